@@ -1,0 +1,129 @@
+/// An ordered JSON value: object members keep the order they were written in, which is the
+/// order they go on the wire.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    /// Every JSON number is an IEEE-754 double, as in JavaScript.
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+}
+
+/// An ordered JSON object. Setting an existing key keeps its position; a new key goes last.
+/// Equality is order-sensitive (two objects are equal only when they encode to the same bytes);
+/// use ``JSONValue/semanticallyEquals(_:)`` to ignore member order.
+public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// The members, in wire order.
+    public private(set) var entries: [(key: String, value: JSONValue)]
+
+    /// Creates an empty object.
+    public init() { entries = [] }
+
+    /// Creates an object from ordered members; a repeated key keeps its first position and its last value.
+    public init(_ members: [(String, JSONValue)]) {
+        entries = []
+        entries.reserveCapacity(members.count)
+        for (k, v) in members { self[k] = v }
+    }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(elements) }
+
+    /// Number of members.
+    public var count: Int { entries.count }
+    /// Whether the object has no member.
+    public var isEmpty: Bool { entries.isEmpty }
+    /// Member keys in order.
+    public var keys: [String] { entries.map(\.key) }
+
+    /// The value of `key`, or `nil`; setting `nil` removes the member.
+    public subscript(key: String) -> JSONValue? {
+        get {
+            for e in entries where e.key == key { return e.value }
+            return nil
+        }
+        set {
+            if let i = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    /// Appends a member without checking for an existing key (for builders that know keys are distinct).
+    public mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
+        entries.append((key, value))
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.entries.count == rhs.entries.count else { return false }
+        for (a, b) in zip(lhs.entries, rhs.entries) where a.key != b.key || a.value != b.value { return false }
+        return true
+    }
+}
+
+extension JSONValue {
+    /// Equality that ignores object member order (arrays stay ordered).
+    public func semanticallyEquals(_ other: JSONValue) -> Bool {
+        switch (self, other) {
+        case let (.object(a), .object(b)):
+            guard a.count == b.count else { return false }
+            for (k, v) in a.entries {
+                guard let w = b[k], v.semanticallyEquals(w) else { return false }
+            }
+            return true
+        case let (.array(a), .array(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.semanticallyEquals($1) }
+        default:
+            return self == other
+        }
+    }
+
+    /// The string, when this is a string.
+    public var stringValue: String? { if case let .string(s) = self { s } else { nil } }
+    /// The number, when this is a number.
+    public var numberValue: Double? { if case let .number(n) = self { n } else { nil } }
+    /// The Boolean, when this is a Boolean.
+    public var boolValue: Bool? { if case let .bool(b) = self { b } else { nil } }
+    /// The object, when this is an object.
+    public var objectValue: JSONObject? { if case let .object(o) = self { o } else { nil } }
+    /// The elements, when this is an array.
+    public var arrayValue: [JSONValue]? { if case let .array(a) = self { a } else { nil } }
+    /// Whether this is `null`.
+    public var isNull: Bool { if case .null = self { true } else { false } }
+    /// Member lookup, when this is an object.
+    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+    /// The number as an exact integer, when it is one (within ±2^53).
+    public var intValue: Int? {
+        guard case let .number(n) = self, n.rounded(.towardZero) == n, abs(n) <= 9_007_199_254_740_992 else { return nil }
+        return Int(n)
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }
+}
+
+/// A value with a wire form. Contract types implement it; sinks encode it with ``WireJSON``.
+public protocol WireEncodable: Sendable {
+    /// The ordered JSON this value sends.
+    func wireJSON() -> JSONValue
+}
+
+extension JSONValue: WireEncodable {
+    public func wireJSON() -> JSONValue { self }
+}
+
+extension WireEncodable {
+    /// The compact wire bytes (what `JSON.stringify` would write), UTF-8.
+    public func wireBytes() -> [UInt8] { WireJSON.encode(wireJSON()) }
+}

@@ -1,0 +1,61 @@
+import Dispatch
+import Synchronization
+
+/// Identifies a scheduled timer so it can be cancelled.
+public struct TimerToken: Hashable, Sendable {
+    /// Opaque identifier, unique per scheduler.
+    public let id: UInt64
+    /// Creates a token.
+    public init(id: UInt64) { self.id = id }
+}
+
+/// Runs every timer and every background step of a tracker.
+///
+/// Trackers never create tasks or timers on their own: they go through this protocol, so that
+/// tests can run them on `ManualClock` (in `TrackerCoreTestKit`), wait until no work is
+/// runnable, and then advance time.
+public protocol TrackerScheduler: Sendable {
+    /// Runs `work` once, `afterMs` milliseconds from now on the scheduler's clock (at once
+    /// when `afterMs <= 0`, but never synchronously inside this call).
+    @discardableResult
+    func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken
+    /// Cancels a timer that has not fired yet; does nothing otherwise.
+    func cancel(_ token: TimerToken)
+    /// Starts a background step (never on the caller's thread).
+    func spawn(_ work: @escaping @Sendable () async -> Void)
+}
+
+/// The production scheduler: timers on a Dispatch queue, steps as detached tasks.
+public final class SystemScheduler: TrackerScheduler {
+    /// A process-wide instance.
+    public static let shared = SystemScheduler()
+
+    private let queue = DispatchQueue(label: "tracker.scheduler", attributes: .concurrent)
+    private let state = Mutex<(next: UInt64, live: Set<UInt64>)>((1, []))
+
+    /// Creates a scheduler.
+    public init() {}
+
+    @discardableResult
+    public func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken {
+        let id = state.withLock { s -> UInt64 in
+            let id = s.next
+            s.next += 1
+            s.live.insert(id)
+            return id
+        }
+        let delay = Int(min(max(0, afterMs), Int64(Int32.max)))
+        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
+            if state.withLock({ $0.live.remove(id) != nil }) { work() }
+        }
+        return TimerToken(id: id)
+    }
+
+    public func cancel(_ token: TimerToken) {
+        _ = state.withLock { $0.live.remove(token.id) }
+    }
+
+    public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        Task.detached { await work() }
+    }
+}
