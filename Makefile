@@ -1,0 +1,69 @@
+# Rocalytics Swift SDKs: one entry point for building, testing and running the tools.
+# `make help` lists the targets.
+
+SWIFT      ?= swift
+PYTHON     ?= python3
+PACKAGES   := Core Onboarding Paywall RocalyticsClient Score
+# Every payload a test captures is written here and validated against the JSON Schemas.
+CAPTURE_DIR := $(CURDIR)/.captured
+export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
+SWIFT_TEST_FLAGS ?=
+
+.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector \
+        $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
+
+help:
+	@echo "make demo              run the demo (the README's main job)"
+	@echo "make test-all          every package's tests, generator drift checks, payload validation"
+	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
+	@echo "make bench             benchmarks (release build), results in out/bench.json"
+	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
+
+# Installs the system and Python packages the build and the tests need, when missing.
+deps:
+	@sh Tools/scripts/install-deps.sh
+
+test-all: deps
+	@rm -rf $(CAPTURE_DIR)
+	@$(MAKE) --no-print-directory test-packages
+	@$(MAKE) --no-print-directory check-generated
+	@$(MAKE) --no-print-directory validate-payloads
+
+test-packages:
+	@set -e; for p in $(PACKAGES); do \
+	  if [ -f Packages/$$p/Package.swift ]; then \
+	    echo "== swift test: $$p"; \
+	    $(SWIFT) test --package-path Packages/$$p $(SWIFT_TEST_FLAGS); \
+	  fi; \
+	done
+
+test-core: deps
+	$(SWIFT) test --package-path Packages/Core $(SWIFT_TEST_FLAGS)
+test-onboarding: deps
+	$(SWIFT) test --package-path Packages/Onboarding $(SWIFT_TEST_FLAGS)
+test-paywall: deps
+	$(SWIFT) test --package-path Packages/Paywall $(SWIFT_TEST_FLAGS)
+test-rocalyticsclient: deps
+	$(SWIFT) test --package-path Packages/RocalyticsClient $(SWIFT_TEST_FLAGS)
+test-score: deps
+	$(SWIFT) test --package-path Packages/Score $(SWIFT_TEST_FLAGS)
+
+# Fails when a checked-in generated file differs from a fresh generation.
+check-generated:
+	@echo "== generator drift check"
+	@$(SWIFT) run --package-path Tools -q codegen --check
+
+# Validates every payload the tests captured against its JSON Schema (draft 2020-12).
+validate-payloads:
+	@echo "== payload validation"
+	@$(PYTHON) Tools/scripts/validate-payloads.py $(CAPTURE_DIR)
+
+demo: deps
+	@echo "demo: not yet (see issue 7)"
+
+collector: deps
+	@echo "collector: not yet (see issue 7)"
+
+bench: deps
+	$(SWIFT) build --package-path Tools -c release --product bench
+	Tools/.build/release/bench --out out/bench.json

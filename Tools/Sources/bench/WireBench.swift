@@ -1,0 +1,2 @@
+// Wire encoding benchmark cases (filled in by the wire JSON work).
+func wireBenchCases() -> [BenchCase] { [] }
