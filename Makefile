@@ -49,6 +49,9 @@ test-score: deps
 	$(SWIFT) test --package-path Packages/Score $(SWIFT_TEST_FLAGS)
 
 # Fails when a checked-in generated file differs from a fresh generation.
+generate:
+	$(SWIFT) run --package-path Tools -q codegen
+
 check-generated:
 	@echo "== generator drift check"
 	@$(SWIFT) run --package-path Tools -q codegen --check
