@@ -32,6 +32,10 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
         executor = SerialTestExecutor()
     }
 
+    deinit {
+        executor.shutdown()
+    }
+
     /// The current manual time in milliseconds since the epoch.
     public func nowMs() -> Int64 { state.withLock { $0.now } }
 
@@ -107,13 +111,26 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var running = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var thread: Thread?
+    private var isShutDown = false
 
     init() {
-        let t = Thread { [unowned self] in self.loop() }
+        // The thread keeps the executor alive while it runs; it ends after `shutdown()` once
+        // no job is left. The executor object itself is then deliberately kept (never freed),
+        // so that a task still referring to it can never touch freed memory.
+        let t = Thread { [self] in
+            self.loop()
+            _ = Unmanaged.passRetained(self)
+        }
         t.name = "ManualClock.executor"
-        thread = t
         t.start()
+    }
+
+    /// Lets the executor thread end once its queue is empty (called when the clock goes away).
+    func shutdown() {
+        condition.lock()
+        isShutDown = true
+        condition.signal()
+        condition.unlock()
     }
 
     /// Starts `work` as a task that prefers this executor.
@@ -146,7 +163,11 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
     private func loop() {
         while true {
             condition.lock()
-            while jobs.isEmpty { condition.wait() }
+            while jobs.isEmpty && !isShutDown { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
             let job = jobs.removeFirst()
             running = true
             condition.unlock()

@@ -205,3 +205,62 @@ import TrackerCoreTestKit
         #expect(p.delayMs(afterFailures: 10_000) == 60_000)
     }
 }
+
+@Suite struct PersistBeforeSendTests {
+    @Test func handsOverWhenTheWriteLands() async {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writeDelayMs = 200 }
+        let store = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in }
+        let handed = Locked(0)
+        PersistBeforeSend.stage(store: store, scheduler: clock, persistTimeoutMs: 1000, write: { .value(["seq": 1]) }) {
+            handed.withLock { $0 += 1 }
+        }
+        await clock.advance(byMs: 199)
+        #expect(handed.value == 0)
+        await clock.advance(byMs: 1)
+        #expect(handed.value == 1)
+        #expect(storage.stored("k") == "{\"seq\":1}")
+        await clock.advance(byMs: 5000)
+        #expect(handed.value == 1)
+        #expect(clock.pendingTimerCount == 0)
+    }
+
+    @Test func handsOverAfterTheTimeoutWhenTheWriteHangs() async {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writesNeverFinish = true }
+        let store = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in }
+        let handed = Locked(0)
+        PersistBeforeSend.stage(store: store, scheduler: clock, persistTimeoutMs: 1000, write: { .value(["seq": 1]) }) {
+            handed.withLock { $0 += 1 }
+        }
+        await clock.advance(byMs: 999)
+        #expect(handed.value == 0)
+        await clock.advance(byMs: 1)
+        #expect(handed.value == 1)
+    }
+
+    @Test func handsOverAfterAFailedWrite() async {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writesAlwaysFail = true }
+        let errors = Locked(0)
+        let store = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in errors.withLock { $0 += 1 } }
+        let handed = Locked(0)
+        PersistBeforeSend.stage(store: store, scheduler: clock, persistTimeoutMs: 1000, write: { .value(["seq": 1]) }) {
+            handed.withLock { $0 += 1 }
+        }
+        await clock.settle()
+        #expect(handed.value == 1)
+        #expect(errors.value == 1)
+    }
+
+    @Test func withoutStorageHandsOverAtOnce() {
+        let handed = Locked(0)
+        PersistBeforeSend.stage(store: nil, scheduler: ManualClock(), persistTimeoutMs: 1000, write: { .skip }) {
+            handed.withLock { $0 += 1 }
+        }
+        #expect(handed.value == 1)
+    }
+}
