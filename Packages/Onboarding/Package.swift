@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Onboarding",
+    products: [
+        .library(name: "OnboardingTracker", targets: ["OnboardingTracker"]),
+    ],
+    dependencies: [
+        .package(name: "Core", path: "../Core"),
+    ],
+    targets: [
+        .target(name: "OnboardingTracker", dependencies: [.product(name: "TrackerCore", package: "Core")]),
+        // The README's hand-coded onboarding, compiled as a module and run by the tests (S158, S159).
+        .target(name: "OnboardingExamples", dependencies: ["OnboardingTracker"], path: "Examples"),
+        .testTarget(
+            name: "OnboardingTrackerTests",
+            dependencies: [
+                "OnboardingTracker", "OnboardingExamples",
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

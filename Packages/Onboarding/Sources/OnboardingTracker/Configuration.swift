@@ -1,0 +1,58 @@
+import TrackerCore
+
+/// How a tracker is set up (onboarding-tracker.md §1.2).
+public struct OnboardingRunConfiguration: Sendable {
+    /// Where snapshots go. Its `destination` decides what a reconfigure hands over and what stored
+    /// state is sent.
+    public var sink: any OnboardingSink
+    /// The run context, read once per run at `start`.
+    public var context: ContextSource
+    /// Key-value storage; without it nothing survives a restart.
+    public var storage: (any KeyValueStorage)?
+    /// One restorable run per key. Default `rocalytics-sdk:onboarding-run`.
+    public var storageKey: String
+    /// Window coalescing changes into one send; `<= 0` sends on every change. Default 500.
+    public var debounceMs: Int64
+    /// With storage, the longest a send waits for its snapshot's write. Default 1000.
+    public var persistTimeoutMs: Int64
+    /// After this long an unfinished stored-state read is reported; bounds `idle()`. Default 5000.
+    public var storageReadTimeoutMs: Int64
+    /// Backoff between retries of a transient answer. Default 1 s × 2 up to 60 s.
+    public var retry: RetryPolicy
+    /// A sink call with no answer after this long counts as transient. Default 30000.
+    public var attemptTimeoutMs: Int64
+    /// Receives diagnostics; `nil` prints `[rocalytics-sdk] <code>: <message>` on standard error.
+    public var onDiagnostic: DiagnosticHandler?
+    /// Time source; `nil` is the system clock.
+    public var clock: (any TrackerClock)?
+    /// Timers and background steps; `nil` is the system scheduler.
+    public var scheduler: (any TrackerScheduler)?
+    /// Run id generator (lowercased; must then be a UUID); `nil` mints UUIDv7 from `clock`.
+    public var uuid: (@Sendable () throws -> String)?
+    /// Process-wide per-key records; tests pass a fresh one to simulate a new process.
+    public var registry: HandoffRegistry
+
+    /// Creates a configuration with the defaults of the spec.
+    public init(
+        sink: any OnboardingSink, context: ContextSource, storage: (any KeyValueStorage)? = nil,
+        storageKey: String = "rocalytics-sdk:onboarding-run", debounceMs: Int64 = 500, persistTimeoutMs: Int64 = 1000,
+        storageReadTimeoutMs: Int64 = 5000, retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
+        onDiagnostic: DiagnosticHandler? = nil, clock: (any TrackerClock)? = nil, scheduler: (any TrackerScheduler)? = nil,
+        uuid: (@Sendable () throws -> String)? = nil, registry: HandoffRegistry = .shared
+    ) {
+        self.sink = sink
+        self.context = context
+        self.storage = storage
+        self.storageKey = storageKey
+        self.debounceMs = debounceMs
+        self.persistTimeoutMs = persistTimeoutMs
+        self.storageReadTimeoutMs = storageReadTimeoutMs
+        self.retry = retry
+        self.attemptTimeoutMs = attemptTimeoutMs
+        self.onDiagnostic = onDiagnostic
+        self.clock = clock
+        self.scheduler = scheduler
+        self.uuid = uuid
+        self.registry = registry
+    }
+}

@@ -1,0 +1,102 @@
+import TrackerCore
+
+/// What a disposed tracker's run hand-over says (onboarding-tracker.md §7.1 D7).
+enum HandedRun: Sendable {
+    /// Nothing is known (the tracker started nothing and was handed nothing).
+    case nothing
+    /// Explicitly no run: the latest run completed.
+    case noRun
+    /// A run in progress, in its newest state.
+    case run(RunState)
+}
+
+/// What a disposed tracker leaves unsent once its last attempts are answered (§7.1 D6).
+struct Leftover: Sendable {
+    var unsent: [String: Outbound<OnboardingRunPayload>]
+    var settled: [String: Int]
+}
+
+/// A disposed tracker's hand-over on its storage key.
+final class Handoff: Sendable {
+    let sink: AnyObject & Sendable
+    let destination: String?
+    let run: HandedRun
+    let outboxes: [String: Outbound<OnboardingRunPayload>]
+    let leftover: Deferred<Leftover>
+
+    init(sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunPayload>], leftover: Deferred<Leftover>) {
+        self.sink = sink
+        self.destination = destination
+        self.run = run
+        self.outboxes = outboxes
+        self.leftover = leftover
+    }
+}
+
+/// The process-wide records of the onboarding trackers, per storage key (§7): the hand-over of
+/// the last disposed tracker (claimed once), the drain of the last disposed tracker that had
+/// storage, and the live trackers with storage.
+///
+/// Use ``shared`` in apps. Tests create a fresh registry to simulate a new app process.
+public final class HandoffRegistry: Sendable {
+    /// The registry of this process.
+    public static let shared = HandoffRegistry()
+
+    struct KeyRecord: Sendable {
+        var handoff: Handoff?
+        var drain: Deferred<Void>?
+        var liveWithStorage: Set<ObjectIdentifier> = []
+        /// The newest tracker on the key, told about writes of disposed trackers that land late.
+        var lateWriteOwner: ObjectIdentifier?
+        var lateWriteHook: (@Sendable () -> Void)?
+    }
+
+    private let records = Locked<[String: KeyRecord]>([:])
+
+    /// Creates an empty registry (a "fresh process").
+    public init() {}
+
+    /// Registers a new tracker: claims the hand-over, returns the drain to wait for, and whether
+    /// another live tracker with storage already uses the key.
+    func register(key: String, tracker: ObjectIdentifier, hasStorage: Bool) -> (handoff: Handoff?, drain: Deferred<Void>?, conflict: Bool) {
+        records.withLock { r in
+            var rec = r[key] ?? KeyRecord()
+            let handoff = rec.handoff
+            rec.handoff = nil
+            let conflict = hasStorage && !rec.liveWithStorage.isEmpty
+            if hasStorage { rec.liveWithStorage.insert(tracker) }
+            rec.lateWriteOwner = tracker
+            rec.lateWriteHook = nil
+            r[key] = rec
+            return (handoff, rec.drain, conflict)
+        }
+    }
+
+    /// Arms the late-write hook of `tracker` (once its wait on the drain finished).
+    func armLateWrites(key: String, tracker: ObjectIdentifier, hook: @escaping @Sendable () -> Void) {
+        records.withLock { r in
+            guard r[key]?.lateWriteOwner == tracker else { return }
+            r[key]?.lateWriteHook = hook
+        }
+    }
+
+    /// A write of a disposed tracker landed.
+    func lateWriteLanded(key: String, from tracker: ObjectIdentifier) {
+        let hook = records.withLock { r -> (@Sendable () -> Void)? in
+            guard let rec = r[key], rec.lateWriteOwner != tracker else { return nil }
+            return rec.lateWriteHook
+        }
+        hook?()
+    }
+
+    /// Publishes a disposed tracker's hand-over (and drain, when it had storage).
+    func publish(key: String, tracker: ObjectIdentifier, handoff: Handoff, drain: Deferred<Void>?) {
+        records.withLock { r in
+            var rec = r[key] ?? KeyRecord()
+            rec.handoff = handoff
+            if let drain { rec.drain = drain }
+            rec.liveWithStorage.remove(tracker)
+            r[key] = rec
+        }
+    }
+}

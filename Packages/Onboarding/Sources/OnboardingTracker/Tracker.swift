@@ -1,0 +1,907 @@
+import TrackerCore
+
+typealias Item = Outbound<OnboardingRunPayload>
+
+/// An onboarding run tracker (onboarding-tracker.md). Independent instances are for tests or two
+/// flows at once; trackers live at the same time must use distinct storage keys.
+///
+/// No method throws; recording methods never wait for storage or the network.
+public final class OnboardingRunTracker: Sendable {
+    struct State: Sendable {
+        var disposed = false
+        var current: RunState?
+        var generation: UInt64 = 0
+        var sessionStarted = false
+        var resumable: RunState?
+        var handedRun: HandedRun = .nothing
+        var handoffRefused = false
+        var outboxes: [String: Item] = [:]
+        var held: Set<String> = []
+        var settled: [String: Int] = [:]
+        var deliveries: [String: DeliveryRuntime<OnboardingRunPayload>] = [:]
+        var debounceToken: TimerToken?
+        var readDone = false
+        var persistenceOff = false
+        var destinationChangedReported = false
+        var predecessorDone = true
+        var staging = 0
+        var queuedWrites = 0
+        var slowReadStarted = false
+        var leftover: Deferred<Leftover>?
+    }
+
+    struct Effects {
+        var diagnostics: [Diagnostic] = []
+        var actions: [() -> Void] = []
+        mutating func diag(_ code: String, _ message: String, _ runId: String? = nil) {
+            diagnostics.append(Diagnostic(code: code, message: message, runId: runId))
+        }
+        mutating func run(_ a: @escaping () -> Void) { actions.append(a) }
+    }
+
+    let config: OnboardingRunConfiguration
+    let clock: any TrackerClock
+    let scheduler: any TrackerScheduler
+    let onDiagnostic: DiagnosticHandler
+    let sinkObject: AnyObject & Sendable
+    let destination: String?
+    let store: SerialStore?
+    let readDeferred = Deferred<Void>()
+    let state = Locked(State())
+    private let selfId = Locked<ObjectIdentifier?>(nil)
+
+    /// Creates an independent tracker. It claims the hand-over of the tracker disposed last on
+    /// its storage key (in this process) and reads the stored state in the background.
+    public init(configuration: OnboardingRunConfiguration) {
+        config = configuration
+        clock = configuration.clock ?? SystemClock()
+        scheduler = configuration.scheduler ?? SystemScheduler.shared
+        onDiagnostic = configuration.onDiagnostic ?? Diagnostics.consolePrinter()
+        sinkObject = configuration.sink as AnyObject & Sendable
+        destination = configuration.sink.destination
+        let handlerBox = Locked<(@Sendable (String) -> Void)?>(nil)
+        let landedBox = Locked<(@Sendable () -> Void)?>(nil)
+        if let storage = configuration.storage {
+            let observed = LandingObserverStorage(storage) { landedBox.value?() }
+            store = SerialStore(storage: observed, key: configuration.storageKey, scheduler: scheduler) { handlerBox.value?($0) }
+        } else {
+            store = nil
+        }
+        let me = ObjectIdentifier(self)
+        selfId.withLock { $0 = me }
+        handlerBox.withLock { $0 = { [weak self] message in self?.emit([Diagnostic(code: "storage", message: message)]) } }
+        let registry = configuration.registry
+        let key = configuration.storageKey
+        landedBox.withLock {
+            $0 = { [weak self] in
+                guard let self, self.state.withLock({ $0.disposed }) else { return }
+                registry.lateWriteLanded(key: key, from: me)
+            }
+        }
+
+        let (handoff, drain, conflict) = registry.register(key: key, tracker: me, hasStorage: store != nil)
+        var fx = Effects()
+        if conflict {
+            fx.diag("storage", "another live tracker with storage already uses storageKey \"\(key)\"; use one key per tracker")
+        }
+        if let handoff {
+            let same = sameDestination(handoff.sink, handoff.destination, sinkObject, destination)
+            state.withLock { s in
+                s.predecessorDone = false
+                if same {
+                    s.handedRun = handoff.run
+                    if case let .run(r) = handoff.run { s.resumable = r }
+                    for (id, item) in handoff.outboxes {
+                        s.outboxes[id] = item
+                        s.held.insert(id)
+                    }
+                } else {
+                    s.handoffRefused = true
+                    if case let .run(r) = handoff.run, !r.steps.isEmpty || true {
+                        s.destinationChangedReported = true
+                        fx.diag("destination-changed", "the previous tracker's run in progress was for another destination and is discarded")
+                    }
+                }
+            }
+            handoff.leftover.onComplete { [weak self] left in self?.adoptLeftover(left, accepted: same) }
+        }
+        if let store {
+            let me2 = me
+            store.enqueueSaveWith({ [weak self] in
+                if let drain { _ = await awaitCancellable { cb in drain.onComplete { _ in cb() } } }
+                guard let self else { return .skip }
+                registry.armLateWrites(key: key, tracker: me2) { [weak self] in self?.lateWriteLanded() }
+                let raw = await self.readStored()
+                self.processRead(raw)
+                return .skip
+            })
+        } else {
+            state.withLock { $0.readDone = true }
+            readDeferred.complete(())
+        }
+        finish(fx)
+    }
+
+    // MARK: Effects
+
+    func emit(_ diagnostics: [Diagnostic]) {
+        for d in diagnostics { onDiagnostic(d) }
+    }
+
+    func finish(_ fx: Effects) {
+        for a in fx.actions { a() }
+        emit(fx.diagnostics)
+    }
+
+    var nowRaw: Int64 { clock.nowMs() }
+
+    // MARK: start
+
+    /// Starts a new run (never waits for storage). An invalid start returns a run that records
+    /// nothing and reports `invalid-start`.
+    public func start(_ options: StartOptions) -> OnboardingRun {
+        var fx = Effects()
+        if state.withLock({ $0.disposed }) {
+            fx.diag("disposed", "start called on a disposed tracker")
+            finish(fx)
+            return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
+        }
+        var problems: [String] = []
+        var ctx: RunContextInput?
+        switch config.context {
+        case let .value(v): ctx = v
+        case let .provider(p):
+            do { ctx = try p() } catch { problems.append("the context closure failed") }
+        }
+        var spec = StartValidation.spec(options, context: ctx, problems: &problems)
+        if ctx == nil { spec.context = .null }
+        let runId = mintRunId(&fx)
+        if !problems.isEmpty {
+            fx.diag("invalid-start", "start refused: " + problems.joined(separator: "; "))
+            finish(fx)
+            return OnboardingRun(runId: runId, tracker: nil, generation: 0)
+        }
+        for w in spec.warnings { fx.diag(w.code, w.message) }
+        var props = JSONObject()
+        if let p = options.properties { applyProperties(p, to: &props, runId: nil, fx: &fx) }
+
+        let run: OnboardingRun = state.withLock { s in
+            if s.disposed { return OnboardingRun(runId: runId, tracker: nil, generation: 0) }
+            let now = nowRaw
+            // The live run, if in progress, is replaced: its debounced change goes out first.
+            if var old = s.current, !old.completed {
+                if old.dirty && old.hasEntries { buildAndStage(&old, s: &s, fx: &fx, flush: false) }
+                fx.diag("run-replaced", "a new run was started; this run records nothing more", old.runId)
+            }
+            cancelDebounce(&s)
+            abandonResumable(&s, fx: &fx)
+            s.sessionStarted = true
+            s.generation += 1
+            var r = RunState(runId: runId, onboarding: spec.onboarding, studio: spec.studio, context: spec.context,
+                             manifest: spec.manifest, manifestKeys: spec.manifestKeys, lastActiveAt: now)
+            let size = RunState.propertiesSize(props)
+            r.setProperties(props, size: size)
+            s.current = r
+            requestWrite(&s, fx: &fx)
+            return OnboardingRun(runId: runId, tracker: self, generation: s.generation)
+        }
+        finish(fx)
+        return run
+    }
+
+    private func mintRunId(_ fx: inout Effects) -> String {
+        if let make = config.uuid {
+            if let raw = try? make() {
+                let lower = raw.lowercased()
+                if IDs.isLowercaseUUID(lower) { return lower }
+            }
+            fx.diag("invalid-uuid", "the uuid option did not return a UUID; using a UUIDv7")
+        }
+        return IDs.uuidV7(nowMs: nowRaw)
+    }
+
+    /// A resumable run is abandoned by a start (§5.6).
+    func abandonResumable(_ s: inout State, fx: inout Effects) {
+        guard var r = s.resumable else { return }
+        s.resumable = nil
+        if r.dirty && r.hasEntries && !r.completed {
+            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+        }
+    }
+
+    // MARK: Run methods
+
+    /// Checks that `run` may record; returns false after reporting why not.
+    private func guardRun(_ run: OnboardingRun, _ s: State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
+        if s.disposed {
+            fx.diag("disposed", "the tracker was disposed; nothing is recorded", run.runId)
+            return false
+        }
+        guard run.generation == s.generation, let cur = s.current, cur.runId == run.runId else {
+            fx.diag("run-inactive", "a newer run replaced this one; nothing is recorded", run.runId)
+            return false
+        }
+        if cur.completed && !allowCompleted {
+            fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
+            return false
+        }
+        return true
+    }
+
+    private func now(_ r: RunState) -> Int64 { max(nowRaw, r.floor) }
+
+    func enterStep(_ run: OnboardingRun, _ stepKey: String) {
+        var fx = Effects()
+        state.withLock { s in
+            guard guardRun(run, s, &fx), var r = s.current else { return }
+            guard r.manifestKeys.contains(stepKey) else {
+                fx.diag("unknown-step", "step \"\(stepKey)\" is not in the manifest", r.runId)
+                return
+            }
+            let t = now(r)
+            if let last = r.steps.last, last.stepKey == stepKey, last.exitedAt == nil, !r.truncated {
+                fx.diag("already-on-step", "step \"\(stepKey)\" is already the open entry", r.runId)
+                return
+            }
+            var changed = false
+            if r.truncated {
+                if let i = r.steps.indices.last, r.steps[i].exitedAt == nil {
+                    r.steps[i].setExit(t)
+                    changed = true
+                }
+                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
+            } else if r.steps.count >= maxEntries || r.measure(extra: RunState.entryCost(stepKey, count: r.steps.count)) > recordingBudget {
+                r.truncated = true
+                if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
+                r.provisionalExit = false
+                changed = true
+                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
+            } else {
+                if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
+                r.append(EntryState(stepKey: stepKey, enteredAt: t))
+                r.provisionalExit = false
+                r.lastActiveAt = t
+                changed = true
+                run.lastStepKey.withLock { $0 = stepKey }
+            }
+            if changed { recordChange(&r, s: &s, fx: &fx) }
+            s.current = r
+        }
+        finish(fx)
+    }
+
+    func exitStep(_ run: OnboardingRun, _ stepKey: String, _ answers: [AnswerInput]) {
+        var fx = Effects()
+        state.withLock { s in
+            guard guardRun(run, s, &fx), var r = s.current else { return }
+            let n = r.steps.count
+            let target: Int
+            if n >= 1, r.steps[n - 1].stepKey == stepKey { target = n - 1 }
+            else if n >= 2, r.steps[n - 2].stepKey == stepKey { target = n - 2 }
+            else {
+                fx.diag("not-current-step", "step \"\(stepKey)\" is neither the current nor the previous entry", r.runId)
+                return
+            }
+            let t = now(r)
+            var changed = false
+            var refused = false
+            for a in answers {
+                guard let json = StartValidation.answer(a) else {
+                    fx.diag("invalid-answer", "answer \"\(a.questionKey)\" is invalid and dropped", r.runId)
+                    continue
+                }
+                if r.truncated || refused {
+                    refused = true
+                    continue
+                }
+                let ans = AnswerState(questionKey: a.questionKey, json: json)
+                let (delta, idx) = r.steps[target].sizeDelta(for: ans)
+                if idx == nil && r.steps[target].answers.count >= 50 {
+                    fx.diag("too-many-answers", "an entry holds at most 50 questions; \"\(a.questionKey)\" dropped", r.runId)
+                    continue
+                }
+                if r.measure(extra: delta) > recordingBudget {
+                    r.truncated = true
+                    refused = true
+                    changed = true
+                    continue
+                }
+                r.applyAnswer(ans, entry: target, at: idx, delta: delta)
+                changed = true
+            }
+            if refused || (r.truncated && !answers.isEmpty && !changed) {
+                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
+            }
+            if target == n - 1 && r.steps[target].exitedAt == nil {
+                r.steps[target].setExit(t)
+                r.provisionalExit = !r.truncated
+                changed = true
+            }
+            if r.truncated { r.provisionalExit = false }
+            if changed { recordChange(&r, s: &s, fx: &fx) }
+            s.current = r
+        }
+        finish(fx)
+    }
+
+    /// Validates and merges `patch` into `props` (§9.5).
+    @discardableResult
+    func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
+        var changed = false
+        for (k, v) in patch.entries {
+            guard let json = StartValidation.property(k, v) else {
+                fx.diag("invalid-property", "property \"\(Patterns.isPropertyKey(k) ? k : "?")\" is invalid and dropped", runId)
+                continue
+            }
+            if let old = props[k] {
+                if old != json { props[k] = json; changed = true }
+            } else if props.count >= 20 {
+                fx.diag("too-many-properties", "a run holds at most 20 properties; \"\(k)\" dropped", runId)
+            } else {
+                props.appendUnchecked(k, json)
+                changed = true
+            }
+        }
+        return changed
+    }
+
+    func setProperties(_ run: OnboardingRun, _ patch: RunProperties) {
+        var fx = Effects()
+        state.withLock { s in
+            guard guardRun(run, s, &fx), var r = s.current else { return }
+            var props = r.properties
+            let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
+            guard changed else { return }
+            if r.truncated {
+                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
+                return
+            }
+            let size = RunState.propertiesSize(props)
+            if r.measure(propertiesSize: size) > recordingBudget {
+                r.truncated = true
+                r.provisionalExit = false
+                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
+            } else {
+                r.setProperties(props, size: size)
+            }
+            recordChange(&r, s: &s, fx: &fx)
+            s.current = r
+        }
+        finish(fx)
+    }
+
+    func complete(_ run: OnboardingRun) {
+        var fx = Effects()
+        state.withLock { s in
+            guard guardRun(run, s, &fx), var r = s.current else { return }
+            guard r.hasEntries else {
+                fx.diag("no-steps", "complete() before any entry: nothing is sent", r.runId)
+                return
+            }
+            let t = now(r)
+            r.completed = true
+            r.completedAt = t
+            let last = r.steps.count - 1
+            if !r.truncated || r.steps[last].exitedAt == nil { r.steps[last].setExit(t) }
+            r.provisionalExit = false
+            cancelDebounce(&s)
+            buildAndStage(&r, s: &s, fx: &fx, flush: true, at: t)
+            s.current = r
+        }
+        finish(fx)
+    }
+
+    func background(_ run: OnboardingRun) {
+        var fx = Effects()
+        state.withLock { s in
+            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.current else { return }
+            guard r.hasEntries else {
+                fx.diag("no-steps", "background() before any entry: nothing is sent", r.runId)
+                return
+            }
+            if r.completed {
+                if let d = s.deliveries[r.runId] { fx.run { d.flush() } }
+                return
+            }
+            cancelDebounce(&s)
+            buildAndStage(&r, s: &s, fx: &fx, flush: true)
+            s.current = r
+        }
+        finish(fx)
+    }
+
+    // MARK: Building and sending
+
+    /// A recorded change: written now, sent after the debounce window.
+    func recordChange(_ r: inout RunState, s: inout State, fx: inout Effects) {
+        r.dirty = true
+        guard r.hasEntries else {
+            requestWrite(&s, fx: &fx)
+            return
+        }
+        if config.debounceMs <= 0 {
+            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+            return
+        }
+        if s.debounceToken == nil {
+            let gen = s.generation
+            s.debounceToken = scheduler.schedule(afterMs: config.debounceMs) { [weak self] in self?.debounceFired(gen) }
+        }
+        requestWrite(&s, fx: &fx)
+    }
+
+    func cancelDebounce(_ s: inout State) {
+        if let t = s.debounceToken {
+            scheduler.cancel(t)
+            s.debounceToken = nil
+        }
+    }
+
+    private func debounceFired(_ gen: UInt64) {
+        var fx = Effects()
+        state.withLock { s in
+            s.debounceToken = nil
+            guard !s.disposed, s.generation == gen, var r = s.current, !r.completed, r.dirty, r.hasEntries else { return }
+            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+            s.current = r
+        }
+        finish(fx)
+    }
+
+    func delivery(_ runId: String, _ s: inout State) -> DeliveryRuntime<OnboardingRunPayload> {
+        if let d = s.deliveries[runId] { return d }
+        let sink = config.sink
+        let d = DeliveryRuntime<OnboardingRunPayload>(
+            send: { try await sink.send($0) }, scheduler: scheduler, retry: config.retry, attemptTimeoutMs: config.attemptTimeoutMs,
+            onSettled: { [weak self] item, result in self?.settled(item, result) },
+            onTransient: { [weak self] _, _ in self?.checkLeftover() }
+        )
+        s.deliveries[runId] = d
+        if s.disposed { d.close() }
+        return d
+    }
+
+    /// Builds the next snapshot of `r` (seq + 1), makes it the run's outbox item and stages it:
+    /// written first, handed to delivery once the write finished or `persistTimeoutMs` passed.
+    func buildAndStage(_ r: inout RunState, s: inout State, fx: inout Effects, flush: Bool, at: Int64? = nil) {
+        guard r.hasEntries else { return }
+        let t = at ?? now(r)
+        let seq = r.lastSeq + 1
+        r.lastSeq = seq
+        if !r.completed { r.lastActiveAt = t }
+        r.dirty = false
+        let json = r.snapshotJSON(seq: seq, sentAt: t)
+        let item = Item(seq: seq, payload: OnboardingRunPayload(runId: r.runId, seq: seq, isCompleted: r.completed, json: json))
+        s.outboxes[r.runId] = item
+        s.held.remove(r.runId)
+        let d = delivery(r.runId, &s)
+        s.staging += 1
+        let handOver: @Sendable () -> Void = { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.staging -= 1 }
+            d.enqueue(item)
+            if flush { d.flush() }
+            self.checkLeftover()
+        }
+        if let store {
+            s.queuedWrites += 1
+            let timeout = config.persistTimeoutMs
+            let scheduler = self.scheduler
+            fx.run { [weak self] in
+                PersistBeforeSend.stage(store: store, scheduler: scheduler, persistTimeoutMs: timeout,
+                                        write: { [weak self] in self?.composeWrite(staged: true) ?? .skip }, handOver: handOver)
+            }
+        } else {
+            fx.run { handOver() }
+        }
+    }
+
+    private func settled(_ item: Item, _ result: SinkResult) {
+        var fx = Effects()
+        state.withLock { s in
+            let id = item.payload.runId
+            s.settled[id] = max(s.settled[id] ?? 0, item.seq)
+            if let o = s.outboxes[id], o.seq <= item.seq { s.outboxes[id] = nil }
+            if result.outcome == .rejected {
+                fx.diag("rejected", "snapshot seq \(item.seq) was rejected: \(result.reason ?? "no reason")", id)
+            }
+            requestWrite(&s, fx: &fx)
+        }
+        finish(fx)
+        checkLeftover()
+    }
+
+    // MARK: Storage
+
+    /// Queues a write of the whole state, composed when it runs.
+    func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
+        guard let store, !s.disposed || evenIfDisposed else { return }
+        s.queuedWrites += 1
+        fx.run { [weak self] in
+            store.enqueueSaveWith { [weak self] in self?.composeWrite(staged: false) ?? .skip }
+        }
+    }
+
+    func composeWrite(staged: Bool) -> StoreWrite {
+        state.withLock { s in
+            s.queuedWrites -= 1
+            if s.persistenceOff { return .skip }
+            if !staged && s.queuedWrites > 0 { return .skip } // a later write stores the latest state
+            return compose(&s)
+        }
+    }
+
+    func compose(_ s: inout State) -> StoreWrite {
+        var current: JSONValue = .null
+        if var c = s.current, !c.completed {
+            current = c.storedJSON()
+            s.current = c
+        } else if var r = s.resumable {
+            current = r.storedJSON()
+            s.resumable = r
+        }
+        var outboxes = JSONObject()
+        for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
+            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": item.payload.json]))
+        }
+        if current == .null && outboxes.isEmpty { return .remove }
+        var o = JSONObject()
+        o.appendUnchecked("format", 1)
+        if let destination { o.appendUnchecked("destination", .string(destination)) }
+        o.appendUnchecked("current", current)
+        o.appendUnchecked("outboxes", .object(outboxes))
+        return .value(.object(o))
+    }
+
+    enum RawRead { case ok(String?), failed }
+
+    func readStored() async -> RawRead {
+        guard let store else { return .ok(nil) }
+        do { return .ok(try await store.storage.getItem(config.storageKey)) } catch {
+            do { return .ok(try await store.storage.getItem(config.storageKey)) } catch { return .failed }
+        }
+    }
+
+    /// Applies the stored-state read (§5.4).
+    func processRead(_ raw: RawRead) {
+        var fx = Effects()
+        state.withLock { s in
+            defer { s.readDone = true }
+            var rewrite = false
+            var problems: [String] = []
+            var current: RunState?
+            var stored: [String: Item] = [:]
+            var stamp: String?
+            switch raw {
+            case .failed:
+                s.persistenceOff = true
+                fx.diag("storage", "the stored state could not be read (twice); this session runs without persistence")
+                return
+            case .ok(nil):
+                break
+            case let .ok(.some(text)):
+                guard let value = try? WireJSON.decode(text) else {
+                    fx.diag("storage", "the stored state is not JSON; it is discarded")
+                    rewrite = true
+                    break
+                }
+                guard let obj = value.objectValue, let format = obj["format"]?.numberValue else {
+                    fx.diag("storage", "the stored state is not recognised; it is discarded")
+                    rewrite = true
+                    break
+                }
+                guard format == 1 else {
+                    s.persistenceOff = true
+                    fx.diag("storage", "the stored state has an unknown format \(WireJSON.formatNumber(format)); it is left untouched and this session runs without persistence")
+                    return
+                }
+                stamp = obj["destination"]?.stringValue
+                if let c = obj["current"], !c.isNull {
+                    let (r, problem) = RunState.fromStored(c)
+                    if let problem { problems.append(problem) } else { current = r }
+                }
+                if let ob = obj["outboxes"] {
+                    if let oo = ob.objectValue {
+                        for (id, member) in oo.entries {
+                            if let item = validOutbox(id, member) { stored[id] = item } else { problems.append("outbox \(id.prefix(36)) is malformed") }
+                        }
+                    } else {
+                        problems.append("outboxes is not an object")
+                    }
+                }
+                if !problems.isEmpty {
+                    fx.diag("storage", "malformed stored parts were dropped: " + problems.joined(separator: "; "))
+                    rewrite = true
+                }
+            }
+            let usable = current != nil || !stored.isEmpty
+            if usable && (s.handoffRefused || stamp != destination) {
+                current = nil
+                stored = [:]
+                rewrite = true
+                if !s.destinationChangedReported {
+                    s.destinationChangedReported = true
+                    fx.diag("destination-changed", "stored state written for another destination is discarded unsent")
+                }
+            }
+            if s.handoffRefused { rewrite = true }
+            // Outboxes (§7.3 S2, S4).
+            for (id, item) in stored.sorted(by: { $0.key < $1.key }) {
+                if let settled = s.settled[id], item.seq <= settled { rewrite = true; continue }
+                if let have = s.outboxes[id], have.seq >= item.seq { continue }
+                s.outboxes[id] = item
+                if !s.predecessorDone || s.disposed {
+                    s.held.insert(id)
+                } else {
+                    let d = delivery(id, &s)
+                    fx.run { d.enqueue(item) }
+                }
+            }
+            // The stored run (§5.4 step 8, §7.6 R1).
+            if var r = current, !r.completed {
+                if case .nothing = s.handedRun, !s.handoffRefused {
+                    if s.sessionStarted {
+                        if r.dirty && r.hasEntries {
+                            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+                        }
+                        rewrite = true
+                    } else {
+                        s.resumable = r
+                    }
+                }
+            }
+            if rewrite || s.sessionStarted || s.current != nil { requestWrite(&s, fx: &fx) }
+        }
+        finish(fx)
+        readDeferred.complete(())
+    }
+
+    private func validOutbox(_ id: String, _ member: JSONValue) -> Item? {
+        guard let m = member.objectValue, let seq = m["seq"]?.intValue, seq >= 1, let body = m["body"], let b = body.objectValue,
+              b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
+              let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
+              let steps = b["steps"]?.arrayValue, !steps.isEmpty,
+              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil
+        else { return nil }
+        return Item(seq: seq, payload: OnboardingRunPayload(runId: id, seq: seq, isCompleted: status == "completed", json: body))
+    }
+
+    /// A write of a disposed predecessor landed after this tracker's read: write our state again.
+    private func lateWriteLanded() {
+        var fx = Effects()
+        state.withLock { s in
+            let hasRun: Bool
+            if case .nothing = s.handedRun { hasRun = false } else { hasRun = true }
+            guard !s.disposed, s.sessionStarted || hasRun || s.handoffRefused else { return }
+            requestWrite(&s, fx: &fx)
+        }
+        finish(fx)
+    }
+
+    // MARK: Hand-over
+
+    /// The predecessor's last attempts are answered (§7.3 S3, §7.4 X3).
+    private func adoptLeftover(_ left: Leftover, accepted: Bool) {
+        var fx = Effects()
+        state.withLock { s in
+            s.predecessorDone = true
+            guard accepted else {
+                if !left.unsent.isEmpty && !s.destinationChangedReported {
+                    s.destinationChangedReported = true
+                    fx.diag("destination-changed", "snapshots the previous tracker left for another destination are discarded unsent")
+                }
+                return
+            }
+            for (id, seq) in left.settled { s.settled[id] = max(s.settled[id] ?? 0, seq) }
+            for (id, item) in left.unsent {
+                if let have = s.outboxes[id], have.seq >= item.seq { continue }
+                s.outboxes[id] = item
+                s.held.insert(id)
+            }
+            var rewrite = false
+            for id in s.held.sorted() {
+                guard let item = s.outboxes[id] else { continue }
+                if let settled = s.settled[id], item.seq <= settled {
+                    s.outboxes[id] = nil
+                    rewrite = true
+                    continue
+                }
+                if !s.disposed {
+                    let d = delivery(id, &s)
+                    fx.run { d.enqueue(item) }
+                }
+            }
+            if !s.disposed { s.held = [] }
+            if rewrite { requestWrite(&s, fx: &fx) }
+        }
+        finish(fx)
+        checkLeftover()
+    }
+
+    /// Completes this tracker's leftover once disposed, the predecessor's leftover adopted, every
+    /// staged send handed over and no attempt in flight (§7.1 D6).
+    func checkLeftover() {
+        let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
+            guard s.disposed, let left = s.leftover, !left.isComplete, s.predecessorDone, s.staging == 0 else { return nil }
+            for d in s.deliveries.values where d.isBusy { return nil }
+            return (left, Leftover(unsent: s.outboxes, settled: s.settled))
+        }
+        if let (d, v) = ready { d.complete(v) }
+    }
+
+    // MARK: resume
+
+    /// Resolves the run that was in progress (killed, or handed over by a reconfigure), restored,
+    /// or `nil`. Waits for the stored-state read however long it takes; returns `nil` promptly
+    /// when the calling task is cancelled (leaving the stored run where it was).
+    public func resume(expected: StartOptions? = nil) async -> OnboardingRun? {
+        var fx = Effects()
+        let (disposed, startSlow) = state.withLock { s -> (Bool, Bool) in
+            if s.disposed { return (true, false) }
+            defer { s.slowReadStarted = true }
+            return (false, !s.slowReadStarted && store != nil)
+        }
+        if disposed {
+            fx.diag("disposed", "resume called on a disposed tracker")
+            finish(fx)
+            return nil
+        }
+        if startSlow {
+            let ms = config.storageReadTimeoutMs
+            scheduler.schedule(afterMs: ms) { [weak self] in
+                guard let self, !self.readDeferred.isComplete else { return }
+                self.emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
+            }
+        }
+        let completed = await awaitCancellable { cb in readDeferred.onComplete { _ in cb() } }
+        guard completed, !Task.isCancelled else { return nil }
+
+        var expectedSpec: RunSpec?
+        var expectedInvalid = false
+        if let expected {
+            var problems: [String] = []
+            let spec = StartValidation.spec(expected, context: nil, problems: &problems)
+            if problems.isEmpty { expectedSpec = spec } else { expectedInvalid = true }
+        }
+        let result: OnboardingRun? = state.withLock { s in
+            if s.disposed {
+                fx.diag("disposed", "resume called on a disposed tracker")
+                return nil
+            }
+            guard !s.sessionStarted, var r = s.resumable, !r.completed else { return nil }
+            if expected != nil {
+                let same = !expectedInvalid && expectedSpec.map {
+                    Self.canonical(r.onboarding).semanticallyEquals(Self.canonical($0.onboarding))
+                        && Self.canonical(r.manifest).semanticallyEquals(Self.canonical($0.manifest))
+                } == true
+                if !same {
+                    fx.diag("resume-mismatch", "the stored run belongs to another onboarding identity or manifest", r.runId)
+                    return nil
+                }
+            }
+            s.resumable = nil
+            s.sessionStarted = true
+            s.generation += 1
+            if r.hasEntries {
+                let t = max(nowRaw, r.floor, r.lastActiveAt)
+                restore(&r, now: t, fx: &fx)
+                s.current = r
+                requestWrite(&s, fx: &fx)
+                buildAndStage(&r, s: &s, fx: &fx, flush: false)
+            }
+            s.current = r
+            if !r.hasEntries { requestWrite(&s, fx: &fx) }
+            return OnboardingRun(runId: r.runId, tracker: self, generation: s.generation, stepKey: r.steps.last?.stepKey)
+        }
+        finish(fx)
+        return result
+    }
+
+    /// Drops null members so that absent == null when comparing (contract §12.3).
+    static func canonical(_ v: JSONValue) -> JSONValue {
+        switch v {
+        case let .object(o):
+            var out = JSONObject()
+            for (k, x) in o.entries where !x.isNull { out.appendUnchecked(k, canonical(x)) }
+            return .object(out)
+        case let .array(a): return .array(a.map(canonical))
+        default: return v
+        }
+    }
+
+    /// The restore rule (§8.3).
+    func restore(_ r: inout RunState, now t: Int64, fx: inout Effects) {
+        let last = r.steps.count - 1
+        if !r.truncated {
+            if let exit = r.steps[last].exitedAt {
+                if r.provisionalExit { r.steps[last].setExit(max(exit, r.lastActiveAt)) }
+            } else {
+                r.steps[last].setExit(max(r.lastActiveAt, r.steps[last].enteredAt))
+            }
+        }
+        r.provisionalExit = false
+        r.lastActiveAt = t
+        if r.truncated { return }
+        let key = r.steps[last].stepKey
+        if r.steps.count >= maxEntries || r.measure(extra: RunState.entryCost(key, count: r.steps.count)) > recordingBudget {
+            r.truncated = true
+            fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
+            return
+        }
+        r.append(EntryState(stepKey: key, enteredAt: t))
+    }
+
+    // MARK: idle, dispose
+
+    /// Waits, bounded, for the stored-state read (≤ `storageReadTimeoutMs`) and then for the
+    /// queued writes (≤ `storageReadTimeoutMs` more). Never fails.
+    public func idle() async {
+        guard let store else { return }
+        let ms = config.storageReadTimeoutMs
+        let scheduler = self.scheduler
+        let readDeferred = self.readDeferred
+        let readOK = await waitBounded(ms) { cb in readDeferred.onComplete { _ in cb() } }
+        guard readOK else { return }
+        _ = await waitBounded(ms) { cb in scheduler.spawn { await store.idle(); cb() } }
+    }
+
+    private func waitBounded(_ ms: Int64, _ register: @escaping (@escaping @Sendable () -> Void) -> Void) async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            boundedWait(ms: ms, scheduler: scheduler, register: register) { timedOut in c.resume(returning: !timedOut) }
+        }
+    }
+
+    /// Stops recording and hands what is left to the next tracker on the same storage key.
+    /// A change waiting on the debounce is sent, queued writes still land, and every unsent
+    /// snapshot gets one last attempt. Idempotent.
+    public func dispose() {
+        var fx = Effects()
+        let me = ObjectIdentifier(self)
+        let published: (Handoff, Deferred<Void>?)? = state.withLock { s in
+            guard !s.disposed else { return nil }
+            if var r = s.current, !r.completed, r.dirty, r.hasEntries {
+                buildAndStage(&r, s: &s, fx: &fx, flush: false)
+                s.current = r
+            }
+            cancelDebounce(&s)
+            s.disposed = true
+            let run: HandedRun
+            if s.sessionStarted {
+                if let r = s.current, !r.completed { run = .run(r) } else { run = .noRun }
+            } else {
+                run = s.handoffRefused ? .nothing : s.handedRun
+            }
+            let left = Deferred<Leftover>()
+            s.leftover = left
+            let handoff = Handoff(sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left)
+            for d in s.deliveries.values { fx.run { d.close() } }
+            return (handoff, store != nil ? Deferred<Void>() : nil)
+        }
+        guard let (handoff, drain) = published else { return }
+        config.registry.publish(key: config.storageKey, tracker: me, handoff: handoff, drain: drain)
+        finish(fx)
+        if let drain, let store {
+            let ms = config.storageReadTimeoutMs
+            let scheduler = self.scheduler
+            let readDeferred = self.readDeferred
+            boundedWait(ms: ms, scheduler: scheduler, register: { cb in readDeferred.onComplete { _ in cb() } }) { timedOut in
+                if timedOut { drain.complete(()); return }
+                boundedWait(ms: ms, scheduler: scheduler, register: { cb in scheduler.spawn { await store.idle(); cb() } }) { _ in
+                    drain.complete(())
+                }
+            }
+        }
+        checkLeftover()
+    }
+
+    // MARK: Testing support
+
+    /// The incremental completion-form measure and the real encoded size of the current run
+    /// (for tests: the two must be equal).
+    func debugMeasure() -> (incremental: Int, encoded: Int)? {
+        state.withLock { s in
+            guard let r = s.current, r.hasEntries else { return nil }
+            return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
+        }
+    }
+}
