@@ -478,8 +478,13 @@ public final class OnboardingRunTracker: Sendable {
         s.staging += 1
         let handOver: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            self.state.withLock { $0.staging -= 1 }
-            d.enqueue(item)
+            let superseded = self.state.withLock { s -> Bool in
+                s.staging -= 1
+                // Latest wins: a newer snapshot of the run was built meanwhile; this one is never sent.
+                if let newer = s.outboxes[item.payload.runId], newer.seq > item.seq { return true }
+                return false
+            }
+            if !superseded { d.enqueue(item) }
             if flush { d.flush() }
             self.checkLeftover()
         }
