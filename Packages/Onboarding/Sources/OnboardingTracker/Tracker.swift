@@ -234,6 +234,8 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.current else { return }
+            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.current = r }
             guard r.manifestKeys.contains(stepKey) else {
                 fx.diag("unknown-step", "step \"\(stepKey)\" is not in the manifest", r.runId)
                 return
@@ -274,6 +276,8 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.current else { return }
+            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.current = r }
             let n = r.steps.count
             let target: Int
             if n >= 1, r.steps[n - 1].stepKey == stepKey { target = n - 1 }
@@ -349,6 +353,8 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.current else { return }
+            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.current = r }
             var props = r.properties
             let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
             guard changed else { return }
@@ -374,6 +380,8 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.current else { return }
+            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "complete() before any entry: nothing is sent", r.runId)
                 return
@@ -395,6 +403,8 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx, allowCompleted: true), var r = s.current else { return }
+            s.current = nil
+            defer { s.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "background() before any entry: nothing is sent", r.runId)
                 return
@@ -442,6 +452,8 @@ public final class OnboardingRunTracker: Sendable {
         state.withLock { s in
             s.debounceToken = nil
             guard !s.disposed, s.generation == gen, var r = s.current, !r.completed, r.dirty, r.hasEntries else { return }
+            s.current = nil
+            defer { s.current = r }
             buildAndStage(&r, s: &s, fx: &fx, flush: false)
             s.current = r
         }
@@ -538,12 +550,10 @@ public final class OnboardingRunTracker: Sendable {
 
     func compose(_ s: inout State) -> StoreWrite {
         var current: JSONValue = .null
-        if var c = s.current, !c.completed {
-            current = c.storedJSON()
-            s.current = c
-        } else if var r = s.resumable {
-            current = r.storedJSON()
-            s.resumable = r
+        if s.current != nil, !s.current!.completed {
+            current = s.current!.storedJSON()
+        } else if s.resumable != nil {
+            current = s.resumable!.storedJSON()
         }
         var outboxes = JSONObject()
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
