@@ -131,6 +131,7 @@ final class Harness: @unchecked Sendable {
     func count(_ code: String) -> Int { codes.filter { $0 == code }.count }
     func diags(_ code: String) -> [Diagnostic] { diagnostics.value.filter { $0.code == code } }
 
+    @discardableResult
     func start(_ options: StartOptions = OPTIONS) -> OnboardingRun { tracker.start(options) }
     func tick(_ ms: Int64 = 10_000) async { await world.clock.advance(byMs: ms) }
 
@@ -219,3 +220,18 @@ enum ContractRules {
     }
 }
 struct HarnessSinkError: Error {}
+
+/// `resume()` while the manual clock moves in 100 ms steps until it resolves (bounded waits on a
+/// predecessor's drain run on the clock).
+func resumeT(_ h: Harness, expected: StartOptions? = nil) async -> OnboardingRun? {
+    let box = Locked<OnboardingRun??>(nil)
+    let tracker = h.tracker
+    h.world.clock.spawn { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
+    for _ in 0..<600 {
+        await h.world.clock.settle()
+        if let v = box.value { return v }
+        await h.tick(100)
+    }
+    Issue.record("resume() did not resolve")
+    return nil
+}

@@ -1,0 +1,68 @@
+import Foundation
+import OnboardingExamples
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+@testable import OnboardingTracker
+
+/// Scenarios on the app-wide tracker (process-global): serialized.
+@Suite(.serialized) struct FacadeScenarios {
+    @Test func S17_appWideTrackerBeforeConfigure() async {
+        OnboardingRun.dispose()
+        let run = OnboardingRun.start(OPTIONS)
+        run.enterStep("welcome"); run.complete()
+        #expect(run.runId == "00000000-0000-0000-0000-000000000000")
+        // `not-configured` goes to the default console printer (standard error), not to a handler.
+    }
+
+    @Test func S18_appWideTrackerOnceConfigured() async {
+        let w = World()
+        let sink = HarnessSink(destination: nil, clock: w.clock)
+        OnboardingRun.configure(OnboardingRunConfiguration(sink: sink, context: .value(CONTEXT), debounceMs: 0, onDiagnostic: { _ in },
+                                                           clock: w.clock, scheduler: w.clock, registry: w.registry))
+        let run = OnboardingRun.start(OPTIONS)
+        run.enterStep("welcome"); await w.clock.advance(byMs: 0)
+        #expect(sink.bodies.count == 1)
+        OnboardingRun.dispose()
+    }
+
+    func configureExample(_ w: World, sink: HarnessSink, storage: any KeyValueStorage) {
+        HandCodedOnboarding.setUpTracking(storage: storage, device: Device(appVersion: "2.4.0", build: "412", osVersion: "18.1")) { c in
+            c.sink = sink
+            c.debounceMs = 0
+            c.clock = w.clock
+            c.scheduler = w.clock
+            c.registry = w.registry
+            c.onDiagnostic = { _ in }
+        }
+    }
+
+    @Test func S158_theHandCodedOnboardingExample() async {
+        for (goal, granted, expected) in [(HandCodedOnboarding.Goal.practice, true, ["welcome", "goal", "level_advanced", "done"]),
+                                          (.learn, false, ["welcome", "goal", "level_beginner", "notifications", "done"])] {
+            let w = World()
+            let sink = HarnessSink(destination: nil, clock: w.clock)
+            configureExample(w, sink: sink, storage: InMemoryKeyValueStorage())
+            let run = await HandCodedOnboarding.openOnboarding(restorePosition: false)
+            HandCodedOnboarding.walkThrough(run, goal: goal, notificationsGranted: granted)
+            await w.clock.advance(byMs: 1000)
+            #expect(sink.last?["status"] == "completed")
+            #expect(keys(sink.last) == expected)
+            #expect(WireJSON.encodeString(sink.last!["properties"]!) == #"{"signup_source":"email"}"#)
+            OnboardingRun.dispose()
+        }
+    }
+
+    @Test func S159_fallingBackWhenTheReadNeverAnswers() async {
+        let w = World()
+        let sink = HarnessSink(destination: nil, clock: w.clock)
+        var f = FaultInjectingStorage.Faults(); f.getsNeverAnswer = true
+        configureExample(w, sink: sink, storage: FaultInjectingStorage(clock: w.clock, faults: f))
+        // The race of resume() against a 10 ms real-time timeout (the example's own timer).
+        let run = await HandCodedOnboarding.openOnboarding(restorePosition: true, resumeTimeoutMs: 10)
+        HandCodedOnboarding.walkThrough(run, goal: .practice, notificationsGranted: true)
+        await w.clock.advance(byMs: 1000)
+        #expect(sink.last?["status"] == "completed")
+        OnboardingRun.dispose()
+    }
+}
