@@ -43,7 +43,10 @@ mkdir -p "$release_dir"
 release_dir=$(cd "$release_dir" && pwd)
 base_url=${RELEASE_BASE_URL:-file://$release_dir}
 remote=$release_dir/$package.git
-[ -d "$remote" ] || git init -q --bare "$remote"
+if [ ! -d "$remote" ]; then
+  git init -q --bare "$remote"
+  git --git-dir="$remote" symbolic-ref HEAD refs/heads/main
+fi
 
 echo "release: splitting $dir"
 split=$(git subtree split -q --prefix="$dir" HEAD)

@@ -54,4 +54,10 @@ if grep -rlE 'RocalyticsClient|ScoreTracker|ScoreClient' "$tmp/consumer/.build/c
   fail "the consumer's dependencies contain code of the client or Score"
 fi
 "$tmp/consumer/.build/debug/Consumer"
+
+# A later release extends the released history (the earlier tag stays an ancestor).
+(cd "$tmp/mono" && sed -i "s/^## \[Unreleased\]/## [Unreleased]\n\n## [9.9.9] - 2026-12-01/" "Packages/$package/CHANGELOG.md" \
+  && git -c user.name=t -c user.email=t@localhost commit -qam "next version" && bash Tools/release/release.sh "$package" 9.9.9)
+git -C "$tmp/released" fetch -q --tags origin
+git -C "$tmp/released" merge-base --is-ancestor "$pkg_version" 9.9.9 || fail "the second release does not extend the first"
 echo "test-release: 1 passed, 0 failed"
