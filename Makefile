@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate \
+.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
@@ -28,6 +28,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory test-packages
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
+	@$(MAKE) --no-print-directory check-readme
 
 test-packages:
 	@set -e; for p in $(PACKAGES); do \
@@ -55,6 +56,10 @@ generate:
 check-generated:
 	@echo "== generator drift check"
 	@$(SWIFT) run --package-path Tools -q codegen --check
+
+# Every README excerpt marked `<!-- example: PATH -->` must still be part of its compiled example file.
+check-readme:
+	@$(PYTHON) Tools/scripts/check-readme.py
 
 # Validates every payload the tests captured against its JSON Schema (draft 2020-12).
 validate-payloads:
