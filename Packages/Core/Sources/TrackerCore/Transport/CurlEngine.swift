@@ -45,15 +45,22 @@ final class CurlEngine: @unchecked Sendable {
         var idleHandles: [UnsafeMutableRawPointer] = []
         var shutdown = false
         var finished = false
+        /// The loop is briefly spinning for new work instead of sleeping in `curl_multi_poll`,
+        /// so submitters need not wake it.
+        var loopSpinning = false
     }
 
     private let multi: UnsafeMutableRawPointer?
     private let options: CurlTransport.Options
+    private let spinNs: UInt64
     private let state = Mutex(State())
+    /// Set (under the lock) when `adds` or `cancels` gains work; read lock-free while spinning.
+    private let inboxSignal = Atomic<Bool>(false)
 
     init(options: CurlTransport.Options) {
         _ = curlGlobalInit
         self.options = options
+        self.spinNs = UInt64(max(0, options.idleSpinMicroseconds)) * 1000
         let multi = curl_multi_init()
         self.multi = multi
         if let multi {
@@ -88,20 +95,23 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Hands a prepared transfer (its continuation set) to the loop.
     func submit(_ transfer: CurlTransfer) {
-        let refusal: HTTPError? = state.withLock { s in
-            if transfer.cancelRequested { return HTTPError(.cancelled, "the task was cancelled") }
-            if s.shutdown { return HTTPError(.shutdown, "the transport was shut down") }
+        enum Admission { case queued(wake: Bool), refused(HTTPError) }
+        let admission: Admission = state.withLock { s in
+            if transfer.cancelRequested { return .refused(HTTPError(.cancelled, "the task was cancelled")) }
+            if s.shutdown { return .refused(HTTPError(.shutdown, "the transport was shut down")) }
             transfer.submitted = true
             s.adds.append(transfer)
-            return nil
+            inboxSignal.store(true, ordering: .releasing)
+            return .queued(wake: !s.loopSpinning)
         }
-        if let refusal {
+        switch admission {
+        case .queued(let needsWake):
+            if needsWake { wake() }
+        case .refused(let error):
             let continuation = transfer.continuation
             transfer.continuation = nil
             recycle(transfer)
-            continuation?.resume(throwing: refusal)
-        } else {
-            wake()
+            continuation?.resume(throwing: error)
         }
     }
 
@@ -111,6 +121,7 @@ final class CurlEngine: @unchecked Sendable {
             transfer.cancelRequested = true
             guard transfer.submitted, !s.shutdown else { return false }
             s.cancels.append(transfer)
+            inboxSignal.store(true, ordering: .releasing)
             return true
         }
         if queued { wake() }
@@ -235,6 +246,7 @@ final class CurlEngine: @unchecked Sendable {
                 swap(&adds, &s.adds)
                 swap(&cancels, &s.cancels)
                 stop = s.shutdown
+                inboxSignal.store(false, ordering: .relaxed)
             }
             for transfer in adds {
                 if curl_multi_add_handle(multi, transfer.handle) == CURLM_OK {
@@ -254,11 +266,14 @@ final class CurlEngine: @unchecked Sendable {
             if stop { break }
 
             curl_multi_perform(multi, &running)
+            var completed = false
             while ctracker_multi_next_done(multi, &easy, &result) == 1 {
                 guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
                 curl_multi_remove_handle(multi, handle)
                 complete(transfer, result)
+                completed = true
             }
+            if completed, active.isEmpty, spinNs > 0, spinForWork() { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
 
@@ -280,6 +295,21 @@ final class CurlEngine: @unchecked Sendable {
         curl_multi_cleanup(multi)
     }
 
+    /// Right after the last transfer finished, a sequential caller usually submits its next
+    /// request within microseconds. Spinning briefly for it saves a sleep/wake round trip of the
+    /// loop thread (and the wake-up write). Returns whether work arrived.
+    private func spinForWork() -> Bool {
+        state.withLock { $0.loopSpinning = true }
+        let deadline = MonotonicClock.nowNs() &+ spinNs
+        while !inboxSignal.load(ordering: .acquiring), MonotonicClock.nowNs() < deadline {
+            sched_yield()
+        }
+        return state.withLock { s in
+            s.loopSpinning = false
+            return !s.adds.isEmpty || !s.cancels.isEmpty || s.shutdown
+        }
+    }
+
     private func complete(_ transfer: CurlTransfer, _ code: CURLcode) {
         guard code == CURLE_OK else {
             finish(transfer, .failure(Self.error(for: code, tooLarge: transfer.tooLarge)))
@@ -296,11 +326,12 @@ final class CurlEngine: @unchecked Sendable {
         transfer.continuation = nil
         transfer.body = []
         transfer.responseHeaders = []
-        recycle(transfer)
+        // Resume first so the caller's thread wakes while the handle is being reset.
         switch outcome {
         case .success(let response): continuation?.resume(returning: response)
         case .failure(let error): continuation?.resume(throwing: error)
         }
+        recycle(transfer)
     }
 
     /// Maps a libcurl result to an ``HTTPError``. Messages are libcurl's generic texts only.
