@@ -11,8 +11,8 @@ import TrackerCoreTestKit
 private let httpRequestsPerRound = 5000
 private let httpWarmup = 300
 private let httpRounds = 3
-private let httpPairedRounds = 9
-private let httpPairedRequests = 1000
+private let httpPairedRounds = 21
+private let httpPairedRequests = 500
 private let httpBody = Array(#"{"run":"r-1","step":"welcome","n":1}"#.utf8)
 private let httpAnswer = Array(#"{"outcome":"accepted"}"#.utf8)
 

@@ -59,7 +59,8 @@ public final class LoopbackHTTPServer: Sendable {
     public enum Action: Sendable {
         /// Answers with `status`, `headers` and `body`, after waiting `delayMs` milliseconds. A
         /// `Content-Length` header is added unless `headers` has one or a `Transfer-Encoding`
-        /// (then `body` must already be framed, chunked for instance).
+        /// (then `body` must already be framed, chunked for instance). A `HEAD` request gets the
+        /// head only.
         case respond(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [], delayMs: Int = 0)
         /// Never answers; the connection stays open until the client closes it or the server stops.
         case hang
@@ -285,7 +286,9 @@ public final class LoopbackHTTPServer: Sendable {
             switch handler(request) {
             case let .respond(status, headers, body, delayMs):
                 if delayMs > 0, waitForStop(ms: delayMs) { return }
-                guard sendAll(fd, Self.responseBytes(status: status, headers: headers, body: body)) else { return }
+                var bytes = Self.responseBytes(status: status, headers: headers, body: body)
+                if head.method == "HEAD" { bytes.removeLast(body.count) }  // HEAD answers carry no body
+                guard sendAll(fd, bytes) else { return }
             case .hang:
                 hang(fd)
                 return
