@@ -36,7 +36,7 @@ public final class CurlTransport: HTTPTransport {
         /// Creates options.
         public init(
             maxConnections: Int = 16, maxConnectionsPerHost: Int = 8, pooledHandles: Int = 16, userAgent: String? = nil,
-            idleSpinMicroseconds: Int = 50
+            idleSpinMicroseconds: Int = 100
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
