@@ -181,6 +181,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     var clock: any TrackerClock { config.clock }
     var isDisposed: Bool { state.withLock { $0.disposed } }
+    /// Number of live delivery queues (for tests).
+    var deliveryCount: Int { state.withLock { $0.deliveries.count } }
 
     func report(_ code: String, _ message: String, runId: String? = nil) {
         config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId))
