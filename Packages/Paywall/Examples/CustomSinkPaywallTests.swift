@@ -16,9 +16,10 @@ private final class FakeBackend: Sendable {
         let value = try WireJSON.decode(body)
         let v1 = value["paywall"]?["provider"] == nil
         PayloadCapture.record(body, schema: v1 ? .paywallPresentationV1 : .paywallPresentationV1_1)
-        let p = PaywallContractChecker.problems(bytes: body, schema: v1 ? .v1 : .v1_1)
-        problems.withLock { $0 += p }
         let id = value["presentation_id"]?.stringValue ?? ""
+        let p = PaywallContractChecker.problems(bytes: body, schema: v1 ? .v1 : .v1_1)
+            + ContractChecker.paywallPresentation(value, previous: stored.withLock { $0[id] }).map(\.description)
+        problems.withLock { $0 += p }
         let verdict = stored.withLock { s -> SinkOutcome in
             let v = PaywallContractChecker.verdict(stored: s[id], incoming: value, size: body.count)
             if v == .accepted { s[id] = value }

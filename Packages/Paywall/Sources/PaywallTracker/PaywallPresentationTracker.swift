@@ -156,7 +156,10 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         let now = config.clock.nowMs()
         let id = config.uuid?() ?? IDs.uuidV7(nowMs: now)
         var s = PresentationState(id: id, startedAt: now, fixed: fixed, context: context.wire())
-        let first = s.nextSnapshot(nowMs: now)
+        guard let first = s.nextSnapshot(nowMs: now) else {
+            report("internal", "start() could not build its snapshot", runId: id)
+            return nil
+        }
         let presentation = PaywallPresentation(tracker: self, state: s)
         enqueue(first, id: id)
         return presentation
@@ -190,7 +193,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     /// Hands a snapshot to its presentation's delivery queue (created on demand).
     func enqueue(_ snapshot: PaywallSnapshot, id: String) {
-        guard let seq = snapshot.seq else { return }
+        let seq = snapshot.seq
         let runtime = state.withLock { s -> DeliveryRuntime<PaywallSnapshot>? in
             if s.disposed { return nil }
             return runtimeLocked(&s, id: id)
@@ -219,7 +222,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         // Release the queue once the presentation can send nothing more: its ended snapshot
         // settled, or it was restored from storage (no handle this session).
         state.withLock { s in
-            guard let r = s.deliveries[id], item.payload.isEnded || s.restored.contains(id), r.pending == nil else { return }
+            guard let r = s.deliveries[id], item.payload.status == .ended || s.restored.contains(id), r.pending == nil else { return }
             s.deliveries[id] = nil
         }
     }
@@ -264,7 +267,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 var map = JSONObject()
                 for id in s.pendingOrder {
                     guard let o = s.pending[id] else { continue }
-                    map.appendUnchecked(id, ["seq": .number(Double(o.seq)), "body": .object(o.payload.body)])
+                    map.appendUnchecked(id, ["seq": .number(Double(o.seq)), "body": o.payload.wireJSON()])
                 }
                 return .value(.object(map))
             }
@@ -301,7 +304,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         for (id, entry) in map.entries {
             guard let seqNumber = entry["seq"]?.numberValue, case let .object(body)? = entry["body"],
                   body["presentation_id"]?.stringValue == id, body["seq"]?.numberValue == seqNumber,
-                  let seq = entry["seq"]?.intValue else {
+                  let seq = entry["seq"]?.intValue, let snapshot = try? PaywallSnapshot(json: .object(body)) else {
                 report("invalid-stored", "ignored stored entry \(id)")
                 continue
             }
@@ -311,7 +314,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 return runtimeLocked(&s, id: id)
             }
             if isDisposed { return }
-            runtime?.enqueue(Outbound(seq: seq, payload: PaywallSnapshot(body: body)))
+            runtime?.enqueue(Outbound(seq: seq, payload: snapshot))
         }
     }
 }
@@ -358,6 +361,8 @@ public final class PaywallPresentation: PaywallPresentationHandle, Sendable {
         }
         if let snapshot {
             tracker.enqueue(snapshot, id: id)
+        } else if result == .ok {
+            tracker.report("internal", "\(call) could not build its snapshot", runId: id)
         } else {
             tracker.report(result.rawValue, "\(call) ignored: \(result.rawValue)", runId: id)
         }

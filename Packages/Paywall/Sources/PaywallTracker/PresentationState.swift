@@ -72,8 +72,14 @@ struct PresentationState: Sendable {
         return out.isEmpty ? nil : out
     }
 
-    /// Builds the next send (increments `seq`), frozen at `nowMs` (clamped).
-    mutating func nextSnapshot(nowMs: Int64) -> PaywallSnapshot {
+    /// Builds the next send (increments `seq`), frozen at `nowMs` (clamped), as Core's contract
+    /// type; `nil` only if the built body does not fit the type (a bug, reported as `internal`).
+    mutating func nextSnapshot(nowMs: Int64) -> PaywallSnapshot? {
+        try? PaywallSnapshot(json: .object(nextBody(nowMs: nowMs)))
+    }
+
+    /// Builds the ordered body of the next send (increments `seq`).
+    mutating func nextBody(nowMs: Int64) -> JSONObject {
         seq += 1
         var b = JSONObject()
         b.appendUnchecked("schema_version", .number(fixed.schemaVersion))
@@ -95,7 +101,7 @@ struct PresentationState: Sendable {
             b.appendUnchecked("ended_at", .null)
             b.appendUnchecked("outcome", .null)
         }
-        return PaywallSnapshot(body: b)
+        return b
     }
 
     /// The untyped form of a typed end.

@@ -36,7 +36,9 @@ func captureAndCheck(_ snapshot: PaywallSnapshot) -> [String] {
     let bytes = snapshot.wireBytes()
     let v1 = snapshot.provider == nil
     PayloadCapture.record(bytes, schema: v1 ? .paywallPresentationV1 : .paywallPresentationV1_1)
-    return PaywallContractChecker.problems(bytes: bytes, schema: v1 ? .v1 : .v1_1)
+    // Core's checker (shape and rules beyond the schema), then this package's (patterns, lengths, v1 vs v1.1).
+    return ContractChecker.paywallPresentation(snapshot.wireJSON()).map(\.description)
+        + PaywallContractChecker.problems(bytes: bytes, schema: v1 ? .v1 : .v1_1)
 }
 
 /// A sink that captures and checks every payload it is given, then answers as its

@@ -34,7 +34,7 @@ private func paywallIds(_ text: String?) -> [String] {
         await second.tracker.idle()
         await second.settle()
         #expect(second.received.map { $0.wireJSON() } == [stored])
-        #expect(second.received.allSatisfy { $0.status == "in_progress" })
+        #expect(second.received.allSatisfy { $0.status == .inProgress })
         await second.tracker.idle()
         #expect(storage.snapshot[STORAGE_KEY] == nil)
         second.expectConformant()
@@ -147,7 +147,7 @@ private func paywallIds(_ text: String?) -> [String] {
         let storage = InMemoryKeyValueStorage()
         let h = try await launchOneLeavingUnsent(storage)
         let body = try #require(h.received.first)
-        let p = try #require(body.presentationId)
+        let p = body.presentationId
         #expect(storage.snapshot[STORAGE_KEY] == #"{"\#(p)":{"seq":1,"body":\#(body.wireString)}}"#)
         h.expectConformant()
     }

@@ -28,7 +28,8 @@ import TrackerCoreTestKit
         _ = s.nextSnapshot(nowMs: T9)
         #expect(s.markShown(nowMs: T9 - 5000) == .ok)
         #expect(s.markEnded(["status": "dismissed"], nowMs: T9 - 9000) == .ok)
-        let snap = s.nextSnapshot(nowMs: T9 - 10_000)
+        let built = s.nextSnapshot(nowMs: T9 - 10_000)
+        let snap = try #require(built)
         for key in ["started_at", "shown_at", "ended_at", "sent_at"] {
             #expect(snap.body[key] == "2026-01-10T09:00:00.000Z", "\(key)")
         }
