@@ -22,6 +22,10 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
         let v11 = ContractExamples.valid(.paywallPresentationV1_1)
         #expect(v1.count == 6)
         #expect(v11.count == 2)
+        for path in v1 + v11 {
+            let value = try WireJSON.decode(ContractExamples.bytes(path))
+            #expect(ContractChecker.paywallPresentation(value).isEmpty, "\(path)") // Core's checker
+        }
         for path in v1 {
             let bytes = try ContractExamples.bytes(path)
             let value = try WireJSON.decode(bytes)
@@ -73,7 +77,10 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
             if path.hasSuffix("immutable-paywall-changed-after-seq1.json") {
                 #expect(PaywallContractChecker.isConformant(value))
                 #expect(PaywallContractChecker.verdict(stored: s1, incoming: value) == .rejected)
+                #expect(ContractChecker.paywallPresentation(value).isEmpty)
+                #expect(ContractChecker.paywallPresentation(value, previous: s1).map(\.rule) == [.paywallImmutable])
             } else {
+                #expect(!ContractChecker.paywallPresentation(value).isEmpty, "\(path)") // Core's checker
                 #expect(!PaywallContractChecker.isConformant(value), "\(path)")
                 #expect(!PaywallContractChecker.isConformant(value, schema: .v1), "\(path)")
             }
