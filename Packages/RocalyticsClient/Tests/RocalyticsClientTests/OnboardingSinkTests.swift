@@ -28,7 +28,7 @@ import TrackerCoreTestKit
         var o = completedObject()
         o["onboarding"] = ["key": "onb_123", "version": "draft"]
         o["studio"] = ["onboarding_id": "onb_123", "audience_id": "aud_456"]
-        let payload = toOnboardingResponsePayload(RawPayload(.object(o)))
+        let payload = toOnboardingResponsePayload(snapshot(o))
         #expect(WireJSON.encodeString(payload["onboarding_metadata"]!) == #"{"onboardingId":"onb_123","audienceId":"aud_456","locale":"en-US","draft":true,"onboarding_key":"onb_123","onboarding_version":"draft","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#)
         #expect(toOnboardingResponsePayload(COMPLETED)["onboarding_metadata"]?["draft"] == nil)
     }
@@ -47,7 +47,7 @@ import TrackerCoreTestKit
         entry["answers"] = .object(answers)
         responses[2] = .object(entry)
         mapped["responses"] = .array(responses)
-        #expect(COMPLETED.value["steps"]?.arrayValue?[2]["answers"]?.arrayValue?[0]["value"] == ["yoga", "running"])
+        #expect(completedObject()["steps"]?.arrayValue?[2]["answers"]?.arrayValue?[0]["value"] == ["yoga", "running"])
     }
 
     @Test func E44_sentAtRisesWithinARun() {
@@ -55,8 +55,8 @@ import TrackerCoreTestKit
         five["seq"] = 5
         var six = completedObject()
         six["seq"] = 6
-        #expect(toOnboardingResponsePayload(RawPayload(.object(five)))["sent_at"] == "2026-01-10T08:00:40.005Z")
-        #expect(toOnboardingResponsePayload(RawPayload(.object(six)))["sent_at"] == "2026-01-10T08:00:40.006Z")
+        #expect(toOnboardingResponsePayload(snapshot(five))["sent_at"] == "2026-01-10T08:00:40.005Z")
+        #expect(toOnboardingResponsePayload(snapshot(six))["sent_at"] == "2026-01-10T08:00:40.006Z")
         // The device clock stepped back: a newer entry earlier than L still gets L + seq.
         var seven = six
         seven["seq"] = 7
@@ -84,7 +84,7 @@ import TrackerCoreTestKit
 
     @Test func E46_theSinkPostsAfterReady() async throws {
         let h = sinkClient()
-        let sink = RocalyticsOnboardingSink<RawPayload>(client: h.client)
+        let sink = createRocalyticsOnboardingSink(h.client)
         #expect(try await sink.send(IN_PROGRESS) == .accepted)
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/onboarding-response"])
         expectRequest(h.requests[1], "\(API)/onboarding-response", body: F58_BODY)
@@ -136,7 +136,7 @@ import TrackerCoreTestKit
         second["run_id"] = .string(RUN2)
         second["started_at"] = "2026-01-11T08:00:00.000Z"
         #expect(await h.client.sendOnboardingRun(COMPLETED) == .accepted)
-        #expect(await h.client.sendOnboardingRun(RawPayload(.object(second))) == .accepted)
+        #expect(await h.client.sendOnboardingRun(snapshot(second)) == .accepted)
         let dedups = trackBodies(h).compactMap { json($0)["deduplication_id"]?.stringValue }
         #expect(dedups == ["\(ID)-onboarding_completed-\(RUN1)", "\(ID)-onboarding_completed-\(RUN2)"])
     }
@@ -199,9 +199,9 @@ import TrackerCoreTestKit
         #expect(staging.onboardingRunDestination == "https://staging.example.test/functions/v1/onboarding-response")
         let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport(), onDiagnostic: { _ in }))
         #expect(custom.onboardingRunDestination == "https://rocalytics-api.rocapine.io/functions/v1/onboarding-response (custom fetch)")
-        #expect(RocalyticsOnboardingSink<RawPayload>(client: custom).destination == custom.onboardingRunDestination)
+        #expect(createRocalyticsOnboardingSink(custom).destination == custom.onboardingRunDestination)
         // A sink built anew on the same client keeps the destination.
-        let a = RocalyticsOnboardingSink<RawPayload>(client: plain), b = RocalyticsOnboardingSink<RawPayload>(client: plain)
+        let a = createRocalyticsOnboardingSink(plain), b = createRocalyticsOnboardingSink(plain)
         #expect(sameDestination(a, a.destination, b, b.destination))
         await plain.ready(); await staging.ready(); await custom.ready()
     }

@@ -107,8 +107,8 @@ final class Signal: Sendable {
         let v1Size = WireJSON.encode(.object(big)).count
         #expect(v1Size > 200_000 && v1Size < 261_120)
         let h = Harness(store: RETURNING())
-        let sink = RocalyticsOnboardingSink<RawPayload>(client: h.client)
-        #expect(try await sink.send(RawPayload(.object(big))) == .accepted)
+        let sink = createRocalyticsOnboardingSink(h.client)
+        #expect(try await sink.send(snapshot(big)) == .accepted)
         let posts = h.requests.filter { $0.url.hasSuffix("/onboarding-response") }
         #expect(posts.count == 1)
         let body = try #require(posts.first?.body)
@@ -145,7 +145,7 @@ final class Signal: Sendable {
         r2["started_at"] = "2026-01-11T08:00:00.000Z"
         r2["steps"] = json(#"[{"step_key":"welcome","entered_at":"2026-01-11T08:00:00.000Z","exited_at":null,"answers":[]}]"#)
         let h = Harness(store: RETURNING())
-        #expect(await h.client.sendOnboardingRun(RawPayload(.object(r2))) == .accepted)
+        #expect(await h.client.sendOnboardingRun(snapshot(r2)) == .accepted)
         #expect(await h.client.sendOnboardingRun(COMPLETED) == .accepted)
         #expect(Array(h.paths.dropFirst()) == ["/functions/v1/onboarding-response", "/functions/v1/onboarding-response", "/functions/v1/track"])
         expectRequest(h.requests.last, "\(API)/track", body: TRACK("onboarding_completed", "\(ID)-onboarding_completed-\(RUN1)", "{}", DC_IOS))

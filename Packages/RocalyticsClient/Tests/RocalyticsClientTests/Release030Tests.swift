@@ -30,7 +30,8 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
         #expect(bodyText(h.requests[1]) == F58_BODY)
         // COMPLETED: the snapshot (contract order, computed sent_at) plus E40's pre-v1 part.
         var want = JSONObject()
-        let completed = completedObject()
+        // The snapshot's own wire form (the generated type drops `"audience_id": null`).
+        let completed = try #require(COMPLETED.wireJSON().objectValue)
         let e40 = obj(E40_PAYLOAD)
         for key in ["schema_version", "run_id", "seq", "status", "started_at", "completed_at"] { want[key] = completed[key] }
         want["sent_at"] = "2026-01-10T08:00:40.004Z"
@@ -44,11 +45,11 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     @Test func F59_theStudioVariantKey() async throws {
         var o = completedObject()
         o["studio"] = json(#"{"onboarding_id":"onb_123","deployment_id":"dep_789","audience_id":null,"variant_key":"main"}"#)
-        let body = toOnboardingRunBody(RawPayload(.object(o)))
+        let body = toOnboardingRunBody(snapshot(o))
         #expect(WireJSON.encodeString(body["onboarding_metadata"]!) == #"{"onboardingId":"onb_123","deployment_id":"dep_789","locale":"en-US","onboarding_key":"main","onboarding_version":"3","variant_key":"short-intro","studio_variant_key":"main","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#)
         #expect(body["studio"]?["variant_key"] == "main")
         let h = Harness(store: RETURNING())
-        _ = await h.client.sendOnboardingRun(RawPayload(.object(o)))
+        _ = await h.client.sendOnboardingRun(snapshot(o))
         captureOnboardingBodies(h.requests)
     }
 

@@ -1,4 +1,5 @@
 import RocalyticsClient
+import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
@@ -23,8 +24,13 @@ func inProgressObject() -> JSONObject {
     return o
 }
 
-let COMPLETED = RawPayload(.object(completedObject()))
-let IN_PROGRESS = RawPayload(.object(inProgressObject()))
+/// The generated contract type, decoded from the JSON: what the onboarding tracker hands the sink.
+func snapshot(_ o: JSONObject) -> OnboardingRunSnapshot {
+    do { return try OnboardingRunSnapshot(json: .object(o)) } catch { fatalError("snapshot does not fit the contract: \(error)") }
+}
+
+let COMPLETED = snapshot(completedObject())
+let IN_PROGRESS = snapshot(inProgressObject())
 
 let E40_PAYLOAD = #"{"onboarding_metadata":{"onboardingId":"onb_123","deployment_id":"dep_789","locale":"en-US","onboarding_key":"main","onboarding_version":"3","variant_key":"short-intro","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4},"sent_at":"2026-01-10T08:00:40.004Z","responses":[{"step_id":"welcome","entered_at":"2026-01-10T08:00:00.000Z","exited_at":"2026-01-10T08:00:10.000Z","answers":{}},{"step_id":"goal","entered_at":"2026-01-10T08:00:10.000Z","exited_at":"2026-01-10T08:00:20.000Z","answers":{"goal":"lose_weight"}},{"step_id":"interests","entered_at":"2026-01-10T08:00:20.000Z","exited_at":"2026-01-10T08:00:25.000Z","answers":{"interests":["yoga","running"],"note":"knees"}},{"step_id":"minutes","entered_at":"2026-01-10T08:00:25.000Z","exited_at":"2026-01-10T08:00:30.000Z","answers":{"daily_minutes":15}},{"step_id":"done","entered_at":"2026-01-10T08:00:30.000Z","exited_at":"2026-01-10T08:00:40.000Z","answers":{}}]}"#
 
@@ -40,6 +46,8 @@ func captureOnboardingBodies(_ requests: [HTTPRequest]) -> [JSONObject] {
         o["responses"] = nil
         o["onboarding_metadata"] = nil
         PayloadCapture.record(WireJSON.encode(.object(o)), schema: .onboardingRunV1)
+        #expect(ContractChecker.onboardingRun(.object(o)).isEmpty, "\(ContractChecker.onboardingRun(.object(o)))")
+        #expect((try? OnboardingRunSnapshot(json: .object(o))) != nil)
         out.append(o)
     }
     return out
