@@ -9,16 +9,20 @@ import TrackerCore
 
 /// What the app knows about the device.
 public struct ExampleDevice: Sendable {
+    /// `app_version`.
     public var appVersion: String
+    /// `build`.
     public var build: String
     /// `ios` or `android`.
     public var platform: PaywallPresentationSnapshot.Platform
+    /// `os_version`.
     public var osVersion: String
     /// The device locale, e.g. `en-US`.
     public var locale: String
     /// IANA time zone, e.g. `TimeZone.current.identifier`.
     public var timezone: String
 
+    /// Creates the device facts.
     public init(appVersion: String, build: String, platform: PaywallPresentationSnapshot.Platform, osVersion: String, locale: String, timezone: String) {
         self.appVersion = appVersion
         self.build = build

@@ -61,19 +61,29 @@ public struct DeviceContext: Sendable, Equatable {
     public var ip: String?
     /// `{appName}/{appVersion} ({brand} {model}; {osName} {osVersion}; {locale})`.
     public var userAgent: String
+    /// `device_model` (`null` when unknown).
     public var deviceModel: String?
+    /// `device_brand` (`null` when unknown).
     public var deviceBrand: String?
+    /// `device_manufacturer` (`null` when unknown).
     public var deviceManufacturer: String?
+    /// `os_name` (`null` when unknown).
     public var osName: String?
+    /// `os_version` (`null` when unknown).
     public var osVersion: String?
+    /// `screen_width`.
     public var screenWidth: Double
+    /// `screen_height`.
     public var screenHeight: Double
+    /// `screen_scale`.
     public var screenScale: Double
     /// IANA zone id.
     public var timezone: String
     /// BCP 47 device locale.
     public var locale: String
+    /// `app_version` (`null` when unknown).
     public var appVersion: String?
+    /// `app_build` (`null` when unknown).
     public var appBuild: String?
 
     /// Creates a device context.

@@ -139,17 +139,29 @@ public struct IdentifyParams: Sendable, Equatable, ExpressibleByDictionaryLitera
 
 /// Adjust's attribution, sent as `adjust_attribution`. `nil` members are left out.
 public struct AdjustAttribution: Sendable, Equatable {
+    /// `trackerToken`.
     public var trackerToken: String?
+    /// `trackerName`.
     public var trackerName: String?
+    /// `network`.
     public var network: String?
+    /// `campaign`.
     public var campaign: String?
+    /// `adgroup`.
     public var adgroup: String?
+    /// `creative`.
     public var creative: String?
+    /// `clickLabel`.
     public var clickLabel: String?
+    /// `adid`.
     public var adid: String?
+    /// `costType`.
     public var costType: String?
+    /// `costAmount`.
     public var costAmount: Double?
+    /// `costCurrency`.
     public var costCurrency: String?
+    /// `fbInstallReferrer`.
     public var fbInstallReferrer: String?
 
     /// Creates an attribution; every member is optional.
@@ -196,19 +208,27 @@ public typealias OnboardingMetadata = JSONObject
 
 /// The connection type signal of the demand score.
 public enum ConnectionType: String, Sendable, Equatable {
-    case wifi, cellular, other
+    /// Wi-Fi.
+    case wifi
+    /// A cellular network.
+    case cellular
+    /// Anything else.
+    case other
 }
 
 /// Signals for ``RocalyticsClient/getDemandScore(_:)``. Send only values the app really has.
 public struct DemandScoreSignals: Sendable, Equatable {
     /// A native identifier such as `iPhone15,3`.
     public var deviceModel: String?
+    /// `device_release_year`.
     public var deviceReleaseYear: Int?
     /// The server uses the major part only.
     public var osVersion: String?
+    /// `connection_type`.
     public var connectionType: ConnectionType?
     /// A two-letter storefront code.
     public var storeCountry: String?
+    /// `app_open_count`.
     public var appOpenCount: Int?
     /// Use 0 only when the count truly is zero: the server treats a stored 0 as missing data.
     public var paywallViewCount: Int?
@@ -259,41 +279,59 @@ public struct DemandScoreResult: Sendable, Equatable {
 
     /// The per-version breakdowns.
     public struct Versions: Sendable, Equatable {
+        /// The `v1` breakdown.
         public var v1: V1?
+        /// The `v2` breakdown.
         public var v2: V2?
     }
 
     /// The v1 breakdown.
     public struct V1: Sendable, Equatable {
+        /// `score` as the server sent it (`nil` when absent).
         public var score: Double?
+        /// `coldStart` as the server sent it (`nil` when absent).
         public var coldStart: Bool?
+        /// `signals` as the server sent it (`nil` when absent).
         public var signals: [V1Signal]
     }
 
     /// One v1 signal: `value` is `nil` when the server sent `null`.
     public struct V1Signal: Sendable, Equatable {
+        /// `signal` as the server sent it (`nil` when absent).
         public var signal: String
+        /// `value` as the server sent it (`nil` when absent).
         public var value: Double?
+        /// `weight` as the server sent it (`nil` when absent).
         public var weight: Double?
+        /// `weighted` as the server sent it (`nil` when absent).
         public var weighted: Double?
     }
 
     /// The v2 breakdown (absent when no rates table exists).
     public struct V2: Sendable, Equatable {
+        /// `score` as the server sent it (`nil` when absent).
         public var score: Double?
+        /// `logOdds` as the server sent it (`nil` when absent).
         public var logOdds: Double?
+        /// `matchedSignals` as the server sent it (`nil` when absent).
         public var matchedSignals: Int?
         /// `app` or `portfolio`.
         public var ratesSource: String?
+        /// `signals` as the server sent it (`nil` when absent).
         public var signals: [V2Signal]
     }
 
     /// One v2 signal.
     public struct V2Signal: Sendable, Equatable {
+        /// `signal` as the server sent it (`nil` when absent).
         public var signal: String
+        /// `level` as the server sent it (`nil` when absent).
         public var level: String?
+        /// `rate` as the server sent it (`nil` when absent).
         public var rate: Double?
+        /// `logOdds` as the server sent it (`nil` when absent).
         public var logOdds: Double?
+        /// `matched` as the server sent it (`nil` when absent).
         public var matched: Bool?
     }
 

@@ -7,27 +7,45 @@ import TrackerCore
 public struct FixturePlatform: RocalyticsPlatform {
     /// The secure store behind ``secureValue(forKey:)``.
     public var store: InMemorySecureStore
+    /// Returned as ``RocalyticsPlatform`` requires (`platformName`).
     public var platformName: String
+    /// Returned as ``RocalyticsPlatform`` requires (`platformVersion`).
     public var platformVersion: RocalyticsPlatformVersion
+    /// Returned as ``RocalyticsPlatform`` requires (`applicationId`).
     public var applicationId: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`applicationName`).
     public var applicationName: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`applicationVersion`).
     public var applicationVersion: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`buildNumber`).
     public var buildNumber: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`idfv`).
     public var idfv: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`androidIdValue`).
     public var androidIdValue: String?
     /// Milliseconds since the epoch.
     public var installTimeMs: Int64
+    /// Returned as ``RocalyticsPlatform`` requires (`deviceBrand`).
     public var deviceBrand: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`deviceModelName`).
     public var deviceModelName: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`deviceManufacturer`).
     public var deviceManufacturer: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`osName`).
     public var osName: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`osVersion`).
     public var osVersion: String?
+    /// Returned as ``RocalyticsPlatform`` requires (`ip`).
     public var ip: String?
     /// When set, ``ipAddress()`` throws.
     public var ipLookupFails = false
+    /// Returned as ``RocalyticsPlatform`` requires (`screen`).
     public var screen: RocalyticsScreen
+    /// Returned as ``RocalyticsPlatform`` requires (`uuid`).
     public var uuid: String
+    /// Returned as ``RocalyticsPlatform`` requires (`localeIdentifier`).
     public var localeIdentifier: String
+    /// Returned as ``RocalyticsPlatform`` requires (`timeZoneIdentifier`).
     public var timeZoneIdentifier: String
 
     /// The fixture's iOS device (`IOS` in rocalytics-client.md §18).
