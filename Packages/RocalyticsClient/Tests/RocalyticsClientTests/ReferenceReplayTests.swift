@@ -122,7 +122,8 @@ import TrackerCoreTestKit
         let returned = scenario["returned"]?.arrayValue ?? []
         #expect(outcomes.count == returned.count, sourceLocation: sourceLocation)
         for (got, want) in zip(outcomes, returned) {
-            #expect(got.semanticallyEquals(want), "outcome \(WireJSON.encodeString(got)) != \(WireJSON.encodeString(want))", sourceLocation: sourceLocation)
+            let same = got.semanticallyEquals(want)
+            #expect(same, "outcome \(WireJSON.encodeString(got)) != \(WireJSON.encodeString(want))", sourceLocation: sourceLocation)
         }
 
         // Requests.
@@ -150,9 +151,11 @@ import TrackerCoreTestKit
             } else {
                 let gotBody = try #require(got.body, sourceLocation: sourceLocation)
                 let parsed = try WireJSON.decode(gotBody)
-                #expect(parsed.semanticallyEquals(wantBody), "body \(i): \(bodyText(got)) != \(WireJSON.encodeString(wantBody))", sourceLocation: sourceLocation)
+                let sameStructure = parsed.semanticallyEquals(wantBody)
+                #expect(sameStructure, "body \(i): \(bodyText(got)) != \(WireJSON.encodeString(wantBody))", sourceLocation: sourceLocation)
                 // Byte parity: the fixture keeps the reference's key order.
-                #expect(bodyText(got) == WireJSON.encodeString(wantBody), "byte order of body \(i)", sourceLocation: sourceLocation)
+                let sameBytes = bodyText(got) == WireJSON.encodeString(wantBody)
+                #expect(sameBytes, "byte order of body \(i): \(bodyText(got))", sourceLocation: sourceLocation)
             }
         }
         #expect(log.all.isEmpty, "no diagnostics: \(log.codes)", sourceLocation: sourceLocation)
