@@ -133,6 +133,24 @@ public final class JSONSchemaValidator: @unchecked Sendable {
 
     // MARK: - Checking
 
+    /// The violations of the branch that comes closest (for readable reasons): branches failing
+    /// at `path` itself (wrong type, wrong const) are passed over when another fails deeper.
+    private func closestBranchErrors(_ v: JSONValue, _ branches: [JSONValue], _ path: String) -> [SchemaViolation] {
+        var best: [SchemaViolation]?
+        var bestScore = Int.max
+        for branch in branches {
+            var errors: [SchemaViolation] = []
+            check(v, against: branch, path: path, into: &errors)
+            let shallow = errors.contains { $0.path == path }
+            let score = (shallow ? 1000 : 0) + errors.count
+            if score < bestScore {
+                best = errors
+                bestScore = score
+            }
+        }
+        return best ?? []
+    }
+
     private func valid(_ instance: JSONValue, _ schema: JSONValue, _ path: String) -> Bool {
         var errors: [SchemaViolation] = []
         check(instance, against: schema, path: path, into: &errors)
@@ -222,10 +240,12 @@ public final class JSONSchemaValidator: @unchecked Sendable {
             for sub in all { check(v, against: sub, path: path, into: &out) }
         }
         if let any = s["anyOf"]?.arrayValue, !any.contains(where: { valid(v, $0, path) }) {
+            out.append(contentsOf: closestBranchErrors(v, any, path))
             fail("matches none of anyOf")
         }
         if let one = s["oneOf"]?.arrayValue {
             let matches = one.filter { valid(v, $0, path) }.count
+            if matches == 0 { out.append(contentsOf: closestBranchErrors(v, one, path)) }
             if matches != 1 { fail("matches \(matches) of oneOf, expected exactly 1") }
         }
         if let not = s["not"], valid(v, not, path) { fail("matches a schema it must not match") }
