@@ -61,6 +61,7 @@ public final class LoopbackServer: Sendable {
     public let maxBodyBytes: Int
     private let requestedPort: UInt16
     private let handler: @Sendable (HTTPServerRequest) -> HTTPServerResponse
+    private let onRefusal: @Sendable (_ path: String, _ status: Int, _ reason: String) -> Void
     private let state = Mutex(State())
     private static let maxHeadBytes = 64 * 1024
     private static let idleTimeoutSeconds = 120
@@ -72,10 +73,17 @@ public final class LoopbackServer: Sendable {
         var connections: Set<Int32> = []
     }
 
-    /// A server for `port` (0 = any free port) calling `handler` for every request.
-    public init(port: UInt16, maxBodyBytes: Int = 4 * 1024 * 1024, handler: @escaping @Sendable (HTTPServerRequest) -> HTTPServerResponse) {
+    /// A server for `port` (0 = any free port) calling `handler` for every request, and
+    /// `onRefusal` for a request refused before it reached the handler (body over the cap,
+    /// chunked body, bad Content-Length).
+    public init(
+        port: UInt16, maxBodyBytes: Int = 4 * 1024 * 1024,
+        onRefusal: @escaping @Sendable (_ path: String, _ status: Int, _ reason: String) -> Void = { _, _, _ in },
+        handler: @escaping @Sendable (HTTPServerRequest) -> HTTPServerResponse
+    ) {
         requestedPort = port
         self.maxBodyBytes = maxBodyBytes
+        self.onRefusal = onRefusal
         self.handler = handler
     }
 
@@ -196,19 +204,24 @@ public final class LoopbackServer: Sendable {
             func header(_ name: String) -> String? {
                 headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
             }
+            var target = String(requestLine[1])
+            if let q = target.firstIndex(of: "?") { target = String(target[..<q]) }
             let version = String(requestLine[2])
             let connectionHeader = header("Connection")?.lowercased() ?? ""
             var keepAlive = version == "HTTP/1.1" ? !connectionHeader.contains("close") : connectionHeader.contains("keep-alive")
             if header("Transfer-Encoding") != nil {
+                onRefusal(target, 411, "chunked body")
                 _ = write(fd, response(411, #"{"error":"chunked bodies are not supported: send Content-Length"}"#, close: true))
                 return
             }
             let length = Int(header("Content-Length") ?? "0") ?? -1
             if length < 0 {
+                onRefusal(target, 400, "bad Content-Length")
                 _ = write(fd, response(400, #"{"error":"bad Content-Length"}"#, close: true))
                 return
             }
             if length > maxBodyBytes {
+                onRefusal(target, 413, "body exceeds the \(maxBodyBytes)-byte cap")
                 _ = write(
                     fd, response(413, #"{"outcome":"rejected","reason":"body exceeds the collector's \#(maxBodyBytes)-byte cap"}"#, close: true)
                 )
@@ -222,8 +235,6 @@ public final class LoopbackServer: Sendable {
             }
             let body = Array(buffer[0..<length])
             buffer.removeFirst(length)
-            var target = String(requestLine[1])
-            if let q = target.firstIndex(of: "?") { target = String(target[..<q]) }
             let request = HTTPServerRequest(method: String(requestLine[0]), path: target, headers: headers, body: body)
             let answer = handler(request)
             if state.withLock({ $0.stopped }) { keepAlive = false }

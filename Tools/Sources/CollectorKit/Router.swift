@@ -38,6 +38,11 @@ public struct CollectorRouter: Sendable {
         return roca.isEmpty && app.isEmpty ? "anonymous" : "\(app)/\(roca)"
     }
 
+    /// Prints the line of a request the server refused before routing (e.g. 413 over the cap).
+    public func refused(path: String, status: Int, reason: String) {
+        log("path=\(path) kind=http outcome=rejected status=\(status) reason=\(Self.quoted(reason))")
+    }
+
     /// Handles one request.
     public func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let path = request.path
@@ -96,7 +101,7 @@ public struct CollectorRouter: Sendable {
         return parts.joined(separator: " ")
     }
 
-    private static func quoted(_ text: String) -> String {
+    static func quoted(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: " ") + "\""
     }
 }

@@ -121,7 +121,7 @@ case "serve":
     let o = parse(arguments.dropFirst())
     let collector = open(o)
     let router = CollectorRouter(collector: collector, log: emit)
-    let server = LoopbackServer(port: o.port) { router.handle($0) }
+    let server = LoopbackServer(port: o.port, onRefusal: router.refused) { router.handle($0) }
     let port: UInt16
     do { port = try server.start() } catch { fail("\(error)") }
     emit("listening on http://127.0.0.1:\(port)")
