@@ -16,6 +16,7 @@ help:
 	@echo "make demo              run the demo (the README's main job)"
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
+	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
 
@@ -26,6 +27,8 @@ deps:
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
 	@$(MAKE) --no-print-directory test-packages
+	@echo "== swift test: Tools"
+	@$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 
@@ -64,8 +67,12 @@ validate-payloads:
 demo: deps
 	@echo "demo: not yet (see issue 7)"
 
+# The local collector: `make collector PORT=8787 DB=out/collector.sqlite` (loopback only).
+PORT ?= 8787
+DB   ?= out/collector.sqlite
 collector: deps
-	@echo "collector: not yet (see issue 7)"
+	$(SWIFT) build --package-path Tools --product collector
+	Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
 
 bench: deps
 	$(SWIFT) build --package-path Tools -c release --product bench
