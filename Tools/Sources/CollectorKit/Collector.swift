@@ -243,10 +243,8 @@ public final class Collector: Sendable {
                     return verdict(.accepted)
                 }
                 let previous = (try? WireJSON.decode(stored.body)) ?? .null
-                for field in ["presentation_id", "started_at", "paywall", "surface", "onboarding_run", "context"] {
-                    let a = previous[field], b = snapshot[field]
-                    let same = (a == nil && b == nil) || (a != nil && b != nil && a!.semanticallyEquals(b!))
-                    if !same { return verdict(.rejected, "\(field) differs from the stored snapshot of this presentation") }
+                if let problem = ContractChecker.paywallPresentation(snapshot, previous: previous).first(where: { $0.rule == .paywallImmutable }) {
+                    return verdict(.rejected, problem.description)
                 }
                 if seq > stored.seq {
                     var next = stored
