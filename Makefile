@@ -61,6 +61,8 @@ test-rocalyticsclient: deps
 	$(SWIFT) test --package-path Packages/RocalyticsClient $(SWIFT_TEST_FLAGS)
 test-score: deps
 	$(SWIFT) test --package-path Packages/Score $(SWIFT_TEST_FLAGS)
+test-tools: deps
+	$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 
 # Fails when a checked-in generated file differs from a fresh generation.
 generate:

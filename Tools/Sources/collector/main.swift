@@ -38,8 +38,16 @@ let usage = """
 let stdoutLock = Mutex(())
 @Sendable func emit(_ line: String) {
     stdoutLock.withLock { _ in
-        // Unbuffered write: the demo reads each line as soon as it is printed.
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        // Unbuffered write: a reader sees each line as soon as it is printed. A closed pipe is
+        // ignored (SIGPIPE is ignored too) so that the server keeps answering.
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
     }
 }
 
@@ -121,11 +129,11 @@ case "serve":
     let o = parse(arguments.dropFirst())
     let collector = open(o)
     let router = CollectorRouter(collector: collector, log: emit)
+    signal(SIGPIPE, SIG_IGN)
     let server = LoopbackServer(port: o.port, onRefusal: router.refused) { router.handle($0) }
     let port: UInt16
     do { port = try server.start() } catch { fail("\(error)") }
     emit("listening on http://127.0.0.1:\(port)")
-    signal(SIGPIPE, SIG_IGN)
     while true { pause() }
 case "report":
     let o = parse(arguments.dropFirst())
