@@ -9,13 +9,15 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector \
+.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
+	@echo "make test-tsan         every package's tests under ThreadSanitizer"
+	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
 
@@ -26,14 +28,26 @@ deps:
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
 	@$(MAKE) --no-print-directory test-packages
+	@echo "== swift test: Tools"
+	@$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
+	@$(MAKE) --no-print-directory check-readme
 
 test-packages:
 	@set -e; for p in $(PACKAGES); do \
 	  if [ -f Packages/$$p/Package.swift ]; then \
 	    echo "== swift test: $$p"; \
 	    $(SWIFT) test --package-path Packages/$$p $(SWIFT_TEST_FLAGS); \
+	  fi; \
+	done
+
+# Every package's tests under ThreadSanitizer (separate build directory).
+test-tsan: deps
+	@set -e; for p in $(PACKAGES); do \
+	  if [ -f Packages/$$p/Package.swift ]; then \
+	    echo "== swift test --sanitize=thread: $$p"; \
+	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
 
@@ -47,6 +61,8 @@ test-rocalyticsclient: deps
 	$(SWIFT) test --package-path Packages/RocalyticsClient $(SWIFT_TEST_FLAGS)
 test-score: deps
 	$(SWIFT) test --package-path Packages/Score $(SWIFT_TEST_FLAGS)
+test-tools: deps
+	$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 
 # Fails when a checked-in generated file differs from a fresh generation.
 generate:
@@ -56,6 +72,10 @@ check-generated:
 	@echo "== generator drift check"
 	@$(SWIFT) run --package-path Tools -q codegen --check
 
+# Every README excerpt marked `<!-- example: PATH -->` must still be part of its compiled example file.
+check-readme:
+	@$(PYTHON) Tools/scripts/check-readme.py
+
 # Validates every payload the tests captured against its JSON Schema (draft 2020-12).
 validate-payloads:
 	@echo "== payload validation"
@@ -64,8 +84,22 @@ validate-payloads:
 demo: deps
 	@echo "demo: not yet (see issue 7)"
 
+# The local collector: `make collector PORT=8787 DB=out/collector.sqlite` (loopback only).
+PORT ?= 8787
+DB   ?= out/collector.sqlite
 collector: deps
-	@echo "collector: not yet (see issue 7)"
+	$(SWIFT) build --package-path Tools --product collector
+	Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
+
+# `make release PACKAGE=Onboarding VERSION=0.1.0`: see Tools/release/release.sh.
+release:
+	@test -n "$(PACKAGE)" -a -n "$(VERSION)" || { echo "usage: make release PACKAGE=<name> VERSION=x.y.z"; exit 2; }
+	bash Tools/release/release.sh $(PACKAGE) $(VERSION)
+
+# Offline release test: Core and Onboarding into local bare repositories, then a consumer package.
+test-release:
+	@echo "== release test"
+	@bash Tools/release/test-release.sh Onboarding OnboardingTracker
 
 bench: deps
 	$(SWIFT) build --package-path Tools -c release --product bench

@@ -150,7 +150,7 @@ public struct WireWriter: ~Copyable {
     public mutating func writeBool(_ b: Bool) { if b { writeRaw("true") } else { writeRaw("false") } }
 
     /// Writes any JSON value.
-    public mutating func write(_ value: JSONValue) {
+    public mutating func write(_ value: borrowing JSONValue) {
         switch value {
         case .null: writeRaw("null")
         case let .bool(b): writeBool(b)
@@ -158,22 +158,23 @@ public struct WireWriter: ~Copyable {
         case let .string(s): writeString(s)
         case let .array(a):
             writeByte(91)
-            var first = true
-            for v in a {
-                if !first { writeByte(44) }
-                first = false
-                write(v)
+            // Elements are borrowed through the buffer pointer: no retain/release per element.
+            a.withUnsafeBufferPointer { buf in
+                for i in 0..<buf.count {
+                    if i > 0 { writeByte(44) }
+                    write(buf[i])
+                }
             }
             writeByte(93)
         case let .object(o):
             writeByte(123)
-            var first = true
-            for e in o.entries {
-                if !first { writeByte(44) }
-                first = false
-                writeString(e.key)
-                writeByte(58)
-                write(e.value)
+            o.entries.withUnsafeBufferPointer { buf in
+                for i in 0..<buf.count {
+                    if i > 0 { writeByte(44) }
+                    writeString(buf[i].key)
+                    writeByte(58)
+                    write(buf[i].value)
+                }
             }
             writeByte(125)
         }
@@ -184,19 +185,19 @@ public struct WireWriter: ~Copyable {
     /// Writes a JSON string literal with `JSON.stringify`'s escaping.
     @inline(__always)
     public mutating func writeString(_ s: String) {
-        var s = s
         // Native strings (including small ones) expose contiguous UTF-8; bridged ones are made native.
         if s.utf8.withContiguousStorageIfAvailable({ writeStringBytes($0) }) == nil {
-            s.makeContiguousUTF8()
-            s.utf8.withContiguousStorageIfAvailable { writeStringBytes($0) }
+            var copy = s
+            copy.makeContiguousUTF8()
+            copy.utf8.withContiguousStorageIfAvailable { writeStringBytes($0) }
         }
     }
 
     /// Writes a JSON string literal from UTF-8 bytes (assumed valid UTF-8) with `JSON.stringify`'s escaping.
     public mutating func writeStringBytes(_ src: UnsafeBufferPointer<UInt8>) {
         let n = src.count
-        // Worst case: every byte becomes `\u00xx`.
-        reserve(n &* 6 &+ 2)
+        // Worst case: every byte becomes `\u00xx`; 8 bytes of slack for the word-wide copy.
+        reserve(n &* 6 &+ 10)
         var out = base + count
         out.pointee = 34
         out += 1
@@ -207,21 +208,21 @@ public struct WireWriter: ~Copyable {
         }
         var i = 0
         while i < n {
-            // Find the run of bytes needing no escape, 8 at a time.
+            // Copy the run of bytes needing no escape, a word at a time, then byte by byte.
             var j = i
             while j &+ 8 <= n {
                 let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
                 if WireWriter.needsEscape(w) { break }
+                UnsafeMutableRawPointer(out).storeBytes(of: w, as: UInt64.self)
+                out += 8
                 j &+= 8
             }
             while j < n {
                 let c = p[j]
                 if c < 0x20 || c == 0x22 || c == 0x5C { break }
+                out.pointee = c
+                out += 1
                 j &+= 1
-            }
-            if j > i {
-                out.initialize(from: p + i, count: j &- i)
-                out += j &- i
             }
             if j == n { break }
             let c = p[j]

@@ -59,7 +59,8 @@ public final class LoopbackHTTPServer: Sendable {
     public enum Action: Sendable {
         /// Answers with `status`, `headers` and `body`, after waiting `delayMs` milliseconds. A
         /// `Content-Length` header is added unless `headers` has one or a `Transfer-Encoding`
-        /// (then `body` must already be framed, chunked for instance).
+        /// (then `body` must already be framed, chunked for instance). A `HEAD` request gets the
+        /// head only.
         case respond(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [], delayMs: Int = 0)
         /// Never answers; the connection stays open until the client closes it or the server stops.
         case hang
@@ -88,6 +89,7 @@ public final class LoopbackHTTPServer: Sendable {
         public var call: String
         /// `errno` after the call.
         public var errno: Int32
+        /// The call and its `errno`.
         public var description: String { "\(call) failed: errno \(errno)" }
     }
 
@@ -103,7 +105,6 @@ public final class LoopbackHTTPServer: Sendable {
         var openSockets: Set<Int32> = []
         var waiters: [Waiter] = []
         var stopped = false
-        var threads = 0
     }
 
     /// The port the server listens on.
@@ -136,8 +137,9 @@ public final class LoopbackHTTPServer: Sendable {
             close(pipeFds[0]); close(pipeFds[1])
             throw StartError(call: "socket", errno: e)
         }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        // No SO_REUSEADDR on purpose: the kernel then never hands out a port that still has
+        // TIME_WAIT connections of an earlier server, whose 4-tuples a client could hit again
+        // (a refused connect).
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -161,7 +163,8 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     deinit {
-        stop()
+        // Server threads keep the server alive, so by now it was stopped (or never got going).
+        stop(waitForThreads: false)
         close(stopPipe.read)
         close(stopPipe.write)
     }
@@ -188,8 +191,13 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     /// Stops accepting, closes every connection (hanging ones included), wakes every waiter
-    /// and waits (up to 5 s) for the server threads to end. Idempotent.
+    /// and waits (up to 5 s) for the server threads to end. Idempotent. Call it when done: the
+    /// server's threads keep it alive until then.
     public func stop() {
+        stop(waitForThreads: true)
+    }
+
+    private func stop(waitForThreads: Bool) {
         let (sockets, waiters, first): ([Int32], [Waiter], Bool) = state.withLock { s in
             if s.stopped { return ([], [], false) }
             s.stopped = true
@@ -198,7 +206,7 @@ public final class LoopbackHTTPServer: Sendable {
             return (Array(s.openSockets), w, true)
         }
         guard first else {
-            _ = allThreadsDone.wait(timeout: .now() + 5)
+            if waitForThreads { _ = allThreadsDone.wait(timeout: .now() + 5) }
             return
         }
         var byte: UInt8 = 1
@@ -207,14 +215,13 @@ public final class LoopbackHTTPServer: Sendable {
         for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
         let all = requests
         for waiter in waiters { waiter.continuation.resume(returning: all) }
-        _ = allThreadsDone.wait(timeout: .now() + 5)
+        if waitForThreads { _ = allThreadsDone.wait(timeout: .now() + 5) }
     }
 
     // MARK: - Threads
 
     private func startThread(_ body: @escaping @Sendable () -> Void) {
         allThreadsDone.enter()
-        state.withLock { $0.threads += 1 }
         let thread = Thread { [allThreadsDone] in
             body()
             allThreadsDone.leave()
@@ -228,8 +235,14 @@ public final class LoopbackHTTPServer: Sendable {
         while true {
             let fd = accept(listenSocket, nil, nil)
             if fd < 0 {
-                if errno == EINTR { continue }
-                return
+                let error = errno
+                if isStopped { return }
+                // Transient failures (an aborted handshake, no free descriptor) must not end
+                // the server; back off briefly when out of descriptors.
+                if error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM {
+                    if waitForStop(ms: 5) { return }
+                }
+                continue
             }
             let serial: Int? = state.withLock { s in
                 if s.stopped { return nil }
@@ -285,7 +298,9 @@ public final class LoopbackHTTPServer: Sendable {
             switch handler(request) {
             case let .respond(status, headers, body, delayMs):
                 if delayMs > 0, waitForStop(ms: delayMs) { return }
-                guard sendAll(fd, Self.responseBytes(status: status, headers: headers, body: body)) else { return }
+                var bytes = Self.responseBytes(status: status, headers: headers, body: body)
+                if head.method == "HEAD" { bytes.removeLast(body.count) }  // HEAD answers carry no body
+                guard sendAll(fd, bytes) else { return }
             case .hang:
                 hang(fd)
                 return

@@ -70,6 +70,35 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
         #expect(all[3].header("content-length") == "0")
     }
 
+    @Test func pooledHandleCarriesNothingOverBetweenRequests() async throws {
+        let transport = CurlTransport(options: .init(pooledHandles: 1, idleSpinMicroseconds: 0))
+        defer { transport.shutdown() }
+        let server = try LoopbackHTTPServer { request in .respond(status: 200, body: request.method) }
+        defer { server.stop() }
+        let url = server.baseURL
+        let plan: [(String, [UInt8]?, [HTTPHeader])] = [
+            ("POST", Array("one".utf8), [HTTPHeader("X-A", "1")]),
+            ("GET", nil, []),
+            ("HEAD", nil, [HTTPHeader("X-B", "2")]),
+            ("GET", nil, []),
+            ("PUT", nil, []),
+            ("POST", nil, []),
+            ("PATCH", Array("two".utf8), []),
+            ("GET", nil, []),
+        ]
+        for (method, body, headers) in plan {
+            let response = try await transport.send(HTTPRequest(url: url + "/m", method: method, headers: headers, body: body))
+            #expect(response.body == (method == "HEAD" ? [] : Array(method.utf8)))
+        }
+        let seen = server.requests
+        #expect(seen.map(\.method) == plan.map(\.0))
+        #expect(seen.map(\.bodyText) == ["one", "", "", "", "", "", "two", ""])
+        #expect(seen.map { $0.header("x-a") } == ["1", nil, nil, nil, nil, nil, nil, nil])
+        #expect(seen.map { $0.header("x-b") } == [nil, nil, "2", nil, nil, nil, nil, nil])
+        #expect(seen[1].header("content-length") == nil)
+        #expect(server.connectionCount == 1)
+    }
+
     @Test func invalidHeaderFieldsAreRefusedBeforeIO() async throws {
         let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
         defer { server.stop() }

@@ -45,15 +45,22 @@ final class CurlEngine: @unchecked Sendable {
         var idleHandles: [UnsafeMutableRawPointer] = []
         var shutdown = false
         var finished = false
+        /// The loop is briefly spinning for new work instead of sleeping in `curl_multi_poll`,
+        /// so submitters need not wake it.
+        var loopSpinning = false
     }
 
     private let multi: UnsafeMutableRawPointer?
     private let options: CurlTransport.Options
+    private let spinNs: UInt64
     private let state = Mutex(State())
+    /// Set (under the lock) when `adds` or `cancels` gains work; read lock-free while spinning.
+    private let inboxSignal = Atomic<Bool>(false)
 
     init(options: CurlTransport.Options) {
         _ = curlGlobalInit
         self.options = options
+        self.spinNs = UInt64(max(0, options.idleSpinMicroseconds)) * 1000
         let multi = curl_multi_init()
         self.multi = multi
         if let multi {
@@ -77,10 +84,10 @@ final class CurlEngine: @unchecked Sendable {
             return .some(s.idleHandles.popLast())
         }
         guard let pooled else { throw HTTPError(.shutdown, "the transport was shut down") }
-        guard let handle = pooled ?? curl_easy_init() else { throw HTTPError(.other, "curl_easy_init failed") }
+        guard let handle = pooled ?? makeHandle() else { throw HTTPError(.other, "libcurl could not make an easy handle") }
         let transfer = CurlTransfer(handle: handle, maxResponseBytes: max(0, request.maxResponseBytes))
         if !configure(transfer, request) {
-            recycle(transfer)
+            discard(transfer)
             throw HTTPError(.other, "libcurl refused an option")
         }
         return transfer
@@ -88,20 +95,23 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Hands a prepared transfer (its continuation set) to the loop.
     func submit(_ transfer: CurlTransfer) {
-        let refusal: HTTPError? = state.withLock { s in
-            if transfer.cancelRequested { return HTTPError(.cancelled, "the task was cancelled") }
-            if s.shutdown { return HTTPError(.shutdown, "the transport was shut down") }
+        enum Admission { case queued(wake: Bool), refused(HTTPError) }
+        let admission: Admission = state.withLock { s in
+            if transfer.cancelRequested { return .refused(HTTPError(.cancelled, "the task was cancelled")) }
+            if s.shutdown { return .refused(HTTPError(.shutdown, "the transport was shut down")) }
             transfer.submitted = true
             s.adds.append(transfer)
-            return nil
+            inboxSignal.store(true, ordering: .releasing)
+            return .queued(wake: !s.loopSpinning)
         }
-        if let refusal {
+        switch admission {
+        case .queued(let needsWake):
+            if needsWake { wake() }
+        case .refused(let error):
             let continuation = transfer.continuation
             transfer.continuation = nil
             recycle(transfer)
-            continuation?.resume(throwing: refusal)
-        } else {
-            wake()
+            continuation?.resume(throwing: error)
         }
     }
 
@@ -111,6 +121,7 @@ final class CurlEngine: @unchecked Sendable {
             transfer.cancelRequested = true
             guard transfer.submitted, !s.shutdown else { return false }
             s.cancels.append(transfer)
+            inboxSignal.store(true, ordering: .releasing)
             return true
         }
         if queued { wake() }
@@ -132,12 +143,12 @@ final class CurlEngine: @unchecked Sendable {
 
     // MARK: - Handle set-up
 
-    private func configure(_ transfer: CurlTransfer, _ request: HTTPRequest) -> Bool {
-        let h = transfer.handle
+    /// A new easy handle with the options every request shares (set once; pooled handles keep
+    /// them because they are never reset).
+    private func makeHandle() -> UnsafeMutableRawPointer? {
+        guard let h = curl_easy_init() else { return nil }
         var ok = true
         func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
-
-        check(ctracker_easy_setopt_string(h, CURLOPT_URL, request.url))
         check(ctracker_easy_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(ctracker_easy_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
         check(ctracker_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0))
@@ -145,17 +156,35 @@ final class CurlEngine: @unchecked Sendable {
         // TLS verification is always on; there is deliberately no way to turn it off.
         check(ctracker_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1))
         check(ctracker_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
+        if let agent = options.userAgent {
+            check(ctracker_easy_setopt_string(h, CURLOPT_USERAGENT, agent))
+        }
+        check(ctracker_easy_setopt_data_cb(h, CURLOPT_WRITEFUNCTION, curlWriteCallback))
+        check(ctracker_easy_setopt_data_cb(h, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
+        guard ok else {
+            curl_easy_cleanup(h)
+            return nil
+        }
+        return h
+    }
+
+    /// Sets every per-request option. Each one is set on every request (to its neutral value
+    /// when unused) so nothing carries over from the handle's previous request.
+    private func configure(_ transfer: CurlTransfer, _ request: HTTPRequest) -> Bool {
+        let h = transfer.handle
+        var ok = true
+        func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
+
+        check(ctracker_easy_setopt_string(h, CURLOPT_URL, request.url))
         let total = max(1, request.timeoutMs)
         let connect = max(1, min(request.connectTimeoutMs ?? total, total))
         check(ctracker_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(clamping: total)))
         check(ctracker_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(clamping: connect)))
-        if transfer.maxResponseBytes < Int(Int32.max) {
-            // Lets libcurl refuse early when Content-Length already says too much.
-            check(ctracker_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.maxResponseBytes)))
-        }
-        if let agent = options.userAgent {
-            check(ctracker_easy_setopt_string(h, CURLOPT_USERAGENT, agent))
-        }
+        // Lets libcurl refuse early when Content-Length already says too much (0 = no limit;
+        // the write callback enforces the cap in every case).
+        check(ctracker_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.maxResponseBytes)))
+        check(ctracker_easy_setopt_long(h, CURLOPT_NOBODY, 0))
+        check(ctracker_easy_setopt_string(h, CURLOPT_CUSTOMREQUEST, nil))
 
         let method = request.method
         if let body = request.body {
@@ -175,14 +204,16 @@ final class CurlEngine: @unchecked Sendable {
             case "POST":
                 check(ctracker_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
                 check(ctracker_easy_setopt_string(h, CURLOPT_COPYPOSTFIELDS, ""))
-            default: check(ctracker_easy_setopt_string(h, CURLOPT_CUSTOMREQUEST, method))
+            default:
+                check(ctracker_easy_setopt_long(h, CURLOPT_HTTPGET, 1))
+                check(ctracker_easy_setopt_string(h, CURLOPT_CUSTOMREQUEST, method))
             }
         }
 
         var list: UnsafeMutablePointer<curl_slist>?
         var sawExpect = false
         for header in request.headers {
-            if header.name.lowercased() == "expect" { sawExpect = true }
+            if !sawExpect, header.name.utf8.count == 6, header.name.lowercased() == "expect" { sawExpect = true }
             // "Name;" is libcurl's spelling of a header with an empty value.
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
             guard let next = curl_slist_append(list, line) else { ok = false; break }
@@ -193,29 +224,42 @@ final class CurlEngine: @unchecked Sendable {
             list = next
         }
         transfer.headerList = list
-        if let list { check(ctracker_easy_setopt_pointer(h, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list))) }
+        check(ctracker_easy_setopt_pointer(h, CURLOPT_HTTPHEADER, list.map { UnsafeMutableRawPointer($0) }))
 
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        check(ctracker_easy_setopt_data_cb(h, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check(ctracker_easy_setopt_pointer(h, CURLOPT_WRITEDATA, context))
-        check(ctracker_easy_setopt_data_cb(h, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check(ctracker_easy_setopt_pointer(h, CURLOPT_HEADERDATA, context))
         return ok
     }
 
-    /// Returns the transfer's handle to the pool (reset) and frees its header list.
+    /// Returns the transfer's handle to the pool (keeping its shared options) and frees its
+    /// header list; past the pool's size the handle is closed.
     private func recycle(_ transfer: CurlTransfer) {
-        curl_easy_reset(transfer.handle)
-        if let list = transfer.headerList {
-            curl_slist_free_all(list)
-            transfer.headerList = nil
-        }
+        let h = transfer.handle
+        // No dangling pointers stay behind in a pooled handle.
+        _ = ctracker_easy_setopt_pointer(h, CURLOPT_HTTPHEADER, nil)
+        _ = ctracker_easy_setopt_pointer(h, CURLOPT_WRITEDATA, nil)
+        _ = ctracker_easy_setopt_pointer(h, CURLOPT_HEADERDATA, nil)
+        freeHeaderList(transfer)
         let keep = state.withLock { s in
             guard !s.finished, s.idleHandles.count < options.pooledHandles else { return false }
             s.idleHandles.append(transfer.handle)
             return true
         }
-        if !keep { curl_easy_cleanup(transfer.handle) }
+        if !keep { curl_easy_cleanup(h) }
+    }
+
+    /// Closes the transfer's handle instead of pooling it (after a failed set-up).
+    private func discard(_ transfer: CurlTransfer) {
+        curl_easy_cleanup(transfer.handle)
+        freeHeaderList(transfer)
+    }
+
+    private func freeHeaderList(_ transfer: CurlTransfer) {
+        if let list = transfer.headerList {
+            curl_slist_free_all(list)
+            transfer.headerList = nil
+        }
     }
 
     // MARK: - Loop thread
@@ -235,6 +279,7 @@ final class CurlEngine: @unchecked Sendable {
                 swap(&adds, &s.adds)
                 swap(&cancels, &s.cancels)
                 stop = s.shutdown
+                inboxSignal.store(false, ordering: .relaxed)
             }
             for transfer in adds {
                 if curl_multi_add_handle(multi, transfer.handle) == CURLM_OK {
@@ -254,11 +299,14 @@ final class CurlEngine: @unchecked Sendable {
             if stop { break }
 
             curl_multi_perform(multi, &running)
+            var completed = false
             while ctracker_multi_next_done(multi, &easy, &result) == 1 {
                 guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
                 curl_multi_remove_handle(multi, handle)
                 complete(transfer, result)
+                completed = true
             }
+            if completed, active.isEmpty, spinNs > 0, spinForWork() { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
 
@@ -280,6 +328,21 @@ final class CurlEngine: @unchecked Sendable {
         curl_multi_cleanup(multi)
     }
 
+    /// Right after the last transfer finished, a sequential caller usually submits its next
+    /// request within microseconds. Spinning briefly for it saves a sleep/wake round trip of the
+    /// loop thread (and the wake-up write). Returns whether work arrived.
+    private func spinForWork() -> Bool {
+        state.withLock { $0.loopSpinning = true }
+        let deadline = MonotonicClock.nowNs() &+ spinNs
+        while !inboxSignal.load(ordering: .acquiring), MonotonicClock.nowNs() < deadline {
+            sched_yield()
+        }
+        return state.withLock { s in
+            s.loopSpinning = false
+            return !s.adds.isEmpty || !s.cancels.isEmpty || s.shutdown
+        }
+    }
+
     private func complete(_ transfer: CurlTransfer, _ code: CURLcode) {
         guard code == CURLE_OK else {
             finish(transfer, .failure(Self.error(for: code, tooLarge: transfer.tooLarge)))
@@ -296,11 +359,12 @@ final class CurlEngine: @unchecked Sendable {
         transfer.continuation = nil
         transfer.body = []
         transfer.responseHeaders = []
-        recycle(transfer)
+        // Resume first so the caller's thread wakes while the handle is being reset.
         switch outcome {
         case .success(let response): continuation?.resume(returning: response)
         case .failure(let error): continuation?.resume(throwing: error)
         }
+        recycle(transfer)
     }
 
     /// Maps a libcurl result to an ``HTTPError``. Messages are libcurl's generic texts only.

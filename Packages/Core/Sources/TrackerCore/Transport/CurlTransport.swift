@@ -28,13 +28,21 @@ public final class CurlTransport: HTTPTransport {
         public var pooledHandles: Int
         /// `User-Agent` sent when the request carries none; `nil` sends no such header.
         public var userAgent: String?
+        /// After the last transfer in flight finishes, how long (in microseconds) the loop
+        /// thread keeps looking for a next request before it goes to sleep. This saves a thread
+        /// wake-up per request for back-to-back senders; 0 turns it off.
+        public var idleSpinMicroseconds: Int
 
         /// Creates options.
-        public init(maxConnections: Int = 16, maxConnectionsPerHost: Int = 8, pooledHandles: Int = 16, userAgent: String? = nil) {
+        public init(
+            maxConnections: Int = 16, maxConnectionsPerHost: Int = 8, pooledHandles: Int = 16, userAgent: String? = nil,
+            idleSpinMicroseconds: Int = 100
+        ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.pooledHandles = pooledHandles
             self.userAgent = userAgent
+            self.idleSpinMicroseconds = idleSpinMicroseconds
         }
     }
 
