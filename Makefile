@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector \
+.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
@@ -28,6 +28,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory test-packages
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
+	@$(MAKE) --no-print-directory check-readme
 
 test-packages:
 	@set -e; for p in $(PACKAGES); do \
@@ -56,6 +57,10 @@ check-generated:
 	@echo "== generator drift check"
 	@$(SWIFT) run --package-path Tools -q codegen --check
 
+# Every README excerpt marked `<!-- example: PATH -->` must still be part of its compiled example file.
+check-readme:
+	@$(PYTHON) Tools/scripts/check-readme.py
+
 # Validates every payload the tests captured against its JSON Schema (draft 2020-12).
 validate-payloads:
 	@echo "== payload validation"
@@ -66,6 +71,16 @@ demo: deps
 
 collector: deps
 	@echo "collector: not yet (see issue 7)"
+
+# `make release PACKAGE=Onboarding VERSION=0.1.0`: see Tools/release/release.sh.
+release:
+	@test -n "$(PACKAGE)" -a -n "$(VERSION)" || { echo "usage: make release PACKAGE=<name> VERSION=x.y.z"; exit 2; }
+	bash Tools/release/release.sh $(PACKAGE) $(VERSION)
+
+# Offline release test: Core and Onboarding into local bare repositories, then a consumer package.
+test-release:
+	@echo "== release test"
+	@bash Tools/release/test-release.sh Onboarding OnboardingTracker
 
 bench: deps
 	$(SWIFT) build --package-path Tools -c release --product bench

@@ -1,0 +1,180 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A store that keeps each key in its own file under a directory private to the app.
+///
+/// Writes are atomic and durable: the value goes to a temporary file (mode 0600) that is
+/// flushed with `fsync` and renamed over the key's file, then the directory is synced; a crash
+/// leaves either the old or the new value, never a mix. The directory is created with mode
+/// 0700. File I/O runs on a private serial queue, never on the caller's thread, and operations
+/// apply in call order.
+public final class FileKeyValueStorage: KeyValueStorage {
+    /// Where the files live.
+    public let directory: String
+    private let queue = DispatchQueue(label: "tracker.file-storage")
+
+    /// Creates a store in `directory` (created on first write when missing).
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The file that holds `key`: the key percent-encoded to a safe file name.
+    public func path(for key: String) -> String {
+        var name = ""
+        for b in key.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                name.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                name.unicodeScalars.append("%")
+                name.unicodeScalars.append(hex[Int(b >> 4)])
+                name.unicodeScalars.append(hex[Int(b & 15)])
+            }
+        }
+        return directory + "/" + name + ".kv"
+    }
+
+    public func getItem(_ key: String) async throws -> String? {
+        let path = path(for: key)
+        return try await run { try FileIO.read(path) }
+    }
+
+    public func setItem(_ key: String, _ value: String) async throws {
+        let path = path(for: key)
+        let directory = directory
+        try await run { try FileIO.writeAtomically(Array(value.utf8), to: path, directory: directory) }
+    }
+
+    public func removeItem(_ key: String) async throws {
+        let path = path(for: key)
+        let directory = directory
+        try await run { try FileIO.remove(path, directory: directory) }
+    }
+
+    private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+/// A file operation that failed, with the `errno` it failed with.
+public struct FileStorageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was being done.
+    public let operation: String
+    /// The `errno` value.
+    public let code: Int32
+    public var description: String { "\(operation) failed (errno \(code))" }
+}
+
+/// Small, durable POSIX file helpers shared by the file-backed stores.
+public enum FileIO {
+    /// Reads a whole file as UTF-8; `nil` when it does not exist.
+    public static func read(_ path: String) throws -> String? {
+        guard let bytes = try readBytes(path) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Reads a whole file; `nil` when it does not exist.
+    public static func readBytes(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw FileStorageError(operation: "open", code: errno)
+        }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { posixRead(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileStorageError(operation: "read", code: errno)
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    /// Creates `directory` (and its parents) with mode 0700 when missing.
+    public static func ensureDirectory(_ directory: String) throws {
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for part in directory.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                throw FileStorageError(operation: "mkdir", code: errno)
+            }
+        }
+    }
+
+    /// Writes `bytes` to `path` atomically and durably (temp file 0600, fsync, rename, directory fsync).
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws {
+        try ensureDirectory(directory)
+        let temp = path + ".tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 { throw FileStorageError(operation: "open", code: errno) }
+        var ok = false
+        defer {
+            if !ok { unlink(temp) }
+        }
+        do {
+            defer { close(fd) }
+            fchmod(fd, 0o600)
+            try writeAll(fd, bytes)
+            if fsync(fd) != 0 { throw FileStorageError(operation: "fsync", code: errno) }
+        }
+        if rename(temp, path) != 0 { throw FileStorageError(operation: "rename", code: errno) }
+        ok = true
+        syncDirectory(directory)
+    }
+
+    /// Writes every byte, retrying short writes and `EINTR`.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { posixWrite(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileStorageError(operation: "write", code: errno)
+            }
+            offset += n
+        }
+    }
+
+    /// Removes `path` when it exists, and syncs the directory.
+    public static func remove(_ path: String, directory: String) throws {
+        if unlink(path) != 0 {
+            if errno == ENOENT { return }
+            throw FileStorageError(operation: "unlink", code: errno)
+        }
+        syncDirectory(directory)
+    }
+
+    /// Flushes a directory entry change to disk (best effort).
+    public static func syncDirectory(_ directory: String) {
+        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
+    }
+}
+
+@inline(__always)
+private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+@inline(__always)
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}

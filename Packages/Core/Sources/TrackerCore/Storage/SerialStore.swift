@@ -1,0 +1,156 @@
+/// What a ``SerialStore`` read found.
+public enum StoreReadResult: Sendable {
+    /// A JSON value (with its stored text), or `nil` when nothing is stored.
+    case ok(JSONValue?, raw: String?)
+    /// Something is stored but it is not JSON.
+    case invalid(raw: String, error: JSONParseError)
+    /// The storage did not answer (it failed twice in a row).
+    case failed(String)
+}
+
+/// What a deferred write stores when its turn comes.
+public enum StoreWrite: Sendable {
+    /// Store this value (as compact wire JSON).
+    case value(JSONValue)
+    /// Remove the key.
+    case remove
+    /// Leave the stored value as it is.
+    case skip
+}
+
+/// JSON values under one storage key, with every read and write applied in call order, so an
+/// older write can never land after a newer one. Operations never throw: failures go to
+/// `onError`. Work runs through the injected scheduler.
+public final class SerialStore: Sendable {
+    /// The storage.
+    public let storage: any KeyValueStorage
+    /// The key.
+    public let key: String
+    private let scheduler: any TrackerScheduler
+    private let onError: @Sendable (String) -> Void
+
+    private struct State: Sendable {
+        var ops: [@Sendable () async -> Void] = []
+        var running = false
+    }
+
+    private let state = Locked(State())
+
+    /// Creates a store over `storage` and `key`. `onError` receives a short description of
+    /// each failed operation (never the stored value).
+    public init(storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, onError: @escaping @Sendable (String) -> Void) {
+        self.storage = storage
+        self.key = key
+        self.scheduler = scheduler
+        self.onError = onError
+    }
+
+    /// Reads the value after every operation queued before it; when `after` is given, the
+    /// read first awaits it (for example another store's ``idle()``, bounded by the caller).
+    /// A failing `getItem` is retried once, in the same turn, before the read counts as failed.
+    public func read(after wait: (@Sendable () async -> Void)? = nil) async -> StoreReadResult {
+        await perform { [storage, key] in
+            if let wait { await wait() }
+            let raw: String?
+            do {
+                raw = try await storage.getItem(key)
+            } catch {
+                do {
+                    raw = try await storage.getItem(key)
+                } catch {
+                    return .failed(String(describing: error))
+                }
+            }
+            guard let raw else { return .ok(nil, raw: nil) }
+            do {
+                return .ok(try WireJSON.decode(raw), raw: raw)
+            } catch let error as JSONParseError {
+                return .invalid(raw: raw, error: error)
+            } catch {
+                return .invalid(raw: raw, error: JSONParseError(offset: 0, reason: "\(error)"))
+            }
+        }
+    }
+
+    /// Reads the value; `nil` when absent, not JSON or unreadable (the last two are reported).
+    public func load() async -> JSONValue? {
+        switch await read() {
+        case let .ok(value, _): return value
+        case let .invalid(_, error): onError("stored value is not JSON: \(error)"); return nil
+        case let .failed(reason): onError("read failed: \(reason)"); return nil
+        }
+    }
+
+    /// Queues a write; `nil` removes the key. Never throws.
+    public func save(_ value: JSONValue?) {
+        enqueue { [self] in await write(value.map(StoreWrite.value) ?? .remove) }
+    }
+
+    /// Queues a write whose value is computed when its turn comes (so it is the latest state);
+    /// resolves once it is done.
+    public func saveWith(_ produce: @escaping @Sendable () async -> StoreWrite) async {
+        await perform { [self] in await write(await produce()) }
+    }
+
+    /// Queues a deferred write without waiting for it; `done` runs once it finished (landed or failed).
+    public func enqueueSaveWith(_ produce: @escaping @Sendable () async -> StoreWrite, done: (@Sendable (Bool) -> Void)? = nil) {
+        enqueue { [self] in
+            let ok = await write(await produce())
+            done?(ok)
+        }
+    }
+
+    /// Resolves once every operation queued so far has finished.
+    public func idle() async {
+        await perform {}
+    }
+
+    /// Whether operations are queued or running.
+    public var isBusy: Bool { state.withLock { $0.running || !$0.ops.isEmpty } }
+
+    @discardableResult
+    private func write(_ w: StoreWrite) async -> Bool {
+        do {
+            switch w {
+            case let .value(v): try await storage.setItem(key, WireJSON.encodeString(v))
+            case .remove: try await storage.removeItem(key)
+            case .skip: break
+            }
+            return true
+        } catch {
+            onError("write failed: \(error)")
+            return false
+        }
+    }
+
+    @discardableResult
+    private func perform<T: Sendable>(_ op: @escaping @Sendable () async -> T) async -> T {
+        await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
+            enqueue { c.resume(returning: await op()) }
+        }
+    }
+
+    private func enqueue(_ op: @escaping @Sendable () async -> Void) {
+        let start = state.withLock { s -> Bool in
+            s.ops.append(op)
+            if s.running { return false }
+            s.running = true
+            return true
+        }
+        if start { scheduler.spawn { [self] in await drain() } }
+    }
+
+    private func drain() async {
+        while true {
+            let next = state.withLock { s -> (@Sendable () async -> Void)? in
+                if s.ops.isEmpty {
+                    s.running = false
+                    return nil
+                }
+                return s.ops.removeFirst()
+            }
+            guard let op = next else { return }
+            await op()
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Synchronization
+import TrackerCore
+
+/// A manual clock and scheduler for deterministic tests.
+///
+/// Time moves only when a test calls ``advance(byMs:)`` or ``set(ms:)``. Background steps
+/// spawned through the scheduler run on one serial executor thread owned by the clock, so the
+/// clock knows when no work is runnable: ``settle()`` waits for that moment. Work suspended on
+/// something outside the clock (a real network request, a sink the test holds open) is not
+/// runnable and does not keep ``settle()`` waiting.
+public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Sendable {
+    private struct Timer {
+        let id: UInt64
+        let due: Int64
+        let work: @Sendable () -> Void
+    }
+
+    private struct State {
+        var now: Int64
+        var nextId: UInt64 = 1
+        var timers: [Timer] = []
+    }
+
+    private let state: Mutex<State>
+    /// The serial executor every spawned step and fired timer runs on.
+    public let executor: SerialTestExecutor
+
+    /// Creates a clock reading `startMs` (default 2026-01-10T08:00:00.000Z).
+    public init(startMs: Int64 = 1_768_032_000_000) {
+        state = Mutex(State(now: startMs))
+        executor = SerialTestExecutor()
+    }
+
+    deinit {
+        executor.shutdown()
+    }
+
+    /// The current manual time in milliseconds since the epoch.
+    public func nowMs() -> Int64 { state.withLock { $0.now } }
+
+    /// The number of timers scheduled and not yet fired or cancelled.
+    public var pendingTimerCount: Int { state.withLock { $0.timers.count } }
+
+    /// Due times of the pending timers, earliest first.
+    public var pendingTimerDueTimes: [Int64] { state.withLock { $0.timers.map(\.due).sorted() } }
+
+    @discardableResult
+    public func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken {
+        state.withLock { s in
+            let id = s.nextId
+            s.nextId += 1
+            s.timers.append(Timer(id: id, due: s.now + max(0, afterMs), work: work))
+            return TimerToken(id: id)
+        }
+    }
+
+    public func cancel(_ token: TimerToken) {
+        state.withLock { $0.timers.removeAll { $0.id == token.id } }
+    }
+
+    public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        executor.spawn(work)
+    }
+
+    /// Waits until no spawned step or fired timer is runnable.
+    public func settle() async {
+        await executor.waitUntilIdle()
+    }
+
+    /// Moves time forward by `ms`, firing each due timer at its own time in due order (ties in
+    /// scheduling order) and settling after each; settles before and after.
+    public func advance(byMs ms: Int64) async {
+        let target = state.withLock { $0.now } + max(0, ms)
+        await run(until: target)
+    }
+
+    /// Moves time to `ms` (never backwards for timers; a backwards set only changes `nowMs()`).
+    public func set(ms: Int64) async {
+        let current = nowMs()
+        if ms >= current {
+            await run(until: ms)
+        } else {
+            state.withLock { $0.now = ms }
+        }
+    }
+
+    private func run(until target: Int64) async {
+        await settle()
+        while true {
+            let next: Timer? = state.withLock { s in
+                guard let idx = s.timers.indices.min(by: { (s.timers[$0].due, s.timers[$0].id) < (s.timers[$1].due, s.timers[$1].id) }),
+                      s.timers[idx].due <= target else { return nil }
+                let t = s.timers.remove(at: idx)
+                s.now = max(s.now, t.due)
+                return t
+            }
+            guard let next else { break }
+            let work = next.work
+            executor.spawn { work() }
+            await settle()
+        }
+        state.withLock { $0.now = max($0.now, target) }
+        await settle()
+    }
+}
+
+/// A serial task executor that runs jobs on its own thread and reports when it has none left.
+public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var running = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var isShutDown = false
+
+    init() {
+        // The thread keeps the executor alive while it runs; it ends after `shutdown()` once
+        // no job is left. The executor object itself is then deliberately kept (never freed),
+        // so that a task still referring to it can never touch freed memory.
+        let t = Thread { [self] in
+            self.loop()
+            _ = Unmanaged.passRetained(self)
+        }
+        t.name = "ManualClock.executor"
+        t.start()
+    }
+
+    /// Lets the executor thread end once its queue is empty (called when the clock goes away).
+    func shutdown() {
+        condition.lock()
+        isShutDown = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Starts `work` as a task that prefers this executor.
+    public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        Task(executorPreference: self) { await work() }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        condition.lock()
+        jobs.append(unowned)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Resumes once the executor has no queued or running job.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            if jobs.isEmpty && !running {
+                condition.unlock()
+                c.resume()
+            } else {
+                waiters.append(c)
+                condition.unlock()
+            }
+        }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !isShutDown { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            running = true
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            condition.lock()
+            running = false
+            var ready: [CheckedContinuation<Void, Never>] = []
+            if jobs.isEmpty {
+                ready = waiters
+                waiters = []
+            }
+            condition.unlock()
+            for c in ready { c.resume() }
+        }
+    }
+}

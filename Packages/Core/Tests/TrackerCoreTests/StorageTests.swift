@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+
+@Suite struct FileStorageTests {
+    func tempDir() -> String {
+        NSTemporaryDirectory() + "tracker-storage-\(IDs.uuidV4())/nested"
+    }
+
+    @Test func roundTripRemoveAndReopen() async throws {
+        let dir = tempDir()
+        let store = FileKeyValueStorage(directory: dir)
+        #expect(try await store.getItem("rocalytics-sdk:onboarding-run") == nil)
+        try await store.setItem("rocalytics-sdk:onboarding-run", "{\"format\":1,\"é\":\"日本\"}")
+        try await store.setItem("rocalytics-sdk:onboarding-run", "{\"format\":1}")
+        let reopened = FileKeyValueStorage(directory: dir)
+        #expect(try await reopened.getItem("rocalytics-sdk:onboarding-run") == "{\"format\":1}")
+        try await reopened.removeItem("rocalytics-sdk:onboarding-run")
+        try await reopened.removeItem("rocalytics-sdk:onboarding-run") // absent: still fine
+        #expect(try await store.getItem("rocalytics-sdk:onboarding-run") == nil)
+    }
+
+    @Test func filesAreOwnerOnly() async throws {
+        let dir = tempDir()
+        let store = FileKeyValueStorage(directory: dir)
+        try await store.setItem("k", "v")
+        let fileMode = try #require(try FileManager.default.attributesOfItem(atPath: store.path(for: "k"))[.posixPermissions] as? Int)
+        let dirMode = try #require(try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int)
+        #expect(fileMode == 0o600)
+        #expect(dirMode == 0o700)
+        // No temporary file is left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["k.kv"])
+    }
+
+    @Test func keysMapToDistinctSafeFileNames() {
+        let store = FileKeyValueStorage(directory: "/tmp/x")
+        #expect(store.path(for: "a/b") == "/tmp/x/a%2Fb.kv")
+        #expect(store.path(for: "../etc") == "/tmp/x/%2E%2E%2Fetc.kv")
+        #expect(store.path(for: "a:b") != store.path(for: "a_b"))
+    }
+
+    @Test func unwritableDirectoryFailsWithAnError() async {
+        let store = FileKeyValueStorage(directory: "/proc/definitely-not-writable")
+        await #expect(throws: FileStorageError.self) { try await store.setItem("k", "v") }
+    }
+}
+
+@Suite struct SerialStoreTests {
+    func makeStore(_ storage: any KeyValueStorage, _ clock: ManualClock, errors: Locked<[String]> = Locked([])) -> SerialStore {
+        SerialStore(storage: storage, key: "k", scheduler: clock) { e in errors.withLock { $0.append(e) } }
+    }
+
+    @Test func S153_serialStoreOrder() async {
+        let clock = ManualClock()
+        let storage = InMemoryKeyValueStorage()
+        let store = makeStore(storage, clock)
+        store.save(["n": 1])
+        store.save(["n": 2])
+        #expect(await store.load() == ["n": 2])
+        store.save(nil)
+        #expect(await store.load() == nil)
+        #expect(storage.snapshot["k"] == nil)
+    }
+
+    @Test func S154_readResults() async {
+        let clock = ManualClock()
+        let ok = makeStore(InMemoryKeyValueStorage(["k": "{\"a\":1}"]), clock)
+        guard case let .ok(value, _) = await ok.read() else { Issue.record("expected ok"); return }
+        #expect(value == ["a": 1])
+
+        let invalid = makeStore(InMemoryKeyValueStorage(["k": "{nope"]), clock)
+        guard case .invalid = await invalid.read() else { Issue.record("expected invalid"); return }
+
+        var once = FaultInjectingStorage.Faults()
+        once.failNextGets = 1
+        let retried = makeStore(FaultInjectingStorage(backing: InMemoryKeyValueStorage(["k": "{\"a\":1}"]), faults: once), clock)
+        guard case let .ok(v2, _) = await retried.read() else { Issue.record("expected ok after one retry"); return }
+        #expect(v2 == ["a": 1])
+
+        var twice = FaultInjectingStorage.Faults()
+        twice.failNextGets = 2
+        let failed = makeStore(FaultInjectingStorage(backing: InMemoryKeyValueStorage(["k": "{\"a\":1}"]), faults: twice), clock)
+        guard case .failed = await failed.read() else { Issue.record("expected failed"); return }
+    }
+
+    @Test func S155_readAfterAnotherStoresWrites() async {
+        let clock = ManualClock()
+        var slow = FaultInjectingStorage.Faults()
+        slow.writeDelayMs = 500
+        let storage = FaultInjectingStorage(clock: clock, faults: slow)
+        let store1 = makeStore(storage, clock)
+        let store2 = makeStore(storage, clock)
+        store1.save(["n": 1])
+        let readResult = Locked<JSONValue?>(nil)
+        clock.spawn {
+            if case let .ok(v, _) = await store2.read(after: { await store1.idle() }) { readResult.withLock { $0 = v } }
+            await store2.saveWith { .value(["n": 2]) }
+        }
+        await clock.advance(byMs: 500)
+        #expect(readResult.value == ["n": 1])
+        await clock.advance(byMs: 500)
+        #expect(storage.stored("k") == "{\"n\":2}")
+    }
+
+    @Test func S156_deferredValues() async {
+        let clock = ManualClock()
+        let storage = InMemoryKeyValueStorage()
+        let store = makeStore(storage, clock)
+        let state = Locked(1)
+        store.enqueueSaveWith { .value(["n": .number(Double(state.value))]) }
+        state.withLock { $0 = 2 }
+        await store.idle()
+        #expect(storage.snapshot["k"] == "{\"n\":2}")
+        await store.saveWith { .skip }
+        #expect(storage.snapshot["k"] == "{\"n\":2}")
+    }
+
+    @Test func S157_aBrokenStorageIsReportedNotThrown() async {
+        let clock = ManualClock()
+        var faults = FaultInjectingStorage.Faults()
+        faults.writesAlwaysFail = true
+        let storage = FaultInjectingStorage(backing: InMemoryKeyValueStorage(["k": "{not json"]), faults: faults)
+        let errors = Locked<[String]>([])
+        let store = makeStore(storage, clock, errors: errors)
+        store.save(["n": 1])
+        #expect(await store.load() == nil)
+        #expect(errors.value.count == 2)
+    }
+}
