@@ -1,4 +1,6 @@
 /// Every generator of the repository. Each lives in its own file.
 func allGenerators() -> [any Generator] {
-    []
+    [
+        ScoreEventsGenerator(),
+    ]
 }
