@@ -50,7 +50,7 @@ final class Provider: Sendable {
         let p = Provider(h.clock) { _ in .never }
         c.setTokenProvider { try await p.call() }
         c.pv()
-        let f = h.startFlush(c)
+        let f = await h.startFlush(c)
         await h.advance(4_999)
         #expect(h.tx.requests.isEmpty)
         await h.advance(1)
@@ -67,7 +67,7 @@ final class Provider: Sendable {
         let p = Provider(h.clock) { $0 == 1 ? .after(7_000, "tok-late") : .fail }
         c.setTokenProvider { try await p.call() }
         c.pv()
-        let f = h.startFlush(c)
+        let f = await h.startFlush(c)
         await h.advance(5_000)
         _ = await f.value
         #expect(h.tx.eventRequests.count == 1)
@@ -90,14 +90,14 @@ final class Provider: Sendable {
         let p = Provider(h.clock) { $0 == 1 ? .after(7_000, "tok-late") : .token("tok-new") }
         c.setTokenProvider { try await p.call() }
         c.pv()
-        let f1 = h.startFlush(c)
+        let f1 = await h.startFlush(c)
         await h.at(T0 + 6_000)
         _ = await f1.value
         #expect(h.tx.eventRequests.count == 1)
         #expect(h.tx.eventRequests[0].at == T0 + 5_000)
         #expect(h.tx.eventRequests[0].header("Authorization") == nil)
         c.pv()
-        let f2 = h.startFlush(c)
+        let f2 = await h.startFlush(c)
         await h.clock.settle()
         await h.at(T0 + 7_000)
         _ = await f2.value

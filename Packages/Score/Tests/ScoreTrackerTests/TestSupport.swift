@@ -183,10 +183,12 @@ final class Harness: @unchecked Sendable {
     }
 
     /// Starts a flush without awaiting it (for scenarios that move time meanwhile).
-    func startFlush(_ c: ScoreClient) -> Task<Result<Void, Error>, Never> {
-        let t = Task { () -> Result<Void, Error> in
+    /// The flush's task runs on the clock's executor and has started (and settled) on return.
+    func startFlush(_ c: ScoreClient) async -> Task<Result<Void, Error>, Never> {
+        let t = Task(executorPreference: clock.executor) { () -> Result<Void, Error> in
             do { try await c.flush(); return .success(()) } catch { return .failure(error) }
         }
+        await clock.settle()
         return t
     }
 }
