@@ -9,13 +9,14 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme \
+.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
+	@echo "make test-tsan         every package's tests under ThreadSanitizer"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
 
@@ -35,6 +36,15 @@ test-packages:
 	  if [ -f Packages/$$p/Package.swift ]; then \
 	    echo "== swift test: $$p"; \
 	    $(SWIFT) test --package-path Packages/$$p $(SWIFT_TEST_FLAGS); \
+	  fi; \
+	done
+
+# Every package's tests under ThreadSanitizer (separate build directory).
+test-tsan: deps
+	@set -e; for p in $(PACKAGES); do \
+	  if [ -f Packages/$$p/Package.swift ]; then \
+	    echo "== swift test --sanitize=thread: $$p"; \
+	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
 

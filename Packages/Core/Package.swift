@@ -8,7 +8,15 @@ let package = Package(
         .library(name: "TrackerCoreTestKit", targets: ["TrackerCoreTestKit"]),
     ],
     targets: [
-        .target(name: "TrackerCore"),
+        // libcurl (Debian: libcurl4-openssl-dev). Module names are global: keep the prefix.
+        .systemLibrary(
+            name: "CTrackerLibcurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Typed, non-variadic wrappers over curl_easy_setopt / getinfo / curl_multi_setopt.
+        .target(name: "CTrackerCurlShim", dependencies: ["CTrackerLibcurl"]),
+        .target(name: "TrackerCore", dependencies: ["CTrackerCurlShim"]),
         .target(name: "TrackerCoreTestKit", dependencies: ["TrackerCore"]),
         .testTarget(name: "TrackerCoreTests", dependencies: ["TrackerCore", "TrackerCoreTestKit"]),
     ],

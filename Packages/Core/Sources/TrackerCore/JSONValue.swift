@@ -117,13 +117,24 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 public protocol WireEncodable: Sendable {
     /// The ordered JSON this value sends.
     func wireJSON() -> JSONValue
+    /// Writes the compact wire bytes of this value. The default encodes ``wireJSON()``; contract
+    /// types override it with a direct path that produces the same bytes without building a tree.
+    func writeWire(to writer: inout WireWriter)
 }
 
 extension JSONValue: WireEncodable {
     public func wireJSON() -> JSONValue { self }
+    public func writeWire(to writer: inout WireWriter) { writer.write(self) }
 }
 
 extension WireEncodable {
+    /// Encodes ``wireJSON()`` into `writer`.
+    public func writeWire(to writer: inout WireWriter) { writer.write(wireJSON()) }
+
     /// The compact wire bytes (what `JSON.stringify` would write), UTF-8.
-    public func wireBytes() -> [UInt8] { WireJSON.encode(wireJSON()) }
+    public func wireBytes() -> [UInt8] {
+        var w = WireWriter()
+        writeWire(to: &w)
+        return w.finish()
+    }
 }

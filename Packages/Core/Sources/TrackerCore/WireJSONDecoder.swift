@@ -9,8 +9,13 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 
 extension WireJSON {
     /// Parses a complete JSON text (RFC 8259), keeping object member order. A repeated key keeps
-    /// its first position and its last value (as `JSON.parse` does). Lone surrogate escapes are
-    /// replaced by U+FFFD, since a Swift `String` cannot hold them.
+    /// its first position and its last value (as `JSON.parse` does).
+    ///
+    /// Strings: a `\uXXXX` escape of a lone UTF-16 surrogate (a high surrogate not followed by a
+    /// `\u` low surrogate escape, or a low surrogate on its own) decodes to U+FFFD, since a Swift
+    /// `String` cannot hold a lone surrogate; re-encoding therefore writes the UTF-8 of U+FFFD
+    /// where `JSON.stringify` would write the `\udxxx` escape back. Valid surrogate pairs decode
+    /// to their code point. Invalid UTF-8 in the input is likewise repaired to U+FFFD.
     public static func decode(_ text: String) throws(JSONParseError) -> JSONValue {
         try decode(Array(text.utf8))
     }
@@ -185,7 +190,7 @@ private struct Parser {
                     scalar = 0xFFFD
                 }
                 let us = Unicode.Scalar(scalar) ?? "\u{FFFD}"
-                out.append(contentsOf: String(Character(us)).utf8)
+                UTF8.encode(us) { out.append($0) }
             default: throw fail("bad escape")
             }
         }
@@ -211,6 +216,21 @@ private struct Parser {
             if i < bytes.count, bytes[i] == 43 || bytes[i] == 45 { i += 1 }
             guard i < bytes.count, (48...57).contains(bytes[i]) else { throw fail("bad number") }
             while i < bytes.count, (48...57).contains(bytes[i]) { i += 1 }
+        }
+        // Fast path: a plain integer of at most 15 digits is exact as a double.
+        var plain = true
+        var digits = 0
+        var magnitude = 0
+        for k in start..<i {
+            let c = bytes[k]
+            if c == 45 { continue }
+            if c < 48 || c > 57 { plain = false; break }
+            magnitude = magnitude &* 10 &+ Int(c &- 48)
+            digits += 1
+        }
+        if plain && digits <= 15 {
+            if bytes[start] == 45 { return magnitude == 0 ? -0.0 : -Double(magnitude) }
+            return Double(magnitude)
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
         guard let d = Double(text) else { throw fail("bad number") }

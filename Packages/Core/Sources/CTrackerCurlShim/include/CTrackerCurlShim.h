@@ -1,0 +1,33 @@
+#ifndef CTRACKER_CURL_SHIM_H
+#define CTRACKER_CURL_SHIM_H
+/*
+ * Typed, non-variadic wrappers over libcurl's variadic setopt/getinfo calls, so Swift can call
+ * them. Every wrapper passes exactly the C type libcurl expects for the option kind.
+ */
+#include <curl/curl.h>
+
+typedef size_t (*ctracker_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
+
+/* curl_easy_setopt for `long` options. */
+CURLcode ctracker_easy_setopt_long(CURL *handle, CURLoption option, long value);
+/* curl_easy_setopt for `curl_off_t` options (the *_LARGE ones). */
+CURLcode ctracker_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
+/* curl_easy_setopt for `char *` options (curl copies strings, except POSTFIELDS). */
+CURLcode ctracker_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+/* curl_easy_setopt for object-pointer options (PRIVATE, WRITEDATA, HEADERDATA, HTTPHEADER, POSTFIELDS). */
+CURLcode ctracker_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+/* curl_easy_setopt for WRITEFUNCTION / HEADERFUNCTION. */
+CURLcode ctracker_easy_setopt_data_cb(CURL *handle, CURLoption option, ctracker_curl_data_cb callback);
+/* curl_easy_getinfo for `long` infos. */
+CURLcode ctracker_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+/* curl_easy_getinfo for pointer infos (PRIVATE). */
+CURLcode ctracker_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+/* curl_multi_setopt for `long` options. */
+CURLMcode ctracker_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+/*
+ * Reads the next CURLMSG_DONE message: returns 1 and fills `easy` and `result`, or 0 when the
+ * queue holds no more messages.
+ */
+int ctracker_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
+
+#endif

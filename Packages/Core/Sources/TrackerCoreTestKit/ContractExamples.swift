@@ -1,0 +1,42 @@
+import Foundation
+
+/// The contract example files of `Packages/Core/Contracts/examples/`.
+public enum ContractExamples {
+    /// The contracts that have an example folder.
+    public enum Contract: String, Sendable, CaseIterable {
+        /// `examples/onboarding-run/`.
+        case onboardingRun = "onboarding-run"
+        /// `examples/paywall-presentation/`.
+        case paywallPresentation = "paywall-presentation"
+        /// `examples/paywall-presentation-v1_1/`.
+        case paywallPresentationV1_1 = "paywall-presentation-v1_1"
+    }
+
+    /// `Packages/Core/Contracts/`.
+    public static var contractsDirectory: String {
+        PackagePaths.packageRoot(#filePath) + "/Contracts"
+    }
+
+    /// Absolute paths of the valid examples of `contract` (not `invalid/`), sorted by name.
+    public static func valid(_ contract: Contract) -> [String] {
+        files(in: contractsDirectory + "/examples/" + contract.rawValue)
+    }
+
+    /// Absolute paths of the `invalid/` examples of `contract`, sorted by name.
+    public static func invalid(_ contract: Contract) -> [String] {
+        files(in: contractsDirectory + "/examples/" + contract.rawValue + "/invalid")
+    }
+
+    /// Every valid example of every contract.
+    public static var allValid: [String] { Contract.allCases.flatMap { valid($0) } }
+
+    /// The bytes of a file.
+    public static func bytes(_ path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    private static func files(in dir: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().map { dir + "/" + $0 }
+    }
+}
