@@ -135,8 +135,7 @@ public final class ScoreClient: Sendable {
     }
 
     static func defaultTransport() -> any HTTPTransport {
-        // Core's libcurl transport replaces this once it is merged.
-        PendingDefaultTransport()
+        CurlTransport.shared
     }
 
     // MARK: - Consent
@@ -582,10 +581,3 @@ enum WireJSONDecoderShim {
     }
 }
 
-/// Stand-in default transport until Core's `CurlTransport` is available: every request fails
-/// as a connection error, so events stay queued.
-struct PendingDefaultTransport: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        throw HTTPError(.other, "no default transport in this build; inject one")
-    }
-}
