@@ -9,6 +9,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
+        .package(name: "Score", path: "../Packages/Score"),
     ],
     targets: [
         .executableTarget(name: "codegen", dependencies: [.product(name: "TrackerCore", package: "Core")]),
@@ -19,6 +20,7 @@ let package = Package(
                 "CBenchCurl",
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
+                .product(name: "ScoreTracker", package: "Score"),
             ]
         ),
     ],

@@ -16,6 +16,7 @@ while let a = args.popFirst() {
 var cases: [BenchCase] = []
 cases += wireBenchCases()
 cases += httpBenchCases()
+cases += scoreBenchCases()
 
 var results: [String: [String: Double]] = [:]
 for c in cases where filter.map({ c.name.contains($0) }) ?? true {
