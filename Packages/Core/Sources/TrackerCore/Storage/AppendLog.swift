@@ -87,9 +87,10 @@ public final class AppendLog {
             let len = Int(readU32(bytes, at))
             let crc = readU32(bytes, at + 4)
             guard len <= maxRecordBytes, bytes.count - at - frameOverhead >= len else { break }
-            let payload = Array(bytes[(at + frameOverhead)..<(at + frameOverhead + len)])
-            guard CRC32.checksum(payload) == crc else { break }
-            records.append(payload)
+            let start = at + frameOverhead
+            let sum = bytes.withUnsafeBufferPointer { CRC32.checksum(UnsafeBufferPointer(rebasing: $0[start..<(start + len)])) }
+            guard sum == crc else { break }
+            records.append(Array(bytes[start..<(start + len)]))
             at += frameOverhead + len
         }
         return (records, at)
@@ -173,7 +174,9 @@ public final class AppendLog {
     static func readAll(_ fd: Int32) throws(AppendLogError) -> [UInt8] {
         guard lseek(fd, 0, SEEK_SET) >= 0 else { throw AppendLogError("lseek", errno: errno) }
         var out = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size)) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
@@ -210,13 +213,24 @@ public final class AppendLog {
     }
 }
 
-/// CRC-32 (IEEE 802.3, reflected polynomial `0xEDB88320`), as zlib's `crc32`.
+/// CRC-32 (IEEE 802.3, reflected polynomial `0xEDB88320`), as zlib's `crc32`; slicing-by-8.
 public enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { i -> UInt32 in
-        var c = UInt32(i)
-        for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
+    /// 8 tables of 256 entries: `tables[k * 256 + b]`.
+    private static let tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
+        for i in 0..<256 {
+            var c = UInt32(i)
+            for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            t[i] = c
+        }
+        for i in 0..<256 {
+            for k in 1..<8 {
+                let prev = t[(k - 1) * 256 + i]
+                t[k * 256 + i] = t[Int(prev & 0xFF)] ^ (prev >> 8)
+            }
+        }
+        return t
+    }()
 
     /// The CRC-32 of `bytes`.
     public static func checksum(_ bytes: [UInt8]) -> UInt32 {
@@ -225,9 +239,27 @@ public enum CRC32 {
 
     /// The CRC-32 of `bytes`.
     public static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        guard let base = bytes.baseAddress else { return 0 }
         var c: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { t in
-            for b in bytes { c = t[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
+        tables.withUnsafeBufferPointer { tb in
+            let t = tb.baseAddress!
+            var p = base
+            var n = bytes.count
+            while n >= 8 {
+                let lo = (UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16 | UInt32(p[3]) << 24) ^ c
+                let hi = UInt32(p[4]) | UInt32(p[5]) << 8 | UInt32(p[6]) << 16 | UInt32(p[7]) << 24
+                c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+                    ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
+                    ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
+                    ^ t[256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
+                p += 8
+                n -= 8
+            }
+            while n > 0 {
+                c = t[Int((c ^ UInt32(p[0])) & 0xFF)] ^ (c >> 8)
+                p += 1
+                n -= 1
+            }
         }
         return c ^ 0xFFFF_FFFF
     }
