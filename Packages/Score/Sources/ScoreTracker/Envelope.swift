@@ -123,6 +123,8 @@ final class QueuedEvent: @unchecked Sendable {
     var encoded: [UInt8]?
     /// Whether its add record is on disk.
     var persisted = false
+    /// Whether it is still queued (cleared when it leaves the queue).
+    var inQueue = true
 
     init(seq: UInt64, eventId: String, name: String, timestampMs: Int64, anonymousId: String, hasUserId: Bool,
          critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
@@ -149,25 +151,16 @@ final class QueuedEvent: @unchecked Sendable {
 
 /// The queue log's record format.
 ///
-/// Add: `A | flags | requires | timestamp (Int64 LE) | eventId (len u8) | name (len u16 LE) |
-/// anonymousId (len u8) | envelope bytes`. flags: 1 critical, 2 notice, 4 has userId.
+/// Add: `A | flags | requires | envelope bytes` (flags: 1 critical, 2 notice, 4 has userId); the
+/// event id, name, timestamp and anonymous id are read back from the envelope itself.
 /// Remove: `R | eventId (len u8) …`.
 enum QueueRecord {
     static func add(_ e: QueuedEvent, envelope: [UInt8]) -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(envelope.count + 64 + e.name.utf8.count)
+        out.reserveCapacity(envelope.count + 3)
         out.append(65)
         out.append((e.critical ? 1 : 0) | (e.notice ? 2 : 0) | (e.hasUserId ? 4 : 0))
         out.append(e.requires)
-        var t = UInt64(bitPattern: e.timestampMs)
-        for _ in 0..<8 { out.append(UInt8(truncatingIfNeeded: t)); t >>= 8 }
-        let id = Array(e.eventId.utf8.prefix(255))
-        out.append(UInt8(id.count)); out.append(contentsOf: id)
-        let name = Array(e.name.utf8.prefix(65535))
-        out.append(UInt8(truncatingIfNeeded: name.count)); out.append(UInt8(truncatingIfNeeded: name.count >> 8))
-        out.append(contentsOf: name)
-        let anon = Array(e.anonymousId.utf8.prefix(255))
-        out.append(UInt8(anon.count)); out.append(contentsOf: anon)
         out.append(contentsOf: envelope)
         return out
     }
@@ -196,36 +189,64 @@ enum QueueRecord {
         case remove([String])
     }
 
+    private static let nameMarker = Array(#","name":""#.utf8)
+    private static let eventIdMarker = Array(#","eventId":""#.utf8)
+    private static let timestampMarker = Array(#","timestamp":""#.utf8)
+    private static let anonymousIdMarker = Array(#","anonymousId":""#.utf8)
+
+    /// The JSON string value following `marker` (searched from `from`), and where it ends.
+    private static func stringAfter(_ marker: [UInt8], in b: UnsafeBufferPointer<UInt8>, from: Int) -> (String, Int)? {
+        let m = marker.count
+        guard b.count >= m else { return nil }
+        var i = from
+        while i + m <= b.count {
+            if b[i] == marker[0] {
+                var j = 1
+                while j < m && b[i + j] == marker[j] { j += 1 }
+                if j == m { break }
+            }
+            i += 1
+        }
+        guard i + m <= b.count else { return nil }
+        let start = i + m
+        var k = start
+        var escaped = false
+        while k < b.count && b[k] != 34 {
+            if b[k] == 92 { escaped = true; k += 1 }
+            k += 1
+        }
+        guard k < b.count else { return nil }
+        if escaped {
+            let literal = Array(b[(start - 1)...k])
+            guard let s = (try? WireJSON.decode(literal))?.stringValue else { return nil }
+            return (s, k + 1)
+        }
+        return (String(decoding: UnsafeBufferPointer(rebasing: b[start..<k]), as: UTF8.self), k + 1)
+    }
+
     static func parse(_ r: [UInt8]) -> Parsed? {
         guard let kind = r.first else { return nil }
-        var at = 1
-        func str(_ len: Int) -> String? {
-            guard at + len <= r.count else { return nil }
-            defer { at += len }
-            return String(decoding: r[at..<(at + len)], as: UTF8.self)
-        }
         if kind == 82 {
             var ids: [String] = []
+            var at = 1
             while at < r.count {
                 let len = Int(r[at]); at += 1
-                guard let s = str(len) else { return nil }
-                ids.append(s)
+                guard at + len <= r.count else { return nil }
+                ids.append(String(decoding: r[at..<(at + len)], as: UTF8.self))
+                at += len
             }
             return .remove(ids)
         }
-        guard kind == 65, r.count >= 11 + 4 else { return nil }
-        let flags = r[1], requires = r[2]
-        var t: UInt64 = 0
-        for i in 0..<8 { t |= UInt64(r[3 + i]) << (8 * UInt64(i)) }
-        at = 11
-        guard at < r.count else { return nil }
-        let idLen = Int(r[at]); at += 1
-        guard let id = str(idLen), at + 2 <= r.count else { return nil }
-        let nameLen = Int(r[at]) | Int(r[at + 1]) << 8; at += 2
-        guard let name = str(nameLen), at < r.count else { return nil }
-        let anonLen = Int(r[at]); at += 1
-        guard let anon = str(anonLen) else { return nil }
-        return .add(Add(eventId: id, name: name, timestampMs: Int64(bitPattern: t), anonymousId: anon,
-                        flags: flags, requires: requires, envelope: Array(r[at...])))
+        guard kind == 65, r.count > 3 else { return nil }
+        let envelope = Array(r[3...])
+        let fields: (String, String, String, String)? = envelope.withUnsafeBufferPointer { b in
+            guard let (name, a) = stringAfter(nameMarker, in: b, from: 0),
+                  let (id, c) = stringAfter(eventIdMarker, in: b, from: a),
+                  let (ts, d) = stringAfter(timestampMarker, in: b, from: c),
+                  let (anon, _) = stringAfter(anonymousIdMarker, in: b, from: d) else { return nil }
+            return (name, id, ts, anon)
+        }
+        guard let (name, id, ts, anon) = fields, let ms = Timestamp.parse(ts) else { return nil }
+        return .add(Add(eventId: id, name: name, timestampMs: ms, anonymousId: anon, flags: r[1], requires: r[2], envelope: envelope))
     }
 }

@@ -109,7 +109,7 @@ extension ScoreClient {
         enum Next { case none, link, send(HTTPRequest, [QueuedEvent], [[UInt8]]) }
         let next: Next = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return .none }
-            while f.cursor < f.selected.count, !s.queue.contains(where: { $0 === f.selected[f.cursor] }) {
+            while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue {
                 f.cursor += 1
             }
             guard f.cursor < f.selected.count else { return .link }
@@ -118,11 +118,10 @@ extension ScoreClient {
             var encoded: [[UInt8]] = []
             var size = ScoreClient.bodyOverhead
             var i = f.cursor
-            let queued = Set(s.queue.map { ObjectIdentifier($0) })
             while i < f.selected.count, batch.count < f.batchLimit {
                 let e = f.selected[i]
                 i += 1
-                guard queued.contains(ObjectIdentifier(e)) else { continue }
+                guard e.inQueue else { continue }
                 var bytes = e.bytes()
                 if !e.hasUserId, e.anonymousId == s.anonymousId, let uid = s.userId {
                     bytes = EnvelopeBytes.withUserId(bytes, uid)
@@ -163,7 +162,7 @@ extension ScoreClient {
         let next: Next = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return .none }
             if (200..<300).contains(status) {
-                let present = batch.filter { e in s.queue.contains { $0 === e } }
+                let present = batch.filter(\.inQueue)
                 removeFromQueue(&s, present)
                 f.sent += present.count
                 for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty && !containsUserId(bytes) {

@@ -1,3 +1,4 @@
+import Synchronization
 import TrackerCore
 
 /// A consent category of the fan's CMP choice.
@@ -210,10 +211,50 @@ public protocol ScoreIdSource: Sendable {
 }
 
 /// The production id source: UUIDv7 event ids, random UUIDv4 anonymous and session ids.
+///
+/// Event ids take their random bits from a SplitMix64 stream seeded from the system's
+/// cryptographic source (unique and unpredictable enough for ids, and lock-free, so `track`
+/// never makes a system call for them). Anonymous and session ids use the system source.
 public struct SystemScoreIdSource: ScoreIdSource {
+    private final class Stream: Sendable {
+        let state: Atomic<UInt64>
+        init() {
+            var seed: UInt64 = 0
+            withUnsafeMutableBytes(of: &seed) { SystemRandomSource().fill($0) }
+            state = Atomic(seed)
+        }
+        func next() -> UInt64 {
+            var z = state.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+    private let stream = Stream()
+
     /// Creates the id source.
     public init() {}
-    public func newEventId(nowMs: Int64) -> String { IDs.uuidV7(nowMs: nowMs) }
+
+    public func newEventId(nowMs: Int64) -> String {
+        let a = stream.next(), b = stream.next()
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { out -> String in
+            let hex: StaticString = "0123456789abcdef"
+            let t = UInt64(max(0, nowMs)) & 0xFFFF_FFFF_FFFF
+            // bytes: 6 time, then version 7 + 12 bits, variant 10 + 62 bits.
+            let bytes: (UInt64, UInt64) = (t << 16 | 0x7000 | (a & 0x0FFF), (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+            var j = 0
+            hex.withUTF8Buffer { h in
+                for i in 0..<16 {
+                    let word = i < 8 ? bytes.0 : bytes.1
+                    let byte = UInt8(truncatingIfNeeded: word >> UInt64(8 * (7 - (i & 7))))
+                    if i == 4 || i == 6 || i == 8 || i == 10 { out[j] = 45; j += 1 }
+                    out[j] = h[Int(byte >> 4)]; out[j + 1] = h[Int(byte & 0x0F)]
+                    j += 2
+                }
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: out[0..<36]), as: UTF8.self)
+        }
+    }
     public func newAnonymousId() -> String { IDs.uuidV4() }
     public func newSessionId() -> String { IDs.uuidV4() }
 }

@@ -58,9 +58,11 @@ final class PiiScrubber: Sendable {
     func object(_ dict: [String: Any], size: inout Int) throws(InvalidInput) -> JSONObject {
         var pairs: [(String, JSONValue)] = []
         pairs.reserveCapacity(dict.count)
-        let keys = dict.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        for key in keys {
-            let raw = dict[key]!
+        var items: [(key: String, value: Any)] = []
+        items.reserveCapacity(dict.count)
+        for item in dict { items.append(item) }
+        items.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        for (key, raw) in items {
             size += key.utf8.count * 6 + 4
             if let rule = rules.isEmpty ? nil : rules[key] {
                 var ignored = 0

@@ -411,20 +411,21 @@ public final class ScoreClient: Sendable {
     /// Removes `events` from the queue and logs their removal.
     func removeFromQueue(_ s: inout ClientState, _ events: [QueuedEvent]) {
         guard !events.isEmpty else { return }
-        let gone = Set(events.map { ObjectIdentifier($0) })
         var notices = 0
         var persisted: [String] = []
-        for e in events {
+        for e in events where e.inQueue {
+            e.inQueue = false
             if e.notice { notices += 1 }
+            // An unpersisted add is skipped by the writer instead (which logs a removal when
+            // the event left while its add was being written).
             if e.persisted { persisted.append(e.eventId) }
         }
-        s.queue.removeAll { gone.contains(ObjectIdentifier($0)) }
-        s.noticeCount -= notices
-        // Unpersisted adds are dropped from the pending writes instead.
-        s.writeOps.removeAll { op in
-            if case let .add(e) = op { return gone.contains(ObjectIdentifier(e)) }
-            return false
+        if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
+            s.queue.remove(at: i)
+        } else {
+            s.queue.removeAll { !$0.inQueue }
         }
+        s.noticeCount -= notices
         if !persisted.isEmpty {
             s.writeOps.append(.remove(persisted))
             s.deadRecords += persisted.count + 1
@@ -472,7 +473,9 @@ public final class ScoreClient: Sendable {
             for op in ops {
                 switch op {
                 case let .add(e):
-                    let env = state.withLock { _ in e.encoded ?? e.fields?.encode() ?? [] }
+                    let (live, fields, encoded) = state.withLock { _ in (e.inQueue, e.fields, e.encoded) }
+                    guard live else { continue }
+                    let env = encoded ?? fields?.encode() ?? []
                     records.append(QueueRecord.add(e, envelope: env))
                     added.append((e, env))
                 case let .remove(idList):
@@ -487,10 +490,16 @@ public final class ScoreClient: Sendable {
                 }
             }
             let resume: Flight? = state.withLock { s in
+                var leftMeanwhile: [String] = []
                 for (e, env) in added {
                     e.encoded = env
                     e.fields = nil
                     e.persisted = true
+                    if !e.inQueue { leftMeanwhile.append(e.eventId) }
+                }
+                if !leftMeanwhile.isEmpty {
+                    s.writeOps.append(.remove(leftMeanwhile))
+                    s.deadRecords += leftMeanwhile.count + 1
                 }
                 if !compact, s.deadRecords > 512, s.deadRecords > s.queue.count {
                     compact = true
