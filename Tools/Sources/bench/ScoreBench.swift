@@ -120,6 +120,30 @@ func scoreBenchCases() -> [BenchCase] {
             out["queue_depth"] = Double(c.inspect().queue.depth)
             return out
         },
+        BenchCase(name: "score.track.100k.defaultcap") {
+            // The SDK's default maxQueueSize (1,000): 99,000 events are shed on the way.
+            let dir = tempDir("cap")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let store = CountingStore(FileScoreStore(directory: dir))
+            let c = makeClient(store, maxQueueSize: 1_000)
+            let n = 100_000
+            let props = benchProps()
+            var samples = [Double]()
+            samples.reserveCapacity(n)
+            let cpu0 = cpuSeconds()
+            for _ in 0..<n {
+                let t = MonotonicClock.nowNs()
+                c.track("poll_vote", props: props)
+                samples.append(Double(MonotonicClock.nowNs() - t))
+            }
+            var out = Stats.summary(samples, prefix: "track_caller_ns")
+            out["queue_depth"] = Double(c.inspect().queue.depth)
+            out["shed"] = Double(c.inspect().queue.shed)
+            usleep(300_000)
+            out["cpu_us_per_event"] = (cpuSeconds() - cpu0) / Double(n) * 1e6
+            out["disk_bytes"] = fileSize(store.inner.queuePath)
+            return out
+        },
         BenchCase(name: "score.track.threads") {
             var out: [String: Double] = [:]
             for threads in [1, 4] {

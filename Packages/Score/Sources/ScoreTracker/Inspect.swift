@@ -3,72 +3,121 @@ import TrackerCore
 /// A snapshot of the tracker's state for bug reports. It never holds the token, only `hasToken`.
 public struct InspectSnapshot: Sendable, Equatable {
     /// SDK name and version.
-    public struct SDK: Sendable, Equatable { public var name: String; public var version: String }
+    public struct SDK: Sendable, Equatable {
+        /// `sdk.name`.
+        public var name: String
+        /// `sdk.version`.
+        public var version: String
+    }
     /// Consent and what the gate dropped.
     public struct Consent: Sendable, Equatable {
+        /// Analytics granted.
         public var analytics: Bool
+        /// Personalisation granted.
         public var personalization: Bool
+        /// Advertising granted.
         public var advertising: Bool
+        /// Events the consent gate dropped since launch.
         public var droppedByConsent: Int
         /// Drops per category, keyed `analytics`, `personalization`, `advertising`.
         public var droppedByCategory: [String: Int]
     }
     /// The queue.
     public struct Queue: Sendable, Equatable {
+        /// Queued events, notices included.
         public var depth: Int
+        /// The queue cap (`maxQueueSize`).
         public var maxSize: Int
+        /// The effective retention cap in hours.
         public var retentionHours: Int
+        /// Whole seconds since the oldest queued event, `nil` when empty.
         public var oldestAgeSeconds: Int?
+        /// Queued critical events.
         public var critical: Int
+        /// Critical events lost (`queue_full`, `age_evicted`).
         public var criticalLost: Int
+        /// Best-effort events shed by the cap.
         public var shed: Int
+        /// Events dropped by retention.
         public var expired: Int
+        /// Calls dropped as invalid input.
         public var invalid: Int
     }
     /// The link-anonymous state.
     public struct Link: Sendable, Equatable {
         /// `none`, `pending` or `linked`.
         public var state: String
+        /// Why the link has not happened, or `nil`.
         public var lastSkipReason: LinkSkipReason?
     }
     /// The replay buffer.
-    public struct ReplayBuffer: Sendable, Equatable { public var count: Int; public var capacity: Int }
+    public struct ReplayBuffer: Sendable, Equatable {
+        /// Buffered events.
+        public var count: Int
+        /// `identifyReplayBufferSize`.
+        public var capacity: Int
+    }
     /// Identity.
     public struct Identity: Sendable, Equatable {
+        /// The persisted anonymous id.
         public var anonymousId: String
+        /// The current session id.
         public var sessionId: String
+        /// The fan's user id, when known.
         public var userId: String?
+        /// Whether a token is known (the token itself is never shown).
         public var hasToken: Bool
+        /// The link-anonymous state.
         public var link: Link
+        /// The identify replay buffer.
         public var replayBuffer: ReplayBuffer
     }
     /// The last flush.
     public struct LastFlush: Sendable, Equatable {
         /// When it ended (contract timestamp), `nil` before any flush.
         public var at: String?
+        /// Whether it delivered everything, `nil` before any flush.
         public var ok: Bool?
+        /// Events a 2xx removed.
         public var sent: Int
+        /// Failed flushes in a row.
         public var consecutiveFailures: Int
     }
     /// The privacy policy in force.
     public struct Privacy: Sendable, Equatable {
+        /// The mode passed (`off` without the option).
         public var requested: String
+        /// The policy in force.
         public var mode: String
+        /// The normalised region AUTO used.
         public var region: String?
+        /// The effective retention cap in hours.
         public var retentionHours: Int
+        /// Whether `device` and `locale` leave the envelope.
         public var dropsDeviceSignals: Bool
+        /// Declared only: no session replay.
         public var noSessionReplay: Bool
+        /// Declared only: no geo enrichment.
         public var noGeoEnrichment: Bool
     }
 
+    /// SDK name and version.
     public var sdk: SDK
+    /// Consent and its drop counters.
     public var consent: Consent
+    /// The queue.
     public var queue: Queue
+    /// Identity and link state.
     public var identity: Identity
+    /// The last flush.
     public var lastFlush: LastFlush
+    /// The configured site id.
     public var site: String
+    /// The endpoint without its trailing `/`.
     public var endpoint: String
+    /// Number of PII rules (or denylist keys).
     public var piiRules: Int
+    /// The privacy policy in force.
     public var privacy: Privacy
 
     /// The snapshot as JSON (section 9 key order), written with the project's encoder.

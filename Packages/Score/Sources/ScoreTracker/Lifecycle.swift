@@ -52,47 +52,60 @@ struct LifecycleBinding: @unchecked Sendable {
 import UIKit
 import Network
 
-/// Observes UIKit application notifications and network reachability.
+/// Runs `body` on the main actor, synchronously: directly on the main thread, else through the
+/// main queue.
+private func onMain<T: Sendable>(_ body: @MainActor () -> T) -> T {
+    if Thread.isMainThread { return MainActor.assumeIsolated { body() } }
+    return DispatchQueue.main.sync { MainActor.assumeIsolated { body() } }
+}
+
+/// Observes UIKit application notifications and network reachability (`NWPathMonitor`).
 public final class UIKitLifecycleSource: AppLifecycleSource, @unchecked Sendable {
+    private let lock = NSLock()
     private var observers: [NSObjectProtocol] = []
-    private let monitor = NWPathMonitor()
+    private var monitor: NWPathMonitor?
     private var lastPathSatisfied: Bool?
 
     /// Creates the source.
     public init() {}
 
     public var currentState: AppLifecycleState {
-        if Thread.isMainThread {
-            return MainActor.assumeIsolated { UIApplication.shared.applicationState == .background ? .background : .foreground }
-        }
-        return DispatchQueue.main.sync {
-            MainActor.assumeIsolated { UIApplication.shared.applicationState == .background ? .background : .foreground }
-        }
+        onMain { UIApplication.shared.applicationState == .background ? .background : .foreground }
     }
 
     public func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) {
         let center = NotificationCenter.default
-        observers.append(center.addObserver(forName: UIApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in handler(.foreground) })
-        observers.append(center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) { _ in handler(.background) })
-        monitor.pathUpdateHandler = { [weak self] path in
+        let fg = center.addObserver(forName: UIApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in handler(.foreground) }
+        let bg = center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) { _ in handler(.background) }
+        let m = NWPathMonitor()
+        m.pathUpdateHandler = { [weak self] path in
+            guard let self else { return }
             let ok = path.status == .satisfied
-            if ok, self?.lastPathSatisfied == false { handler(.networkAvailable) }
-            self?.lastPathSatisfied = ok
+            let cameBack: Bool = self.lock.withLock {
+                defer { self.lastPathSatisfied = ok }
+                return ok && self.lastPathSatisfied == false
+            }
+            if cameBack { handler(.networkAvailable) }
         }
-        monitor.start(queue: DispatchQueue(label: "score.network"))
+        m.start(queue: DispatchQueue(label: "score.network"))
+        lock.withLock {
+            observers += [fg, bg]
+            monitor = m
+        }
     }
 
     public func stopObserving() {
-        for o in observers { NotificationCenter.default.removeObserver(o) }
-        observers = []
-        monitor.cancel()
+        let (obs, m) = lock.withLock { () -> ([NSObjectProtocol], NWPathMonitor?) in
+            defer { observers = []; monitor = nil }
+            return (observers, monitor)
+        }
+        for o in obs { NotificationCenter.default.removeObserver(o) }
+        m?.cancel()
     }
 
     public func beginBackgroundTask() -> BackgroundTaskID {
-        let id = DispatchQueue.main.sync {
-            MainActor.assumeIsolated { UIApplication.shared.beginBackgroundTask(withName: "score.flush", expirationHandler: nil) }
-        }
-        return BackgroundTaskID(rawValue: id.rawValue)
+        let raw = onMain { UIApplication.shared.beginBackgroundTask(withName: "score.flush", expirationHandler: nil).rawValue }
+        return BackgroundTaskID(rawValue: raw)
     }
 
     public func endBackgroundTask(_ id: BackgroundTaskID) {

@@ -7,8 +7,8 @@ import TrackerCore
 @Suite struct LifecycleScenarios {
     func times(_ h: Harness) -> [Int64] { h.tx.eventRequests.map { ($0.at - T0) / 1000 } }
 
-    @Test func SC79_SC80_foregroundPeriodAndBackground() async {
-        let h = Harness()
+    /// SC79's steps; returns the bound client and its source.
+    func sc79(_ h: Harness) async -> (ScoreClient, LC) {
         let c = h.client(granted: true)
         let lc = LC(clock: h.clock, state: .foreground)
         c.pv()
@@ -17,8 +17,19 @@ import TrackerCore
         await h.at(T0 + 10 * SEC); c.pv()
         await h.at(T0 + 40 * SEC); c.pv()
         await h.at(T0 + 60 * SEC)
+        return (c, lc)
+    }
+
+    @Test func SC79_foregroundFlushAnd30sPeriod() async {
+        let h = Harness()
+        _ = await sc79(h)
         #expect(times(h) == [0, 30, 60])
-        // SC80
+        #expect(h.tx.eventRequests.map(\.ids) == [[E(1)], [E(2)], [E(3)]])
+    }
+
+    @Test func SC80_background() async {
+        let h = Harness()
+        let (c, lc) = await sc79(h)
         await h.at(T0 + 61 * SEC); c.pv()
         await h.at(T0 + 70 * SEC)
         await lc.emit(.background)
