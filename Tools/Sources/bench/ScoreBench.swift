@@ -65,6 +65,15 @@ private func peakRSSMB() -> Double {
     return 0
 }
 
+private func currentRSSMB() -> Double {
+    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in s.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return kb / 1024
+    }
+    return 0
+}
+
 private func fileSize(_ p: String) -> Double {
     Double((try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0)
 }
@@ -108,6 +117,7 @@ func scoreBenchCases() -> [BenchCase] {
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
             let trackWall = Double(MonotonicClock.nowNs() - wall0) / 1e9
+            let rssAfterTrack = currentRSSMB()
             waitForAdds(store, n)
             let persistWall = Double(MonotonicClock.nowNs() - wall0) / 1e9
             let cpu = cpuSeconds() - cpu0
@@ -117,6 +127,8 @@ func scoreBenchCases() -> [BenchCase] {
             out["disk_bytes_per_event"] = fileSize(store.inner.queuePath) / Double(n)
             out["cpu_us_per_event"] = cpu / Double(n) * 1e6
             out["peak_rss_mb"] = peakRSSMB()
+            out["rss_after_track_calls_mb"] = rssAfterTrack
+            out["rss_after_persisted_mb"] = currentRSSMB()
             out["queue_depth"] = Double(c.inspect().queue.depth)
             return out
         },
@@ -142,6 +154,7 @@ func scoreBenchCases() -> [BenchCase] {
             usleep(300_000)
             out["cpu_us_per_event"] = (cpuSeconds() - cpu0) / Double(n) * 1e6
             out["disk_bytes"] = fileSize(store.inner.queuePath)
+            out["peak_rss_mb"] = peakRSSMB()
             return out
         },
         BenchCase(name: "score.track.threads") {

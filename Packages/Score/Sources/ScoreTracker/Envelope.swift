@@ -1,20 +1,39 @@
 import TrackerCore
 
-/// The fields of one envelope as built by a recording call.
-struct EnvelopeFields: Sendable {
-    var type: String
-    var name: String
-    var eventId: String
-    var timestampMs: Int64
-    var anonymousId: String
-    var sessionId: String
-    var userId: String?
-    var siteId: String
-    var props: JSONObject
-    var traits: JSONObject?
-    var context: JSONObject
-    var sdkName: String
-    var sdkVersion: String
+/// The fields of one envelope as built by a recording call (a class, so that a queued event
+/// holds one reference until the writer has encoded it).
+final class EnvelopeFields: Sendable {
+    let type: String
+    let name: String
+    let eventId: String
+    let timestampMs: Int64
+    let anonymousId: String
+    let sessionId: String
+    let userId: String?
+    let siteId: String
+    let props: JSONObject
+    let traits: JSONObject?
+    let context: JSONObject
+    let sdkName: String
+    let sdkVersion: String
+
+    init(type: String, name: String, eventId: String, timestampMs: Int64, anonymousId: String, sessionId: String,
+         userId: String?, siteId: String, props: JSONObject, traits: JSONObject?, context: JSONObject,
+         sdkName: String, sdkVersion: String) {
+        self.type = type
+        self.name = name
+        self.eventId = eventId
+        self.timestampMs = timestampMs
+        self.anonymousId = anonymousId
+        self.sessionId = sessionId
+        self.userId = userId
+        self.siteId = siteId
+        self.props = props
+        self.traits = traits
+        self.context = context
+        self.sdkName = sdkName
+        self.sdkVersion = sdkVersion
+    }
 
     /// The wire bytes (section 2 key order).
     func encode() -> [UInt8] {
@@ -51,7 +70,11 @@ struct EnvelopeFields: Sendable {
         out.append(contentsOf: #","version":"#.utf8)
         WireJSON.writeString(sdkVersion, into: &out)
         out.append(contentsOf: "}}".utf8)
-        return out
+        // An exact-size copy: this buffer may stay in memory while the event is queued.
+        return [UInt8](unsafeUninitializedCapacity: out.count) { buf, n in
+            _ = buf.initialize(from: out)
+            n = out.count
+        }
     }
 }
 

@@ -17,6 +17,8 @@ public final class ScoreClient: Sendable {
     static let maxNotices = 100
     /// Background time after which a foreground starts a new session (30 min).
     static let sessionTimeoutMs: Int64 = 30 * 60 * 1000
+    /// Write operations per queue-log append at most.
+    static let writerBatch = 2_048
 
     /// The SDK name sent as `sdk.name` (`score-tracker-ios`, `score-tracker-linux`, …).
     public static var sdkName: String { ScoreSDK.name }
@@ -416,6 +418,8 @@ public final class ScoreClient: Sendable {
         for e in events where e.inQueue {
             e.inQueue = false
             if e.notice { notices += 1 }
+            // The writer skips an unpersisted add: release its fields now.
+            if !e.persisted, e.encoded == nil { e.fields = nil }
             // An unpersisted add is skipped by the writer instead (which logs a removal when
             // the event left while its add was being written).
             if e.persisted { persisted.append(e.eventId) }
@@ -460,10 +464,17 @@ public final class ScoreClient: Sendable {
 
     private func runQueueWriter() async {
         while true {
+            // At most `writerBatch` operations per append, so a burst never holds a second copy
+            // of the whole backlog.
             let ops: [WriteOp] = state.withLock { s in
-                let ops = s.writeOps
-                s.writeOps = []
-                if ops.isEmpty { s.writerRunning = false }
+                if s.writeOps.count <= ScoreClient.writerBatch {
+                    let ops = s.writeOps
+                    s.writeOps = []
+                    if ops.isEmpty { s.writerRunning = false }
+                    return ops
+                }
+                let ops = Array(s.writeOps[0..<ScoreClient.writerBatch])
+                s.writeOps.removeFirst(ScoreClient.writerBatch)
                 return ops
             }
             if ops.isEmpty { return }
