@@ -92,4 +92,21 @@ import TrackerCore
         #expect(records == [[3], [4]])
         #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
     }
+
+    @Test func readsRecordsBackByOffset() throws {
+        let path = tempDir() + "/q.log"
+        let (log, _) = try AppendLog.open(path: path)
+        let a = try log.append([[1, 2], [3]])
+        let b = try log.append([Array(repeating: 7, count: 1000)])
+        #expect(try log.read(at: a[0]) == [1, 2])
+        #expect(try log.read(at: a[1]) == [3])
+        #expect(try log.read(at: b[0]) == Array(repeating: 7, count: 1000))
+        #expect(try log.read(at: 1) == nil)
+        #expect(try log.read(at: 10_000) == nil)
+        let c = try log.rewrite([[3], [9]])
+        #expect(c == [0, 9])
+        #expect(try log.read(at: c[1]) == [9])
+        let (reopened, records) = try AppendLog.open(path: path)
+        #expect(records == [[3], [9]] && reopened.loadedOffsets == [0, 9])
+    }
 }

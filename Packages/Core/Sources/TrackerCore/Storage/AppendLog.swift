@@ -44,6 +44,8 @@ public final class AppendLog {
     public private(set) var byteCount: Int
     /// Whether each append and rewrite is followed by `fsync`.
     public let syncs: Bool
+    /// The frame offsets of the records returned by ``open(path:sync:)``, in order.
+    public private(set) var loadedOffsets: [Int] = []
 
     private init(path: String, fd: Int32, byteCount: Int, syncs: Bool) {
         self.path = path
@@ -62,7 +64,7 @@ public final class AppendLog {
         _ = fchmod(fd, 0o600)
         let bytes: [UInt8]
         do { bytes = try readAll(fd) } catch { _ = Glibc_close(fd); throw error }
-        let (records, goodEnd) = parse(bytes)
+        let (records, offsets, goodEnd) = parseWithOffsets(bytes)
         if goodEnd < bytes.count {
             guard ftruncate(fd, off_t(goodEnd)) == 0 else {
                 let e = errno
@@ -76,12 +78,21 @@ public final class AppendLog {
             _ = Glibc_close(fd)
             throw AppendLogError("lseek", errno: e)
         }
-        return (AppendLog(path: path, fd: fd, byteCount: goodEnd, syncs: sync), records)
+        let log = AppendLog(path: path, fd: fd, byteCount: goodEnd, syncs: sync)
+        log.loadedOffsets = offsets
+        return (log, records)
     }
 
     /// Splits `bytes` into the intact records and the offset where intact data ends.
     public static func parse(_ bytes: [UInt8]) -> (records: [[UInt8]], end: Int) {
+        let (records, _, end) = parseWithOffsets(bytes)
+        return (records, end)
+    }
+
+    /// Splits `bytes` into the intact records, their frame offsets, and where intact data ends.
+    public static func parseWithOffsets(_ bytes: [UInt8]) -> (records: [[UInt8]], offsets: [Int], end: Int) {
         var records: [[UInt8]] = []
+        var offsets: [Int] = []
         var at = 0
         while bytes.count - at >= frameOverhead {
             let len = Int(readU32(bytes, at))
@@ -91,9 +102,40 @@ public final class AppendLog {
             let sum = bytes.withUnsafeBufferPointer { CRC32.checksum(UnsafeBufferPointer(rebasing: $0[start..<(start + len)])) }
             guard sum == crc else { break }
             records.append(Array(bytes[start..<(start + len)]))
+            offsets.append(at)
             at += frameOverhead + len
         }
-        return (records, at)
+        return (records, offsets, at)
+    }
+
+    /// Reads back the record framed at `offset` (as returned by ``append(_:)``, ``rewrite(_:)``
+    /// or ``loadedOffsets``); `nil` when no intact record starts there.
+    public func read(at offset: Int) throws(AppendLogError) -> [UInt8]? {
+        guard fd >= 0 else { throw AppendLogError("read", errno: EBADF) }
+        guard offset >= 0, offset + AppendLog.frameOverhead <= byteCount else { return nil }
+        var header = [UInt8](repeating: 0, count: AppendLog.frameOverhead)
+        guard try AppendLog.preadAll(fd, &header, at: offset) else { return nil }
+        let len = Int(AppendLog.readU32(header, 0))
+        let crc = AppendLog.readU32(header, 4)
+        guard len <= AppendLog.maxRecordBytes, offset + AppendLog.frameOverhead + len <= byteCount else { return nil }
+        var payload = [UInt8](repeating: 0, count: len)
+        guard try AppendLog.preadAll(fd, &payload, at: offset + AppendLog.frameOverhead) else { return nil }
+        return CRC32.checksum(payload) == crc ? payload : nil
+    }
+
+    static func preadAll(_ fd: Int32, _ buffer: inout [UInt8], at offset: Int) throws(AppendLogError) -> Bool {
+        var done = 0
+        let count = buffer.count
+        while done < count {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AppendLogError("pread", errno: errno)
+            }
+            if n == 0 { return false }
+            done += n
+        }
+        return true
     }
 
     /// The framed bytes of `records`, as they are written to the file.
@@ -108,10 +150,12 @@ public final class AppendLog {
         return out
     }
 
-    /// Appends `records` in one write (then `fsync` when the log syncs). On failure the file is
-    /// cut back to its previous length, so a failed append leaves no partial record behind.
-    public func append(_ records: [[UInt8]]) throws(AppendLogError) {
-        guard !records.isEmpty else { return }
+    /// Appends `records` in one write (then `fsync` when the log syncs) and returns their frame
+    /// offsets. On failure the file is cut back to its previous length, so a failed append leaves
+    /// no partial record behind.
+    @discardableResult
+    public func append(_ records: [[UInt8]]) throws(AppendLogError) -> [Int] {
+        guard !records.isEmpty else { return [] }
         for r in records where r.count > AppendLog.maxRecordBytes { throw AppendLogError("record-too-large", errno: 0) }
         let bytes = AppendLog.frame(records)
         do throws(AppendLogError) {
@@ -122,13 +166,27 @@ public final class AppendLog {
             _ = lseek(fd, off_t(byteCount), SEEK_SET)
             throw error
         }
+        let offsets = AppendLog.offsets(of: records, from: byteCount)
         byteCount += bytes.count
+        return offsets
+    }
+
+    static func offsets(of records: [[UInt8]], from start: Int) -> [Int] {
+        var out: [Int] = []
+        out.reserveCapacity(records.count)
+        var at = start
+        for r in records {
+            out.append(at)
+            at += frameOverhead + r.count
+        }
+        return out
     }
 
     /// Replaces the whole log with `records` (compaction): writes `<path>.tmp` (0600), syncs
     /// it, renames it over the log and continues appending to the new file. A crash at any
-    /// point leaves either the old or the new log.
-    public func rewrite(_ records: [[UInt8]]) throws(AppendLogError) {
+    /// point leaves either the old or the new log. Returns the records' new frame offsets.
+    @discardableResult
+    public func rewrite(_ records: [[UInt8]]) throws(AppendLogError) -> [Int] {
         let tmp = path + ".tmp"
         let tfd = Glibc_open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard tfd >= 0 else { throw AppendLogError("open", errno: errno) }
@@ -153,6 +211,7 @@ public final class AppendLog {
         fd = tfd
         _ = lseek(fd, off_t(bytes.count), SEEK_SET)
         byteCount = bytes.count
+        return AppendLog.offsets(of: records, from: 0)
     }
 
     /// Closes the file; later calls fail.
@@ -178,7 +237,7 @@ public final class AppendLog {
         if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size)) }
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { Glibc_read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw AppendLogError("read", errno: errno)
@@ -267,6 +326,10 @@ public enum CRC32 {
 
 @inline(__always) private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
     open(path, flags, mode)
+}
+
+@inline(__always) private func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int {
+    read(fd, buf, n)
 }
 
 @inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 {
