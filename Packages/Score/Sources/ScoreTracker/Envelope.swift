@@ -148,6 +148,9 @@ final class QueuedEvent: @unchecked Sendable {
     var persisted = false
     /// Whether it is still queued (cleared when it leaves the queue).
     var inQueue = true
+    /// Where its add record lives, when the store reads records back; the bytes are then not
+    /// kept in memory.
+    var location: ScoreRecordLocation?
 
     init(seq: UInt64, eventId: String, name: String, timestampMs: Int64, anonymousId: String, hasUserId: Bool,
          critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
@@ -164,12 +167,6 @@ final class QueuedEvent: @unchecked Sendable {
         self.encoded = encoded
     }
 
-    /// The encoding, computing it when needed.
-    func bytes() -> [UInt8] {
-        if let encoded { return encoded }
-        let e = fields?.encode() ?? []
-        return e
-    }
 }
 
 /// The queue log's record format.

@@ -72,7 +72,7 @@ extension ScoreClient {
             }
             return false
         }
-        if sendNow { sendNextBatch(flightId) }
+        if sendNow { scheduler.spawn { [self] in sendNextBatch(flightId) } }
     }
 
     private func tokenTimedOut(_ flightId: Int) {
@@ -104,25 +104,52 @@ extension ScoreClient {
         return h
     }
 
-    /// Sends the next batch of the flight, or moves on to the link step.
+    /// Sends the next batch of the flight, or moves on to the link step. Runs on the scheduler
+    /// (it may read queued events back from the store).
     func sendNextBatch(_ flightId: Int) {
-        enum Next { case none, link, send(HTTPRequest, [QueuedEvent], [[UInt8]]) }
-        let next: Next = state.withLock { s in
+        // 1. Under the lock: the candidates, with their bytes or their location.
+        enum Step { case none, link, candidates([(QueuedEvent, [UInt8]?, ScoreRecordLocation?)]) }
+        let step: Step = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return .none }
-            while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue {
-                f.cursor += 1
-            }
+            while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue { f.cursor += 1 }
             guard f.cursor < f.selected.count else { return .link }
+            var out: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)] = []
+            var i = f.cursor
+            while i < f.selected.count, out.count < f.batchLimit {
+                let e = f.selected[i]
+                i += 1
+                guard e.inQueue else { continue }
+                let bytes = e.encoded ?? e.fields?.encode()
+                out.append((e, bytes, bytes == nil ? e.location : nil))
+            }
+            return .candidates(out)
+        }
+        let candidates: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)]
+        switch step {
+        case .none: return
+        case .link: linkStep(flightId); return
+        case let .candidates(c): candidates = c
+        }
+        // 2. Without the lock: read back what is only on disk.
+        var read: [ObjectIdentifier: [UInt8]] = [:]
+        var unreadable: [QueuedEvent] = []
+        for (e, bytes, location) in candidates where bytes == nil {
+            var got = location.flatMap(readEnvelope)
+            if got == nil, let moved = state.withLock({ _ in e.location }), moved != location {
+                got = readEnvelope(moved) // compacted meanwhile
+            }
+            if let got { read[ObjectIdentifier(e)] = got } else { unreadable.append(e) }
+        }
+        // 3. Under the lock: the batch and its body.
+        let request: (HTTPRequest, [QueuedEvent], [[UInt8]])? = state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return nil }
+            if !unreadable.isEmpty { removeFromQueue(&s, unreadable.filter(\.inQueue)); kickWriters(&s) }
             let now = clock.nowMs()
             var batch: [QueuedEvent] = []
             var encoded: [[UInt8]] = []
             var size = ScoreClient.bodyOverhead
-            var i = f.cursor
-            while i < f.selected.count, batch.count < f.batchLimit {
-                let e = f.selected[i]
-                i += 1
-                guard e.inQueue else { continue }
-                var bytes = e.bytes()
+            for (e, known, _) in candidates where e.inQueue {
+                guard var bytes = known ?? read[ObjectIdentifier(e)] else { continue }
                 if !e.hasUserId, e.anonymousId == s.anonymousId, let uid = s.userId {
                     bytes = EnvelopeBytes.withUserId(bytes, uid)
                 }
@@ -132,6 +159,7 @@ extension ScoreClient {
                 batch.append(e)
                 encoded.append(bytes)
             }
+            guard !batch.isEmpty else { return nil }
             var body = [UInt8]()
             body.reserveCapacity(size)
             body.append(contentsOf: #"{"sentAt":""#.utf8)
@@ -143,18 +171,28 @@ extension ScoreClient {
             }
             body.append(contentsOf: "]}".utf8)
             let req = HTTPRequest(url: endpoint + "/api/events", method: "POST", headers: headers(s.token), body: body)
-            return .send(req, batch, encoded)
+            return (req, batch, encoded)
         }
-        switch next {
-        case .none: return
-        case .link: linkStep(flightId)
-        case let .send(req, batch, encoded):
-            scheduler.spawn { [self] in
-                var status = 0
-                do { status = try await transport.send(req).status } catch { status = -1 }
-                batchAnswered(flightId, batch, encoded, status)
-            }
+        if !unreadable.isEmpty {
+            diagnose(Diagnostic(code: "storage", message: "\(unreadable.count) queued event(s) could not be read back and were dropped"))
         }
+        guard let (req, batch, encoded) = request else {
+            // Everything was dropped or left meanwhile: move on.
+            let alive = state.withLock { $0.flight?.id == flightId }
+            if alive { scheduler.spawn { [self] in sendNextBatch(flightId) } }
+            return
+        }
+        scheduler.spawn { [self] in
+            var status = 0
+            do { status = try await transport.send(req).status } catch { status = -1 }
+            batchAnswered(flightId, batch, encoded, status)
+        }
+    }
+
+    /// The envelope of the add record at `location`.
+    private func readEnvelope(_ location: ScoreRecordLocation) -> [UInt8]? {
+        guard let r = try? store.readQueueRecord(at: location), r.count > 3, r[0] == 65 else { return nil }
+        return Array(r[3...])
     }
 
     private func batchAnswered(_ flightId: Int, _ batch: [QueuedEvent], _ encoded: [[UInt8]], _ status: Int) {

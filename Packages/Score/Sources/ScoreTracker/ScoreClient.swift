@@ -108,7 +108,7 @@ public final class ScoreClient: Sendable {
         s.userId = identity.userId
         s.linked = identity.linked
         s.identityDirty = identity.anonymousId == nil
-        ScoreClient.loadQueue(contents.queueRecords, into: &s)
+        ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &s)
         self.state = Mutex(s)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         state.withLock { s in
@@ -479,7 +479,7 @@ public final class ScoreClient: Sendable {
             }
             if ops.isEmpty { return }
             var records: [[UInt8]] = []
-            var added: [(QueuedEvent, [UInt8])] = []
+            var added: [(QueuedEvent, [UInt8], Int)] = []
             var compact = false
             for op in ops {
                 switch op {
@@ -487,23 +487,31 @@ public final class ScoreClient: Sendable {
                     let (live, fields, encoded) = state.withLock { _ in (e.inQueue, e.fields, e.encoded) }
                     guard live else { continue }
                     let env = encoded ?? fields?.encode() ?? []
+                    added.append((e, env, records.count))
                     records.append(QueueRecord.add(e, envelope: env))
-                    added.append((e, env))
                 case let .remove(idList):
                     records.append(QueueRecord.remove(idList))
                 case .compact:
                     compact = true
                 }
             }
+            var locations: [ScoreRecordLocation]?
             if !records.isEmpty {
-                do { try await store.appendQueueRecords(records) } catch {
+                do { locations = try await store.appendQueueRecordsLocated(records) } catch {
                     diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory"))
                 }
+                if locations?.count != records.count { locations = nil }
             }
             let resume: Flight? = state.withLock { s in
                 var leftMeanwhile: [String] = []
-                for (e, env) in added {
-                    e.encoded = env
+                for (e, env, index) in added {
+                    if let locations {
+                        // On disk and readable back: keep only the location in memory.
+                        e.location = locations[index]
+                        e.encoded = nil
+                    } else {
+                        e.encoded = env
+                    }
                     e.fields = nil
                     e.persisted = true
                     if !e.inQueue { leftMeanwhile.append(e.eventId) }
@@ -522,15 +530,34 @@ public final class ScoreClient: Sendable {
                 }
                 return nil
             }
-            if compact {
-                let live: [[UInt8]] = state.withLock { s in
-                    s.queue.filter { $0.persisted }.map { QueueRecord.add($0, envelope: $0.encoded ?? []) }
-                }
-                do { try await store.rewriteQueue(live) } catch {
-                    diagnose(Diagnostic(code: "storage", message: "could not compact the queue log"))
-                }
-            }
+            if compact { await compactLog() }
             if let resume { proceedToToken(resume.id) }
+        }
+    }
+
+    /// Rewrites the queue log with the queued events only.
+    private func compactLog() async {
+        let (kept, inMemory): ([QueuedEvent], [[UInt8]]?) = state.withLock { s in
+            let persisted = s.queue.filter { $0.persisted && ($0.location != nil || $0.encoded != nil) }
+            if persisted.contains(where: { $0.location != nil }) {
+                return (persisted.filter { $0.location != nil }, nil)
+            }
+            return (persisted, persisted.map { QueueRecord.add($0, envelope: $0.encoded ?? []) })
+        }
+        do {
+            if let inMemory {
+                try await store.rewriteQueue(inMemory)
+                return
+            }
+            let locations = state.withLock { _ in kept.map { $0.location! } }
+            guard let moved = try await store.compactQueue(keeping: locations), moved.count == kept.count else {
+                return
+            }
+            state.withLock { _ in
+                for (e, loc) in zip(kept, moved) { e.location = loc }
+            }
+        } catch {
+            diagnose(Diagnostic(code: "storage", message: "could not compact the queue log"))
         }
     }
 
@@ -567,24 +594,27 @@ public final class ScoreClient: Sendable {
         return out
     }
 
-    static func loadQueue(_ records: [[UInt8]], into s: inout ClientState) {
+    static func loadQueue(_ records: [[UInt8]], locations: [ScoreRecordLocation]?, into s: inout ClientState) {
         var order: [String] = []
-        var adds: [String: QueueRecord.Add] = [:]
-        for r in records {
+        var adds: [String: (QueueRecord.Add, ScoreRecordLocation?)] = [:]
+        let located = locations?.count == records.count ? locations : nil
+        for (i, r) in records.enumerated() {
             switch QueueRecord.parse(r) {
             case let .add(a)?:
                 if adds[a.eventId] == nil { order.append(a.eventId) }
-                adds[a.eventId] = a
+                adds[a.eventId] = (a, located?[i])
             case let .remove(idList)?:
                 for id in idList { adds[id] = nil }
             case nil: break
             }
         }
         for id in order {
-            guard let a = adds[id] else { continue }
+            guard let (a, location) = adds[id] else { continue }
             let e = QueuedEvent(seq: s.nextSeq, eventId: a.eventId, name: a.name, timestampMs: a.timestampMs,
                                 anonymousId: a.anonymousId, hasUserId: a.flags & 4 != 0, critical: a.flags & 1 != 0,
-                                notice: a.flags & 2 != 0, requires: a.requires, fields: nil, encoded: a.envelope)
+                                notice: a.flags & 2 != 0, requires: a.requires, fields: nil,
+                                encoded: location == nil ? a.envelope : nil)
+            e.location = location
             e.persisted = true
             s.nextSeq += 1
             s.queue.append(e)

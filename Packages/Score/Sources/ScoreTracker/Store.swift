@@ -2,16 +2,34 @@ import Foundation
 import Synchronization
 import TrackerCore
 
+/// Where a queue record lives in a store that can read records back.
+public struct ScoreRecordLocation: Sendable, Hashable {
+    /// The log file's generation (bumped by each compaction).
+    public let generation: Int
+    /// The record's frame offset in that generation's file.
+    public let offset: Int
+
+    /// Creates a location.
+    public init(generation: Int, offset: Int) {
+        self.generation = generation
+        self.offset = offset
+    }
+}
+
 /// What a ``ScoreStore`` holds at start-up.
 public struct ScoreStoreContents: Sendable, Equatable {
     /// The queue log's intact records, in order.
     public var queueRecords: [[UInt8]]
+    /// Where each record lives, when the store can read records back (then the client keeps
+    /// only the locations in memory, not the events' bytes).
+    public var queueLocations: [ScoreRecordLocation]?
     /// The identity file (`anonymousId`, `userId`, linked pairs), when present.
     public var identity: [UInt8]?
 
     /// Creates contents.
-    public init(queueRecords: [[UInt8]] = [], identity: [UInt8]? = nil) {
+    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil) {
         self.queueRecords = queueRecords
+        self.queueLocations = queueLocations
         self.identity = identity
     }
 }
@@ -29,6 +47,23 @@ public protocol ScoreStore: Sendable {
     func rewriteQueue(_ records: [[UInt8]]) async throws
     /// Replaces the identity file atomically.
     func saveIdentity(_ bytes: [UInt8]) async throws
+    /// Appends records like ``appendQueueRecords(_:)`` and returns where they went, or `nil` when
+    /// this store cannot read records back (the default).
+    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]?
+    /// Reads back the record at `location`; `nil` when it cannot (the default).
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]?
+    /// Compacts the log to the records at `keeping`, in that order, and returns their new
+    /// locations (`nil` for one that could not be read); `nil` when unsupported (the default).
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]?
+}
+
+extension ScoreStore {
+    public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try await appendQueueRecords(records)
+        return nil
+    }
+    public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+    public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
 }
 
 /// A store in memory (for tests and hosts without a file system). It records every byte
@@ -81,6 +116,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     private let sync: Bool
     private let lock = NSLock()
     private var log: AppendLog?
+    private var generation = 0
+    private var forward: [Int: Int] = [:]
 
     /// The queue log's path.
     public var queuePath: String { directory + "/queue.log" }
@@ -126,8 +163,11 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         let (log, records) = try openLog()
         self.log = log
+        generation += 1
+        forward = [:]
+        let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
         let identity = FileManager.default.contents(atPath: identityPath).map { [UInt8]($0) }
-        return ScoreStoreContents(queueRecords: records, identity: identity)
+        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity)
     }
 
     private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
@@ -137,11 +177,59 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     public func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        try withLog { try $0.append(records) }
+        _ = try await appendQueueRecordsLocated(records)
+    }
+
+    public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try withLog { log in
+            try log.append(records).map { ScoreRecordLocation(generation: generation, offset: $0) }
+        }
     }
 
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
-        try withLog { try $0.rewrite(records) }
+        try withLog { log in
+            try log.rewrite(records)
+            forward = [:]
+            generation += 1
+        }
+    }
+
+    /// The current offset of `location`, following one compaction.
+    private func currentOffset(_ location: ScoreRecordLocation) -> Int? {
+        if location.generation == generation { return location.offset }
+        if location.generation == generation - 1 { return forward[location.offset] }
+        return nil
+    }
+
+    public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? {
+        try withLog { log in
+            guard let offset = currentOffset(location) else { return nil }
+            return try log.read(at: offset)
+        }
+    }
+
+    public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+        try withLog { log in
+            var records: [[UInt8]] = []
+            var oldOffsets: [Int] = []
+            var slot: [Int?] = []
+            for loc in keeping {
+                if let offset = currentOffset(loc), let r = try log.read(at: offset) {
+                    slot.append(records.count)
+                    records.append(r)
+                    oldOffsets.append(offset)
+                } else {
+                    slot.append(nil)
+                }
+            }
+            let newOffsets = try log.rewrite(records)
+            var map: [Int: Int] = [:]
+            map.reserveCapacity(newOffsets.count)
+            for (old, new) in zip(oldOffsets, newOffsets) { map[old] = new }
+            forward = map
+            generation += 1
+            return slot.map { $0.map { ScoreRecordLocation(generation: generation, offset: newOffsets[$0]) } }
+        }
     }
 
     public func saveIdentity(_ bytes: [UInt8]) async throws {
