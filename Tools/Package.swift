@@ -7,10 +7,14 @@ let package = Package(
         .executable(name: "codegen", targets: ["codegen"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "collector", targets: ["collector"]),
+        .executable(name: "demo", targets: ["demo"]),
     ],
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
         .package(name: "Onboarding", path: "../Packages/Onboarding"),
+        .package(name: "Paywall", path: "../Packages/Paywall"),
+        .package(name: "RocalyticsClient", path: "../Packages/RocalyticsClient"),
+        .package(name: "Score", path: "../Packages/Score"),
     ],
     targets: [
         .executableTarget(name: "codegen", dependencies: [.product(name: "TrackerCore", package: "Core")]),
@@ -22,6 +26,7 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "ScoreTracker", package: "Score"),
             ]
         ),
         // Debian's libsqlite3-dev, linked through a prefixed module name.
@@ -31,6 +36,16 @@ let package = Package(
             dependencies: ["CCollectorSQLite", .product(name: "TrackerCore", package: "Core")]
         ),
         .executableTarget(name: "collector", dependencies: ["CollectorKit"]),
+        .executableTarget(
+            name: "demo",
+            dependencies: [
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
+                .product(name: "RocalyticsClient", package: "RocalyticsClient"),
+                .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
         .testTarget(
             name: "CollectorTests",
             dependencies: [

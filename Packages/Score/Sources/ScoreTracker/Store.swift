@@ -1,0 +1,251 @@
+import Foundation
+import Synchronization
+import TrackerCore
+
+/// Where a queue record lives in a store that can read records back.
+public struct ScoreRecordLocation: Sendable, Hashable {
+    /// The log file's generation (bumped by each compaction).
+    public let generation: Int
+    /// The record's frame offset in that generation's file.
+    public let offset: Int
+
+    /// Creates a location.
+    public init(generation: Int, offset: Int) {
+        self.generation = generation
+        self.offset = offset
+    }
+}
+
+/// What a ``ScoreStore`` holds at start-up.
+public struct ScoreStoreContents: Sendable, Equatable {
+    /// The queue log's intact records, in order.
+    public var queueRecords: [[UInt8]]
+    /// Where each record lives, when the store can read records back (then the client keeps
+    /// only the locations in memory, not the events' bytes).
+    public var queueLocations: [ScoreRecordLocation]?
+    /// The identity file (`anonymousId`, `userId`, linked pairs), when present.
+    public var identity: [UInt8]?
+
+    /// Creates contents.
+    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil) {
+        self.queueRecords = queueRecords
+        self.queueLocations = queueLocations
+        self.identity = identity
+    }
+}
+
+/// Durable storage of a ``ScoreClient``: an append-only queue log and a small identity file.
+///
+/// `load()` runs once, at construction; the writes run off the caller's thread, one at a time
+/// for the queue log.
+public protocol ScoreStore: Sendable {
+    /// Reads everything stored (cutting a torn tail off the queue log).
+    func load() throws -> ScoreStoreContents
+    /// Appends records to the queue log, durably.
+    func appendQueueRecords(_ records: [[UInt8]]) async throws
+    /// Replaces the queue log with `records` (compaction), atomically.
+    func rewriteQueue(_ records: [[UInt8]]) async throws
+    /// Replaces the identity file atomically.
+    func saveIdentity(_ bytes: [UInt8]) async throws
+    /// Appends records like ``appendQueueRecords(_:)`` and returns where they went, or `nil` when
+    /// this store cannot read records back (the default).
+    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]?
+    /// Reads back the record at `location`; `nil` when it cannot (the default).
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]?
+    /// Compacts the log to the records at `keeping`, in that order, and returns their new
+    /// locations (`nil` for one that could not be read); `nil` when unsupported (the default).
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]?
+}
+
+extension ScoreStore {
+    public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try await appendQueueRecords(records)
+        return nil
+    }
+    public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+    public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
+}
+
+/// A store in memory (for tests and hosts without a file system). It records every byte
+/// written, in `writtenBytes`.
+public final class InMemoryScoreStore: ScoreStore {
+    private struct State {
+        var records: [[UInt8]] = []
+        var identity: [UInt8]?
+        var written: [[UInt8]] = []
+    }
+    private let state = Mutex(State())
+    private let delay: (@Sendable () async -> Void)?
+
+    /// Creates an empty store. `delay` runs before each write (tests use it to slow writes down).
+    public init(delayEachWrite delay: (@Sendable () async -> Void)? = nil) {
+        self.delay = delay
+    }
+
+    /// Every buffer ever written (queue records and identity files), in order.
+    public var writtenBytes: [[UInt8]] { state.withLock { $0.written } }
+    /// The queue log's current records.
+    public var queueRecords: [[UInt8]] { state.withLock { $0.records } }
+
+    public func load() throws -> ScoreStoreContents {
+        state.withLock { ScoreStoreContents(queueRecords: $0.records, identity: $0.identity) }
+    }
+
+    public func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        if let delay { await delay() }
+        state.withLock { $0.records += records; $0.written += records }
+    }
+
+    public func rewriteQueue(_ records: [[UInt8]]) async throws {
+        if let delay { await delay() }
+        state.withLock { $0.records = records; $0.written += records }
+    }
+
+    public func saveIdentity(_ bytes: [UInt8]) async throws {
+        if let delay { await delay() }
+        state.withLock { $0.identity = bytes; $0.written.append(bytes) }
+    }
+}
+
+/// The default store: `queue.log` (an ``AppendLog``) and `identity.json` in one owner-only
+/// directory. Default directory: Application Support on Apple platforms,
+/// `$XDG_DATA_HOME` or `~/.local/share` elsewhere, then `score-tracker/<siteId>`.
+public final class FileScoreStore: ScoreStore, @unchecked Sendable {
+    /// The directory holding the files.
+    public let directory: String
+    private let sync: Bool
+    private let lock = NSLock()
+    private var log: AppendLog?
+    private var generation = 0
+    private var forward: [Int: Int] = [:]
+
+    /// The queue log's path.
+    public var queuePath: String { directory + "/queue.log" }
+    /// The identity file's path.
+    public var identityPath: String { directory + "/identity.json" }
+
+    /// Creates a store in `directory` (created with mode 0700 when absent). `sync: false` skips
+    /// `fsync` (benchmarks only).
+    public init(directory: String, sync: Bool = true) {
+        self.directory = directory
+        self.sync = sync
+    }
+
+    /// The default directory for `siteId`.
+    public static func defaultDirectory(siteId: String) -> String {
+        let safe = String(siteId.unicodeScalars.map { s -> Character in
+            (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_" || s == ".") && s.isASCII ? Character(s) : "_"
+        })
+        #if canImport(Darwin)
+        let base = (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path) ?? NSTemporaryDirectory()
+        #else
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/share")
+        #endif
+        return base + "/score-tracker/" + (safe.isEmpty ? "default" : safe)
+    }
+
+    private func ensureDirectory() throws {
+        if !FileManager.default.fileExists(atPath: directory) {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+    }
+
+    private func openLog() throws -> (AppendLog, [[UInt8]]) {
+        try ensureDirectory()
+        let (log, records) = try AppendLog.open(path: queuePath, sync: sync)
+        return (log, records)
+    }
+
+    public func load() throws -> ScoreStoreContents {
+        lock.lock(); defer { lock.unlock() }
+        let (log, records) = try openLog()
+        self.log = log
+        generation += 1
+        forward = [:]
+        let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
+        let identity = FileManager.default.contents(atPath: identityPath).map { [UInt8]($0) }
+        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity)
+    }
+
+    private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
+        lock.lock(); defer { lock.unlock() }
+        if log == nil { log = try openLog().0 }
+        return try body(log!)
+    }
+
+    public func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        _ = try await appendQueueRecordsLocated(records)
+    }
+
+    public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try withLog { log in
+            try log.append(records).map { ScoreRecordLocation(generation: generation, offset: $0) }
+        }
+    }
+
+    public func rewriteQueue(_ records: [[UInt8]]) async throws {
+        try withLog { log in
+            try log.rewrite(records)
+            forward = [:]
+            generation += 1
+        }
+    }
+
+    /// The current offset of `location`, following one compaction.
+    private func currentOffset(_ location: ScoreRecordLocation) -> Int? {
+        if location.generation == generation { return location.offset }
+        if location.generation == generation - 1 { return forward[location.offset] }
+        return nil
+    }
+
+    public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? {
+        try withLog { log in
+            guard let offset = currentOffset(location) else { return nil }
+            return try log.read(at: offset)
+        }
+    }
+
+    public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+        try withLog { log in
+            var records: [[UInt8]] = []
+            var oldOffsets: [Int] = []
+            var slot: [Int?] = []
+            for loc in keeping {
+                if let offset = currentOffset(loc), let r = try log.read(at: offset) {
+                    slot.append(records.count)
+                    records.append(r)
+                    oldOffsets.append(offset)
+                } else {
+                    slot.append(nil)
+                }
+            }
+            let newOffsets = try log.rewrite(records)
+            var map: [Int: Int] = [:]
+            map.reserveCapacity(newOffsets.count)
+            for (old, new) in zip(oldOffsets, newOffsets) { map[old] = new }
+            forward = map
+            generation += 1
+            return slot.map { $0.map { ScoreRecordLocation(generation: generation, offset: newOffsets[$0]) } }
+        }
+    }
+
+    public func saveIdentity(_ bytes: [UInt8]) async throws {
+        try ensureDirectory()
+        let tmp = identityPath + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
+        defer { close(fd) }
+        _ = fchmod(fd, 0o600)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 { if errno == EINTR { continue }; throw AppendLogError("write", errno: errno) }
+            written += n
+        }
+        if sync { _ = fsync(fd) }
+        guard rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
+    }
+}
