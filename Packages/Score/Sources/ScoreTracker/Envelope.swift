@@ -130,7 +130,7 @@ enum EnvelopeBytes {
 
 /// One queued event. Immutable but for `encoded`/`fields`, which the client's lock guards.
 final class QueuedEvent: @unchecked Sendable {
-    let seq: UInt64
+    var seq: UInt64
     let eventId: String
     let name: String
     let timestampMs: Int64

@@ -205,6 +205,7 @@ public final class ScoreClient: Sendable {
         let now = clock.nowMs()
         state.withLock { s in
             s.userId = userId
+            s.identityGeneration += 1
             s.identityDirty = true
             let buffered = s.replay
             s.replay = []
@@ -247,6 +248,7 @@ public final class ScoreClient: Sendable {
             s.token = nil
             s.anonymousId = anon
             s.sessionId = session
+            s.identityGeneration += 1
             s.replay = []
             s.lastSkip = nil
             s.identityDirty = true
@@ -312,10 +314,13 @@ public final class ScoreClient: Sendable {
             countInvalid(name.isEmpty ? "an event name is empty" : "an event name is longer than 128 code points")
             return
         }
-        // Consent pre-check: a dropped event is only validated, never scrubbed.
-        let maybeAllowed = state.withLock { allowed(requires, $0.consent) }
+        // A short look under the lock: consent, and the identity to stamp.
+        let (maybeAllowed, anon, session, userId, generation) = state.withLock { s in
+            (allowed(requires, s.consent), s.anonymousId, s.sessionId, s.userId, s.identityGeneration)
+        }
         var size = 0
         if !maybeAllowed {
+            // A dropped event is only validated, never scrubbed.
             do { _ = try PiiScrubber(nil).object(props, size: &size) } catch {
                 countInvalid("props hold a value that is not JSON")
                 return
@@ -330,22 +335,33 @@ public final class ScoreClient: Sendable {
         }
         let now = clock.nowMs()
         let eventId = ids.newEventId(nowMs: now)
-        var invalid = false
+        func build(_ anon: String, _ session: String, _ userId: String?) -> EnvelopeFields {
+            EnvelopeFields(type: type, name: name, eventId: eventId, timestampMs: now, anonymousId: anon, sessionId: session,
+                           userId: userId, siteId: siteId, props: scrubbed, traits: nil, context: context,
+                           sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
+        }
+        var fields = build(anon, session, userId)
+        if size > 400_000, !fitsAlone(fields, sizeBound: size) {
+            countInvalid("an event is too large for any request")
+            return
+        }
+        var event = QueuedEvent(seq: 0, eventId: eventId, name: name, timestampMs: now, anonymousId: anon,
+                                hasUserId: userId != nil, critical: critical, notice: false, requires: requires,
+                                fields: fields, encoded: nil)
+        // The hand-over: a lock and an append.
         state.withLock { s in
             guard allowed(requires, s.consent) else { countDropped(&s, requires); return }
-            let fields = EnvelopeFields(
-                type: type, name: name, eventId: eventId, timestampMs: now, anonymousId: s.anonymousId,
-                sessionId: s.sessionId, userId: s.userId, siteId: siteId, props: scrubbed, traits: nil,
-                context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-            if size > 400_000, !fitsAlone(fields, sizeBound: size) {
-                s.invalid += 1
-                invalid = true
-                return
+            if s.identityGeneration != generation {
+                // Identity changed meanwhile (identify, reset, new session): stamp the current one.
+                fields = build(s.anonymousId, s.sessionId, s.userId)
+                event = makeEvent(&s, fields, requires: requires, critical: critical, notice: false)
+            } else {
+                event.seq = s.nextSeq
+                s.nextSeq += 1
             }
-            enqueue(&s, makeEvent(&s, fields, requires: requires, critical: critical, notice: false))
+            enqueue(&s, event)
             kickWriters(&s)
         }
-        if invalid { diagnose(Diagnostic(code: "invalid-event", message: "an event is too large for any request")) }
     }
 
     /// Whether the envelope fits a request body on its own.
