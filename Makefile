@@ -17,6 +17,7 @@ help:
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
+	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
 
@@ -27,6 +28,8 @@ deps:
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
 	@$(MAKE) --no-print-directory test-packages
+	@echo "== swift test: Tools"
+	@$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
@@ -58,6 +61,8 @@ test-rocalyticsclient: deps
 	$(SWIFT) test --package-path Packages/RocalyticsClient $(SWIFT_TEST_FLAGS)
 test-score: deps
 	$(SWIFT) test --package-path Packages/Score $(SWIFT_TEST_FLAGS)
+test-tools: deps
+	$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 
 # Fails when a checked-in generated file differs from a fresh generation.
 generate:
@@ -79,8 +84,12 @@ validate-payloads:
 demo: deps
 	@echo "demo: not yet (see issue 7)"
 
+# The local collector: `make collector PORT=8787 DB=out/collector.sqlite` (loopback only).
+PORT ?= 8787
+DB   ?= out/collector.sqlite
 collector: deps
-	@echo "collector: not yet (see issue 7)"
+	$(SWIFT) build --package-path Tools --product collector
+	Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
 
 # `make release PACKAGE=Onboarding VERSION=0.1.0`: see Tools/release/release.sh.
 release:

@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "codegen", targets: ["codegen"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "collector", targets: ["collector"]),
     ],
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
@@ -21,6 +22,21 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
+        // Debian's libsqlite3-dev, linked through a prefixed module name.
+        .systemLibrary(name: "CCollectorSQLite", path: "Sources/CCollectorSQLite"),
+        .target(
+            name: "CollectorKit",
+            dependencies: ["CCollectorSQLite", .product(name: "TrackerCore", package: "Core")]
+        ),
+        .executableTarget(name: "collector", dependencies: ["CollectorKit"]),
+        .testTarget(
+            name: "CollectorTests",
+            dependencies: [
+                "CollectorKit",
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
             ]
         ),
     ],

@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Paywall",
+    products: [
+        // The tracker (re-exports the observer API below).
+        .library(name: "PaywallTracker", targets: ["PaywallTracker"]),
+        // The host-facing observer protocol and its value types, with no dependency, for paywall
+        // host SDKs that want to call an observer without linking the tracker.
+        .library(name: "PaywallObserverAPI", targets: ["PaywallObserverAPI"]),
+    ],
+    dependencies: [
+        .package(name: "Core", path: "../Core"),
+    ],
+    targets: [
+        .target(name: "PaywallObserverAPI"),
+        .target(
+            name: "PaywallTracker",
+            dependencies: ["PaywallObserverAPI", .product(name: "TrackerCore", package: "Core")]
+        ),
+        .testTarget(
+            name: "PaywallTrackerTests",
+            dependencies: ["PaywallTracker", .product(name: "TrackerCoreTestKit", package: "Core")]
+        ),
+        // The examples are compiled and run by this test target.
+        .testTarget(
+            name: "PaywallExamples",
+            dependencies: ["PaywallTracker", .product(name: "TrackerCoreTestKit", package: "Core")],
+            path: "Examples"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,177 @@
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+@testable import PaywallTracker
+
+/// Launch 1 of a two-launch scenario: `info` started with a transient sink, settled, idle, disposed.
+private func launchOneLeavingUnsent(_ storage: any KeyValueStorage, info: PaywallPresentationInfo = INFO, shown: Bool = false) async throws -> Harness {
+    let h = Harness(storage: storage) { _, _ in .result(.transient) }
+    let handle = try #require(h.tracker.start(info))
+    if shown { handle.shown() }
+    await h.settle()
+    await h.tracker.idle()
+    h.tracker.dispose()
+    return h
+}
+
+private func paywallIds(_ text: String?) -> [String] {
+    guard let text, let map = json(text).objectValue else { return [] }
+    return map.entries.compactMap { $0.value["body"]?["paywall"]?["paywall_id"]?.stringValue }.sorted()
+}
+
+/// Spec 17 G: storage.
+@Suite struct StorageTests {
+    @Test func P37_unsentSnapshotResentUnchangedAtNextLaunch() async throws {
+        let storage = InMemoryKeyValueStorage()
+        _ = try await launchOneLeavingUnsent(storage, shown: true)
+        let map = try #require(storedMap(storage))
+        #expect(map.count == 1)
+        let stored = try #require(map.entries.first?.value["body"])
+        #expect(stored["seq"] == 2)
+
+        let second = Harness(storage: storage)
+        await second.settle()
+        await second.tracker.idle()
+        await second.settle()
+        #expect(second.received.map { $0.wireJSON() } == [stored])
+        #expect(second.received.allSatisfy { $0.status == .inProgress })
+        await second.tracker.idle()
+        #expect(storage.snapshot[STORAGE_KEY] == nil)
+        second.expectConformant()
+    }
+
+    @Test func P38_acceptedIsRemoved() async throws {
+        let storage = InMemoryKeyValueStorage()
+        let h = Harness(storage: storage)
+        let handle = try #require(h.tracker.start(INFO))
+        handle.end(.dismissed)
+        await h.settle()
+        await h.tracker.idle()
+        #expect(storage.snapshot.isEmpty)
+        h.expectConformant()
+    }
+
+    @Test func P39_capOfTwenty() async throws {
+        let storage = InMemoryKeyValueStorage()
+        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        var ids: [String] = []
+        for _ in 0..<22 {
+            let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+            ids.append(p.id)
+            await h.advance(10)
+        }
+        await h.tracker.idle()
+        let map = try #require(storedMap(storage))
+        #expect(map.count == 20)
+        #expect(map.keys == Array(ids.dropFirst(2)))
+        let cap = h.log.with("storage-cap")
+        #expect(cap.count == 2)
+        #expect(cap.map(\.message) == ids.prefix(2).map { "dropped unsent presentation \($0) from storage" })
+        h.expectConformant()
+    }
+
+    @Test func P40_malformedEntry() async {
+        let storage = InMemoryKeyValueStorage([STORAGE_KEY: #"{"x":{"seq":"no","body":3}}"#])
+        let h = Harness(storage: storage)
+        await h.settle()
+        await h.tracker.idle()
+        await h.advance(60_000)
+        #expect(h.received.isEmpty)
+        #expect(h.log.all == [Diagnostic(code: "invalid-stored", message: "ignored stored entry x")])
+    }
+
+    @Test func P41_notJSON() async throws {
+        let storage = InMemoryKeyValueStorage([STORAGE_KEY: "not json"])
+        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        await h.settle()
+        await h.tracker.idle()
+        #expect(h.received.isEmpty)
+        #expect(h.log.all == [Diagnostic(code: "invalid-stored", message: "stored presentations are not JSON; ignored")])
+        _ = try #require(h.tracker.start(INFO))
+        await h.settle()
+        await h.tracker.idle()
+        #expect(storedMap(storage)?.count == 1)
+        h.expectConformant()
+    }
+
+    @Test func P42_startDuringTheFirstRead() async throws {
+        let backing = InMemoryKeyValueStorage()
+        _ = try await launchOneLeavingUnsent(backing)
+        let clock = ManualClock()
+        let slow = FaultInjectingStorage(backing: backing, clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.getDelayMs = 50; return f }())
+        let h = Harness(storage: slow, clock: clock) { _, _ in .result(.transient) }
+        var info = INFO
+        info.paywallId = "pw-2"
+        _ = try #require(h.tracker.start(info)) // before the read finished
+        await h.advance(50)
+        await h.tracker.idle()
+        #expect(paywallIds(backing.snapshot[STORAGE_KEY]) == ["pw-1", "pw-2"])
+        h.expectConformant()
+    }
+
+    @Test func P43_slowReadNeverLosesStoredEntries() async throws {
+        let backing = InMemoryKeyValueStorage()
+        _ = try await launchOneLeavingUnsent(backing)
+        let clock = ManualClock()
+        let slow = FaultInjectingStorage(backing: backing, clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.getDelayMs = 200; return f }())
+        let written = Locked<[[String]]>([])
+        slow.onWriteLanded.withLock { $0 = { _, value in written.withLock { $0.append(paywallIds(value)) } } }
+        let h = Harness(storage: slow, clock: clock) { _, _ in .result(.transient) }
+        var info = INFO
+        info.paywallId = "pw-2"
+        _ = try #require(h.tracker.start(info))
+        await h.advance(5000)
+        await h.tracker.idle()
+        #expect(!written.value.isEmpty)
+        for w in written.value { #expect(w.contains("pw-1")) }
+        h.expectConformant()
+    }
+
+    @Test func P44_failedReadTurnsPersistenceOff() async throws {
+        let storage = FaultInjectingStorage(faults: { var f = FaultInjectingStorage.Faults(); f.failNextGets = 2; return f }())
+        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        let handle = try #require(h.tracker.start(INFO))
+        handle.end(.dismissed)
+        await h.settle()
+        await h.tracker.idle()
+        await h.advance(10_000)
+        await h.tracker.idle()
+        #expect(storage.getCount == 2)
+        #expect(storage.writeCount == 0)
+        #expect(h.log.all == [Diagnostic(code: "storage", message: "reading stored presentations failed (injected read failure): left untouched; this session runs without persistence")])
+        #expect(h.received.count >= 2) // delivery still works in memory
+        h.expectConformant()
+    }
+
+    @Test func P45_storedFormat() async throws {
+        let storage = InMemoryKeyValueStorage()
+        let h = try await launchOneLeavingUnsent(storage)
+        let body = try #require(h.received.first)
+        let p = body.presentationId
+        #expect(storage.snapshot[STORAGE_KEY] == #"{"\#(p)":{"seq":1,"body":\#(body.wireString)}}"#)
+        h.expectConformant()
+    }
+
+    @Test func P46_dispose() async throws {
+        let storage = InMemoryKeyValueStorage()
+        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        _ = try #require(h.tracker.start(INFO))
+        await h.settle()
+        await h.tracker.idle()
+        let before = storage.snapshot[STORAGE_KEY]
+        #expect(h.clock.pendingTimerCount == 1) // the retry backoff
+        h.tracker.dispose()
+        await h.advance(300_000)
+        #expect(h.received.count == 1)
+        #expect(storage.snapshot[STORAGE_KEY] == before)
+        #expect(before != nil)
+        // After dispose: nothing sent or stored, and the `disposed` diagnostic (spec/README.md decision 14).
+        #expect(h.tracker.start(INFO) == nil)
+        await h.settle()
+        await h.tracker.idle()
+        #expect(h.received.count == 1)
+        #expect(storage.snapshot[STORAGE_KEY] == before)
+        #expect(h.log.codes == ["disposed"])
+        h.expectConformant()
+    }
+}

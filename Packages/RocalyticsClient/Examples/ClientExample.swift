@@ -1,0 +1,43 @@
+// The README's `examples/client.ts`, in Swift. Compiled and run by the test suite
+// (`ExampleTests`), against a loopback server through the real libcurl transport.
+
+import RocalyticsClient
+import TrackerCore
+
+/// 1. One client per app, created once at startup. It starts itself: it reads (or mints) the
+///    device's roca id, identifies the device, and sends `install` once per device. Every method
+///    waits for that. In an app, `options.platform` is `.custom(YourPlatformServices())`.
+public func startRocalytics(_ options: RocalyticsClient.Options = .init()) -> RocalyticsClient {
+    RocalyticsClient(options: options)
+}
+
+/// 2. Identifiers, whenever the app learns them. `nil` values are dropped.
+public func onSignedIn(_ rocalytics: RocalyticsClient, userId: String, revenueCatId: String?) async throws {
+    var ids = IdentifyParams()
+    ids.userId = userId
+    ids.revenueCatId = revenueCatId
+    try await rocalytics.identify(ids)
+}
+
+/// 3. A purchase. Pass the purchase SDK's product and transaction objects as they are
+///    (`JSONValue(encoding:)` converts an `Encodable` one): they are forwarded whole, and the
+///    product id is read from `product.productIdentifier` unless you pass `productId`.
+///    Returns the id Rocalytics uses when it forwards the conversion, to deduplicate it against
+///    one the app sends to an ad network itself.
+public func onPurchase(
+    _ rocalytics: RocalyticsClient, product: JSONValue, transaction: JSONValue,
+    price: Double, currency: String, isTrial: Bool
+) async throws -> String? {
+    let originalTransactionIdentifier = transaction["originalTransactionIdentifier"]?.stringValue ?? ""
+    try await rocalytics.trackPurchase(TrackPurchaseParams(
+        isTrial: isTrial, value: price, currency: currency,
+        originalTransactionIdentifier: originalTransactionIdentifier, product: product, transaction: transaction))
+    return getEventId("purchase", ["original_transaction_identifier": .string(originalTransactionIdentifier)])
+}
+
+/// 4. Onboarding progress, reported through the run tracker and delivered to Rocalytics: pass
+///    this sink to the onboarding tracker's configuration (the Onboarding package), with your
+///    context and storage.
+public func setUpOnboardingTracking(_ rocalytics: RocalyticsClient) -> RocalyticsOnboardingSink<OnboardingRunSnapshot> {
+    createRocalyticsOnboardingSink(rocalytics)
+}

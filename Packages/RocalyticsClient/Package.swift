@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "RocalyticsClient",
+    products: [
+        .library(name: "RocalyticsClient", targets: ["RocalyticsClient"]),
+        // Stand-ins for tests and previews: in-memory secure store, fixture platform, recording transport.
+        .library(name: "RocalyticsClientTestSupport", targets: ["RocalyticsClientTestSupport"]),
+    ],
+    dependencies: [
+        .package(name: "Core", path: "../Core"),
+    ],
+    targets: [
+        .target(
+            name: "RocalyticsClient",
+            dependencies: [.product(name: "TrackerCore", package: "Core")]
+        ),
+        .target(
+            name: "RocalyticsClientTestSupport",
+            dependencies: ["RocalyticsClient", .product(name: "TrackerCore", package: "Core")]
+        ),
+        // The README's examples, in Swift. Compiled for (and run by) the test target only.
+        .target(
+            name: "RocalyticsClientExamples",
+            dependencies: ["RocalyticsClient", .product(name: "TrackerCore", package: "Core")],
+            path: "Examples"
+        ),
+        .testTarget(
+            name: "RocalyticsClientTests",
+            dependencies: [
+                "RocalyticsClient",
+                "RocalyticsClientTestSupport",
+                "RocalyticsClientExamples",
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
+            ],
+            exclude: ["Fixtures"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

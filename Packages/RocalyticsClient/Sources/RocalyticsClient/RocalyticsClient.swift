@@ -1,0 +1,479 @@
+import Foundation
+import TrackerCore
+
+/// The Rocalytics client: reports installs, purchases, identifiers and onboarding progress to
+/// Rocalytics, with the exact requests of the reference TypeScript client.
+///
+/// Create one per app, at launch. It starts itself: it reads (or mints) the device's roca id,
+/// identifies the device (unless ``Options/identifyOnStart`` is false), sends `install` once per
+/// device and then the install ping. Every method waits for that start-up first.
+///
+/// Nothing throws at launch. Without platform services, or when the stored id cannot be read,
+/// the client is **inert**: ``ready()`` returns, ``rocaId`` stays `nil`, every method returns
+/// without sending (``getDemandScore(_:)`` throws, having no value to return), and the cause goes
+/// to ``Options/onDiagnostic``. A method whose request gets a non-2xx answer throws
+/// ``RocalyticsError`` (`[ROCALYTICS] <endpoint> failed: <status>`). The client never logs a
+/// request, a response or purchase properties.
+public final class RocalyticsClient: Sendable {
+    /// How the client is built. Every option is for tests or unusual hosts, except
+    /// ``platform``, which a real app sets to its own ``RocalyticsPlatform``.
+    public struct Options: Sendable {
+        /// The platform services (`.custom(...)` in an app; `.none` to run inert on purpose).
+        public var platform: RocalyticsPlatformChoice
+        /// The HTTP transport; `nil` is Core's libcurl transport (`CurlTransport.shared`). An
+        /// injected transport is the "custom fetch" case and marks the sink destinations.
+        public var transport: (any HTTPTransport)?
+        /// The API base, joined as given: `<baseURL>/functions/v1/<endpoint>`.
+        public var baseURL: String
+        /// Wall-clock time (the `trackOnboarding` timestamps).
+        public var clock: any TrackerClock
+        /// Runs the start-up in the background.
+        public var scheduler: any TrackerScheduler
+        /// Receives why start-up failed or the client went inert, and the `install-ping-failed`
+        /// and `unknown-purchase-type` reports. Default: one line on standard error.
+        public var onDiagnostic: DiagnosticHandler
+        /// Sends `{idfv, android_id, locale}` at start-up. Pass `false` when the app identifies
+        /// the device itself with richer fields; it must then call ``identify(_:)`` before
+        /// anything that needs the identity row (the onboarding endpoint answers 404 until then).
+        public var identifyOnStart: Bool
+        /// Follows the install event with `POST <attributionBaseURL>/install` (identity headers,
+        /// no body), once per device, for ad attribution.
+        public var installPing: Bool
+        /// Base of the install ping; a trailing slash is dropped.
+        public var attributionBaseURL: String
+
+        /// Creates options.
+        public init(
+            platform: RocalyticsPlatformChoice = .systemDefault,
+            transport: (any HTTPTransport)? = nil,
+            baseURL: String = rocalyticsDefaultBaseURL,
+            clock: any TrackerClock = SystemClock(),
+            scheduler: any TrackerScheduler = SystemScheduler.shared,
+            onDiagnostic: @escaping DiagnosticHandler = Diagnostics.consolePrinter(prefix: "rocalytics-sdk"),
+            identifyOnStart: Bool = true,
+            installPing: Bool = true,
+            attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL
+        ) {
+            self.platform = platform
+            self.transport = transport
+            self.baseURL = baseURL
+            self.clock = clock
+            self.scheduler = scheduler
+            self.onDiagnostic = onDiagnostic
+            self.identifyOnStart = identifyOnStart
+            self.installPing = installPing
+            self.attributionBaseURL = attributionBaseURL
+        }
+    }
+
+    struct Session: Sendable {
+        let platform: any RocalyticsPlatform
+        let context: RocalyticsRequestContext
+    }
+
+    struct PreV1Response: Sendable {
+        var stepId: String
+        var enteredAt: String
+        var exitedAt: String?
+        var answers: JSONObject
+    }
+
+    struct State: Sendable {
+        var session: Session?
+        var isReady = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var deviceContext: DeviceContext?
+        var onboardingMetadata: JSONObject?
+        var responses: [PreV1Response] = []
+        var completedRuns: Set<String> = []
+    }
+
+    private let options: Options
+    private let transport: any HTTPTransport
+    private let state = Locked(State())
+
+    /// Where ``sendOnboardingRun(_:)`` delivers: `<baseURL>/functions/v1/onboarding-response`,
+    /// with ` (custom fetch)` appended when a transport was injected, so that a test double
+    /// never counts as the real endpoint. Headers are never part of it.
+    public let onboardingRunDestination: String
+    /// Where ``sendPaywallPresentation(_:)`` delivers: `<baseURL>/functions/v1/paywall-presentations`,
+    /// with the same ` (custom fetch)` marker.
+    public let paywallPresentationDestination: String
+
+    /// Creates the client and starts its start-up in the background.
+    public init(options: Options = Options()) {
+        self.options = options
+        transport = options.transport ?? CurlTransport.shared
+        let marker = options.transport == nil ? "" : " (custom fetch)"
+        onboardingRunDestination = "\(options.baseURL)/functions/v1/onboarding-response\(marker)"
+        paywallPresentationDestination = "\(options.baseURL)/functions/v1/paywall-presentations\(marker)"
+        options.scheduler.spawn { [self] in
+            await self.start()
+        }
+    }
+
+    // MARK: - Ready and identity
+
+    /// Returns once the client has started, or has gone inert. Never throws.
+    public func ready() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { s -> Bool in
+                if s.isReady { return true }
+                s.waiters.append(c)
+                return false
+            }
+            if done { c.resume() }
+        }
+    }
+
+    /// The device's roca id: `nil` until ``ready()`` has returned, and `nil` while inert.
+    public var rocaId: String? {
+        state.withLock { $0.isReady ? $0.session?.context.rocaId : nil }
+    }
+
+    /// Whether start-up has ended without a roca id (no requests are ever sent).
+    public var isInert: Bool {
+        state.withLock { $0.isReady && $0.session == nil }
+    }
+
+    private func session() async -> Session? {
+        await ready()
+        return state.withLock { $0.session }
+    }
+
+    private func report(_ code: String, _ message: String) {
+        options.onDiagnostic(Diagnostic(code: code, message: message))
+    }
+
+    // MARK: - Start-up
+
+    private func start() async {
+        await startUp()
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.isReady = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume() }
+    }
+
+    private func startUp() async {
+        let platform: any RocalyticsPlatform
+        switch options.platform.resolve() {
+        case let .success(p): platform = p
+        case let .failure(unavailable):
+            report("native-modules-unavailable", "Rocalytics is disabled for this session: \(unavailable.reason)")
+            return
+        }
+        guard let rocaId = await readOrMintRocaId(platform) else { return }
+        let session = Session(
+            platform: platform,
+            context: RocalyticsRequestContext(
+                rocaId: rocaId, applicationId: platform.applicationId, platform: platform.platformName,
+                baseURL: options.baseURL))
+        state.withLock { $0.session = session }
+
+        do {
+            if options.identifyOnStart {
+                var ids = JSONObject()
+                if platform.platformName == "ios", let idfv = await platform.identifierForVendor() { ids.appendUnchecked("idfv", .string(idfv)) }
+                if platform.platformName == "android", let androidId = platform.androidId() { ids.appendUnchecked("android_id", .string(androidId)) }
+                ids.appendUnchecked("locale", .string(platform.localeIdentifier))
+                _ = try await send(buildIdentifyRequest(session.context, ids), endpoint: "identify")
+            }
+            let deviceContext = await DeviceContext.read(from: platform)
+            state.withLock { $0.deviceContext = deviceContext }
+
+            var installed = nonEmpty(try await platform.secureValue(forKey: INSTALL_TRACKED_KEY)) != nil
+            if !installed {
+                for key in LEGACY_INSTALL_TRACKED_KEYS where !installed {
+                    installed = nonEmpty(try await platform.secureValue(forKey: key)) != nil
+                }
+            }
+            guard !installed else { return }
+            let installTime = try await platform.installationTime()
+            let installMs = Int64((installTime.timeIntervalSince1970 * 1000).rounded())
+            try await sendTrack(session, name: TrackEventName.install.rawValue,
+                                properties: ["install_time": .string(Timestamp.format(ms: installMs))])
+            try await platform.setSecureValue("true", forKey: INSTALL_TRACKED_KEY)
+        } catch {
+            report("init-failed", errorText(error))
+            return
+        }
+        if options.installPing { await sendInstallPing(session) }
+    }
+
+    private func nonEmpty(_ s: String?) -> String? {
+        guard let s, !s.isEmpty else { return nil }
+        return s
+    }
+
+    /// Reads the roca id (current key, then the legacy key, copied forward), or mints one and
+    /// writes it under both keys. `nil` (inert) when a read fails or the new id cannot be stored:
+    /// a failed read never leads to minting.
+    private func readOrMintRocaId(_ platform: any RocalyticsPlatform) async -> String? {
+        do {
+            if let current = nonEmpty(try await platform.secureValue(forKey: ROCA_ID_KEY)) { return current }
+            if let legacy = nonEmpty(try await platform.secureValue(forKey: LEGACY_ROCA_ID_KEY)) {
+                do {
+                    try await platform.setSecureValue(legacy, forKey: ROCA_ID_KEY)
+                } catch {
+                    report("identity-migration-failed", "could not copy the roca id to \(ROCA_ID_KEY); it is still read from \(LEGACY_ROCA_ID_KEY): \(errorText(error))")
+                }
+                return legacy
+            }
+        } catch {
+            report("identity-unavailable", "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(errorText(error))")
+            return nil
+        }
+        let minted = platform.makeUUID()
+        do {
+            try await platform.setSecureValue(minted, forKey: ROCA_ID_KEY)
+        } catch {
+            report("identity-unavailable", "a new roca id could not be stored under \(ROCA_ID_KEY), so none is used; Rocalytics is disabled for this session: \(errorText(error))")
+            return nil
+        }
+        do {
+            try await platform.setSecureValue(minted, forKey: LEGACY_ROCA_ID_KEY)
+        } catch {
+            report("identity-legacy-write-failed", "the new roca id could not be written to \(LEGACY_ROCA_ID_KEY) (a rolled-back copied client would not see it): \(errorText(error))")
+        }
+        return minted
+    }
+
+    private func sendInstallPing(_ session: Session) async {
+        var base = options.attributionBaseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        let request = HTTPRequest(
+            url: "\(base)/install", method: "POST", headers: rocalyticsHeaders(session.context), body: nil,
+            timeoutMs: rocalyticsRequestTimeoutMs)
+        do {
+            let response = try await transport.send(request)
+            if !(200...299).contains(response.status) {
+                report("install-ping-failed", "the install ping was answered \(response.status); it is not retried")
+            }
+        } catch {
+            report("install-ping-failed", "the install ping failed (\(errorText(error))); it is not retried")
+        }
+    }
+
+    // MARK: - Requests
+
+    private func send(_ request: HTTPRequest, endpoint: String, detail: String? = nil) async throws -> HTTPResponse {
+        let response = try await transport.send(request)
+        guard (200...299).contains(response.status) else {
+            throw RocalyticsError.requestFailed(endpoint: endpoint, status: response.status, detail: detail)
+        }
+        return response
+    }
+
+    private func sendTrack(_ session: Session, name: String, properties: JSONObject, deduplicationId: String? = nil, customEvent: Bool = false) async throws {
+        let deviceContext = state.withLock { $0.deviceContext }
+        let input = TrackRequestInput(
+            name: name, properties: properties, deviceContext: deviceContext, deduplicationId: deduplicationId,
+            customEvent: customEvent)
+        _ = try await send(buildTrackRequest(session.context, input), endpoint: "track", detail: name)
+    }
+
+    // MARK: - Events
+
+    /// Sends an analytics event with the default deduplication id `<rocaId>-<name>`. The same
+    /// name sent twice goes out twice; the server deduplicates. Returns without sending when inert.
+    /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    public func track(_ name: TrackEventName, properties: JSONObject = [:]) async throws {
+        guard let session = await session() else { return }
+        try await sendTrack(session, name: name.rawValue, properties: properties.javaScriptOrdered())
+    }
+
+    /// Alias of ``track(_:properties:)``.
+    public func trackEvent(_ name: TrackEventName, properties: JSONObject = [:]) async throws {
+        try await track(name, properties: properties)
+    }
+
+    /// Sends a `purchase`, deduplicated per original transaction (`<rocaId>-purchase-<id>`). The
+    /// product, transaction and redemption objects are forwarded whole under `experimental`.
+    /// An unknown ``PurchaseType`` is not sent (`unknown-purchase-type`); the purchase still is.
+    /// Returns without sending when inert.
+    /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    public func trackPurchase(_ params: TrackPurchaseParams) async throws {
+        guard let session = await session() else { return }
+        var p = JSONObject()
+        p.appendUnchecked("is_trial", .bool(params.isTrial))
+        p.appendUnchecked("original_transaction_identifier", .string(params.originalTransactionIdentifier))
+        if let productId = params.productId ?? params.product?["productIdentifier"]?.stringValue {
+            p.appendUnchecked("product_id", .string(productId))
+        }
+        p.appendUnchecked("price", .number(params.value))
+        p.appendUnchecked("currency_code", .string(params.currency))
+        var experimental = JSONObject()
+        if let product = params.product { experimental.appendUnchecked("product", product) }
+        if let transaction = params.transaction { experimental.appendUnchecked("transaction", transaction) }
+        if let redemption = params.redemptionResult { experimental.appendUnchecked("redemption_result", redemption) }
+        if !experimental.isEmpty { p.appendUnchecked("experimental", .object(experimental)) }
+        if let type = params.purchaseType {
+            if PurchaseType.known.contains(type.rawValue) {
+                p.appendUnchecked("purchase_type", .string(type.rawValue))
+            } else {
+                report("unknown-purchase-type", "trackPurchase got a purchaseType this version does not know; the purchase is sent without purchase_type")
+            }
+        }
+        try await sendTrack(session, name: TrackEventName.purchase.rawValue, properties: p.javaScriptOrdered(),
+                            deduplicationId: "\(session.context.rocaId)-purchase-\(params.originalTransactionIdentifier)")
+    }
+
+    /// Sends an event with any name, which the API passes on to automations (`custom_event: true`).
+    /// Deduplicated on `<rocaId>-<name>`, plus `-<dedupSuffix>` when a non-empty suffix is given
+    /// (a date makes a good suffix for a recurring event). Returns without sending when inert.
+    /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    public func trackCustomEvent(_ name: String, properties: JSONObject = [:], dedupSuffix: String? = nil) async throws {
+        guard let session = await session() else { return }
+        var dedup = "\(session.context.rocaId)-\(name)"
+        if let dedupSuffix, !dedupSuffix.isEmpty { dedup += "-\(dedupSuffix)" }
+        try await sendTrack(session, name: name, properties: properties.javaScriptOrdered(), deduplicationId: dedup, customEvent: true)
+    }
+
+    /// Attaches identifiers to the device's identity. Top-level `nil`/`null` values are dropped
+    /// (an all-null map still sends `{}`); nested values are sent as given. Returns without
+    /// sending when inert.
+    /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    public func identify(_ identifiers: IdentifyParams) async throws {
+        guard let session = await session() else { return }
+        var body = JSONObject()
+        for (k, v) in identifiers.values.entries where !v.isNull { body.appendUnchecked(k, v) }
+        _ = try await send(buildIdentifyRequest(session.context, body.javaScriptOrdered()), endpoint: "identify")
+    }
+
+    /// The pre-v1 progressive onboarding call, unchanged: records `stepId` (merging `answers`
+    /// into the current step when it is the same step, otherwise closing the current step and
+    /// appending a new one), merges `metadata`, and resends every step seen so far to
+    /// `/onboarding-response`. The local state changes even when the request fails. Returns
+    /// without sending when inert. Report a flow through this **or** the onboarding sink, not both.
+    /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    public func trackOnboarding(stepId: String, answers: OnboardingStepAnswers? = nil, metadata: OnboardingMetadata? = nil) async throws {
+        guard let session = await session() else { return }
+        let body: JSONValue = state.withLock { s in
+            if let metadata {
+                var merged = s.onboardingMetadata ?? JSONObject()
+                for (k, v) in metadata.entries { merged[k] = v }
+                s.onboardingMetadata = merged
+            }
+            let now = Timestamp.format(ms: options.clock.nowMs())
+            if let last = s.responses.indices.last, s.responses[last].stepId == stepId {
+                for (k, v) in (answers ?? JSONObject()).entries { s.responses[last].answers[k] = v }
+            } else {
+                if let last = s.responses.indices.last, s.responses[last].exitedAt == nil { s.responses[last].exitedAt = now }
+                s.responses.append(PreV1Response(stepId: stepId, enteredAt: now, exitedAt: nil, answers: answers ?? JSONObject()))
+            }
+            var o = JSONObject()
+            if let m = s.onboardingMetadata { o.appendUnchecked("onboarding_metadata", .object(m.javaScriptOrdered())) }
+            o.appendUnchecked("sent_at", .string(now))
+            o.appendUnchecked("responses", .array(s.responses.map { r in
+                [
+                    "step_id": .string(r.stepId), "entered_at": .string(r.enteredAt),
+                    "exited_at": r.exitedAt.map(JSONValue.string) ?? .null, "answers": .object(r.answers.javaScriptOrdered()),
+                ]
+            }))
+            return .object(o)
+        }
+        _ = try await send(buildOnboardingResponseRequest(session.context, body), endpoint: "onboarding-response")
+    }
+
+    /// The server's 1-to-100 demand score for this install. Waits for start-up: the server has
+    /// no score until an identify has succeeded (it answers 404 before that).
+    /// - Throws: ``RocalyticsError/demandScoreUnavailable`` when inert (nothing is sent),
+    ///   ``RocalyticsError`` on a non-2xx answer or an unreadable body, transport errors unchanged.
+    public func getDemandScore(_ signals: DemandScoreSignals? = nil) async throws -> DemandScoreResult {
+        guard let session = await session() else { throw RocalyticsError.demandScoreUnavailable }
+        let response = try await send(buildDemandScoreRequest(session.context, signals), endpoint: "demand-score")
+        guard let json = try? WireJSON.decode(response.body), let result = DemandScoreResult(json: json) else {
+            throw RocalyticsError.invalidResponse(endpoint: "demand-score")
+        }
+        return result
+    }
+
+    // MARK: - Sinks
+
+    /// Delivers one onboarding-run snapshot to `/onboarding-response` as ``toOnboardingRunBody(_:)``
+    /// and maps the answer with ``rocalyticsOutcome(status:body:)``. After an accepted completed
+    /// snapshot it sends `onboarding_completed` once per run (dedup
+    /// `<rocaId>-onboarding_completed-<run_id>`); if that event fails the result is transient,
+    /// so the tracker's retry sends both again. Never throws: an inert client or a transport
+    /// error gives `transient`.
+    public func sendOnboardingRun(_ snapshot: some WireEncodable) async -> SinkResult {
+        guard let session = await session() else { return SinkResult(.transient, reason: "the Rocalytics client is inert") }
+        let object = snapshot.wireJSON().objectValue ?? JSONObject()
+        let body = toOnboardingRunBody(snapshotObject: object)
+        let result: SinkResult
+        do {
+            let response = try await transport.send(buildOnboardingResponseRequest(session.context, .object(body)))
+            if (200...299).contains(response.status) {
+                result = .accepted
+            } else {
+                result = rocalyticsOutcome(status: response.status, body: try? WireJSON.decode(response.body))
+            }
+        } catch {
+            return SinkResult(.transient, reason: errorText(error))
+        }
+        guard result.outcome == .accepted, object["status"]?.stringValue == "completed",
+              let runId = object["run_id"]?.stringValue else { return result }
+        if state.withLock({ $0.completedRuns.contains(runId) }) { return result }
+        do {
+            try await sendTrack(session, name: TrackEventName.onboardingCompleted.rawValue, properties: [:],
+                                deduplicationId: "\(session.context.rocaId)-onboarding_completed-\(runId)")
+        } catch {
+            return SinkResult(.transient, reason: errorText(error))
+        }
+        state.withLock { _ = $0.completedRuns.insert(runId) }
+        return result
+    }
+
+    /// Delivers one paywall-presentation snapshot (v1 or v1.1) to `/paywall-presentations`: the
+    /// bare snapshot, same headers. The outcome is read with ``paywallIngestOutcome(status:body:)``.
+    /// Never throws: an inert client or a transport error gives `transient`.
+    public func sendPaywallPresentation(_ snapshot: some WireEncodable) async -> SinkResult {
+        guard let session = await session() else { return SinkResult(.transient, reason: "the Rocalytics client is inert") }
+        do {
+            let response = try await transport.send(buildPaywallPresentationRequest(session.context, snapshot))
+            return paywallIngestOutcome(status: response.status, body: try? WireJSON.decode(response.body))
+        } catch {
+            return SinkResult(.transient, reason: errorText(error))
+        }
+    }
+}
+
+/// A tracker sink that delivers onboarding-run snapshots to Rocalytics through
+/// ``RocalyticsClient/sendOnboardingRun(_:)``. Its destination is the client's
+/// ``RocalyticsClient/onboardingRunDestination``, so a sink built anew on each configure keeps
+/// the same destination.
+public final class RocalyticsOnboardingSink<Payload: WireEncodable>: Sink {
+    /// The client that delivers.
+    public let client: RocalyticsClient
+    /// ``RocalyticsClient/onboardingRunDestination``.
+    public var destination: String? { client.onboardingRunDestination }
+
+    /// A sink over `client`.
+    public init(client: RocalyticsClient) { self.client = client }
+
+    /// ``RocalyticsClient/sendOnboardingRun(_:)``; never throws.
+    public func send(_ payload: Payload) async throws -> SinkResult {
+        await client.sendOnboardingRun(payload)
+    }
+}
+
+/// A paywall tracker sink that delivers presentation snapshots to Rocalytics through
+/// ``RocalyticsClient/sendPaywallPresentation(_:)``, with destination
+/// ``RocalyticsClient/paywallPresentationDestination``.
+public final class RocalyticsPaywallSink<Payload: WireEncodable>: Sink {
+    /// The client that delivers.
+    public let client: RocalyticsClient
+    /// ``RocalyticsClient/paywallPresentationDestination``.
+    public var destination: String? { client.paywallPresentationDestination }
+
+    /// A sink over `client`.
+    public init(client: RocalyticsClient) { self.client = client }
+
+    /// ``RocalyticsClient/sendPaywallPresentation(_:)``; never throws.
+    public func send(_ payload: Payload) async throws -> SinkResult {
+        await client.sendPaywallPresentation(payload)
+    }
+}

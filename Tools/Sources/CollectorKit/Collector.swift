@@ -1,0 +1,427 @@
+import Foundation
+import Synchronization
+import TrackerCore
+
+/// The answer of the ingest to one snapshot or request.
+public enum Outcome: String, Sendable, Equatable {
+    /// Stored (it is now the stored snapshot).
+    case accepted
+    /// Nothing to do (retry, stale, or already completed/ended).
+    case ignored
+    /// Invalid; will never be accepted.
+    case rejected
+}
+
+/// What the collector decided about one request, with what it prints and answers.
+public struct Verdict: Sendable, Equatable {
+    /// `onboarding-run`, `paywall-presentation`, `score-batch`, `rocalytics-track`, …
+    public var kind: String
+    /// The decision.
+    public var outcome: Outcome
+    /// Why (rejections), as sent in the body.
+    public var reason: String?
+    /// Run id, presentation id, or another id naming what the request was about.
+    public var subject: String?
+    /// The snapshot's `seq`, when there is one.
+    public var seq: Int?
+    /// A note printed and logged but not sent (`version-conflict`, `retry-body-mismatch`).
+    public var note: String?
+    /// HTTP status to answer.
+    public var httpStatus: Int
+    /// Extra members appended to the outcome body (Score batch counts); the demand score answer
+    /// replaces the body entirely.
+    public var bodyOverride: JSONValue?
+
+    /// The response body: `{"outcome":"…"}`, plus `"reason"` for a rejection.
+    public var responseBody: [UInt8] {
+        if let bodyOverride { return WireJSON.encode(bodyOverride) }
+        var object = JSONObject()
+        object["outcome"] = .string(outcome.rawValue)
+        if outcome == .rejected { object["reason"] = .string(reason ?? "rejected") }
+        return WireJSON.encode(.object(object))
+    }
+
+    init(
+        kind: String, outcome: Outcome, reason: String? = nil, subject: String? = nil, seq: Int? = nil, note: String? = nil,
+        httpStatus: Int? = nil, bodyOverride: JSONValue? = nil
+    ) {
+        self.kind = kind
+        self.outcome = outcome
+        self.reason = reason
+        self.subject = subject
+        self.seq = seq
+        self.note = note
+        self.httpStatus = httpStatus ?? (outcome == .rejected ? 400 : 200)
+        self.bodyOverride = bodyOverride
+    }
+}
+
+/// The contract schemas the collector validates against, read from a `Contracts` directory
+/// (default `Packages/Core/Contracts`).
+public struct ContractSchemas: Sendable {
+    /// `onboarding-run.schema.json` (schema_version 1).
+    public let onboardingRun: JSONSchemaValidator
+    /// `paywall-presentation.schema.json` (v1).
+    public let paywallV1: JSONSchemaValidator
+    /// `paywall-presentation.v1_1.schema.json` (v1.1).
+    public let paywallV1_1: JSONSchemaValidator
+
+    /// Loads the three schemas from `directory`.
+    public init(directory: String) throws {
+        func load(_ name: String) throws -> JSONSchemaValidator {
+            let url = URL(fileURLWithPath: directory).appendingPathComponent(name)
+            let data: Data
+            do { data = try Data(contentsOf: url) } catch { throw SchemaLoadError(message: "cannot read \(url.path)") }
+            do { return try JSONSchemaValidator(schemaBytes: [UInt8](data)) } catch {
+                throw SchemaLoadError(message: "\(name): \(error)")
+            }
+        }
+        onboardingRun = try load("onboarding-run.schema.json")
+        paywallV1 = try load("paywall-presentation.schema.json")
+        paywallV1_1 = try load("paywall-presentation.v1_1.schema.json")
+    }
+}
+
+/// The local collector: applies the contracts' acceptance rules to onboarding runs and paywall
+/// presentations, answers Rocalytics and Score requests as their real APIs would, and keeps
+/// what it accepted in SQLite. Thread-safe: every call runs under one lock.
+public final class Collector: Sendable {
+    /// Largest onboarding-run snapshot (compact bytes), contract D8.
+    public static let maxRunBytes = 262_144
+    /// Largest paywall snapshot (compact bytes), paywall.md section 5 rule 9.
+    public static let maxPaywallBytes = 16_384
+    /// Largest Score batch body, score-tracker.md section 2.
+    public static let maxScoreBatchBytes = 524_288
+    /// The quit threshold of the funnel (D14).
+    public static let quitAfterMs: Int64 = 24 * 60 * 60 * 1000
+
+    private let schemas: ContractSchemas
+    private let clock: any TrackerClock
+    private let store: Mutex<CollectorStore>
+
+    /// Opens (or creates) the database at `databasePath` (`:memory:` allowed) and loads the
+    /// schemas from `contractsDirectory`.
+    public init(databasePath: String, contractsDirectory: String, clock: any TrackerClock = SystemClock()) throws {
+        schemas = try ContractSchemas(directory: contractsDirectory)
+        self.clock = clock
+        if databasePath != ":memory:" {
+            let dir = URL(fileURLWithPath: databasePath).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        }
+        let opened = try CollectorStore(path: databasePath)
+        store = Mutex(opened)
+    }
+
+    /// The schemas in use.
+    public var contractSchemas: ContractSchemas { schemas }
+
+    // MARK: - Onboarding runs
+
+    /// Applies the acceptance rules of the onboarding-run contract (section 12.1, first match
+    /// wins) to `body` sent by `sender`, stores it when accepted, and logs the verdict.
+    /// `extraKeys` are stripped first (the Rocalytics body's `responses` and `onboarding_metadata`).
+    public func ingestOnboardingRun(
+        body: [UInt8], sender: String, path: String = "/v1/onboarding-runs", receivedAtMs: Int64? = nil,
+        stripping extraKeys: [String] = []
+    ) -> Verdict {
+        let now = receivedAtMs ?? clock.nowMs()
+        let kind = "onboarding-run"
+        guard case var .object(object) = (try? WireJSON.decode(body)) ?? .null else {
+            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
+        }
+        for key in extraKeys { object[key] = nil }
+        let snapshot = JSONValue.object(object)
+        let runId = snapshot["run_id"]?.stringValue
+        let seq = snapshot["seq"]?.intValue
+        func verdict(_ outcome: Outcome, _ reason: String? = nil, note: String? = nil) -> Verdict {
+            Verdict(kind: kind, outcome: outcome, reason: reason, subject: runId, seq: seq, note: note)
+        }
+        let result: Verdict = store.withLock { store in
+            do {
+                let stored = try runId.flatMap { id throws(SQLiteError) in try store.run(sender: sender, runId: id) }
+                // Rule 1: completed guard.
+                if let stored, stored.status == "completed" { return verdict(.ignored, note: "run already completed") }
+                // Rule 2: validation.
+                let compact = WireJSON.encode(snapshot)
+                if compact.count > Self.maxRunBytes {
+                    return verdict(.rejected, "snapshot exceeds \(Self.maxRunBytes) bytes (\(compact.count))")
+                }
+                if let problem = schemas.onboardingRun.validate(snapshot).first { return verdict(.rejected, "schema: \(problem)") }
+                if let problem = ContractRules.onboardingRunViolation(snapshot) { return verdict(.rejected, problem) }
+                guard let runId, let seq else { return verdict(.rejected, "schema: run_id or seq missing") }
+                let key = snapshot["onboarding"]?["key"]?.stringValue ?? ""
+                let version = snapshot["onboarding"]?["version"]?.stringValue ?? ""
+                let manifest = Canonical.text(snapshot["manifest"] ?? .null)
+                let status = snapshot["status"]?.stringValue ?? ""
+                let text = String(decoding: compact, as: UTF8.self)
+                guard let stored else {
+                    // Rule 3: new run; D18 manifest identity per (key, version), drafts exempt.
+                    var conflict = false
+                    if version != "draft" {
+                        if let canonical = try store.canonicalManifest(key: key, version: version) {
+                            conflict = canonical != manifest
+                        } else {
+                            try store.setCanonicalManifest(key: key, version: version, manifest: manifest, runId: runId)
+                        }
+                    }
+                    try store.saveRun(
+                        StoredRun(
+                            sender: sender, runId: runId, seq: seq, status: status, key: key, version: version,
+                            variantKey: snapshot["onboarding"]?["variant_key"]?.stringValue, body: text,
+                            firstReceivedAtMs: now, lastReceivedAtMs: now, versionConflict: conflict
+                        )
+                    )
+                    return verdict(.accepted, note: conflict ? "version-conflict" : nil)
+                }
+                // Rule 4: identity and manifest.
+                let previous = (try? WireJSON.decode(stored.body)) ?? .null
+                if !Canonical.same(previous["onboarding"], snapshot["onboarding"]) {
+                    return verdict(.rejected, "onboarding differs from the stored snapshot of this run")
+                }
+                if !Canonical.same(previous["manifest"], snapshot["manifest"]) {
+                    return verdict(.rejected, "manifest differs from the stored snapshot of this run")
+                }
+                // Rules 5–7: seq.
+                if seq > stored.seq {
+                    var next = stored
+                    next.seq = seq
+                    next.status = status
+                    next.body = text
+                    next.lastReceivedAtMs = now
+                    try store.saveRun(next)
+                    return verdict(.accepted, note: stored.versionConflict ? "version-conflict" : nil)
+                }
+                if seq == stored.seq {
+                    let mismatch = Canonical.text(previous) != Canonical.text(snapshot)
+                    return verdict(.ignored, note: mismatch ? "retry-body-mismatch" : "retry")
+                }
+                return verdict(.ignored, note: "stale seq (stored \(stored.seq))")
+            } catch {
+                return Verdict(kind: kind, outcome: .rejected, reason: "storage error", subject: runId, seq: seq, httpStatus: 500)
+            }
+        }
+        return log(result, path: path, at: now)
+    }
+
+    // MARK: - Paywall presentations
+
+    /// Applies the paywall acceptance rules (paywall.md section 5.1) to `body` sent by `sender`.
+    public func ingestPaywallPresentation(
+        body: [UInt8], sender: String, path: String = "/v1/paywall-presentations", receivedAtMs: Int64? = nil
+    ) -> Verdict {
+        let now = receivedAtMs ?? clock.nowMs()
+        let kind = "paywall-presentation"
+        guard let snapshot = try? WireJSON.decode(body), snapshot.objectValue != nil else {
+            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
+        }
+        let id = snapshot["presentation_id"]?.stringValue
+        let seq = snapshot["seq"]?.intValue
+        func verdict(_ outcome: Outcome, _ reason: String? = nil, note: String? = nil) -> Verdict {
+            Verdict(kind: kind, outcome: outcome, reason: reason, subject: id, seq: seq, note: note)
+        }
+        let result: Verdict = store.withLock { store in
+            do {
+                let stored = try id.flatMap { id throws(SQLiteError) in try store.presentation(sender: sender, id: id) }
+                if let stored, stored.status == "ended" { return verdict(.ignored, note: "presentation already ended") }
+                let compact = WireJSON.encode(snapshot)
+                if compact.count > Self.maxPaywallBytes {
+                    return verdict(.rejected, "snapshot exceeds \(Self.maxPaywallBytes) bytes (\(compact.count))")
+                }
+                let schema = snapshot["schema_version"] == .number(1) ? schemas.paywallV1 : schemas.paywallV1_1
+                if let problem = schema.validate(snapshot).first { return verdict(.rejected, "schema: \(problem)") }
+                if let problem = ContractRules.paywallViolation(snapshot) { return verdict(.rejected, problem) }
+                guard let id, let seq else { return verdict(.rejected, "schema: presentation_id or seq missing") }
+                let status = snapshot["status"]?.stringValue ?? ""
+                let text = String(decoding: compact, as: UTF8.self)
+                guard let stored else {
+                    try store.savePresentation(
+                        StoredPresentation(
+                            sender: sender, presentationId: id, seq: seq, status: status, body: text,
+                            firstReceivedAtMs: now, lastReceivedAtMs: now
+                        )
+                    )
+                    return verdict(.accepted)
+                }
+                let previous = (try? WireJSON.decode(stored.body)) ?? .null
+                if let problem = ContractChecker.paywallPresentation(snapshot, previous: previous).first(where: { $0.rule == .paywallImmutable }) {
+                    return verdict(.rejected, problem.description)
+                }
+                if seq > stored.seq {
+                    var next = stored
+                    next.seq = seq
+                    next.status = status
+                    next.body = text
+                    next.lastReceivedAtMs = now
+                    try store.savePresentation(next)
+                    return verdict(.accepted)
+                }
+                return verdict(.ignored, note: seq == stored.seq ? "retry" : "stale seq (stored \(stored.seq))")
+            } catch {
+                return Verdict(kind: kind, outcome: .rejected, reason: "storage error", subject: id, seq: seq, httpStatus: 500)
+            }
+        }
+        return log(result, path: path, at: now)
+    }
+
+    // MARK: - Score
+
+    /// Stores a Score batch (`{"sentAt","events":[…]}`, score-tracker.md section 2). A body over
+    /// 512 KiB gets 413 (the tracker halves its batch); an invalid batch is rejected with 400 and
+    /// nothing of it is stored; a valid one is accepted with 200 (events deduplicated by `eventId`).
+    public func ingestScoreBatch(body: [UInt8], path: String = "/api/events", receivedAtMs: Int64? = nil) -> Verdict {
+        let now = receivedAtMs ?? clock.nowMs()
+        let kind = "score-batch"
+        if body.count > Self.maxScoreBatchBytes {
+            return log(
+                Verdict(kind: kind, outcome: .rejected, reason: "batch exceeds \(Self.maxScoreBatchBytes) bytes", httpStatus: 413),
+                path: path, at: now
+            )
+        }
+        guard let batch = try? WireJSON.decode(body), batch.objectValue != nil else {
+            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
+        }
+        if let problem = ScoreEnvelope.batchViolation(batch) {
+            return log(Verdict(kind: kind, outcome: .rejected, reason: problem), path: path, at: now)
+        }
+        let events = batch["events"]?.arrayValue ?? []
+        let result: Verdict = store.withLock { store in
+            do {
+                var fresh = 0
+                try store.db.transaction {
+                    for event in events {
+                        let inserted = try store.saveScoreEvent(
+                            id: event["eventId"]?.stringValue ?? "", type: event["type"]?.stringValue ?? "",
+                            name: event["name"]?.stringValue ?? "", body: WireJSON.encodeString(event), receivedAtMs: now
+                        )
+                        if inserted { fresh += 1 }
+                    }
+                }
+                let body: JSONValue = ["outcome": "accepted", "received": .number(Double(events.count)), "stored": .number(Double(fresh))]
+                return Verdict(
+                    kind: kind, outcome: .accepted, subject: "\(events.count) events", note: fresh < events.count ? "\(events.count - fresh) duplicates" : nil,
+                    bodyOverride: body
+                )
+            } catch {
+                return Verdict(kind: kind, outcome: .rejected, reason: "storage error", httpStatus: 500)
+            }
+        }
+        return log(result, path: path, at: now)
+    }
+
+    /// Answers a Score identity link (`{"anonymousId","userId"}`): 200 when both are strings.
+    public func ingestScoreLink(body: [UInt8], path: String = "/api/identity/link-anonymous", receivedAtMs: Int64? = nil) -> Verdict {
+        let now = receivedAtMs ?? clock.nowMs()
+        let value = try? WireJSON.decode(body)
+        guard let value, value["anonymousId"]?.stringValue != nil, value["userId"]?.stringValue != nil else {
+            return log(Verdict(kind: "score-link", outcome: .rejected, reason: "anonymousId and userId required"), path: path, at: now)
+        }
+        return log(Verdict(kind: "score-link", outcome: .accepted), path: path, at: now)
+    }
+
+    // MARK: - Rocalytics
+
+    /// Records a Rocalytics API call other than the two contract endpoints (identify, track,
+    /// demand-score, install ping, pre-v1 onboarding-response) and answers it as the real API
+    /// would, so that the client proceeds.
+    public func ingestRocalytics(endpoint: String, body: [UInt8], path: String, receivedAtMs: Int64? = nil) -> Verdict {
+        let now = receivedAtMs ?? clock.nowMs()
+        let kind = "rocalytics-\(endpoint)"
+        let value = body.isEmpty ? nil : try? WireJSON.decode(body)
+        if !body.isEmpty, value == nil {
+            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not JSON"), path: path, at: now)
+        }
+        var name: String?
+        var stored: String?
+        var answer: JSONValue?
+        switch endpoint {
+        case "track":
+            guard let event = value, let eventName = event["name"]?.stringValue, event["deduplication_id"]?.stringValue != nil else {
+                return log(Verdict(kind: kind, outcome: .rejected, reason: "name and deduplication_id required"), path: path, at: now)
+            }
+            let allowed: Set<String> = ["install", "onboarding_completed", "purchase", "subscription_started", "trial_started"]
+            if !allowed.contains(eventName), event["custom_event"]?.boolValue != true {
+                return log(
+                    Verdict(kind: kind, outcome: .rejected, reason: "unknown event name (send it as a custom event)", subject: eventName),
+                    path: path, at: now
+                )
+            }
+            name = eventName
+            // Only the event name and its properties are kept: the device context stays out.
+            stored = event["properties"].map(WireJSON.encodeString)
+        case "identify":
+            // Identifiers are personal data: keep only which kinds were sent.
+            stored = value?.objectValue.map { $0.keys.joined(separator: ",") }
+        case "demand-score":
+            answer = DemandScore.answer(signals: value?.objectValue ?? JSONObject())
+        case "onboarding-response":
+            name = "pre-v1"
+            stored = "\(value?["responses"]?.arrayValue?.count ?? 0) responses"
+        default:
+            break
+        }
+        let result: Verdict = store.withLock { store in
+            do {
+                try store.saveRocalyticsEvent(endpoint: endpoint, name: name, body: stored, receivedAtMs: now)
+                return Verdict(kind: kind, outcome: .accepted, subject: name, bodyOverride: answer)
+            } catch {
+                return Verdict(kind: kind, outcome: .rejected, reason: "storage error", httpStatus: 500)
+            }
+        }
+        return log(result, path: path, at: now)
+    }
+
+    // MARK: - Reading
+
+    /// Every stored onboarding run.
+    public func storedRuns() throws -> [StoredRun] { try store.withLock { try $0.allRuns() } }
+
+    /// The stored snapshot of (sender, run id).
+    public func storedRun(sender: String, runId: String) throws -> StoredRun? {
+        try store.withLock { try $0.run(sender: sender, runId: runId) }
+    }
+
+    /// The stored snapshot of (sender, presentation id).
+    public func storedPresentation(sender: String, id: String) throws -> StoredPresentation? {
+        try store.withLock { try $0.presentation(sender: sender, id: id) }
+    }
+
+    /// Number of stored Score events.
+    public func scoreEventCount() throws -> Int { try store.withLock { try $0.countScoreEvents() } }
+
+    /// Verdict counts per kind and outcome.
+    public func verdictCounts() throws -> [(kind: String, outcome: String, count: Int)] {
+        try store.withLock { try $0.verdictCounts() }
+    }
+
+    /// The verdict log, oldest first.
+    public func verdicts() throws -> [VerdictRecord] { try store.withLock { try $0.verdicts() } }
+
+    /// The canonical manifest (canonical text) of (key, version), if any.
+    public func canonicalManifest(key: String, version: String) throws -> String? {
+        try store.withLock { try $0.canonicalManifest(key: key, version: version) }
+    }
+
+    /// The funnels of every (key, version) as of `nowMs` (contract section 13).
+    public func funnels(nowMs: Int64? = nil, includeDrafts: Bool = false) throws -> [Funnel] {
+        let runs = try storedRuns()
+        let manifests = try store.withLock { store throws(SQLiteError) -> [String: String] in
+            var out: [String: String] = [:]
+            for run in runs where out[run.key + "\u{0}" + run.version] == nil {
+                if let m = try store.canonicalManifest(key: run.key, version: run.version) { out[run.key + "\u{0}" + run.version] = m }
+            }
+            return out
+        }
+        return FunnelCalculator.funnels(runs: runs, canonicalManifests: manifests, nowMs: nowMs ?? clock.nowMs(), includeDrafts: includeDrafts)
+    }
+
+    // MARK: - Log
+
+    private func log(_ verdict: Verdict, path: String, at now: Int64) -> Verdict {
+        let record = VerdictRecord(
+            receivedAtMs: now, path: path, kind: verdict.kind, subject: verdict.subject, seq: verdict.seq,
+            outcome: verdict.outcome.rawValue, reason: verdict.reason ?? verdict.note
+        )
+        store.withLock { try? $0.appendVerdict(record) }
+        return verdict
+    }
+}

@@ -1,0 +1,23 @@
+import TrackerCore
+
+/// The rules beyond the schema that the ingest checks on every single snapshot
+/// (onboarding-run contract section 8, paywall.md section 5 and P6), through Core's
+/// ``ContractChecker``. The collector's own JSON Schema validator runs first, so the checker's
+/// coarse shape rules are left out here, and so is the paywall size rule (the acceptance step
+/// measures size before the schema).
+public enum ContractRules {
+    /// Rules that belong to the schema or to the size step, not to this one.
+    static let skipped: Set<ContractRule> = [.onboardingSchemaShape, .paywallSchemaShape, .paywallMaxSize]
+
+    /// The first onboarding-run rule (1–8) `snapshot` breaks, as a reason text
+    /// (`onboarding.<n>.<rule> at <path>: <message>`), or `nil`.
+    public static func onboardingRunViolation(_ snapshot: JSONValue) -> String? {
+        ContractChecker.onboardingRun(snapshot).first { !skipped.contains($0.rule) }?.description
+    }
+
+    /// The first paywall rule (section 5 rules 1–8, and P6 immutability against `previous`
+    /// when given) `snapshot` breaks, or `nil`.
+    public static func paywallViolation(_ snapshot: JSONValue, previous: JSONValue? = nil) -> String? {
+        ContractChecker.paywallPresentation(snapshot, previous: previous).first { !skipped.contains($0.rule) }?.description
+    }
+}

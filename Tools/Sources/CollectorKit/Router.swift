@@ -1,0 +1,111 @@
+import Foundation
+import TrackerCore
+
+/// Maps HTTP requests to the collector and prints one verdict line per request (never headers,
+/// tokens or bodies).
+public struct CollectorRouter: Sendable {
+    /// The routes, for `--help`: method, path, what it takes.
+    public static let routes: [(method: String, path: String, what: String)] = [
+        ("POST", "/v1/onboarding-runs", "onboarding run snapshot, contract v1 (generic HTTP sink)"),
+        ("POST", "/v1/paywall-presentations", "paywall presentation snapshot, v1 or v1.1 (generic HTTP sink)"),
+        ("POST", "/functions/v1/onboarding-response", "Rocalytics onboarding sink (v1 snapshot + pre-v1 keys) or pre-v1 trackOnboarding"),
+        ("POST", "/functions/v1/paywall-presentations", "Rocalytics paywall sink"),
+        ("POST", "/functions/v1/identify", "Rocalytics identify (200)"),
+        ("POST", "/functions/v1/track", "Rocalytics track (200; unknown names without custom_event: 400)"),
+        ("POST", "/functions/v1/demand-score", "Rocalytics demand score (200 with a demand-score body)"),
+        ("POST", "/install", "Rocalytics install ping (attribution base; 200)"),
+        ("POST", "/api/events", "Score batch (200; > 512 KiB: 413; invalid: 400)"),
+        ("POST", "/api/identity/link-anonymous", "Score identity link (200)"),
+        ("GET", "/health", "liveness"),
+    ]
+
+    /// The collector that decides.
+    public let collector: Collector
+    /// Where verdict lines go (stdout in `collector serve`).
+    public let log: @Sendable (String) -> Void
+
+    /// Creates a router.
+    public init(collector: Collector, log: @escaping @Sendable (String) -> Void) {
+        self.collector = collector
+        self.log = log
+    }
+
+    /// The sender identity of a request (contract section 11): the Rocalytics identity headers
+    /// when present, otherwise one anonymous sender. Stored, never printed.
+    static func sender(of request: HTTPServerRequest) -> String {
+        let roca = request.header("X-Roca-ID") ?? ""
+        let app = request.header("X-Application-ID") ?? ""
+        return roca.isEmpty && app.isEmpty ? "anonymous" : "\(app)/\(roca)"
+    }
+
+    /// Prints the line of a request the server refused before routing (e.g. 413 over the cap).
+    public func refused(path: String, status: Int, reason: String) {
+        log("path=\(path) kind=http outcome=rejected status=\(status) reason=\(Self.quoted(reason))")
+    }
+
+    /// Handles one request.
+    public func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let path = request.path
+        if request.method == "GET", path == "/health" || path == "/" {
+            return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
+        }
+        guard Self.routes.contains(where: { $0.path == path }) else {
+            log("path=\(path) kind=unknown outcome=- status=404")
+            return HTTPServerResponse(status: 404, body: Array(#"{"error":"not found"}"#.utf8))
+        }
+        guard request.method == "POST" else {
+            log("path=\(path) kind=unknown outcome=- status=405")
+            return HTTPServerResponse(status: 405, body: Array(#"{"error":"method not allowed"}"#.utf8))
+        }
+        let body = request.body
+        let verdict: Verdict
+        switch path {
+        case "/v1/onboarding-runs":
+            verdict = collector.ingestOnboardingRun(body: body, sender: Self.sender(of: request), path: path)
+        case "/v1/paywall-presentations", "/functions/v1/paywall-presentations":
+            verdict = collector.ingestPaywallPresentation(body: body, sender: Self.sender(of: request), path: path)
+        case "/functions/v1/onboarding-response":
+            if let value = try? WireJSON.decode(body), value["schema_version"] != nil {
+                verdict = collector.ingestOnboardingRun(
+                    body: body, sender: Self.sender(of: request), path: path, stripping: ["responses", "onboarding_metadata"]
+                )
+            } else {
+                verdict = collector.ingestRocalytics(endpoint: "onboarding-response", body: body, path: path)
+            }
+        case "/functions/v1/identify":
+            verdict = collector.ingestRocalytics(endpoint: "identify", body: body, path: path)
+        case "/functions/v1/track":
+            verdict = collector.ingestRocalytics(endpoint: "track", body: body, path: path)
+        case "/functions/v1/demand-score":
+            verdict = collector.ingestRocalytics(endpoint: "demand-score", body: body, path: path)
+        case "/install":
+            verdict = collector.ingestRocalytics(endpoint: "install-ping", body: [], path: path)
+        case "/api/events":
+            verdict = collector.ingestScoreBatch(body: body, path: path)
+        default:
+            verdict = collector.ingestScoreLink(body: body, path: path)
+        }
+        log(Self.line(path: path, verdict: verdict))
+        return HTTPServerResponse(status: verdict.httpStatus, body: verdict.responseBody)
+    }
+
+    /// The printed verdict line: `path=… kind=… id=… seq=… outcome=… status=… [reason="…"] [note="…"]`.
+    public static func line(path: String, verdict: Verdict) -> String {
+        var parts = ["path=\(path)", "kind=\(verdict.kind)"]
+        parts.append("id=\(verdict.subject.map { $0.replacingSpaces() } ?? "-")")
+        parts.append("seq=\(verdict.seq.map(String.init) ?? "-")")
+        parts.append("outcome=\(verdict.outcome.rawValue)")
+        parts.append("status=\(verdict.httpStatus)")
+        if let reason = verdict.reason { parts.append("reason=\(quoted(reason))") }
+        if let note = verdict.note { parts.append("note=\(quoted(note))") }
+        return parts.joined(separator: " ")
+    }
+
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: " ") + "\""
+    }
+}
+
+extension String {
+    fileprivate func replacingSpaces() -> String { replacingOccurrences(of: " ", with: "_") }
+}
