@@ -30,7 +30,7 @@ struct InvalidInput: Error {}
 final class PiiScrubber: Sendable {
     enum Rule: Sendable { case drop, redact, tokenize, hash }
     private let rules: [String: Rule]
-    private let tokens = Mutex<(next: Int, table: [[UInt8]: Int])>((1, [:]))
+    private let tokens = LockedState<(next: Int, table: [[UInt8]: Int])>((1, [:]))
     let ruleCount: Int
 
     init(_ options: PiiOptions?) {

@@ -40,7 +40,7 @@ public final class ScoreClient: Sendable {
     let scheduler: any TrackerScheduler
     let ids: any ScoreIdSource
     let diagnose: DiagnosticHandler
-    let state: Mutex<ClientState>
+    let state: LockedState<ClientState>
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
@@ -109,7 +109,7 @@ public final class ScoreClient: Sendable {
         s.linked = identity.linked
         s.identityDirty = identity.anonymousId == nil
         ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &s)
-        self.state = Mutex(s)
+        self.state = LockedState(s)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         state.withLock { s in
             applyRetention(&s, now: clock.nowMs())
