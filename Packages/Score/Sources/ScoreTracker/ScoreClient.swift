@@ -615,7 +615,7 @@ public final class ScoreClient: Sendable {
         var adds: [String: (QueueRecord.Add, ScoreRecordLocation?)] = [:]
         let located = locations?.count == records.count ? locations : nil
         for (i, r) in records.enumerated() {
-            switch QueueRecord.parse(r) {
+            switch QueueRecord.parse(r, keepEnvelope: located == nil) {
             case let .add(a)?:
                 if adds[a.eventId] == nil { order.append(a.eventId) }
                 adds[a.eventId] = (a, located?[i])
