@@ -479,31 +479,51 @@ public final class ScoreClient: Sendable {
     }
 
     private func runQueueWriter() async {
+        // The writer takes the whole backlog of operations at once (a swap under the lock) and
+        // writes it `writerBatch` operations per append, so a burst never holds a second copy
+        // of the backlog's bytes and the lock is only ever held briefly.
+        var pending: [WriteOp] = []
+        var at = 0
         while true {
-            // At most `writerBatch` operations per append, so a burst never holds a second copy
-            // of the whole backlog.
-            let ops: [WriteOp] = state.withLock { s in
-                if s.writeOps.count <= ScoreClient.writerBatch {
+            if at >= pending.count {
+                pending = state.withLock { s in
                     let ops = s.writeOps
                     s.writeOps = []
                     if ops.isEmpty { s.writerRunning = false }
                     return ops
                 }
-                let ops = Array(s.writeOps[0..<ScoreClient.writerBatch])
-                s.writeOps.removeFirst(ScoreClient.writerBatch)
-                return ops
+                at = 0
+                if pending.isEmpty { return }
             }
-            if ops.isEmpty { return }
+            let end = min(pending.count, at + ScoreClient.writerBatch)
+            let ops = pending[at..<end]
+            at = end
             var records: [[UInt8]] = []
-            var added: [(QueuedEvent, [UInt8], Int)] = []
+            // Each added event with its encoding, record index and fields (released after the
+            // lock, not inside it).
+            var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
             var compact = false
+            // Snapshot the adds' state, a few at a time under the lock (short holds).
+            let addsInOps: [QueuedEvent] = ops.compactMap { if case let .add(e) = $0 { e } else { nil } }
+            var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
+            snapshot.reserveCapacity(addsInOps.count)
+            var c = 0
+            while c < addsInOps.count {
+                let d = min(addsInOps.count, c + 64)
+                state.withLock { _ in
+                    for e in addsInOps[c..<d] { snapshot.append((e.inQueue, e.fields, e.encoded)) }
+                }
+                c = d
+            }
+            var nextAdd = 0
             for op in ops {
                 switch op {
                 case let .add(e):
-                    let (live, fields, encoded) = state.withLock { _ in (e.inQueue, e.fields, e.encoded) }
+                    let (live, fields, encoded) = snapshot[nextAdd]
+                    nextAdd += 1
                     guard live else { continue }
                     let env = encoded ?? fields?.encode() ?? []
-                    added.append((e, env, records.count))
+                    added.append((e, env, records.count, fields))
                     records.append(QueueRecord.add(e, envelope: env))
                 case let .remove(idList):
                     records.append(QueueRecord.remove(idList))
@@ -518,20 +538,29 @@ public final class ScoreClient: Sendable {
                 }
                 if locations?.count != records.count { locations = nil }
             }
-            let resume: Flight? = state.withLock { s in
-                var leftMeanwhile: [String] = []
-                for (e, env, index) in added {
-                    if let locations {
-                        // On disk and readable back: keep only the location in memory.
-                        e.location = locations[index]
-                        e.encoded = nil
-                    } else {
-                        e.encoded = env
+            records = []
+            var leftMeanwhile: [String] = []
+            var i = 0
+            while i < added.count {
+                let j = min(added.count, i + 64)
+                state.withLock { _ in
+                    for k in i..<j {
+                        let (e, env, index, _) = added[k]
+                        if let locations {
+                            // On disk and readable back: keep only the location in memory.
+                            e.location = locations[index]
+                            e.encoded = nil
+                        } else {
+                            e.encoded = env
+                        }
+                        e.fields = nil
+                        e.persisted = true
+                        if !e.inQueue { leftMeanwhile.append(e.eventId) }
                     }
-                    e.fields = nil
-                    e.persisted = true
-                    if !e.inQueue { leftMeanwhile.append(e.eventId) }
                 }
+                i = j
+            }
+            let resume: Flight? = state.withLock { s in
                 if !leftMeanwhile.isEmpty {
                     s.writeOps.append(.remove(leftMeanwhile))
                     s.deadRecords += leftMeanwhile.count + 1
@@ -546,6 +575,7 @@ public final class ScoreClient: Sendable {
                 }
                 return nil
             }
+            added = []
             if compact { await compactLog() }
             if let resume { proceedToToken(resume.id) }
         }
