@@ -101,6 +101,7 @@ private func parallel(threads: Int, perThread: Int, _ body: @escaping @Sendable 
 func scoreBenchCases() -> [BenchCase] {
     [
         BenchCase(name: "score.track.100k") {
+            let baseline = currentRSSMB()
             let dir = tempDir("track")
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let store = CountingStore(FileScoreStore(directory: dir))
@@ -128,12 +129,14 @@ func scoreBenchCases() -> [BenchCase] {
             out["cpu_us_per_event"] = cpu / Double(n) * 1e6
             out["peak_rss_mb"] = peakRSSMB()
             out["rss_after_track_calls_mb"] = rssAfterTrack
+            out["rss_before_client_mb"] = baseline
             out["rss_after_persisted_mb"] = currentRSSMB()
             out["queue_depth"] = Double(c.inspect().queue.depth)
             return out
         },
         BenchCase(name: "score.track.100k.defaultcap") {
             // The SDK's default maxQueueSize (1,000): 99,000 events are shed on the way.
+            let baseline = currentRSSMB()
             let dir = tempDir("cap")
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let store = CountingStore(FileScoreStore(directory: dir))
@@ -155,6 +158,7 @@ func scoreBenchCases() -> [BenchCase] {
             out["cpu_us_per_event"] = (cpuSeconds() - cpu0) / Double(n) * 1e6
             out["disk_bytes"] = fileSize(store.inner.queuePath)
             out["peak_rss_mb"] = peakRSSMB()
+            out["rss_before_client_mb"] = baseline
             return out
         },
         BenchCase(name: "score.track.threads") {

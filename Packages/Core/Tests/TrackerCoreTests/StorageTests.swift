@@ -128,3 +128,23 @@ import TrackerCoreTestKit
         #expect(errors.value.count == 2)
     }
 }
+
+@Suite struct FileStorageConcurrencyTests {
+    /// Two stores on one directory writing the same key at once (a tracker and its successor, or
+    /// two processes) never fail and leave one complete value and no temporary file.
+    @Test func twoStoresWritingOneKeyNeverCollide() async throws {
+        let dir = NSTemporaryDirectory() + "tracker-storage-\(IDs.uuidV4())"
+        let a = FileKeyValueStorage(directory: dir)
+        let b = FileKeyValueStorage(directory: dir)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<50 {
+                group.addTask { try await a.setItem("k", "{\"from\":\"a\",\"i\":\(i)}") }
+                group.addTask { try await b.setItem("k", "{\"from\":\"b\",\"i\":\(i)}") }
+            }
+            try await group.waitForAll()
+        }
+        let value = try #require(try await a.getItem("k"))
+        #expect((try? WireJSON.decode(value))?["i"] != nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["k.kv"])
+    }
+}

@@ -130,7 +130,7 @@ enum EnvelopeBytes {
 
 /// One queued event. Immutable but for `encoded`/`fields`, which the client's lock guards.
 final class QueuedEvent: @unchecked Sendable {
-    let seq: UInt64
+    var seq: UInt64
     let eventId: String
     let name: String
     let timestampMs: Int64
@@ -244,7 +244,10 @@ enum QueueRecord {
         return (String(decoding: UnsafeBufferPointer(rebasing: b[start..<k]), as: UTF8.self), k + 1)
     }
 
-    static func parse(_ r: [UInt8]) -> Parsed? {
+    static func parse(_ r: [UInt8]) -> Parsed? { parse(r, keepEnvelope: true) }
+
+    /// Parses a record; an add's `envelope` is left empty unless `keepEnvelope`.
+    static func parse(_ r: [UInt8], keepEnvelope: Bool) -> Parsed? {
         guard let kind = r.first else { return nil }
         if kind == 82 {
             var ids: [String] = []
@@ -258,8 +261,8 @@ enum QueueRecord {
             return .remove(ids)
         }
         guard kind == 65, r.count > 3 else { return nil }
-        let envelope = Array(r[3...])
-        let fields: (String, String, String, String)? = envelope.withUnsafeBufferPointer { b in
+        let fields: (String, String, String, String)? = r.withUnsafeBufferPointer { whole in
+            let b = UnsafeBufferPointer(rebasing: whole[3...])
             guard let (name, a) = stringAfter(nameMarker, in: b, from: 0),
                   let (id, c) = stringAfter(eventIdMarker, in: b, from: a),
                   let (ts, d) = stringAfter(timestampMarker, in: b, from: c),
@@ -267,6 +270,7 @@ enum QueueRecord {
             return (name, id, ts, anon)
         }
         guard let (name, id, ts, anon) = fields, let ms = Timestamp.parse(ts) else { return nil }
-        return .add(Add(eventId: id, name: name, timestampMs: ms, anonymousId: anon, flags: r[1], requires: r[2], envelope: envelope))
+        return .add(Add(eventId: id, name: name, timestampMs: ms, anonymousId: anon, flags: r[1], requires: r[2],
+                        envelope: keepEnvelope ? Array(r[3...]) : []))
     }
 }

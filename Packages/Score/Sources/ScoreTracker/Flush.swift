@@ -315,7 +315,7 @@ extension ScoreClient {
     public func onForeground() {
         let rotate: String? = ids.newSessionIdIfNeeded(self)
         state.withLock { s in
-            if let rotate { s.sessionId = rotate }
+            if let rotate { s.sessionId = rotate; s.identityGeneration += 1 }
             s.inBackground = false
             s.backgroundSinceMs = nil
             restartAutoFlushTimer(&s)

@@ -30,7 +30,7 @@ struct InvalidInput: Error {}
 final class PiiScrubber: Sendable {
     enum Rule: Sendable { case drop, redact, tokenize, hash }
     private let rules: [String: Rule]
-    private let tokens = Mutex<(next: Int, table: [[UInt8]: Int])>((1, [:]))
+    private let tokens = LockedState<(next: Int, table: [[UInt8]: Int])>((1, [:]))
     let ruleCount: Int
 
     init(_ options: PiiOptions?) {
@@ -53,9 +53,17 @@ final class PiiScrubber: Sendable {
         ruleCount = options?.ruleCount ?? 0
     }
 
+    /// Nesting deeper than this is refused as invalid input (bounded recursion on the caller's stack).
+    static let maxDepth = 64
+
     /// Converts and scrubs `dict`; throws ``InvalidInput`` for a non-JSON value anywhere.
     /// `size` accumulates an upper bound of the encoded size.
     func object(_ dict: [String: Any], size: inout Int) throws(InvalidInput) -> JSONObject {
+        try object(dict, size: &size, depth: 0)
+    }
+
+    private func object(_ dict: [String: Any], size: inout Int, depth: Int) throws(InvalidInput) -> JSONObject {
+        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
         var pairs: [(String, JSONValue)] = []
         pairs.reserveCapacity(dict.count)
         var items: [(key: String, value: Any)] = []
@@ -66,7 +74,7 @@ final class PiiScrubber: Sendable {
             size += key.utf8.count * 6 + 4
             if let rule = rules.isEmpty ? nil : rules[key] {
                 var ignored = 0
-                let value = try convert(raw, size: &ignored)
+                let value = try convert(raw, size: &ignored, depth: depth + 1)
                 switch rule {
                 case .drop: continue
                 case .redact: pairs.append((key, .string("<redacted>"))); size += 12
@@ -74,7 +82,7 @@ final class PiiScrubber: Sendable {
                 case .hash: pairs.append((key, .string(FNV1a.piiHash(value)))); size += 12
                 }
             } else {
-                pairs.append((key, try convert(raw, size: &size)))
+                pairs.append((key, try convert(raw, size: &size, depth: depth + 1)))
             }
         }
         var o = JSONObject()
@@ -94,7 +102,8 @@ final class PiiScrubber: Sendable {
         return "t:\(n)"
     }
 
-    func convert(_ raw: Any, size: inout Int) throws(InvalidInput) -> JSONValue {
+    func convert(_ raw: Any, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
+        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
         switch raw {
         case let s as String:
             size += s.utf8.count * 6 + 2
@@ -111,27 +120,27 @@ final class PiiScrubber: Sendable {
             return .number(d)
         case let o as [String: Any]:
             size += 2
-            return .object(try object(o, size: &size))
+            return .object(try object(o, size: &size, depth: depth))
         case let a as [Any]:
             size += 2
             var out: [JSONValue] = []
             out.reserveCapacity(a.count)
             for e in a {
                 size += 1
-                out.append(try convert(e, size: &size))
+                out.append(try convert(e, size: &size, depth: depth + 1))
             }
             return .array(out)
         case is NSNull:
             size += 4
             return .null
         case let v as JSONValue:
-            return try scrubValue(v, size: &size)
+            return try scrubValue(v, size: &size, depth: depth)
         default:
-            return try convertOther(raw, size: &size)
+            return try convertOther(raw, size: &size, depth: depth)
         }
     }
 
-    private func convertOther(_ raw: Any, size: inout Int) throws(InvalidInput) -> JSONValue {
+    private func convertOther(_ raw: Any, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
         size += 25
         switch raw {
         case let v as Float: guard v.isFinite else { throw InvalidInput() }; return .number(Double(v))
@@ -151,22 +160,23 @@ final class PiiScrubber: Sendable {
             return .number(d)
         case let v as [String]:
             var s = 0
-            return try convert(v.map { $0 as Any }, size: &s)
+            return try convert(v.map { $0 as Any }, size: &s, depth: depth)
         default:
             throw InvalidInput()
         }
     }
 
     /// Scrubs an already-typed JSON value (keys re-sorted by code point).
-    private func scrubValue(_ v: JSONValue, size: inout Int) throws(InvalidInput) -> JSONValue {
+    private func scrubValue(_ v: JSONValue, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
+        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
         switch v {
         case let .object(o):
             var dict: [String: Any] = [:]
             for e in o.entries { dict[e.key] = e.value }
-            return .object(try object(dict, size: &size))
+            return .object(try object(dict, size: &size, depth: depth))
         case let .array(a):
             var out: [JSONValue] = []
-            for e in a { out.append(try scrubValue(e, size: &size)) }
+            for e in a { out.append(try scrubValue(e, size: &size, depth: depth + 1)) }
             return .array(out)
         case let .number(n):
             guard n.isFinite else { throw InvalidInput() }

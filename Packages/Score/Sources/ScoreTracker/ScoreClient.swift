@@ -40,7 +40,7 @@ public final class ScoreClient: Sendable {
     let scheduler: any TrackerScheduler
     let ids: any ScoreIdSource
     let diagnose: DiagnosticHandler
-    let state: Mutex<ClientState>
+    let state: LockedState<ClientState>
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
@@ -109,7 +109,7 @@ public final class ScoreClient: Sendable {
         s.linked = identity.linked
         s.identityDirty = identity.anonymousId == nil
         ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &s)
-        self.state = Mutex(s)
+        self.state = LockedState(s)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         state.withLock { s in
             applyRetention(&s, now: clock.nowMs())
@@ -205,6 +205,7 @@ public final class ScoreClient: Sendable {
         let now = clock.nowMs()
         state.withLock { s in
             s.userId = userId
+            s.identityGeneration += 1
             s.identityDirty = true
             let buffered = s.replay
             s.replay = []
@@ -247,6 +248,7 @@ public final class ScoreClient: Sendable {
             s.token = nil
             s.anonymousId = anon
             s.sessionId = session
+            s.identityGeneration += 1
             s.replay = []
             s.lastSkip = nil
             s.identityDirty = true
@@ -312,10 +314,13 @@ public final class ScoreClient: Sendable {
             countInvalid(name.isEmpty ? "an event name is empty" : "an event name is longer than 128 code points")
             return
         }
-        // Consent pre-check: a dropped event is only validated, never scrubbed.
-        let maybeAllowed = state.withLock { allowed(requires, $0.consent) }
+        // A short look under the lock: consent, and the identity to stamp.
+        let (maybeAllowed, anon, session, userId, generation) = state.withLock { s in
+            (allowed(requires, s.consent), s.anonymousId, s.sessionId, s.userId, s.identityGeneration)
+        }
         var size = 0
         if !maybeAllowed {
+            // A dropped event is only validated, never scrubbed.
             do { _ = try PiiScrubber(nil).object(props, size: &size) } catch {
                 countInvalid("props hold a value that is not JSON")
                 return
@@ -330,22 +335,33 @@ public final class ScoreClient: Sendable {
         }
         let now = clock.nowMs()
         let eventId = ids.newEventId(nowMs: now)
-        var invalid = false
+        func build(_ anon: String, _ session: String, _ userId: String?) -> EnvelopeFields {
+            EnvelopeFields(type: type, name: name, eventId: eventId, timestampMs: now, anonymousId: anon, sessionId: session,
+                           userId: userId, siteId: siteId, props: scrubbed, traits: nil, context: context,
+                           sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
+        }
+        var fields = build(anon, session, userId)
+        if size > 400_000, !fitsAlone(fields, sizeBound: size) {
+            countInvalid("an event is too large for any request")
+            return
+        }
+        var event = QueuedEvent(seq: 0, eventId: eventId, name: name, timestampMs: now, anonymousId: anon,
+                                hasUserId: userId != nil, critical: critical, notice: false, requires: requires,
+                                fields: fields, encoded: nil)
+        // The hand-over: a lock and an append.
         state.withLock { s in
             guard allowed(requires, s.consent) else { countDropped(&s, requires); return }
-            let fields = EnvelopeFields(
-                type: type, name: name, eventId: eventId, timestampMs: now, anonymousId: s.anonymousId,
-                sessionId: s.sessionId, userId: s.userId, siteId: siteId, props: scrubbed, traits: nil,
-                context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-            if size > 400_000, !fitsAlone(fields, sizeBound: size) {
-                s.invalid += 1
-                invalid = true
-                return
+            if s.identityGeneration != generation {
+                // Identity changed meanwhile (identify, reset, new session): stamp the current one.
+                fields = build(s.anonymousId, s.sessionId, s.userId)
+                event = makeEvent(&s, fields, requires: requires, critical: critical, notice: false)
+            } else {
+                event.seq = s.nextSeq
+                s.nextSeq += 1
             }
-            enqueue(&s, makeEvent(&s, fields, requires: requires, critical: critical, notice: false))
+            enqueue(&s, event)
             kickWriters(&s)
         }
-        if invalid { diagnose(Diagnostic(code: "invalid-event", message: "an event is too large for any request")) }
     }
 
     /// Whether the envelope fits a request body on its own.
@@ -463,31 +479,51 @@ public final class ScoreClient: Sendable {
     }
 
     private func runQueueWriter() async {
+        // The writer takes the whole backlog of operations at once (a swap under the lock) and
+        // writes it `writerBatch` operations per append, so a burst never holds a second copy
+        // of the backlog's bytes and the lock is only ever held briefly.
+        var pending: [WriteOp] = []
+        var at = 0
         while true {
-            // At most `writerBatch` operations per append, so a burst never holds a second copy
-            // of the whole backlog.
-            let ops: [WriteOp] = state.withLock { s in
-                if s.writeOps.count <= ScoreClient.writerBatch {
+            if at >= pending.count {
+                pending = state.withLock { s in
                     let ops = s.writeOps
                     s.writeOps = []
                     if ops.isEmpty { s.writerRunning = false }
                     return ops
                 }
-                let ops = Array(s.writeOps[0..<ScoreClient.writerBatch])
-                s.writeOps.removeFirst(ScoreClient.writerBatch)
-                return ops
+                at = 0
+                if pending.isEmpty { return }
             }
-            if ops.isEmpty { return }
+            let end = min(pending.count, at + ScoreClient.writerBatch)
+            let ops = pending[at..<end]
+            at = end
             var records: [[UInt8]] = []
-            var added: [(QueuedEvent, [UInt8], Int)] = []
+            // Each added event with its encoding, record index and fields (released after the
+            // lock, not inside it).
+            var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
             var compact = false
+            // Snapshot the adds' state, a few at a time under the lock (short holds).
+            let addsInOps: [QueuedEvent] = ops.compactMap { if case let .add(e) = $0 { e } else { nil } }
+            var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
+            snapshot.reserveCapacity(addsInOps.count)
+            var c = 0
+            while c < addsInOps.count {
+                let d = min(addsInOps.count, c + 64)
+                state.withLock { _ in
+                    for e in addsInOps[c..<d] { snapshot.append((e.inQueue, e.fields, e.encoded)) }
+                }
+                c = d
+            }
+            var nextAdd = 0
             for op in ops {
                 switch op {
                 case let .add(e):
-                    let (live, fields, encoded) = state.withLock { _ in (e.inQueue, e.fields, e.encoded) }
+                    let (live, fields, encoded) = snapshot[nextAdd]
+                    nextAdd += 1
                     guard live else { continue }
                     let env = encoded ?? fields?.encode() ?? []
-                    added.append((e, env, records.count))
+                    added.append((e, env, records.count, fields))
                     records.append(QueueRecord.add(e, envelope: env))
                 case let .remove(idList):
                     records.append(QueueRecord.remove(idList))
@@ -502,20 +538,29 @@ public final class ScoreClient: Sendable {
                 }
                 if locations?.count != records.count { locations = nil }
             }
-            let resume: Flight? = state.withLock { s in
-                var leftMeanwhile: [String] = []
-                for (e, env, index) in added {
-                    if let locations {
-                        // On disk and readable back: keep only the location in memory.
-                        e.location = locations[index]
-                        e.encoded = nil
-                    } else {
-                        e.encoded = env
+            records = []
+            var leftMeanwhile: [String] = []
+            var i = 0
+            while i < added.count {
+                let j = min(added.count, i + 64)
+                state.withLock { _ in
+                    for k in i..<j {
+                        let (e, env, index, _) = added[k]
+                        if let locations {
+                            // On disk and readable back: keep only the location in memory.
+                            e.location = locations[index]
+                            e.encoded = nil
+                        } else {
+                            e.encoded = env
+                        }
+                        e.fields = nil
+                        e.persisted = true
+                        if !e.inQueue { leftMeanwhile.append(e.eventId) }
                     }
-                    e.fields = nil
-                    e.persisted = true
-                    if !e.inQueue { leftMeanwhile.append(e.eventId) }
                 }
+                i = j
+            }
+            let resume: Flight? = state.withLock { s in
                 if !leftMeanwhile.isEmpty {
                     s.writeOps.append(.remove(leftMeanwhile))
                     s.deadRecords += leftMeanwhile.count + 1
@@ -530,6 +575,7 @@ public final class ScoreClient: Sendable {
                 }
                 return nil
             }
+            added = []
             if compact { await compactLog() }
             if let resume { proceedToToken(resume.id) }
         }
@@ -599,7 +645,7 @@ public final class ScoreClient: Sendable {
         var adds: [String: (QueueRecord.Add, ScoreRecordLocation?)] = [:]
         let located = locations?.count == records.count ? locations : nil
         for (i, r) in records.enumerated() {
-            switch QueueRecord.parse(r) {
+            switch QueueRecord.parse(r, keepEnvelope: located == nil) {
             case let .add(a)?:
                 if adds[a.eventId] == nil { order.append(a.eventId) }
                 adds[a.eventId] = (a, located?[i])

@@ -50,6 +50,8 @@ struct ClientState {
     var anonymousId: String
     var sessionId: String
     var userId: String?
+    /// Bumped whenever `anonymousId`, `sessionId` or `userId` changes.
+    var identityGeneration = 0
     var linked: Set<String> = []
     var token: String?
     var provider: (@Sendable () async throws -> String?)?

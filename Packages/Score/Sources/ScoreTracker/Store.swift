@@ -74,7 +74,7 @@ public final class InMemoryScoreStore: ScoreStore {
         var identity: [UInt8]?
         var written: [[UInt8]] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     private let delay: (@Sendable () async -> Void)?
 
     /// Creates an empty store. `delay` runs before each write (tests use it to slow writes down).

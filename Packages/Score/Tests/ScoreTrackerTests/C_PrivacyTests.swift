@@ -200,7 +200,7 @@ import TrackerCore
 }
 
 final class Counter: Sendable {
-    private let n = Mutex(0)
+    private let n = LockedState(0)
     @discardableResult func bump() -> Int { n.withLock { $0 += 1; return $0 } }
     var value: Int { n.withLock { $0 } }
 }

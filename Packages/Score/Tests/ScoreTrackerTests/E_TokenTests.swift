@@ -10,7 +10,7 @@ final class Provider: Sendable {
     enum Reply: Sendable { case token(String?), after(Int64, String?), never, fail }
     let clock: ManualClock
     let replies: @Sendable (Int) -> Reply
-    private let n = Mutex(0)
+    private let n = LockedState(0)
     init(_ clock: ManualClock, _ replies: @escaping @Sendable (Int) -> Reply) {
         self.clock = clock
         self.replies = replies

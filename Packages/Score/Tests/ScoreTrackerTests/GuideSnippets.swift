@@ -54,7 +54,17 @@ enum GuideSnippets {
         score.stopAutoFlush()
         print(score.inspectJson())
         try? await score.flush()
+        Task { try? await score.flush() }
     }
+
+    #if canImport(UIKit) && !os(watchOS)
+    /// The guide's one-call lifecycle binding (`application(_:didFinishLaunchingWithOptions:)`),
+    /// compiled on Apple platforms only.
+    static func bind(_ score: ScoreClient) {
+        score.bindToAppLifecycle()
+        score.unbindAppLifecycle()
+    }
+    #endif
 }
 
 struct NoTransport: HTTPTransport {

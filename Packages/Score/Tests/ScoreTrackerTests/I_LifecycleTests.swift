@@ -202,7 +202,7 @@ import TrackerCore
 }
 
 final class TimeLog: Sendable {
-    private let items = Mutex<[Int64]>([])
+    private let items = LockedState<[Int64]>([])
     func add(_ t: Int64) { items.withLock { $0.append(t) } }
     var all: [Int64] { items.withLock { $0 } }
 }

@@ -56,5 +56,14 @@ import TrackerCoreTestKit
         // Diagnostics never carry the input.
         #expect(h.diagnostics.all.count == 5)
         #expect(h.diagnostics.all.allSatisfy { !$0.message.contains("Opaque") })
+        // Pathological nesting is refused, never a crash.
+        var deep: Any = "leaf"
+        for _ in 0..<200 { deep = ["k": deep] }
+        c.track("deep", props: ["d": deep])
+        #expect(c.inspect().queue.invalid == 6)
+        var ok: Any = "leaf"
+        for _ in 0..<40 { ok = ["k": ok] }
+        c.track("nested", props: ["d": ok])
+        #expect(c.inspect().queue.depth == 1)
     }
 }

@@ -28,7 +28,7 @@ let PII4 = PiiOptions.Classify(rules: [
 
 /// Fixed ids: E1, E2, … / A1, … / S1, …, continuing across relaunches.
 final class TestIds: ScoreIdSource {
-    private let n = Mutex((e: 0, a: 0, s: 0))
+    private let n = LockedState((e: 0, a: 0, s: 0))
     func newEventId(nowMs: Int64) -> String { E(n.withLock { $0.e += 1; return $0.e }) }
     func newAnonymousId() -> String { A(n.withLock { $0.a += 1; return $0.a }) }
     func newSessionId() -> String { S(n.withLock { $0.s += 1; return $0.s }) }
@@ -69,8 +69,8 @@ struct Recorded: Sendable {
 /// The recording transport TX.
 final class TX: HTTPTransport, @unchecked Sendable {
     let clock: ManualClock
-    private let state = Mutex<(records: [Recorded], hung: [CheckedContinuation<Void, Never>])>(([], []))
-    private let scriptBox = Mutex<@Sendable (HTTPRequest, Int) -> Answer>({ _, _ in .status(200) })
+    private let state = LockedState<(records: [Recorded], hung: [CheckedContinuation<Void, Never>])>(([], []))
+    private let scriptBox = LockedState<@Sendable (HTTPRequest, Int) -> Answer>({ _, _ in .status(200) })
 
     init(clock: ManualClock) { self.clock = clock }
 
@@ -208,7 +208,7 @@ func pvEnvelope(_ e: Int, ts: String = "2026-03-01T12:00:00.000Z", anon: Int = 1
 }
 
 final class DiagnosticLog: Sendable {
-    private let items = Mutex<[Diagnostic]>([])
+    private let items = LockedState<[Diagnostic]>([])
     func add(_ d: Diagnostic) { items.withLock { $0.append(d) } }
     var all: [Diagnostic] { items.withLock { $0 } }
 }

@@ -119,7 +119,9 @@ public enum FileIO {
     /// Writes `bytes` to `path` atomically and durably (temp file 0600, fsync, rename, directory fsync).
     public static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws {
         try ensureDirectory(directory)
-        let temp = path + ".tmp"
+        // A unique temporary name: two stores (or two processes) writing the same key never
+        // rename each other's half-written file.
+        let temp = path + ".tmp-" + IDs.uuidV4()
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 { throw FileStorageError(operation: "open", code: errno) }
         var ok = false
