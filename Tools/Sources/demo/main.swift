@@ -117,8 +117,8 @@ do {
         isTrial: false, value: 59.99, currency: "EUR", originalTransactionIdentifier: "2000000912345678",
         productId: "pro_yearly"))
     try await rocalytics.trackCustomEvent("tutorial_finished", properties: ["lessons": 3])
-    let score = try await rocalytics.getDemandScore()
-    print("   demand score: \(score)")
+    let demand = try await rocalytics.getDemandScore()
+    print("   demand score \(demand.demandScore), cold start \(demand.coldStart)")
 } catch {
     print("   client call failed: \(error)")
 }
@@ -177,6 +177,7 @@ let rejected = verdicts.filter { $0.contains("outcome=rejected") }
 
 if let db = collector.dbPath {
     print("\n== onboarding funnel")
+    fflush(nil) // the report is written by a child process on the same output
     let report = Process()
     report.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("collector")
