@@ -138,7 +138,7 @@ import TrackerCoreTestKit
 
     @Test func SC70_persistedBeforeSent() async {
         let clockBox = ClockBox()
-        let store = InMemoryScoreStore(delayEachWrite: { await clockBox.sleep(1_000) })
+        let store = InMemoryScoreStore(delayEachWrite: { await clockBox.waitOnClock(1_000) })
         let h = Harness(store: store)
         clockBox.clock = h.clock
         let c = h.client(granted: true)
@@ -234,7 +234,7 @@ import TrackerCoreTestKit
 /// Lets a store delay run on a clock created later.
 final class ClockBox: @unchecked Sendable {
     var clock: ManualClock?
-    func sleep(_ ms: Int64) async {
+    func waitOnClock(_ ms: Int64) async {
         guard let clock else { return }
         await clockSleep(clock, ms)
     }
