@@ -168,7 +168,9 @@ import TrackerCoreTestKit
             await clock.settle()
             #expect(clock.pendingTimerCount == 1) // just the retry timer
         }
-        #expect(server.connectionCount <= 3) // one reused connection (a few if the server closes)
+        // Connections are reused: 60 attempts open a handful at most (a loaded machine may see an
+        // idle connection closed and reopened), never one per attempt.
+        #expect(server.connectionCount <= 10)
         #expect(delivery.pending?.seq == 1)
     }
 }
