@@ -84,8 +84,10 @@ public final class OnboardingRunTracker: Sendable {
         if conflict {
             fx.diag("storage", "another live tracker with storage already uses storageKey \"\(key)\"; use one key per tracker")
         }
+        // 1. Take in the hand-over (state only: nothing can run yet).
+        var same = false
         if let handoff {
-            let same = sameDestination(handoff.sink, handoff.destination, sinkObject, destination)
+            same = sameDestination(handoff.sink, handoff.destination, sinkObject, destination)
             state.withLock { s in
                 s.predecessorDone = false
                 if same {
@@ -97,14 +99,15 @@ public final class OnboardingRunTracker: Sendable {
                     }
                 } else {
                     s.handoffRefused = true
-                    if case let .run(r) = handoff.run, !r.steps.isEmpty || true {
+                    if case .run = handoff.run {
                         s.destinationChangedReported = true
                         fx.diag("destination-changed", "the previous tracker's run in progress was for another destination and is discarded")
                     }
                 }
             }
-            handoff.leftover.onComplete { [weak self] left in self?.adoptLeftover(left, accepted: same) }
         }
+        // 2. Queue the one read first: every write of this tracker is queued behind it (§5.3),
+        //    even one caused by a delivery that starts from step 3 on another thread.
         if let store {
             let me2 = me
             store.enqueueSaveWith({ [weak self] in
@@ -118,6 +121,11 @@ public final class OnboardingRunTracker: Sendable {
         } else {
             state.withLock { $0.readDone = true }
             readDeferred.complete(())
+        }
+        // 3. Adopt the predecessor's leftover once its last attempts are answered (possibly now).
+        if let handoff {
+            let accepted = same
+            handoff.leftover.onComplete { [weak self] left in self?.adoptLeftover(left, accepted: accepted) }
         }
         finish(fx)
     }

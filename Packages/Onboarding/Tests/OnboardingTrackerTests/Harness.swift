@@ -86,17 +86,79 @@ final class World: @unchecked Sendable {
     let clock = ManualClock()
     let backing = InMemoryKeyValueStorage()
     var registry = HandoffRegistry()
+    /// The harnesses of the current process.
+    private let live = Locked<[Harness]>([])
 
-    /// A new process: empty registry, the clock moved forward.
+    func adopt(_ h: Harness) { live.withLock { $0.append(h) } }
+
+    /// kill() of the app process (§12.0): every harness created in it stops at once — storage
+    /// calls and sink sends never complete, a write already under way never lands.
+    func killProcess() {
+        let all = live.withLock { l -> [Harness] in defer { l = [] }; return l }
+        for h in all { h.kill() }
+    }
+
+    /// A new process: the old one was killed, the registry is empty, the clock moved forward.
     func nextLaunch(afterMs: Int64 = 60_000) async {
+        killProcess()
         registry = HandoffRegistry()
         await clock.advance(byMs: afterMs)
     }
 
     /// relaunch(s): next launch with the clock at T0 + s seconds.
     func relaunch(atSeconds s: Int64) async {
+        killProcess()
         registry = HandoffRegistry()
         await clock.set(ms: T0 + s * 1000)
+    }
+}
+
+/// The storage adapter a harness hands its tracker: the fault-injecting storage over the world's
+/// backing store, plus "slow writes" and the process kill. Slow writes wait here, before reaching
+/// the backing store, so that a kill during the wait means the write never lands.
+final class HarnessStorage: KeyValueStorage {
+    let faults: FaultInjectingStorage
+    let clock: ManualClock
+    private let state = Locked<(killed: Bool, writeDelayMs: Int64)>((false, 0))
+    private let parked = Locked<[CheckedContinuation<Void, Never>]>([])
+
+    init(_ faults: FaultInjectingStorage, clock: ManualClock) {
+        self.faults = faults
+        self.clock = clock
+    }
+
+    func slowWrites(_ ms: Int64) { state.withLock { $0.writeDelayMs = ms } }
+    func kill() { state.withLock { $0.killed = true } }
+    var killed: Bool { state.value.killed }
+
+    func getItem(_ key: String) async throws -> String? {
+        if killed { await never() }
+        let v = try await faults.getItem(key)
+        if killed { await never() }
+        return v
+    }
+
+    func setItem(_ key: String, _ value: String) async throws {
+        try await beforeWrite()
+        try await faults.setItem(key, value)
+    }
+
+    func removeItem(_ key: String) async throws {
+        try await beforeWrite()
+        try await faults.removeItem(key)
+    }
+
+    private func beforeWrite() async throws {
+        if killed { await never() }
+        let delay = state.value.writeDelayMs
+        if delay > 0 {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in clock.schedule(afterMs: delay) { c.resume() } }
+        }
+        if killed { await never() }
+    }
+
+    private func never() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in parked.withLock { $0.append(c) } }
     }
 }
 
@@ -104,7 +166,9 @@ final class World: @unchecked Sendable {
 final class Harness: @unchecked Sendable {
     let world: World
     let sink: HarnessSink
+    /// The fault script of this harness's storage (nil: no storage).
     let storage: FaultInjectingStorage?
+    let adapter: HarnessStorage?
     let tracker: OnboardingRunTracker
     let diagnostics = Locked<[Diagnostic]>([])
 
@@ -115,16 +179,19 @@ final class Harness: @unchecked Sendable {
         self.world = world
         let sink = givenSink ?? HarnessSink(destination: destination, clock: world.clock)
         self.sink = sink
-        storage = useStorage ? FaultInjectingStorage(backing: world.backing, clock: world.clock, faults: faults) : nil
+        let storage = useStorage ? FaultInjectingStorage(backing: world.backing, clock: world.clock, faults: faults) : nil
+        self.storage = storage
+        adapter = storage.map { HarnessStorage($0, clock: world.clock) }
         let diags = diagnostics
         var config = OnboardingRunConfiguration(
-            sink: sink, context: .value(CONTEXT), storage: storage, debounceMs: 0,
+            sink: sink, context: .value(CONTEXT), storage: adapter, debounceMs: 0,
             retry: RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 8000),
             onDiagnostic: { d in diags.withLock { $0.append(d) } },
             clock: world.clock, scheduler: world.clock, uuid: harnessUUID, registry: world.registry
         )
         configure(&config)
         tracker = OnboardingRunTracker(configuration: config)
+        world.adopt(self)
     }
 
     var codes: [String] { diagnostics.value.map(\.code) }
@@ -135,11 +202,15 @@ final class Harness: @unchecked Sendable {
     func start(_ options: StartOptions = OPTIONS) -> OnboardingRun { tracker.start(options) }
     func tick(_ ms: Int64 = 10_000) async { await world.clock.advance(byMs: ms) }
 
-    /// From now on this harness's storage calls and sink sends never complete.
+    /// From now on this harness's storage calls and sink sends never complete (a write still
+    /// under way never lands). ``World/killProcess()`` kills every harness of the process.
     func kill() {
         sink.kill()
-        storage?.update { $0.writesNeverFinish = true; $0.getsNeverAnswer = true }
+        adapter?.kill()
     }
+
+    /// Writes from now on land `ms` after they start ("slow writes").
+    func slowWrites(_ ms: Int64) { adapter?.slowWrites(ms) }
 
     var stored: String? { world.backing.snapshot[tracker.config.storageKey] }
     var storedJSON: JSONValue? { stored.flatMap { try? WireJSON.decode($0) } }
