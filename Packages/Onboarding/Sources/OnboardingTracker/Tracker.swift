@@ -487,11 +487,18 @@ public final class OnboardingRunTracker: Sendable {
         guard r.hasEntries else { return }
         let t = at ?? now(r)
         let seq = r.lastSeq + 1
+        let payload: OnboardingRunPayload
+        do {
+            payload = try OnboardingRunPayload(snapshotJSON: r.snapshotJSON(seq: seq, sentAt: t))
+        } catch {
+            // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
+            fx.diag("internal-error", "a snapshot could not be built (\(error.path)); nothing is sent for this change", r.runId)
+            return
+        }
         r.lastSeq = seq
         if !r.completed { r.lastActiveAt = t }
         r.dirty = false
-        let json = r.snapshotJSON(seq: seq, sentAt: t)
-        let item = Item(seq: seq, payload: OnboardingRunPayload(runId: r.runId, seq: seq, isCompleted: r.completed, json: json))
+        let item = Item(seq: seq, payload: payload)
         s.outboxes[r.runId] = item
         s.held.remove(r.runId)
         let d = delivery(r.runId, &s)
@@ -684,9 +691,12 @@ public final class OnboardingRunTracker: Sendable {
               b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
               let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
               let steps = b["steps"]?.arrayValue, !steps.isEmpty,
-              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil
+              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
+              // A body that does not fit contract v1's typed form would be rejected by the ingest
+              // anyway; it is dropped with the other malformed parts.
+              let payload = try? OnboardingRunPayload(snapshotJSON: body)
         else { return nil }
-        return Item(seq: seq, payload: OnboardingRunPayload(runId: id, seq: seq, isCompleted: status == "completed", json: body))
+        return Item(seq: seq, payload: payload)
     }
 
     /// A write of a disposed predecessor landed after this tracker's read: write our state again.
