@@ -919,8 +919,14 @@ public final class OnboardingRunTracker: Sendable {
             let readDeferred = self.readDeferred
             boundedWait(ms: ms, scheduler: scheduler, register: { cb in readDeferred.onComplete { _ in cb() } }) { timedOut in
                 if timedOut { drain.complete(()); return }
-                boundedWait(ms: ms, scheduler: scheduler, register: { cb in scheduler.spawn { await store.idle(); cb() } }) { _ in
-                    drain.complete(())
+                // The wait for the queued writes starts in a background step after the read wait,
+                // as in the reference (where it follows an `await`): its bound then runs from a
+                // moment after the caller's own synchronous work (a successor's `resume()` call
+                // included), never before it.
+                scheduler.spawn {
+                    boundedWait(ms: ms, scheduler: scheduler, register: { cb in scheduler.spawn { await store.idle(); cb() } }) { _ in
+                        drain.complete(())
+                    }
                 }
             }
         }

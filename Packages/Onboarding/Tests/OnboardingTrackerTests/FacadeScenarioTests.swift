@@ -65,4 +65,26 @@ import TrackerCoreTestKit
         #expect(sink.last?["status"] == "completed")
         OnboardingRun.dispose()
     }
+
+    @Test func S109_configureAgainRightAfterComplete() async {
+        let w = World()
+        let sink = HarnessSink(destination: nil, clock: w.clock)
+        let cfg = OnboardingRunConfiguration(sink: sink, context: .value(CONTEXT), storage: InMemoryKeyValueStorage(), debounceMs: 0,
+                                             onDiagnostic: { _ in }, clock: w.clock, scheduler: w.scheduler, registry: w.registry)
+        OnboardingRun.configure(cfg)
+        let run = OnboardingRun.start(OPTIONS)
+        run.enterStep("welcome"); await w.advance(1000)
+        run.complete()
+        OnboardingRun.configure(cfg)
+        await w.advance(5000)
+        #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
+        let resumed = Locked<OnboardingRun??>(nil)
+        w.clock.spawn { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
+        await w.settle()
+        #expect(resumed.value.map { $0 == nil } == true)
+        await w.advance(60_000)
+        #expect(!sink.bodies.contains { $0["status"] == "in_progress" && $0["seq"]!.intValue! >= 2 })
+        #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
+        OnboardingRun.dispose()
+    }
 }
