@@ -33,6 +33,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
+	@$(MAKE) --no-print-directory test-release
 	@echo "== demo (smoke run)"
 	@$(MAKE) --no-print-directory demo > out-demo.log 2>&1 || { cat out-demo.log; exit 1; }
 	@tail -1 out-demo.log
