@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Identifies a scheduled timer so it can be cancelled.
 public struct TimerToken: Hashable, Sendable {
@@ -31,7 +30,7 @@ public final class SystemScheduler: TrackerScheduler {
     public static let shared = SystemScheduler()
 
     private let queue = DispatchQueue(label: "tracker.scheduler", attributes: .concurrent)
-    private let state = Mutex<(next: UInt64, live: Set<UInt64>)>((1, []))
+    private let state = Locked<(next: UInt64, live: Set<UInt64>)>((1, []))
 
     /// Creates a scheduler.
     public init() {}

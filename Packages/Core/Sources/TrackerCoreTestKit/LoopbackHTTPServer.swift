@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TrackerCore
 #if canImport(Glibc)
 import Glibc
@@ -116,7 +115,7 @@ public final class LoopbackHTTPServer: Sendable {
     private let stopPipe: (read: Int32, write: Int32)
     private let handler: Handler
     private let recordRequests: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let allThreadsDone = DispatchGroup()
 
     /// Starts a server.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TrackerCore
 
 /// A manual clock and scheduler for deterministic tests.
@@ -22,13 +21,13 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
         var timers: [Timer] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// The serial executor every spawned step and fired timer runs on.
     public let executor: SerialTestExecutor
 
     /// Creates a clock reading `startMs` (default 2026-01-10T08:00:00.000Z).
     public init(startMs: Int64 = 1_768_032_000_000) {
-        state = Mutex(State(now: startMs))
+        state = Locked(State(now: startMs))
         executor = SerialTestExecutor()
     }
 

@@ -1,4 +1,3 @@
-import Synchronization
 import TrackerCore
 
 /// How a ``RecordingSink`` answers one call.
@@ -23,13 +22,13 @@ public final class RecordingSink<Payload: Sendable>: Sink, @unchecked Sendable {
         var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     public let destination: String?
 
     /// Creates a sink; `behavior` is given the 1-based call number and the payload.
     public init(destination: String? = nil, behavior: @escaping @Sendable (Int, Payload) -> SinkBehavior = { _, _ in .result(.accepted) }) {
         self.destination = destination
-        self.state = Mutex(State(behavior: behavior))
+        self.state = Locked(State(behavior: behavior))
     }
 
     /// Creates a sink that always answers `result`.

@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
@@ -6,7 +5,7 @@ import TrackerCoreTestKit
 @Suite struct ManualClockTests {
     @Test func settleWaitsForSpawnedChains() async {
         let clock = ManualClock()
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         clock.spawn {
             log.withLock { $0.append("a") }
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -23,7 +22,7 @@ import TrackerCoreTestKit
 
     @Test func timersFireInDueOrderAtTheirOwnTime() async {
         let clock = ManualClock(startMs: 1000)
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         clock.schedule(afterMs: 200) { log.withLock { $0.append("200@\(clock.nowMs())") } }
         clock.schedule(afterMs: 100) {
             log.withLock { $0.append("100@\(clock.nowMs())") }
@@ -41,7 +40,7 @@ import TrackerCoreTestKit
 
     @Test func zeroDelayTimerRunsOnlyWhenTimeIsAdvanced() async {
         let clock = ManualClock()
-        let fired = Mutex(false)
+        let fired = Locked(false)
         clock.schedule(afterMs: 0) { fired.withLock { $0 = true } }
         await clock.settle()
         #expect(fired.withLock { $0 } == false)

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Runs a ``DeliveryMachine`` for one run: calls the sink, keeps the timers on the injected
 /// scheduler, and reports settlements. Nothing here throws into the caller, whatever the sink
@@ -22,7 +21,7 @@ public final class DeliveryRuntime<Payload: Sendable>: Sendable {
         var draining = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let send: @Sendable (Payload) async throws -> SinkResult
     private let scheduler: any TrackerScheduler
     private let onSettled: SettledHandler?
@@ -44,7 +43,7 @@ public final class DeliveryRuntime<Payload: Sendable>: Sendable {
         retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
         onSettled: SettledHandler? = nil, onPendingChange: PendingHandler? = nil, onTransient: TransientHandler? = nil
     ) {
-        self.state = Mutex(State(machine: DeliveryMachine(retry: retry, attemptTimeoutMs: attemptTimeoutMs)))
+        self.state = Locked(State(machine: DeliveryMachine(retry: retry, attemptTimeoutMs: attemptTimeoutMs)))
         self.send = send
         self.scheduler = scheduler
         self.onSettled = onSettled

@@ -1,6 +1,6 @@
+import Synchronization
 import CTrackerCurlShim
 import Foundation
-import Synchronization
 
 /// `curl_global_init`, once per process, before the first handle is made.
 private let curlGlobalInit: Bool = {
@@ -53,7 +53,7 @@ final class CurlEngine: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer?
     private let options: CurlTransport.Options
     private let spinNs: UInt64
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Set (under the lock) when `adds` or `cancels` gains work; read lock-free while spinning.
     private let inboxSignal = Atomic<Bool>(false)
 
