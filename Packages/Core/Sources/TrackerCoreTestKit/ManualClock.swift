@@ -26,9 +26,15 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
     public let executor: SerialTestExecutor
 
     /// Creates a clock reading `startMs` (default 2026-01-10T08:00:00.000Z).
-    public init(startMs: Int64 = 1_768_032_000_000) {
+    ///
+    /// With `holdsOutsideWork`, background steps spawned from outside the clock's executor (by
+    /// the test's own synchronous calls, say) wait until the test next settles or advances the
+    /// clock, so that a run of synchronous calls is never raced by the work the first of them
+    /// started: the test decides when background work runs (spec decision 13). Steps spawned by
+    /// running work are never held.
+    public init(startMs: Int64 = 1_768_032_000_000, holdsOutsideWork: Bool = false) {
         state = Locked(State(now: startMs))
-        executor = SerialTestExecutor()
+        executor = SerialTestExecutor(holdsOutsideWork: holdsOutsideWork)
     }
 
     deinit {
@@ -111,8 +117,12 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
     private var running = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var isShutDown = false
+    private let holdsOutsideWork: Bool
+    private var held: [@Sendable () async -> Void] = []
+    private var loopThread: pthread_t?
 
-    init() {
+    init(holdsOutsideWork: Bool = false) {
+        self.holdsOutsideWork = holdsOutsideWork
         // The thread keeps the executor alive while it runs; it ends after `shutdown()` once
         // no job is left. The executor object itself is then deliberately kept (never freed),
         // so that a task still referring to it can never touch freed memory.
@@ -132,9 +142,29 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Starts `work` as a task that prefers this executor.
+    /// Starts `work` as a task that prefers this executor (held until the next
+    /// ``waitUntilIdle()`` when spawned from outside and the executor holds outside work).
     public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        if holdsOutsideWork {
+            condition.lock()
+            let inside = loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            if !inside {
+                held.append(work)
+                condition.unlock()
+                return
+            }
+            condition.unlock()
+        }
         Task(executorPreference: self) { await work() }
+    }
+
+    /// Starts the held outside work, in the order it was spawned.
+    private func releaseHeld() {
+        condition.lock()
+        let work = held
+        held = []
+        condition.unlock()
+        for w in work { Task(executorPreference: self) { await w() } }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -147,6 +177,7 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Resumes once the executor has no queued or running job.
     public func waitUntilIdle() async {
+        releaseHeld()
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             condition.lock()
             if jobs.isEmpty && !running {
@@ -160,6 +191,9 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func loop() {
+        condition.lock()
+        loopThread = pthread_self()
+        condition.unlock()
         while true {
             condition.lock()
             while jobs.isEmpty && !isShutDown { condition.wait() }

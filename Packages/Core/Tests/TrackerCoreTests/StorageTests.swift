@@ -148,3 +148,46 @@ import TrackerCoreTestKit
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["k.kv"])
     }
 }
+
+@Suite struct SharedQueueTests {
+    /// A store created later over the same storage and key reads only after an earlier store's
+    /// queued writes landed (a tracker replacing a disposed one on the same storage).
+    @Test func aLaterStoreReadsAfterTheEarlierStoresWrites() async {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writeDelayMs = 500 }
+        let first = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
+        first.save(["n": 1])
+        first.save(["n": 2])
+        let second = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
+        let seen = Locked<JSONValue?>(nil)
+        clock.spawn {
+            if case let .ok(v, _) = await second.read() { seen.withLock { $0 = v } }
+        }
+        await clock.advance(byMs: 999)
+        #expect(seen.value == nil) // still behind the first store's second write
+        await clock.advance(byMs: 1)
+        #expect(seen.value == ["n": 2])
+    }
+
+    @Test func separateQueuesByDefaultAndPerKey() async {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writesNeverFinish = true }
+        let writer = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
+        writer.save(["n": 1]) // never finishes
+        let otherKey = SerialStore(storage: storage, key: "other", scheduler: clock, sharedQueue: true) { _ in }
+        let unshared = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in }
+        let reads = Locked(0)
+        clock.spawn {
+            _ = await otherKey.read()
+            reads.withLock { $0 += 1 }
+        }
+        clock.spawn {
+            _ = await unshared.read()
+            reads.withLock { $0 += 1 }
+        }
+        await clock.settle()
+        #expect(reads.value == 2)
+    }
+}

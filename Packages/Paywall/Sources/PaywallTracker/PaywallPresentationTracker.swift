@@ -79,7 +79,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         config = configuration
         let report = configuration.onDiagnostic
         if let storage = configuration.storage {
-            store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler) { message in
+            store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true) { message in
                 report(Diagnostic(code: "storage", message: message))
             }
         } else {

@@ -50,7 +50,7 @@ private final class HostSDK {
     }
 
     @Test func closureAdapterForHostsWithTheirOwnProtocol() async throws {
-        let h = Harness()
+        let h = Harness(clock: ManualClock(startMs: T0, holdsOutsideWork: true)) // deterministic coalescing
         HostSDK(observer: h.tracker.closures).present()
         await h.settle()
         #expect(h.received.map(\.seq) == [1, 3])

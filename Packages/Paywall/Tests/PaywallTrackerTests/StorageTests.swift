@@ -175,3 +175,26 @@ private func paywallIds(_ text: String?) -> [String] {
         h.expectConformant()
     }
 }
+
+@Suite struct ReconfigureStorageTests {
+    /// A tracker created on the same storage right after another was disposed reads only after
+    /// the disposed tracker's queued writes landed, so the last unsent snapshot is resent and
+    /// never lost (found by the reliability suite's reconfigure test).
+    @Test func aSuccessorReadsAfterThePredecessorsQueuedWrites() async throws {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writeDelayMs = 100 }
+        let first = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let presentation = try #require(first.tracker.start(INFO))
+        presentation.shown()
+        presentation.end(.dismissed)
+        await clock.settle()
+        first.tracker.dispose()
+        let second = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        await clock.advance(byMs: 10_000)
+        await second.tracker.idle()
+        let resent = second.received.map(\.seq)
+        #expect(resent.last == 3, "the successor resent \(resent)")
+        #expect(second.received.last?.outcome?.status == .dismissed)
+    }
+}

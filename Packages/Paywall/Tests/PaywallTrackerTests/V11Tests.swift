@@ -39,7 +39,9 @@ private func example(_ name: String) throws -> JSONValue {
     }
 
     @Test func P56_externalProvider() async throws {
-        let h = Harness(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
+        // The clock holds the work the synchronous calls start until the test settles, so the
+        // three calls always coalesce the same way (seq 2 replaced by seq 3 while seq 1 is in flight).
+        let h = Harness(startMs: T9, context: .value(ANDROID), clock: ManualClock(startMs: T9, holdsOutsideWork: true), uuid: { FIXED_ID })
         let info = PaywallPresentationInfo(provider: .external, externalPaywallId: "sw_annual_v2", placement: "onboarding_end")
         let handle = try #require(h.tracker.start(info))
         handle.shown()

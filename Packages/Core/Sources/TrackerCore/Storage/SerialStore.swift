@@ -29,20 +29,21 @@ public final class SerialStore: Sendable {
     private let scheduler: any TrackerScheduler
     private let onError: @Sendable (String) -> Void
 
-    private struct State: Sendable {
-        var ops: [@Sendable () async -> Void] = []
-        var running = false
-    }
-
-    private let state = Locked(State())
+    private let queue: StoreQueue
 
     /// Creates a store over `storage` and `key`. `onError` receives a short description of
     /// each failed operation (never the stored value).
-    public init(storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, onError: @escaping @Sendable (String) -> Void) {
+    ///
+    /// With `sharedQueue`, every store created with `sharedQueue` over the same storage object
+    /// and key in this process uses one queue: a store created later (a tracker replacing a
+    /// disposed one) reads only after the writes an earlier store already queued have landed.
+    public init(storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, sharedQueue: Bool = false,
+                onError: @escaping @Sendable (String) -> Void) {
         self.storage = storage
         self.key = key
         self.scheduler = scheduler
         self.onError = onError
+        self.queue = sharedQueue ? StoreQueue.shared(storage: storage, key: key) : StoreQueue()
     }
 
     /// Reads the value after every operation queued before it; when `after` is given, the
@@ -105,8 +106,8 @@ public final class SerialStore: Sendable {
         await perform {}
     }
 
-    /// Whether operations are queued or running.
-    public var isBusy: Bool { state.withLock { $0.running || !$0.ops.isEmpty } }
+    /// Whether operations are queued or running (on this store's queue).
+    public var isBusy: Bool { queue.isBusy }
 
     @discardableResult
     private func write(_ w: StoreWrite) async -> Bool {
@@ -131,6 +132,46 @@ public final class SerialStore: Sendable {
     }
 
     private func enqueue(_ op: @escaping @Sendable () async -> Void) {
+        queue.enqueue(op, scheduler: scheduler)
+    }
+}
+
+/// The operations of one or more ``SerialStore``s, run one at a time in call order.
+final class StoreQueue: Sendable {
+    private struct State: Sendable {
+        var ops: [@Sendable () async -> Void] = []
+        var running = false
+    }
+
+    private let state = Locked(State())
+
+    private struct Entry {
+        weak var storage: AnyObject?
+        weak var queue: StoreQueue?
+    }
+
+    private struct RegistryKey: Hashable {
+        let storage: ObjectIdentifier
+        let key: String
+    }
+
+    private static let registry = Locked<[RegistryKey: Entry]>([:])
+
+    /// The process-wide queue of `storage` and `key`.
+    static func shared(storage: any KeyValueStorage, key: String) -> StoreQueue {
+        let id = RegistryKey(storage: ObjectIdentifier(storage), key: key)
+        return registry.withLock { entries in
+            if let entry = entries[id], entry.storage === storage, let queue = entry.queue { return queue }
+            entries = entries.filter { $0.value.storage != nil && $0.value.queue != nil }
+            let queue = StoreQueue()
+            entries[id] = Entry(storage: storage, queue: queue)
+            return queue
+        }
+    }
+
+    var isBusy: Bool { state.withLock { $0.running || !$0.ops.isEmpty } }
+
+    func enqueue(_ op: @escaping @Sendable () async -> Void, scheduler: any TrackerScheduler) {
         let start = state.withLock { s -> Bool in
             s.ops.append(op)
             if s.running { return false }
