@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
         .package(name: "Onboarding", path: "../Packages/Onboarding"),
+        .package(name: "Score", path: "../Packages/Score"),
     ],
     targets: [
         .executableTarget(name: "codegen", dependencies: [.product(name: "TrackerCore", package: "Core")]),
@@ -22,6 +23,7 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "ScoreTracker", package: "Score"),
             ]
         ),
         // Debian's libsqlite3-dev, linked through a prefixed module name.

@@ -17,6 +17,7 @@ var cases: [BenchCase] = []
 cases += wireBenchCases()
 cases += httpBenchCases()
 cases += onboardingBenchCases()
+cases += scoreBenchCases()
 
 var results: [String: [String: Double]] = [:]
 for c in cases where filter.map({ c.name.contains($0) }) ?? true {

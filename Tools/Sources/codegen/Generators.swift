@@ -1,4 +1,7 @@
 /// Every generator of the repository. Each lives in its own file.
 func allGenerators() -> [any Generator] {
-    [ContractTypesGenerator()]
+    [
+        ContractTypesGenerator(),
+        ScoreEventsGenerator(),
+    ]
 }

@@ -1,0 +1,337 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why an ``AppendLog`` operation failed.
+public struct AppendLogError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The failing system call or step, e.g. `open`, `write`, `fsync`, `rename`.
+    public let operation: String
+    /// The `errno` value, 0 when none applies.
+    public let errno: Int32
+
+    /// Creates an error.
+    public init(_ operation: String, errno: Int32) {
+        self.operation = operation
+        self.errno = errno
+    }
+
+    public var description: String { "append log \(operation) failed (errno \(errno))" }
+}
+
+/// A crash-safe append-only log of binary records in one owner-only (0600) file.
+///
+/// Each record is framed as `length (UInt32 LE) | CRC-32 of the payload (UInt32 LE) | payload`.
+/// Loading reads frames until the first incomplete or mismatching one and cuts the file there,
+/// so a file cut at any byte loses at most the record that was being written, and later
+/// appends are never blocked by a torn tail. ``rewrite(_:)`` compacts by writing a new file,
+/// syncing it and renaming it over the old one.
+///
+/// An `AppendLog` is not thread-safe: its owner serialises the calls (an actor or a lock).
+public final class AppendLog {
+    /// The largest payload accepted in one record (64 MiB); a longer frame on disk counts as torn.
+    public static let maxRecordBytes = 64 << 20
+    /// Frame header size in bytes.
+    public static let frameOverhead = 8
+
+    /// The log file's path.
+    public let path: String
+    private var fd: Int32
+    /// The file's length in bytes after the last complete record.
+    public private(set) var byteCount: Int
+    /// Whether each append and rewrite is followed by `fsync`.
+    public let syncs: Bool
+    /// The frame offsets of the records returned by ``open(path:sync:)``, in order.
+    public private(set) var loadedOffsets: [Int] = []
+
+    private init(path: String, fd: Int32, byteCount: Int, syncs: Bool) {
+        self.path = path
+        self.fd = fd
+        self.byteCount = byteCount
+        self.syncs = syncs
+    }
+
+    deinit { if fd >= 0 { _ = Glibc_close(fd) } }
+
+    /// Opens (creating when absent, with mode 0600) the log at `path`, returns it with every
+    /// intact record in order, and cuts a torn or mismatching tail off the file.
+    public static func open(path: String, sync: Bool = true) throws(AppendLogError) -> (log: AppendLog, records: [[UInt8]]) {
+        let fd = Glibc_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
+        _ = fchmod(fd, 0o600)
+        let bytes: [UInt8]
+        do { bytes = try readAll(fd) } catch { _ = Glibc_close(fd); throw error }
+        let (records, offsets, goodEnd) = parseWithOffsets(bytes)
+        if goodEnd < bytes.count {
+            guard ftruncate(fd, off_t(goodEnd)) == 0 else {
+                let e = errno
+                _ = Glibc_close(fd)
+                throw AppendLogError("ftruncate", errno: e)
+            }
+            if sync { _ = fsync(fd) }
+        }
+        guard lseek(fd, off_t(goodEnd), SEEK_SET) >= 0 else {
+            let e = errno
+            _ = Glibc_close(fd)
+            throw AppendLogError("lseek", errno: e)
+        }
+        let log = AppendLog(path: path, fd: fd, byteCount: goodEnd, syncs: sync)
+        log.loadedOffsets = offsets
+        return (log, records)
+    }
+
+    /// Splits `bytes` into the intact records and the offset where intact data ends.
+    public static func parse(_ bytes: [UInt8]) -> (records: [[UInt8]], end: Int) {
+        let (records, _, end) = parseWithOffsets(bytes)
+        return (records, end)
+    }
+
+    /// Splits `bytes` into the intact records, their frame offsets, and where intact data ends.
+    public static func parseWithOffsets(_ bytes: [UInt8]) -> (records: [[UInt8]], offsets: [Int], end: Int) {
+        var records: [[UInt8]] = []
+        var offsets: [Int] = []
+        var at = 0
+        while bytes.count - at >= frameOverhead {
+            let len = Int(readU32(bytes, at))
+            let crc = readU32(bytes, at + 4)
+            guard len <= maxRecordBytes, bytes.count - at - frameOverhead >= len else { break }
+            let start = at + frameOverhead
+            let sum = bytes.withUnsafeBufferPointer { CRC32.checksum(UnsafeBufferPointer(rebasing: $0[start..<(start + len)])) }
+            guard sum == crc else { break }
+            records.append(Array(bytes[start..<(start + len)]))
+            offsets.append(at)
+            at += frameOverhead + len
+        }
+        return (records, offsets, at)
+    }
+
+    /// Reads back the record framed at `offset` (as returned by ``append(_:)``, ``rewrite(_:)``
+    /// or ``loadedOffsets``); `nil` when no intact record starts there.
+    public func read(at offset: Int) throws(AppendLogError) -> [UInt8]? {
+        guard fd >= 0 else { throw AppendLogError("read", errno: EBADF) }
+        guard offset >= 0, offset + AppendLog.frameOverhead <= byteCount else { return nil }
+        var header = [UInt8](repeating: 0, count: AppendLog.frameOverhead)
+        guard try AppendLog.preadAll(fd, &header, at: offset) else { return nil }
+        let len = Int(AppendLog.readU32(header, 0))
+        let crc = AppendLog.readU32(header, 4)
+        guard len <= AppendLog.maxRecordBytes, offset + AppendLog.frameOverhead + len <= byteCount else { return nil }
+        var payload = [UInt8](repeating: 0, count: len)
+        guard try AppendLog.preadAll(fd, &payload, at: offset + AppendLog.frameOverhead) else { return nil }
+        return CRC32.checksum(payload) == crc ? payload : nil
+    }
+
+    static func preadAll(_ fd: Int32, _ buffer: inout [UInt8], at offset: Int) throws(AppendLogError) -> Bool {
+        var done = 0
+        let count = buffer.count
+        while done < count {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AppendLogError("pread", errno: errno)
+            }
+            if n == 0 { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// The framed bytes of `records`, as they are written to the file.
+    public static func frame(_ records: [[UInt8]]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(records.reduce(0) { $0 + $1.count + frameOverhead })
+        for r in records {
+            appendU32(&out, UInt32(r.count))
+            appendU32(&out, CRC32.checksum(r))
+            out.append(contentsOf: r)
+        }
+        return out
+    }
+
+    /// Appends `records` in one write (then `fsync` when the log syncs) and returns their frame
+    /// offsets. On failure the file is cut back to its previous length, so a failed append leaves
+    /// no partial record behind.
+    @discardableResult
+    public func append(_ records: [[UInt8]]) throws(AppendLogError) -> [Int] {
+        guard !records.isEmpty else { return [] }
+        for r in records where r.count > AppendLog.maxRecordBytes { throw AppendLogError("record-too-large", errno: 0) }
+        let bytes = AppendLog.frame(records)
+        do throws(AppendLogError) {
+            try AppendLog.writeAll(fd, bytes)
+            if syncs, fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        } catch {
+            _ = ftruncate(fd, off_t(byteCount))
+            _ = lseek(fd, off_t(byteCount), SEEK_SET)
+            throw error
+        }
+        let offsets = AppendLog.offsets(of: records, from: byteCount)
+        byteCount += bytes.count
+        return offsets
+    }
+
+    static func offsets(of records: [[UInt8]], from start: Int) -> [Int] {
+        var out: [Int] = []
+        out.reserveCapacity(records.count)
+        var at = start
+        for r in records {
+            out.append(at)
+            at += frameOverhead + r.count
+        }
+        return out
+    }
+
+    /// Replaces the whole log with `records` (compaction): writes `<path>.tmp` (0600), syncs
+    /// it, renames it over the log and continues appending to the new file. A crash at any
+    /// point leaves either the old or the new log. Returns the records' new frame offsets.
+    @discardableResult
+    public func rewrite(_ records: [[UInt8]]) throws(AppendLogError) -> [Int] {
+        let tmp = path + ".tmp"
+        let tfd = Glibc_open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard tfd >= 0 else { throw AppendLogError("open", errno: errno) }
+        _ = fchmod(tfd, 0o600)
+        let bytes = AppendLog.frame(records)
+        do throws(AppendLogError) {
+            try AppendLog.writeAll(tfd, bytes)
+            if syncs, fsync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        } catch {
+            _ = Glibc_close(tfd)
+            _ = unlink(tmp)
+            throw error
+        }
+        guard rename(tmp, path) == 0 else {
+            let e = errno
+            _ = Glibc_close(tfd)
+            _ = unlink(tmp)
+            throw AppendLogError("rename", errno: e)
+        }
+        if syncs { AppendLog.syncDirectory(of: path) }
+        _ = Glibc_close(fd)
+        fd = tfd
+        _ = lseek(fd, off_t(bytes.count), SEEK_SET)
+        byteCount = bytes.count
+        return AppendLog.offsets(of: records, from: 0)
+    }
+
+    /// Closes the file; later calls fail.
+    public func close() {
+        if fd >= 0 { _ = Glibc_close(fd) }
+        fd = -1
+    }
+
+    // MARK: helpers
+
+    static func syncDirectory(of path: String) {
+        var dir = path
+        if let slash = dir.lastIndex(of: "/") { dir = String(dir[..<slash]) } else { dir = "." }
+        if dir.isEmpty { dir = "/" }
+        let dfd = Glibc_open(dir, O_RDONLY | O_CLOEXEC, 0)
+        if dfd >= 0 { _ = fsync(dfd); _ = Glibc_close(dfd) }
+    }
+
+    static func readAll(_ fd: Int32) throws(AppendLogError) -> [UInt8] {
+        guard lseek(fd, 0, SEEK_SET) >= 0 else { throw AppendLogError("lseek", errno: errno) }
+        var out = [UInt8]()
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size)) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc_read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AppendLogError("read", errno: errno)
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(AppendLogError) {
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AppendLogError("write", errno: errno)
+            }
+            written += n
+        }
+    }
+
+    @inline(__always) static func readU32(_ b: [UInt8], _ at: Int) -> UInt32 {
+        UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
+    }
+
+    @inline(__always) static func appendU32(_ out: inout [UInt8], _ v: UInt32) {
+        out.append(UInt8(truncatingIfNeeded: v))
+        out.append(UInt8(truncatingIfNeeded: v >> 8))
+        out.append(UInt8(truncatingIfNeeded: v >> 16))
+        out.append(UInt8(truncatingIfNeeded: v >> 24))
+    }
+}
+
+/// CRC-32 (IEEE 802.3, reflected polynomial `0xEDB88320`), as zlib's `crc32`; slicing-by-8.
+public enum CRC32 {
+    /// 8 tables of 256 entries: `tables[k * 256 + b]`.
+    private static let tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
+        for i in 0..<256 {
+            var c = UInt32(i)
+            for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            t[i] = c
+        }
+        for i in 0..<256 {
+            for k in 1..<8 {
+                let prev = t[(k - 1) * 256 + i]
+                t[k * 256 + i] = t[Int(prev & 0xFF)] ^ (prev >> 8)
+            }
+        }
+        return t
+    }()
+
+    /// The CRC-32 of `bytes`.
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBufferPointer { checksum($0) }
+    }
+
+    /// The CRC-32 of `bytes`.
+    public static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var c: UInt32 = 0xFFFF_FFFF
+        tables.withUnsafeBufferPointer { tb in
+            let t = tb.baseAddress!
+            var p = base
+            var n = bytes.count
+            while n >= 8 {
+                let lo = (UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16 | UInt32(p[3]) << 24) ^ c
+                let hi = UInt32(p[4]) | UInt32(p[5]) << 8 | UInt32(p[6]) << 16 | UInt32(p[7]) << 24
+                c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+                    ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
+                    ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
+                    ^ t[256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
+                p += 8
+                n -= 8
+            }
+            while n > 0 {
+                c = t[Int((c ^ UInt32(p[0])) & 0xFF)] ^ (c >> 8)
+                p += 1
+                n -= 1
+            }
+        }
+        return c ^ 0xFFFF_FFFF
+    }
+}
+
+@inline(__always) private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    open(path, flags, mode)
+}
+
+@inline(__always) private func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int {
+    read(fd, buf, n)
+}
+
+@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 {
+    close(fd)
+}

@@ -1,0 +1,413 @@
+import Synchronization
+import TrackerCore
+
+extension ScoreClient {
+    // MARK: - Public flushing
+
+    /// Sends the queued events whose consent is granted, in batches, then the link-anonymous
+    /// request when due. Joins a flush already in flight. Throws ``ScoreError`` with code
+    /// `flushFailed` when something could not be delivered (the events stay queued).
+    public func flush() async throws {
+        let result: Result<Void, ScoreError> = await withCheckedContinuation { c in
+            startFlush(waiter: c)
+        }
+        try result.get()
+    }
+
+    /// Starts a flush, or joins the one in flight; returns the flight's id when one is running.
+    @discardableResult
+    func startFlush(waiter: CheckedContinuation<Result<Void, ScoreError>, Never>? = nil) -> Int? {
+        let begin: Int? = state.withLock { s in
+            if let f = s.flight {
+                if let waiter { f.waiters.append(waiter) }
+                return nil
+            }
+            let now = clock.nowMs()
+            applyRetention(&s, now: now)
+            kickWriters(&s)
+            var critical: [QueuedEvent] = []
+            var rest: [QueuedEvent] = []
+            for e in s.queue where allowed(e.requires, s.consent) {
+                if e.critical { critical.append(e) } else { rest.append(e) }
+            }
+            let pendingLink = s.userId.map { !s.linked.contains(linkKey(s.anonymousId, $0)) } ?? false
+            if critical.isEmpty && rest.isEmpty && !pendingLink {
+                waiter?.resume(returning: .success(()))
+                return nil
+            }
+            let f = Flight(id: s.nextFlightId)
+            s.nextFlightId += 1
+            if let waiter { f.waiters.append(waiter) }
+            f.selected = critical + rest
+            s.flight = f
+            if !f.selected.allSatisfy({ $0.persisted }) {
+                f.waitingPersist = true
+                return -f.id
+            }
+            return f.id
+        }
+        if let begin, begin > 0 { proceedToToken(begin) }
+        if let begin { return abs(begin) }
+        return state.withLock { $0.flight?.id }
+    }
+
+    func linkKey(_ anon: String, _ user: String) -> String { anon + "\u{1F}" + user }
+
+    /// Step 4: consult the token provider (single-flight, bounded), then send.
+    func proceedToToken(_ flightId: Int) {
+        let sendNow: Bool = state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return false }
+            guard let provider = s.provider else { return true }
+            f.waitingToken = true
+            f.tokenTimer = scheduler.schedule(afterMs: tokenTimeoutMs) { [self] in tokenTimedOut(flightId) }
+            if !s.providerRunning {
+                s.providerRunning = true
+                s.providerGeneration += 1
+                let generation = s.providerGeneration
+                scheduler.spawn { [self] in
+                    let token: String?
+                    do { token = try await provider() } catch { token = nil }
+                    providerFinished(generation, token)
+                }
+            }
+            return false
+        }
+        if sendNow { sendNextBatch(flightId) }
+    }
+
+    private func tokenTimedOut(_ flightId: Int) {
+        let go: Bool = state.withLock { s in
+            guard let f = s.flight, f.id == flightId, f.waitingToken else { return false }
+            f.waitingToken = false
+            f.tokenTimer = nil
+            return true
+        }
+        if go { sendNextBatch(flightId) }
+    }
+
+    private func providerFinished(_ generation: Int, _ token: String?) {
+        let resume: Int? = state.withLock { s in
+            if generation == s.providerGeneration { s.providerRunning = false }
+            if let token { s.token = token }
+            guard let f = s.flight, f.waitingToken else { return nil }
+            f.waitingToken = false
+            if let t = f.tokenTimer { scheduler.cancel(t) }
+            f.tokenTimer = nil
+            return f.id
+        }
+        if let resume { sendNextBatch(resume) }
+    }
+
+    func headers(_ token: String?) -> [HTTPHeader] {
+        var h = [HTTPHeader("Content-Type", "application/json"), HTTPHeader("X-Publishable-Key", publishableKey)]
+        if let token { h.append(HTTPHeader("Authorization", "Bearer \(token)")) }
+        return h
+    }
+
+    /// Sends the next batch of the flight, or moves on to the link step.
+    func sendNextBatch(_ flightId: Int) {
+        enum Next { case none, link, send(HTTPRequest, [QueuedEvent], [[UInt8]]) }
+        let next: Next = state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return .none }
+            while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue {
+                f.cursor += 1
+            }
+            guard f.cursor < f.selected.count else { return .link }
+            let now = clock.nowMs()
+            var batch: [QueuedEvent] = []
+            var encoded: [[UInt8]] = []
+            var size = ScoreClient.bodyOverhead
+            var i = f.cursor
+            while i < f.selected.count, batch.count < f.batchLimit {
+                let e = f.selected[i]
+                i += 1
+                guard e.inQueue else { continue }
+                var bytes = e.bytes()
+                if !e.hasUserId, e.anonymousId == s.anonymousId, let uid = s.userId {
+                    bytes = EnvelopeBytes.withUserId(bytes, uid)
+                }
+                let add = bytes.count + (batch.isEmpty ? 0 : 1)
+                if !batch.isEmpty && size + add > ScoreClient.maxBodyBytes { break }
+                size += add
+                batch.append(e)
+                encoded.append(bytes)
+            }
+            var body = [UInt8]()
+            body.reserveCapacity(size)
+            body.append(contentsOf: #"{"sentAt":""#.utf8)
+            body.append(contentsOf: Timestamp.format(ms: now).utf8)
+            body.append(contentsOf: #"","events":["#.utf8)
+            for (k, b) in encoded.enumerated() {
+                if k > 0 { body.append(44) }
+                body.append(contentsOf: b)
+            }
+            body.append(contentsOf: "]}".utf8)
+            let req = HTTPRequest(url: endpoint + "/api/events", method: "POST", headers: headers(s.token), body: body)
+            return .send(req, batch, encoded)
+        }
+        switch next {
+        case .none: return
+        case .link: linkStep(flightId)
+        case let .send(req, batch, encoded):
+            scheduler.spawn { [self] in
+                var status = 0
+                do { status = try await transport.send(req).status } catch { status = -1 }
+                batchAnswered(flightId, batch, encoded, status)
+            }
+        }
+    }
+
+    private func batchAnswered(_ flightId: Int, _ batch: [QueuedEvent], _ encoded: [[UInt8]], _ status: Int) {
+        enum Next { case none, more, link }
+        let next: Next = state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return .none }
+            if (200..<300).contains(status) {
+                let present = batch.filter(\.inQueue)
+                removeFromQueue(&s, present)
+                f.sent += present.count
+                for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty && !containsUserId(bytes) {
+                    guard replayCapacity > 0 else { break }
+                    s.replay.append(ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes))
+                    if s.replay.count > replayCapacity { s.replay.removeFirst(s.replay.count - replayCapacity) }
+                }
+                // Cursor: skip past the batch's events in selection order.
+                var remaining = batch.count
+                while remaining > 0, f.cursor < f.selected.count {
+                    if batch.contains(where: { $0 === f.selected[f.cursor] }) { remaining -= 1 }
+                    f.cursor += 1
+                }
+                kickWriters(&s)
+                return .more
+            }
+            if status == 413 {
+                if batch.count > 1 {
+                    f.batchLimit = max(1, batch.count / 2)
+                } else {
+                    f.failed = true
+                    while f.cursor < f.selected.count {
+                        let hit = f.selected[f.cursor] === batch[0]
+                        f.cursor += 1
+                        if hit { break }
+                    }
+                }
+                return .more
+            }
+            f.failed = true
+            return .link
+        }
+        switch next {
+        case .none: return
+        case .more: sendNextBatch(flightId)
+        case .link: linkStep(flightId)
+        }
+    }
+
+    private func containsUserId(_ bytes: [UInt8]) -> Bool {
+        guard let site = EnvelopeBytes.find(EnvelopeBytes.siteIdMarker, in: bytes) else { return false }
+        return EnvelopeBytes.find(Array(#","userId":"#.utf8), in: Array(bytes[..<site])) != nil
+    }
+
+    /// Step 5: the link-anonymous request, when due.
+    private func linkStep(_ flightId: Int) {
+        let request: (HTTPRequest, String)? = state.withLock { s in
+            guard let f = s.flight, f.id == flightId, let uid = s.userId else { return nil }
+            let key = linkKey(s.anonymousId, uid)
+            if s.linked.contains(key) { s.lastSkip = .alreadyLinked; return nil }
+            if !s.consent.analytics { s.lastSkip = .consent; return nil }
+            guard let token = s.token else { s.lastSkip = .noToken; return nil }
+            var o = JSONObject()
+            o.appendUnchecked("anonymousId", .string(s.anonymousId))
+            o.appendUnchecked("userId", .string(uid))
+            let req = HTTPRequest(url: endpoint + "/api/identity/link-anonymous", method: "POST",
+                                  headers: headers(token), body: WireJSON.encode(.object(o)))
+            return (req, key)
+        }
+        guard let (req, key) = request else { finish(flightId); return }
+        scheduler.spawn { [self] in
+            var ok = false
+            do { ok = (200..<300).contains(try await transport.send(req).status) } catch { ok = false }
+            state.withLock { s in
+                if ok {
+                    s.linked.insert(key)
+                    s.identityDirty = true
+                    if let uid = s.userId, linkKey(s.anonymousId, uid) == key { s.lastSkip = nil }
+                    kickWriters(&s)
+                } else {
+                    s.lastSkip = .error
+                }
+            }
+            finish(flightId)
+        }
+    }
+
+    /// Step 6: record the outcome and complete every waiter.
+    private func finish(_ flightId: Int) {
+        state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return }
+            complete(&s, f, ok: !f.failed)
+        }
+    }
+
+    func complete(_ s: inout ClientState, _ f: Flight, ok: Bool) {
+        s.flight = nil
+        s.lastFlushAt = clock.nowMs()
+        s.lastFlushOk = ok
+        s.lastFlushSent = f.sent
+        s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
+        if let t = f.tokenTimer { scheduler.cancel(t) }
+        if let t = f.budgetTimer { scheduler.cancel(t) }
+        for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
+        f.backgroundTasks = []
+        let result: Result<Void, ScoreError> = ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
+        for w in f.waiters { w.resume(returning: result) }
+        f.waiters = []
+    }
+
+    /// The bounded background flush ran out of time: abandon it; nothing is lost.
+    func abandon(_ flightId: Int) {
+        state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return }
+            complete(&s, f, ok: false)
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    /// The app came to the foreground: flush, and restart the periodic flush when it is on.
+    public func onForeground() {
+        let rotate: String? = ids.newSessionIdIfNeeded(self)
+        state.withLock { s in
+            if let rotate { s.sessionId = rotate }
+            s.inBackground = false
+            s.backgroundSinceMs = nil
+            restartAutoFlushTimer(&s)
+        }
+        startFlush()
+    }
+
+    /// The app went to the background: pause the periodic flush and run one flush bounded by the
+    /// background budget (5 s by default).
+    public func onBackground() {
+        let (budget, source): (Int64, AppLifecycleSource?) = state.withLock { s in
+            s.inBackground = true
+            s.backgroundSinceMs = clock.nowMs()
+            if let t = s.autoFlushTimer { scheduler.cancel(t) }
+            s.autoFlushTimer = nil
+            return (s.binding?.budgetMs ?? 5_000, s.binding?.source)
+        }
+        let taskId = source?.beginBackgroundTask()
+        startFlush()
+        let ended: Bool = state.withLock { s in
+            guard let f = s.flight else { return true }
+            if let source, let taskId { f.backgroundTasks.append((source, taskId)) }
+            if f.budgetTimer == nil {
+                let id = f.id
+                f.budgetTimer = scheduler.schedule(afterMs: budget) { [self] in abandon(id) }
+            }
+            return false
+        }
+        if ended, let source, let taskId { source.endBackgroundTask(taskId) }
+    }
+
+    /// Connectivity came back: flush.
+    public func onNetworkAvailable() {
+        startFlush()
+    }
+
+    /// Turns the periodic flush on (first tick one interval from now).
+    public func startAutoFlush(everySeconds: Double = 30) {
+        state.withLock { s in
+            s.autoFlushMs = max(1, Int64((everySeconds * 1000).rounded()))
+            restartAutoFlushTimer(&s)
+        }
+    }
+
+    /// Turns the periodic flush off.
+    public func stopAutoFlush() {
+        state.withLock { s in
+            s.autoFlushMs = nil
+            if let t = s.autoFlushTimer { scheduler.cancel(t) }
+            s.autoFlushTimer = nil
+        }
+    }
+
+    func restartAutoFlushTimer(_ s: inout ClientState) {
+        if let t = s.autoFlushTimer { scheduler.cancel(t) }
+        s.autoFlushTimer = nil
+        guard let every = s.autoFlushMs, !s.inBackground else { return }
+        s.autoFlushTimer = scheduler.schedule(afterMs: every) { [self] in autoFlushTick() }
+    }
+
+    private func autoFlushTick() {
+        let go: Bool = state.withLock { s in
+            guard s.autoFlushTimer != nil else { return false }
+            restartAutoFlushTimer(&s)
+            return true
+        }
+        if go { startFlush() }
+    }
+
+    /// Binds the tracker to a lifecycle source: flush in the foreground (and every
+    /// `autoFlushEverySeconds`, `nil` for none), a bounded flush in the background, a flush when
+    /// the network comes back.
+    public func bindToAppLifecycle(source: AppLifecycleSource, autoFlushEverySeconds: Double? = 30,
+                                   backgroundBudgetSeconds: Double = 5) {
+        unbindAppLifecycle()
+        let binding = LifecycleBinding(source: source, autoFlushMs: autoFlushEverySeconds.map { max(1, Int64(($0 * 1000).rounded())) },
+                                       budgetMs: Int64((max(0, backgroundBudgetSeconds) * 1000).rounded()))
+        state.withLock { s in
+            s.binding = binding
+            s.autoFlushMs = binding.autoFlushMs
+            s.inBackground = source.currentState == .background
+            if s.inBackground { s.backgroundSinceMs = clock.nowMs() }
+        }
+        source.startObserving { [weak self] event in
+            guard let self else { return }
+            guard self.state.withLock({ $0.binding?.source === source }) else { return }
+            switch event {
+            case .foreground: self.onForeground()
+            case .background: self.onBackground()
+            case .networkAvailable: self.onNetworkAvailable()
+            }
+        }
+        if source.currentState == .foreground { onForeground() }
+    }
+
+    #if canImport(UIKit) && !os(watchOS)
+    /// Binds the tracker to UIKit's application lifecycle and network reachability.
+    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
+        bindToAppLifecycle(source: UIKitLifecycleSource(), autoFlushEverySeconds: autoFlushEverySeconds,
+                           backgroundBudgetSeconds: backgroundBudgetSeconds)
+    }
+    #elseif canImport(AppKit)
+    /// Binds the tracker to AppKit's application lifecycle.
+    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
+        bindToAppLifecycle(source: AppKitLifecycleSource(), autoFlushEverySeconds: autoFlushEverySeconds,
+                           backgroundBudgetSeconds: backgroundBudgetSeconds)
+    }
+    #endif
+
+    /// Stops observing the lifecycle source and stops the periodic flush.
+    public func unbindAppLifecycle() {
+        let source: AppLifecycleSource? = state.withLock { s in
+            let source = s.binding?.source
+            s.binding = nil
+            s.autoFlushMs = nil
+            if let t = s.autoFlushTimer { scheduler.cancel(t) }
+            s.autoFlushTimer = nil
+            return source
+        }
+        source?.stopObserving()
+    }
+}
+
+extension ScoreIdSource {
+    /// A new session id when the app was in the background for at least 30 minutes.
+    func newSessionIdIfNeeded(_ client: ScoreClient) -> String? {
+        let due: Bool = client.state.withLock { s in
+            guard let since = s.backgroundSinceMs else { return false }
+            return client.clock.nowMs() - since >= ScoreClient.sessionTimeoutMs
+        }
+        return due ? newSessionId() : nil
+    }
+}

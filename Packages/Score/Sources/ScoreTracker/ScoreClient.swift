@@ -1,0 +1,603 @@
+import Foundation
+import Synchronization
+import TrackerCore
+
+/// The Score mobile tracker.
+///
+/// Recording calls (`track`, `screen`, `identify`, …) never throw, never block on I/O and never
+/// crash the host: they check the input, check consent, scrub PII, stamp the envelope and hand
+/// it to an in-memory queue. Persistence (an append-only log) and sending run in the background
+/// through the injected scheduler.
+public final class ScoreClient: Sendable {
+    /// Events per request at most.
+    static let maxBatchEvents = 100
+    /// Request body bytes at most (512 KiB).
+    static let maxBodyBytes = 524_288
+    /// `delivery_failed` notices held at most.
+    static let maxNotices = 100
+    /// Background time after which a foreground starts a new session (30 min).
+    static let sessionTimeoutMs: Int64 = 30 * 60 * 1000
+    /// Write operations per queue-log append at most.
+    static let writerBatch = 2_048
+
+    /// The SDK name sent as `sdk.name` (`score-tracker-ios`, `score-tracker-linux`, …).
+    public static var sdkName: String { ScoreSDK.name }
+    /// The SDK version sent as `sdk.version`: the package release.
+    public static var sdkVersion: String { ScoreSDK.version }
+
+    let publishableKey: String
+    let siteId: String
+    let endpoint: String
+    let context: JSONObject
+    let privacy: ResolvedPrivacy
+    let scrubber: PiiScrubber
+    let maxQueueSize: Int
+    let replayCapacity: Int
+    let tokenTimeoutMs: Int64
+    let store: any ScoreStore
+    let transport: any HTTPTransport
+    let clock: any TrackerClock
+    let scheduler: any TrackerScheduler
+    let ids: any ScoreIdSource
+    let diagnose: DiagnosticHandler
+    let state: Mutex<ClientState>
+
+    /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
+    ///
+    /// - Parameters:
+    ///   - publishableKey: sent as `X-Publishable-Key`.
+    ///   - siteId: sent in every envelope.
+    ///   - endpoint: base URL; one trailing `/` is dropped.
+    ///   - appVersion: `context.appVersion`; left out when `nil`.
+    ///   - os: `context.os`; left out when `nil`.
+    ///   - device: `context.device`; left out when `nil` or when the privacy policy drops it.
+    ///   - locale: `context.locale`; left out when `nil` or when the privacy policy drops it.
+    ///   - privacy: the regional policy, fixed for the tracker's lifetime.
+    ///   - pii: scrubbing applied to `props` and `traits` before queueing.
+    ///   - initialConsent: the starting consent (else the policy's; else nothing granted).
+    ///   - identifyReplayBufferSize: anonymously sent events kept for replay (memory only).
+    ///   - maxQueueSize: queue cap (`delivery_failed` notices excluded).
+    ///   - tokenRefreshTimeoutSeconds: how long a flush waits for the token provider.
+    ///   - store: durable storage; default a ``FileScoreStore`` in the platform's data directory.
+    ///   - transport: HTTP; default Core's libcurl transport.
+    ///   - clock: time source (tests inject a manual clock).
+    ///   - scheduler: runs every timer and background step (tests inject a manual scheduler).
+    ///   - idSource: mints event, anonymous and session ids.
+    ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default stderr.
+    public init(
+        publishableKey: String, siteId: String, endpoint: String,
+        appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
+        privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
+        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: Double = 5,
+        store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
+        clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
+        idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
+    ) {
+        self.publishableKey = publishableKey
+        self.siteId = siteId
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        let resolved = ResolvedPrivacy.resolve(privacy)
+        self.privacy = resolved
+        var ctx = JSONObject()
+        if let os { ctx.appendUnchecked("os", .string(os)) }
+        if let appVersion { ctx.appendUnchecked("appVersion", .string(appVersion)) }
+        if !resolved.dropsDeviceSignals {
+            if let device { ctx.appendUnchecked("device", .string(device)) }
+            if let locale { ctx.appendUnchecked("locale", .string(locale)) }
+        }
+        self.context = ctx
+        self.scrubber = PiiScrubber(pii)
+        self.maxQueueSize = max(1, maxQueueSize)
+        self.replayCapacity = max(0, identifyReplayBufferSize)
+        self.tokenTimeoutMs = Int64((max(0, tokenRefreshTimeoutSeconds) * 1000).rounded())
+        self.store = store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: siteId))
+        self.transport = transport ?? ScoreClient.defaultTransport()
+        self.clock = clock
+        self.scheduler = scheduler
+        self.ids = idSource
+        self.diagnose = onDiagnostic ?? Diagnostics.consolePrinter(prefix: "score-tracker")
+
+        // Start-up: load the queue and identity (the only I/O on the constructing thread).
+        var contents = ScoreStoreContents()
+        var loadFailed = false
+        do { contents = try self.store.load() } catch { loadFailed = true }
+        let identity = ScoreClient.parseIdentity(contents.identity)
+        let anon = identity.anonymousId ?? idSource.newAnonymousId()
+        var s = ClientState(consent: initialConsent ?? resolved.startingConsent, anonymousId: anon,
+                            sessionId: idSource.newSessionId())
+        s.userId = identity.userId
+        s.linked = identity.linked
+        s.identityDirty = identity.anonymousId == nil
+        ScoreClient.loadQueue(contents.queueRecords, into: &s)
+        self.state = Mutex(s)
+        if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        state.withLock { s in
+            applyRetention(&s, now: clock.nowMs())
+            kickWriters(&s)
+        }
+    }
+
+    /// Deprecated: the SDK version is baked into the build; `sdkVersion` is ignored.
+    @available(*, deprecated, message: "sdk.version is baked into the build; this argument is ignored")
+    public convenience init(
+        publishableKey: String, siteId: String, endpoint: String,
+        appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
+        sdkVersion: String,
+        privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
+        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: Double = 5,
+        store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
+        clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
+        idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
+    ) {
+        self.init(publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
+                  device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+                  identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
+                  tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport,
+                  clock: clock, scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic)
+    }
+
+    static func defaultTransport() -> any HTTPTransport {
+        CurlTransport.shared
+    }
+
+    // MARK: - Consent
+
+    /// Grants every category (ends any policy's starting consent).
+    public func grantAllConsent() {
+        setConsent(.all)
+    }
+
+    /// Replaces the consent state. Withdrawing a category removes the queued events that require it.
+    public func setConsent(analytics: Bool, personalization: Bool, advertising: Bool) {
+        setConsent(ConsentState(analytics: analytics, personalization: personalization, advertising: advertising))
+    }
+
+    /// Replaces the consent state. Withdrawing a category removes the queued events that require it.
+    public func setConsent(_ consent: ConsentState) {
+        state.withLock { s in
+            let withdrawn = s.consent.mask & ~consent.mask
+            s.consent = consent
+            if withdrawn != 0 {
+                let gone = s.queue.filter { $0.requires & withdrawn != 0 }
+                if !gone.isEmpty { removeFromQueue(&s, gone) }
+            }
+        }
+    }
+
+    // MARK: - Recording
+
+    /// Tracks a typed event of the taxonomy; its consent `requires` come from the definition.
+    public func track(_ event: EventDefinition, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
+        record(type: "track", name: event.name, props: props, traits: nil, requires: ScoreClient.mask(event.requires),
+               critical: delivery == .critical)
+    }
+
+    /// Tracks a named event. Without `requires:` it requires analytics; `requires: []` needs no
+    /// particular category but is still dropped while nothing at all is granted.
+    public func track(_ name: String, props: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
+                      delivery: DeliveryMode = .bestEffort) {
+        record(type: "track", name: name, props: props, traits: nil, requires: ScoreClient.mask(requires),
+               critical: delivery == .critical)
+    }
+
+    /// Tracks a named event that requires advertising consent.
+    public func trackAdvertising(_ name: String, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
+        record(type: "track", name: name, props: props, traits: nil, requires: ConsentCategory.advertising.bit,
+               critical: delivery == .critical)
+    }
+
+    /// Records a screen view (requires analytics).
+    public func screen(_ name: String, props: [String: Any] = [:]) {
+        record(type: "screen", name: name, props: props, traits: nil, requires: ConsentCategory.analytics.bit, critical: false)
+    }
+
+    /// Sets the fan's `userId` (persisted, even when consent drops the event), queues an
+    /// `identify` event with the scrubbed `traits`, and with `replayAnonymousEvents` re-sends the
+    /// events recently sent anonymously, marked `_backfill`.
+    public func identify(userId: String, traits: [String: Any] = [:], replayAnonymousEvents: Bool = false) {
+        guard !userId.isEmpty else { countInvalid("identify needs a non-empty userId"); return }
+        var size = 0
+        let scrubbedTraits: JSONObject
+        do { scrubbedTraits = try scrubber.object(traits, size: &size) } catch {
+            countInvalid("identify traits hold a value that is not JSON")
+            return
+        }
+        let now = clock.nowMs()
+        state.withLock { s in
+            s.userId = userId
+            s.identityDirty = true
+            let buffered = s.replay
+            s.replay = []
+            let req = ConsentCategory.analytics.bit
+            if allowed(req, s.consent) {
+                let fields = EnvelopeFields(
+                    type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
+                    anonymousId: s.anonymousId, sessionId: s.sessionId, userId: userId, siteId: siteId, props: JSONObject(),
+                    traits: scrubbedTraits, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
+                if !fitsAlone(fields, sizeBound: size) {
+                    s.invalid += 1
+                } else {
+                    enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: false))
+                }
+            } else {
+                countDropped(&s, req)
+            }
+            if replayAnonymousEvents {
+                for entry in buffered where allowed(entry.requires, s.consent) {
+                    let newId = ids.newEventId(nowMs: now)
+                    let bytes = EnvelopeBytes.replayCopy(entry.bytes, originalEventId: entry.eventId, newEventId: newId, userId: userId)
+                    let e = QueuedEvent(seq: s.nextSeq, eventId: newId, name: "", timestampMs: entry.timestampMs,
+                                        anonymousId: s.anonymousId, hasUserId: true, critical: false, notice: false,
+                                        requires: entry.requires, fields: nil, encoded: bytes)
+                    s.nextSeq += 1
+                    enqueue(&s, e)
+                }
+            }
+            kickWriters(&s)
+        }
+    }
+
+    /// Signs the fan out: forgets `userId` and the token (the provider stays), mints a new
+    /// `anonymousId`, starts a new session and empties the replay buffer. The queue is kept.
+    public func reset() {
+        let anon = ids.newAnonymousId()
+        let session = ids.newSessionId()
+        state.withLock { s in
+            s.userId = nil
+            s.token = nil
+            s.anonymousId = anon
+            s.sessionId = session
+            s.replay = []
+            s.lastSkip = nil
+            s.identityDirty = true
+            kickWriters(&s)
+        }
+    }
+
+    // MARK: - Token
+
+    /// Sets the token provider, consulted before each flush (single-flight, bounded by
+    /// `tokenRefreshTimeoutSeconds`). A throw or `nil` keeps the last known token.
+    public func setTokenProvider(_ provider: @escaping @Sendable () async throws -> String?) {
+        state.withLock { $0.provider = provider }
+    }
+
+    /// Sets the last known token; `nil` clears it.
+    public func setToken(_ token: String?) {
+        state.withLock { $0.token = token }
+    }
+
+    /// Why the link-anonymous request has not happened, or `nil`.
+    public var lastLinkSkipReason: LinkSkipReason? {
+        state.withLock { $0.lastSkip }
+    }
+
+    // MARK: - Internals: recording
+
+    static func mask(_ categories: [ConsentCategory]) -> UInt8 {
+        var m: UInt8 = 0
+        for c in categories { m |= c.bit }
+        return m
+    }
+
+    func allowed(_ requires: UInt8, _ consent: ConsentState) -> Bool {
+        let granted = consent.mask
+        if requires == 0 { return granted != 0 }
+        return requires & ~granted == 0
+    }
+
+    func countDropped(_ s: inout ClientState, _ requires: UInt8) {
+        s.droppedByConsent += 1
+        let granted = s.consent.mask
+        for (i, c) in ConsentCategory.allCases.enumerated() where requires & c.bit != 0 && granted & c.bit == 0 {
+            s.droppedByCategory[i] += 1
+        }
+    }
+
+    func countInvalid(_ message: String) {
+        state.withLock { $0.invalid += 1 }
+        diagnose(Diagnostic(code: "invalid-event", message: message))
+    }
+
+    static func validName(_ name: String) -> Bool {
+        guard !name.isEmpty else { return false }
+        if name.utf8.count <= 128 { return true }
+        var n = 0
+        for _ in name.unicodeScalars { n += 1; if n > 128 { return false } }
+        return true
+    }
+
+    private func record(type: String, name: String, props: [String: Any], traits: [String: Any]?, requires: UInt8, critical: Bool) {
+        guard ScoreClient.validName(name) else {
+            countInvalid(name.isEmpty ? "an event name is empty" : "an event name is longer than 128 code points")
+            return
+        }
+        // Consent pre-check: a dropped event is only validated, never scrubbed.
+        let maybeAllowed = state.withLock { allowed(requires, $0.consent) }
+        var size = 0
+        if !maybeAllowed {
+            do { _ = try PiiScrubber(nil).object(props, size: &size) } catch {
+                countInvalid("props hold a value that is not JSON")
+                return
+            }
+            state.withLock { countDropped(&$0, requires) }
+            return
+        }
+        let scrubbed: JSONObject
+        do { scrubbed = try scrubber.object(props, size: &size) } catch {
+            countInvalid("props hold a value that is not JSON")
+            return
+        }
+        let now = clock.nowMs()
+        let eventId = ids.newEventId(nowMs: now)
+        var invalid = false
+        state.withLock { s in
+            guard allowed(requires, s.consent) else { countDropped(&s, requires); return }
+            let fields = EnvelopeFields(
+                type: type, name: name, eventId: eventId, timestampMs: now, anonymousId: s.anonymousId,
+                sessionId: s.sessionId, userId: s.userId, siteId: siteId, props: scrubbed, traits: nil,
+                context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
+            if size > 400_000, !fitsAlone(fields, sizeBound: size) {
+                s.invalid += 1
+                invalid = true
+                return
+            }
+            enqueue(&s, makeEvent(&s, fields, requires: requires, critical: critical, notice: false))
+            kickWriters(&s)
+        }
+        if invalid { diagnose(Diagnostic(code: "invalid-event", message: "an event is too large for any request")) }
+    }
+
+    /// Whether the envelope fits a request body on its own.
+    func fitsAlone(_ fields: EnvelopeFields, sizeBound: Int) -> Bool {
+        if sizeBound < 400_000 { return true }
+        return fields.encode().count + ScoreClient.bodyOverhead <= ScoreClient.maxBodyBytes
+    }
+
+    /// Bytes of a body around its events: `{"sentAt":"…","events":[` and `]}`.
+    static let bodyOverhead = #"{"sentAt":"2026-03-01T12:00:00.000Z","events":[]}"#.utf8.count
+
+    func makeEvent(_ s: inout ClientState, _ f: EnvelopeFields, requires: UInt8, critical: Bool, notice: Bool) -> QueuedEvent {
+        let e = QueuedEvent(seq: s.nextSeq, eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
+                            anonymousId: f.anonymousId, hasUserId: f.userId != nil, critical: critical, notice: notice,
+                            requires: requires, fields: f, encoded: nil)
+        s.nextSeq += 1
+        return e
+    }
+
+    /// Adds `e` to the queue under the cap rules of section 7.
+    func enqueue(_ s: inout ClientState, _ e: QueuedEvent) {
+        if e.notice {
+            s.queue.append(e)
+            s.noticeCount += 1
+            s.writeOps.append(.add(e))
+            if s.noticeCount > ScoreClient.maxNotices, let i = s.queue.firstIndex(where: { $0.notice }) {
+                let old = s.queue[i]
+                removeFromQueue(&s, [old])
+            }
+            return
+        }
+        if s.queue.count - s.noticeCount >= maxQueueSize {
+            if let i = s.queue.firstIndex(where: { !$0.critical && !$0.notice }) {
+                s.shed += 1
+                removeFromQueue(&s, [s.queue[i]])
+            } else if !e.critical {
+                s.shed += 1
+                return
+            } else if let i = s.queue.firstIndex(where: { $0.critical }) {
+                let lost = s.queue[i]
+                removeFromQueue(&s, [lost])
+                criticalLost(&s, lost, reason: "queue_full", now: clock.nowMs(), pendingAdd: e)
+            }
+        }
+        s.queue.append(e)
+        s.writeOps.append(.add(e))
+    }
+
+    /// Counts a lost critical event and queues its `delivery_failed` notice.
+    func criticalLost(_ s: inout ClientState, _ lost: QueuedEvent, reason: String, now: Int64, pendingAdd: QueuedEvent? = nil) {
+        s.criticalLost += 1
+        let req = ConsentCategory.analytics.bit
+        guard allowed(req, s.consent) else { countDropped(&s, req); return }
+        var props = JSONObject()
+        props.appendUnchecked("originalEventId", .string(lost.eventId))
+        props.appendUnchecked("originalEventName", .string(lost.name))
+        props.appendUnchecked("reason", .string(reason))
+        let fields = EnvelopeFields(
+            type: "track", name: "delivery_failed", eventId: ids.newEventId(nowMs: now), timestampMs: now,
+            anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId, props: props,
+            traits: nil, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
+        enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: true))
+    }
+
+    /// Removes `events` from the queue and logs their removal.
+    func removeFromQueue(_ s: inout ClientState, _ events: [QueuedEvent]) {
+        guard !events.isEmpty else { return }
+        var notices = 0
+        var persisted: [String] = []
+        for e in events where e.inQueue {
+            e.inQueue = false
+            if e.notice { notices += 1 }
+            // The writer skips an unpersisted add: release its fields now.
+            if !e.persisted, e.encoded == nil { e.fields = nil }
+            // An unpersisted add is skipped by the writer instead (which logs a removal when
+            // the event left while its add was being written).
+            if e.persisted { persisted.append(e.eventId) }
+        }
+        if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
+            s.queue.remove(at: i)
+        } else {
+            s.queue.removeAll { !$0.inQueue }
+        }
+        s.noticeCount -= notices
+        if !persisted.isEmpty {
+            s.writeOps.append(.remove(persisted))
+            s.deadRecords += persisted.count + 1
+        }
+    }
+
+    /// Drops events older than the retention cap (notices silently; critical ones are lost).
+    func applyRetention(_ s: inout ClientState, now: Int64) {
+        let capMs = Int64(privacy.retentionHours) * 3_600_000
+        let expired = s.queue.filter { now - $0.timestampMs > capMs }
+        guard !expired.isEmpty else { return }
+        removeFromQueue(&s, expired)
+        for e in expired where !e.notice {
+            s.expired += 1
+            if e.critical { criticalLost(&s, e, reason: "age_evicted", now: now) }
+        }
+    }
+
+    // MARK: - Internals: persistence
+
+    /// Starts the background writers when they have work.
+    func kickWriters(_ s: inout ClientState) {
+        if !s.writeOps.isEmpty && !s.writerRunning {
+            s.writerRunning = true
+            scheduler.spawn { [self] in await runQueueWriter() }
+        }
+        if s.identityDirty && !s.identityWriterRunning {
+            s.identityWriterRunning = true
+            scheduler.spawn { [self] in await runIdentityWriter() }
+        }
+    }
+
+    private func runQueueWriter() async {
+        while true {
+            // At most `writerBatch` operations per append, so a burst never holds a second copy
+            // of the whole backlog.
+            let ops: [WriteOp] = state.withLock { s in
+                if s.writeOps.count <= ScoreClient.writerBatch {
+                    let ops = s.writeOps
+                    s.writeOps = []
+                    if ops.isEmpty { s.writerRunning = false }
+                    return ops
+                }
+                let ops = Array(s.writeOps[0..<ScoreClient.writerBatch])
+                s.writeOps.removeFirst(ScoreClient.writerBatch)
+                return ops
+            }
+            if ops.isEmpty { return }
+            var records: [[UInt8]] = []
+            var added: [(QueuedEvent, [UInt8])] = []
+            var compact = false
+            for op in ops {
+                switch op {
+                case let .add(e):
+                    let (live, fields, encoded) = state.withLock { _ in (e.inQueue, e.fields, e.encoded) }
+                    guard live else { continue }
+                    let env = encoded ?? fields?.encode() ?? []
+                    records.append(QueueRecord.add(e, envelope: env))
+                    added.append((e, env))
+                case let .remove(idList):
+                    records.append(QueueRecord.remove(idList))
+                case .compact:
+                    compact = true
+                }
+            }
+            if !records.isEmpty {
+                do { try await store.appendQueueRecords(records) } catch {
+                    diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory"))
+                }
+            }
+            let resume: Flight? = state.withLock { s in
+                var leftMeanwhile: [String] = []
+                for (e, env) in added {
+                    e.encoded = env
+                    e.fields = nil
+                    e.persisted = true
+                    if !e.inQueue { leftMeanwhile.append(e.eventId) }
+                }
+                if !leftMeanwhile.isEmpty {
+                    s.writeOps.append(.remove(leftMeanwhile))
+                    s.deadRecords += leftMeanwhile.count + 1
+                }
+                if !compact, s.deadRecords > 512, s.deadRecords > s.queue.count {
+                    compact = true
+                }
+                if compact { s.deadRecords = 0 }
+                if let f = s.flight, f.waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
+                    f.waitingPersist = false
+                    return f
+                }
+                return nil
+            }
+            if compact {
+                let live: [[UInt8]] = state.withLock { s in
+                    s.queue.filter { $0.persisted }.map { QueueRecord.add($0, envelope: $0.encoded ?? []) }
+                }
+                do { try await store.rewriteQueue(live) } catch {
+                    diagnose(Diagnostic(code: "storage", message: "could not compact the queue log"))
+                }
+            }
+            if let resume { proceedToToken(resume.id) }
+        }
+    }
+
+    private func runIdentityWriter() async {
+        while true {
+            let bytes: [UInt8]? = state.withLock { s in
+                guard s.identityDirty else { s.identityWriterRunning = false; return nil }
+                s.identityDirty = false
+                var o = JSONObject()
+                o.appendUnchecked("anonymousId", .string(s.anonymousId))
+                o.appendUnchecked("userId", s.userId.map { .string($0) } ?? .null)
+                o.appendUnchecked("linked", .array(s.linked.sorted().map { .string($0) }))
+                return WireJSON.encode(.object(o))
+            }
+            guard let bytes else { return }
+            do { try await store.saveIdentity(bytes) } catch {
+                diagnose(Diagnostic(code: "storage", message: "could not persist the identity"))
+            }
+        }
+    }
+
+    struct StoredIdentity {
+        var anonymousId: String?
+        var userId: String?
+        var linked: Set<String> = []
+    }
+
+    static func parseIdentity(_ bytes: [UInt8]?) -> StoredIdentity {
+        guard let bytes, let v = try? WireJSONDecoderShim.decode(bytes) else { return StoredIdentity() }
+        var out = StoredIdentity()
+        out.anonymousId = v["anonymousId"]?.stringValue
+        out.userId = v["userId"]?.stringValue
+        out.linked = Set((v["linked"]?.arrayValue ?? []).compactMap(\.stringValue))
+        return out
+    }
+
+    static func loadQueue(_ records: [[UInt8]], into s: inout ClientState) {
+        var order: [String] = []
+        var adds: [String: QueueRecord.Add] = [:]
+        for r in records {
+            switch QueueRecord.parse(r) {
+            case let .add(a)?:
+                if adds[a.eventId] == nil { order.append(a.eventId) }
+                adds[a.eventId] = a
+            case let .remove(idList)?:
+                for id in idList { adds[id] = nil }
+            case nil: break
+            }
+        }
+        for id in order {
+            guard let a = adds[id] else { continue }
+            let e = QueuedEvent(seq: s.nextSeq, eventId: a.eventId, name: a.name, timestampMs: a.timestampMs,
+                                anonymousId: a.anonymousId, hasUserId: a.flags & 4 != 0, critical: a.flags & 1 != 0,
+                                notice: a.flags & 2 != 0, requires: a.requires, fields: nil, encoded: a.envelope)
+            e.persisted = true
+            s.nextSeq += 1
+            s.queue.append(e)
+            if e.notice { s.noticeCount += 1 }
+        }
+        s.deadRecords = records.count - s.queue.count
+    }
+}
+
+/// A thin wrapper so call sites read plainly.
+enum WireJSONDecoderShim {
+    static func decode(_ bytes: [UInt8]) throws -> JSONValue {
+        try WireJSON.decode(bytes)
+    }
+}
+

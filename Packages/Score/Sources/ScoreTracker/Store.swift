@@ -1,0 +1,163 @@
+import Foundation
+import Synchronization
+import TrackerCore
+
+/// What a ``ScoreStore`` holds at start-up.
+public struct ScoreStoreContents: Sendable, Equatable {
+    /// The queue log's intact records, in order.
+    public var queueRecords: [[UInt8]]
+    /// The identity file (`anonymousId`, `userId`, linked pairs), when present.
+    public var identity: [UInt8]?
+
+    /// Creates contents.
+    public init(queueRecords: [[UInt8]] = [], identity: [UInt8]? = nil) {
+        self.queueRecords = queueRecords
+        self.identity = identity
+    }
+}
+
+/// Durable storage of a ``ScoreClient``: an append-only queue log and a small identity file.
+///
+/// `load()` runs once, at construction; the writes run off the caller's thread, one at a time
+/// for the queue log.
+public protocol ScoreStore: Sendable {
+    /// Reads everything stored (cutting a torn tail off the queue log).
+    func load() throws -> ScoreStoreContents
+    /// Appends records to the queue log, durably.
+    func appendQueueRecords(_ records: [[UInt8]]) async throws
+    /// Replaces the queue log with `records` (compaction), atomically.
+    func rewriteQueue(_ records: [[UInt8]]) async throws
+    /// Replaces the identity file atomically.
+    func saveIdentity(_ bytes: [UInt8]) async throws
+}
+
+/// A store in memory (for tests and hosts without a file system). It records every byte
+/// written, in `writtenBytes`.
+public final class InMemoryScoreStore: ScoreStore {
+    private struct State {
+        var records: [[UInt8]] = []
+        var identity: [UInt8]?
+        var written: [[UInt8]] = []
+    }
+    private let state = Mutex(State())
+    private let delay: (@Sendable () async -> Void)?
+
+    /// Creates an empty store. `delay` runs before each write (tests use it to slow writes down).
+    public init(delayEachWrite delay: (@Sendable () async -> Void)? = nil) {
+        self.delay = delay
+    }
+
+    /// Every buffer ever written (queue records and identity files), in order.
+    public var writtenBytes: [[UInt8]] { state.withLock { $0.written } }
+    /// The queue log's current records.
+    public var queueRecords: [[UInt8]] { state.withLock { $0.records } }
+
+    public func load() throws -> ScoreStoreContents {
+        state.withLock { ScoreStoreContents(queueRecords: $0.records, identity: $0.identity) }
+    }
+
+    public func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        if let delay { await delay() }
+        state.withLock { $0.records += records; $0.written += records }
+    }
+
+    public func rewriteQueue(_ records: [[UInt8]]) async throws {
+        if let delay { await delay() }
+        state.withLock { $0.records = records; $0.written += records }
+    }
+
+    public func saveIdentity(_ bytes: [UInt8]) async throws {
+        if let delay { await delay() }
+        state.withLock { $0.identity = bytes; $0.written.append(bytes) }
+    }
+}
+
+/// The default store: `queue.log` (an ``AppendLog``) and `identity.json` in one owner-only
+/// directory. Default directory: Application Support on Apple platforms,
+/// `$XDG_DATA_HOME` or `~/.local/share` elsewhere, then `score-tracker/<siteId>`.
+public final class FileScoreStore: ScoreStore, @unchecked Sendable {
+    /// The directory holding the files.
+    public let directory: String
+    private let sync: Bool
+    private let lock = NSLock()
+    private var log: AppendLog?
+
+    /// The queue log's path.
+    public var queuePath: String { directory + "/queue.log" }
+    /// The identity file's path.
+    public var identityPath: String { directory + "/identity.json" }
+
+    /// Creates a store in `directory` (created with mode 0700 when absent). `sync: false` skips
+    /// `fsync` (benchmarks only).
+    public init(directory: String, sync: Bool = true) {
+        self.directory = directory
+        self.sync = sync
+    }
+
+    /// The default directory for `siteId`.
+    public static func defaultDirectory(siteId: String) -> String {
+        let safe = String(siteId.unicodeScalars.map { s -> Character in
+            (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_" || s == ".") && s.isASCII ? Character(s) : "_"
+        })
+        #if canImport(Darwin)
+        let base = (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path) ?? NSTemporaryDirectory()
+        #else
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/share")
+        #endif
+        return base + "/score-tracker/" + (safe.isEmpty ? "default" : safe)
+    }
+
+    private func ensureDirectory() throws {
+        if !FileManager.default.fileExists(atPath: directory) {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        }
+    }
+
+    private func openLog() throws -> (AppendLog, [[UInt8]]) {
+        try ensureDirectory()
+        let (log, records) = try AppendLog.open(path: queuePath, sync: sync)
+        return (log, records)
+    }
+
+    public func load() throws -> ScoreStoreContents {
+        lock.lock(); defer { lock.unlock() }
+        let (log, records) = try openLog()
+        self.log = log
+        let identity = FileManager.default.contents(atPath: identityPath).map { [UInt8]($0) }
+        return ScoreStoreContents(queueRecords: records, identity: identity)
+    }
+
+    private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
+        lock.lock(); defer { lock.unlock() }
+        if log == nil { log = try openLog().0 }
+        return try body(log!)
+    }
+
+    public func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        try withLog { try $0.append(records) }
+    }
+
+    public func rewriteQueue(_ records: [[UInt8]]) async throws {
+        try withLog { try $0.rewrite(records) }
+    }
+
+    public func saveIdentity(_ bytes: [UInt8]) async throws {
+        try ensureDirectory()
+        let tmp = identityPath + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
+        defer { close(fd) }
+        _ = fchmod(fd, 0o600)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 { if errno == EINTR { continue }; throw AppendLogError("write", errno: errno) }
+            written += n
+        }
+        if sync { _ = fsync(fd) }
+        guard rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
+    }
+}

@@ -1,0 +1,1 @@
+../../../../../Tools/Sources/codegen/Generator.swift

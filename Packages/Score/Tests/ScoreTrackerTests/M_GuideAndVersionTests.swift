@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+@testable import ScoreTracker
+
+@Suite struct GuideAndVersionTests {
+    @Test func versionConstantMatchesChangelog() throws {
+        let changelog = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/CHANGELOG.md", encoding: .utf8)
+        #expect(ChangelogCheck.topRelease(of: changelog) == ScoreSDK.version)
+        #expect(changelog.contains("## [Unreleased]"))
+        #expect(changelog.contains("## [\(ScoreSDK.version)] - 2026-11-29"))
+        #expect(ScoreClient.sdkVersion == ScoreSDK.version)
+    }
+
+    @Test func guideSnippetsRun() async {
+        let h = Harness()
+        let c = h.client()
+        let lc = LC(clock: h.clock, state: .foreground)
+        c.bindToAppLifecycle(source: lc)
+        await GuideSnippets.usage(c, credentials: { "tok-guide" })
+        await h.settle()
+        c.unbindAppLifecycle()
+        #expect(h.tx.eventRequests.flatMap(\.names).contains("poll_vote"))
+        #expect(h.tx.eventRequests.allSatisfy { $0.header("Authorization") == "Bearer tok-guide" })
+        #expect(GuideSnippets.constructors.count == 3)
+    }
+
+    @Test func defaultStoreIsOwnerOnlyFileStore() async throws {
+        let dir = NSTemporaryDirectory() + "score-default-\(UUID().uuidString)/nested"
+        let h = Harness(store: FileScoreStore(directory: dir))
+        let c = h.client(granted: true)
+        c.pv()
+        await h.settle()
+        let dirPerms = try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? NSNumber
+        #expect(dirPerms?.intValue == 0o700)
+        for f in ["queue.log", "identity.json"] {
+            let p = try FileManager.default.attributesOfItem(atPath: dir + "/" + f)[.posixPermissions] as? NSNumber
+            #expect(p?.intValue == 0o600, "\(f)")
+        }
+        #expect(FileScoreStore.defaultDirectory(siteId: "urc-ios").hasSuffix("/score-tracker/urc-ios"))
+        _ = c
+    }
+
+    @Test func recordingCallsNeverThrowOnHostileInput() async {
+        let h = Harness()
+        let c = h.client(pii: PII4, granted: true)
+        struct Opaque {}
+        c.track("x", props: ["a": Opaque()])
+        c.track("x", props: ["a": [1, Double.infinity]])
+        c.identify(userId: "")
+        c.identify(userId: "u", traits: ["d": Date()])
+        c.screen(String(repeating: "x", count: 129))
+        #expect(c.inspect().queue.invalid == 5)
+        #expect(c.inspect().queue.depth == 0)
+        // Diagnostics never carry the input.
+        #expect(h.diagnostics.all.count == 5)
+        #expect(h.diagnostics.all.allSatisfy { !$0.message.contains("Opaque") })
+    }
+}

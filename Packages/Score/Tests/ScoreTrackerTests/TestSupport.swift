@@ -1,0 +1,214 @@
+import Foundation
+import Synchronization
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+@testable import ScoreTracker
+
+/// T0 = 2026-03-01T12:00:00.000Z.
+let T0: Int64 = Timestamp.parse("2026-03-01T12:00:00.000Z")!
+let SEC: Int64 = 1000
+let HOUR: Int64 = 3_600_000
+
+func pad12(_ n: Int) -> String {
+    let s = String(n)
+    return String(repeating: "0", count: max(0, 12 - s.count)) + s
+}
+func E(_ n: Int) -> String { "01900000-0000-7000-8000-" + pad12(n) }
+func A(_ n: Int) -> String { "0000000a-0000-4000-8000-" + pad12(n) }
+func S(_ n: Int) -> String { "00000005-0000-4000-8000-" + pad12(n) }
+
+let CTX = #"{"os":"iOS 18.1","appVersion":"4.2.0","device":"iPhone","locale":"en-GB"}"#
+let CTX2 = #"{"os":"iOS 18.1","appVersion":"4.2.0"}"#
+var SDKJSON: String { #"{"name":"\#(ScoreClient.sdkName)","version":"\#(ScoreClient.sdkVersion)"}"# }
+let PII4 = PiiOptions.Classify(rules: [
+    PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
+    PiiRule(field: "memberNumber", action: .tokenize), PiiRule(field: "dateOfBirth", action: .drop),
+])
+
+/// Fixed ids: E1, E2, … / A1, … / S1, …, continuing across relaunches.
+final class TestIds: ScoreIdSource {
+    private let n = Mutex((e: 0, a: 0, s: 0))
+    func newEventId(nowMs: Int64) -> String { E(n.withLock { $0.e += 1; return $0.e }) }
+    func newAnonymousId() -> String { A(n.withLock { $0.a += 1; return $0.a }) }
+    func newSessionId() -> String { S(n.withLock { $0.s += 1; return $0.s }) }
+}
+
+/// Waits `ms` of manual time.
+func clockSleep(_ clock: ManualClock, _ ms: Int64) async {
+    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+        clock.schedule(afterMs: ms) { c.resume() }
+    }
+}
+
+/// How TX answers a request.
+enum Answer: Sendable {
+    case status(Int)
+    case delayed(Int64, Int)
+    case hang
+    case error
+}
+
+/// A recorded request.
+struct Recorded: Sendable {
+    let at: Int64
+    let request: HTTPRequest
+    var url: String { request.url }
+    var bodyText: String { String(decoding: request.body ?? [], as: UTF8.self) }
+    var json: JSONValue { (try? WireJSON.decode(request.body ?? [])) ?? .null }
+    func header(_ name: String) -> String? { request.headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    var isEvents: Bool { url.hasSuffix("/api/events") }
+    var isLink: Bool { url.hasSuffix("/api/identity/link-anonymous") }
+    var events: [JSONValue] { json["events"]?.arrayValue ?? [] }
+    var names: [String] { events.compactMap { $0["name"]?.stringValue } }
+    var ids: [String] { events.compactMap { $0["eventId"]?.stringValue } }
+    /// The encoded envelopes as written in the body.
+    var envelopeTexts: [String] { events.map { WireJSON.encodeString($0) } }
+}
+
+/// The recording transport TX.
+final class TX: HTTPTransport, @unchecked Sendable {
+    let clock: ManualClock
+    private let state = Mutex<(records: [Recorded], hung: [CheckedContinuation<Void, Never>])>(([], []))
+    private let scriptBox = Mutex<@Sendable (HTTPRequest, Int) -> Answer>({ _, _ in .status(200) })
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    /// Sets how the following requests are answered (`index` counts every request ever made).
+    func script(_ s: @escaping @Sendable (HTTPRequest, Int) -> Answer) { scriptBox.withLock { $0 = s } }
+    func answerAll(_ a: Answer) { script { _, _ in a } }
+
+    var requests: [Recorded] { state.withLock { $0.records } }
+    var eventRequests: [Recorded] { requests.filter(\.isEvents) }
+    var linkRequests: [Recorded] { requests.filter(\.isLink) }
+    var batches: [[String]] { eventRequests.map(\.ids) }
+    var bodies: [String] { requests.map(\.bodyText) }
+
+    /// Resumes every hung request with a 200.
+    func releaseHung() {
+        let hung = state.withLock { s -> [CheckedContinuation<Void, Never>] in defer { s.hung = [] }; return s.hung }
+        for h in hung { h.resume() }
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let answer: Answer = state.withLock { s in
+            s.records.append(Recorded(at: clock.nowMs(), request: request))
+            return scriptBox.withLock { $0 }(request, s.records.count - 1)
+        }
+        switch answer {
+        case let .status(code): return HTTPResponse(status: code)
+        case .error: throw HTTPError(.connectionFailed, "scripted connection error")
+        case let .delayed(ms, code):
+            await clockSleep(clock, ms)
+            return HTTPResponse(status: code)
+        case .hang:
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in state.withLock { $0.hung.append(c) } }
+            return HTTPResponse(status: 200)
+        }
+    }
+}
+
+/// A lifecycle source double LC.
+final class LC: AppLifecycleSource, @unchecked Sendable {
+    let clock: ManualClock
+    private let lock = NSLock()
+    private var handler: (@Sendable (AppLifecycleEvent) -> Void)?
+    private var _state: AppLifecycleState
+    private(set) var begins: [Int64] = []
+    private(set) var ends: [Int64] = []
+    private var next = 0
+
+    init(clock: ManualClock, state: AppLifecycleState) {
+        self.clock = clock
+        _state = state
+    }
+
+    var currentState: AppLifecycleState { lock.withLock { _state } }
+    func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) { lock.withLock { self.handler = handler } }
+    func stopObserving() { lock.withLock { handler = nil } }
+    func beginBackgroundTask() -> BackgroundTaskID {
+        lock.withLock { begins.append(clock.nowMs()); next += 1; return BackgroundTaskID(rawValue: next) }
+    }
+    func endBackgroundTask(_ id: BackgroundTaskID) { lock.withLock { ends.append(clock.nowMs()) } }
+
+    func emit(_ e: AppLifecycleEvent) async {
+        let h: (@Sendable (AppLifecycleEvent) -> Void)? = lock.withLock {
+            if e == .foreground { _state = .foreground }
+            if e == .background { _state = .background }
+            return handler
+        }
+        h?(e)
+        await clock.settle()
+    }
+}
+
+/// The scenario fixture of section 12.0.
+final class Harness: @unchecked Sendable {
+    let clock: ManualClock
+    let ids = TestIds()
+    var store: any ScoreStore
+    let tx: TX
+    let diagnostics = DiagnosticLog()
+
+    init(store: (any ScoreStore)? = nil, startMs: Int64 = T0) {
+        clock = ManualClock(startMs: startMs)
+        self.store = store ?? InMemoryScoreStore()
+        tx = TX(clock: clock)
+    }
+
+    var memoryStore: InMemoryScoreStore { store as! InMemoryScoreStore }
+
+    func client(
+        endpoint: String = "https://score.test", device: Bool = true, locale: String? = "en-GB",
+        privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
+        replay: Int = 100, maxQueueSize: Int = 1_000, granted: Bool = false
+    ) -> ScoreClient {
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: endpoint, appVersion: "4.2.0", os: "iOS 18.1",
+            device: device ? "iPhone" : nil, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+            identifyReplayBufferSize: replay, maxQueueSize: maxQueueSize, store: store, transport: tx, clock: clock,
+            scheduler: clock, idSource: ids, onDiagnostic: { [diagnostics] d in diagnostics.add(d) })
+        if granted { c.grantAllConsent() }
+        return c
+    }
+
+    func at(_ ms: Int64) async { await clock.set(ms: ms) }
+    func advance(_ ms: Int64) async { await clock.advance(byMs: ms) }
+    func settle() async { await clock.settle() }
+
+    /// `try? await flush()` with the clock settled afterwards.
+    func flush(_ c: ScoreClient) async {
+        try? await c.flush()
+        await clock.settle()
+    }
+
+    /// Starts a flush without awaiting it (for scenarios that move time meanwhile).
+    /// The flush's task runs on the clock's executor and has started (and settled) on return.
+    func startFlush(_ c: ScoreClient) async -> Task<Result<Void, Error>, Never> {
+        let t = Task(executorPreference: clock.executor) { () -> Result<Void, Error> in
+            do { try await c.flush(); return .success(()) } catch { return .failure(error) }
+        }
+        await clock.settle()
+        return t
+    }
+}
+
+extension ScoreClient {
+    func pv(delivery: DeliveryMode = .bestEffort) {
+        track(Events.shared.PollVote, props: ["pollId": "motm-r12", "choice": "player_7"], delivery: delivery)
+    }
+    func ad(delivery: DeliveryMode = .bestEffort) { track(Events.shared.AdImpression, delivery: delivery) }
+    func critical(_ name: String) { track(name, delivery: .critical) }
+}
+
+/// The expected envelope text of a PV.
+func pvEnvelope(_ e: Int, ts: String = "2026-03-01T12:00:00.000Z", anon: Int = 1, session: Int = 1, userId: String? = nil, ctx: String = CTX) -> String {
+    let uid = userId.map { #","userId":"\#($0)""# } ?? ""
+    return #"{"type":"track","name":"poll_vote","eventId":"\#(E(e))","timestamp":"\#(ts)","anonymousId":"\#(A(anon))","sessionId":"\#(S(session))"\#(uid),"siteId":"urc-ios","props":{"choice":"player_7","pollId":"motm-r12"},"context":\#(ctx),"sdk":\#(SDKJSON)}"#
+}
+
+final class DiagnosticLog: Sendable {
+    private let items = Mutex<[Diagnostic]>([])
+    func add(_ d: Diagnostic) { items.withLock { $0.append(d) } }
+    var all: [Diagnostic] { items.withLock { $0 } }
+}

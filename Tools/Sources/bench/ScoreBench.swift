@@ -1,0 +1,198 @@
+import Foundation
+import ScoreTracker
+import Synchronization
+import TrackerCore
+
+// Score tracker benchmarks: `track()` caller cost, throughput from 1 and 4 threads, persistence
+// to the crash-safe log, CPU per event, peak RSS and cold start. Run alone for a clean RSS
+// figure: `swift run -c release --package-path Tools bench --filter score`.
+
+/// Counts what reaches the file store.
+private final class CountingStore: ScoreStore, @unchecked Sendable {
+    let inner: FileScoreStore
+    let adds = Atomic<Int>(0)
+    init(_ inner: FileScoreStore) { self.inner = inner }
+    func load() throws -> ScoreStoreContents { try inner.load() }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        try await inner.appendQueueRecords(records)
+        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+    }
+    func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
+    func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
+}
+
+/// A transport that is never called in these cases.
+private struct NullTransport: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
+}
+
+private func tempDir(_ tag: String) -> String {
+    let d = NSTemporaryDirectory() + "score-bench-\(tag)-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+    return d
+}
+
+private func makeClient(_ store: any ScoreStore, maxQueueSize: Int = 200_000) -> ScoreClient {
+    let c = ScoreClient(publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+                        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+                        pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), maxQueueSize: maxQueueSize,
+                        store: store, transport: NullTransport(), onDiagnostic: { _ in })
+    c.grantAllConsent()
+    return c
+}
+
+/// The 5-key props of every case (one key, `email`, hits the PII rule).
+private func benchProps() -> [String: Any] {
+    ["pollId": "motm-r12", "choice": "player_7", "round": 12, "email": "fan@example.com", "live": true]
+}
+
+private func waitForAdds(_ store: CountingStore, _ n: Int) {
+    while store.adds.load(ordering: .relaxed) < n { usleep(200) }
+}
+
+private func cpuSeconds() -> Double {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
+}
+
+private func peakRSSMB() -> Double {
+    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in s.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return kb / 1024
+    }
+    return 0
+}
+
+private func currentRSSMB() -> Double {
+    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in s.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return kb / 1024
+    }
+    return 0
+}
+
+private func fileSize(_ p: String) -> Double {
+    Double((try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0)
+}
+
+/// Runs `perThread` calls of `body` on `threads` threads released together; returns wall seconds.
+private func parallel(threads: Int, perThread: Int, _ body: @escaping @Sendable () -> Void) -> Double {
+    let start = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    for _ in 0..<threads {
+        done.enter()
+        let t = Thread {
+            start.wait()
+            for _ in 0..<perThread { body() }
+            done.leave()
+        }
+        t.start()
+    }
+    usleep(20_000)
+    let t0 = MonotonicClock.nowNs()
+    for _ in 0..<threads { start.signal() }
+    done.wait()
+    return Double(MonotonicClock.nowNs() - t0) / 1e9
+}
+
+func scoreBenchCases() -> [BenchCase] {
+    [
+        BenchCase(name: "score.track.100k") {
+            let dir = tempDir("track")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let store = CountingStore(FileScoreStore(directory: dir))
+            let c = makeClient(store)
+            let n = 100_000
+            let props = benchProps()
+            var samples = [Double]()
+            samples.reserveCapacity(n)
+            let cpu0 = cpuSeconds()
+            let wall0 = MonotonicClock.nowNs()
+            for _ in 0..<n {
+                let t = MonotonicClock.nowNs()
+                c.track("poll_vote", props: props)
+                samples.append(Double(MonotonicClock.nowNs() - t))
+            }
+            let trackWall = Double(MonotonicClock.nowNs() - wall0) / 1e9
+            let rssAfterTrack = currentRSSMB()
+            waitForAdds(store, n)
+            let persistWall = Double(MonotonicClock.nowNs() - wall0) / 1e9
+            let cpu = cpuSeconds() - cpu0
+            var out = Stats.summary(samples, prefix: "track_caller_ns")
+            out["track_calls_per_s_1_thread"] = Double(n) / trackWall
+            out["persisted_events_per_s"] = Double(n) / persistWall
+            out["disk_bytes_per_event"] = fileSize(store.inner.queuePath) / Double(n)
+            out["cpu_us_per_event"] = cpu / Double(n) * 1e6
+            out["peak_rss_mb"] = peakRSSMB()
+            out["rss_after_track_calls_mb"] = rssAfterTrack
+            out["rss_after_persisted_mb"] = currentRSSMB()
+            out["queue_depth"] = Double(c.inspect().queue.depth)
+            return out
+        },
+        BenchCase(name: "score.track.100k.defaultcap") {
+            // The SDK's default maxQueueSize (1,000): 99,000 events are shed on the way.
+            let dir = tempDir("cap")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let store = CountingStore(FileScoreStore(directory: dir))
+            let c = makeClient(store, maxQueueSize: 1_000)
+            let n = 100_000
+            let props = benchProps()
+            var samples = [Double]()
+            samples.reserveCapacity(n)
+            let cpu0 = cpuSeconds()
+            for _ in 0..<n {
+                let t = MonotonicClock.nowNs()
+                c.track("poll_vote", props: props)
+                samples.append(Double(MonotonicClock.nowNs() - t))
+            }
+            var out = Stats.summary(samples, prefix: "track_caller_ns")
+            out["queue_depth"] = Double(c.inspect().queue.depth)
+            out["shed"] = Double(c.inspect().queue.shed)
+            usleep(300_000)
+            out["cpu_us_per_event"] = (cpuSeconds() - cpu0) / Double(n) * 1e6
+            out["disk_bytes"] = fileSize(store.inner.queuePath)
+            out["peak_rss_mb"] = peakRSSMB()
+            return out
+        },
+        BenchCase(name: "score.track.threads") {
+            var out: [String: Double] = [:]
+            for threads in [1, 4] {
+                let dir = tempDir("threads")
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let store = CountingStore(FileScoreStore(directory: dir))
+                let c = makeClient(store)
+                let perThread = 100_000 / threads
+                let wall = parallel(threads: threads, perThread: perThread) { c.track("poll_vote", props: benchProps()) }
+                out["accepted_events_per_s_\(threads)_threads"] = Double(perThread * threads) / wall
+                waitForAdds(store, perThread * threads)
+            }
+            return out
+        },
+        BenchCase(name: "score.coldstart.10k") {
+            let dir = tempDir("cold")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            do {
+                let store = CountingStore(FileScoreStore(directory: dir))
+                let c = makeClient(store, maxQueueSize: 20_000)
+                let props = benchProps()
+                for _ in 0..<10_000 { c.track("poll_vote", props: props) }
+                waitForAdds(store, 10_000)
+            }
+            usleep(100_000)
+            var samples = [Double]()
+            var depth = 0
+            for _ in 0..<7 {
+                let t = MonotonicClock.nowNs()
+                let c = makeClient(FileScoreStore(directory: dir), maxQueueSize: 20_000)
+                samples.append(Double(MonotonicClock.nowNs() - t) / 1e6)
+                depth = c.inspect().queue.depth
+            }
+            var out = Stats.summary(samples, prefix: "cold_start_ms")
+            out["queued_events_loaded"] = Double(depth)
+            return out
+        },
+    ]
+}
