@@ -163,3 +163,16 @@ final class Received: @unchecked Sendable {
         return true
     }
 }
+
+/// Runs `work` on the manual clock and moves the clock in 100 ms steps until it finishes
+/// (bounded waits inside the trackers run on the clock's timers). `nil` if it never finishes.
+func onClock<T: Sendable>(_ clock: ManualClock, _ work: @escaping @Sendable () async -> T) async -> T? {
+    let box = Locked<T?>(nil)
+    clock.spawn { let r = await work(); box.withLock { $0 = r } }
+    for _ in 0..<2_000 {
+        await clock.settle()
+        if let v = box.value { return v }
+        await clock.advance(byMs: 100)
+    }
+    return nil
+}
