@@ -13,13 +13,20 @@ public struct OnboardingRunPayload: WireEncodable, Sendable, Equatable {
     public let json: JSONValue
     /// The compact UTF-8 wire bytes (what `JSON.stringify` writes), as sent by `HTTPSink`.
     public let bytes: [UInt8]
+    /// The snapshot as Core's generated contract type (`OnboardingRunSnapshot`), decoded from
+    /// ``json``. Every payload has one: a snapshot that does not decode is never handed to a sink
+    /// (a stored one is dropped as malformed when it is read back).
+    public let snapshot: OnboardingRunSnapshot
 
-    init(runId: String, seq: Int, isCompleted: Bool, json: JSONValue) {
-        self.runId = runId
-        self.seq = seq
-        self.isCompleted = isCompleted
+    /// Wraps a snapshot's JSON; fails when it does not fit contract v1's typed form.
+    init(snapshotJSON json: JSONValue) throws(ContractDecodingError) {
+        let snapshot = try OnboardingRunSnapshot(json: json)
+        self.snapshot = snapshot
+        runId = snapshot.runId
+        seq = snapshot.seq
+        isCompleted = snapshot.status == .completed
         self.json = json
-        self.bytes = WireJSON.encode(json)
+        bytes = WireJSON.encode(json)
     }
 
     /// The wire JSON text.

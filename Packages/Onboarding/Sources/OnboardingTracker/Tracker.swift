@@ -84,8 +84,10 @@ public final class OnboardingRunTracker: Sendable {
         if conflict {
             fx.diag("storage", "another live tracker with storage already uses storageKey \"\(key)\"; use one key per tracker")
         }
+        // 1. Take in the hand-over (state only: nothing can run yet).
+        var same = false
         if let handoff {
-            let same = sameDestination(handoff.sink, handoff.destination, sinkObject, destination)
+            same = sameDestination(handoff.sink, handoff.destination, sinkObject, destination)
             state.withLock { s in
                 s.predecessorDone = false
                 if same {
@@ -97,14 +99,15 @@ public final class OnboardingRunTracker: Sendable {
                     }
                 } else {
                     s.handoffRefused = true
-                    if case let .run(r) = handoff.run, !r.steps.isEmpty || true {
+                    if case .run = handoff.run {
                         s.destinationChangedReported = true
                         fx.diag("destination-changed", "the previous tracker's run in progress was for another destination and is discarded")
                     }
                 }
             }
-            handoff.leftover.onComplete { [weak self] left in self?.adoptLeftover(left, accepted: same) }
         }
+        // 2. Queue the one read first: every write of this tracker is queued behind it (§5.3),
+        //    even one caused by a delivery that starts from step 3 on another thread.
         if let store {
             let me2 = me
             store.enqueueSaveWith({ [weak self] in
@@ -118,6 +121,11 @@ public final class OnboardingRunTracker: Sendable {
         } else {
             state.withLock { $0.readDone = true }
             readDeferred.complete(())
+        }
+        // 3. Adopt the predecessor's leftover once its last attempts are answered (possibly now).
+        if let handoff {
+            let accepted = same
+            handoff.leftover.onComplete { [weak self] left in self?.adoptLeftover(left, accepted: accepted) }
         }
         finish(fx)
     }
@@ -479,11 +487,18 @@ public final class OnboardingRunTracker: Sendable {
         guard r.hasEntries else { return }
         let t = at ?? now(r)
         let seq = r.lastSeq + 1
+        let payload: OnboardingRunPayload
+        do {
+            payload = try OnboardingRunPayload(snapshotJSON: r.snapshotJSON(seq: seq, sentAt: t))
+        } catch {
+            // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
+            fx.diag("internal-error", "a snapshot could not be built (\(error.path)); nothing is sent for this change", r.runId)
+            return
+        }
         r.lastSeq = seq
         if !r.completed { r.lastActiveAt = t }
         r.dirty = false
-        let json = r.snapshotJSON(seq: seq, sentAt: t)
-        let item = Item(seq: seq, payload: OnboardingRunPayload(runId: r.runId, seq: seq, isCompleted: r.completed, json: json))
+        let item = Item(seq: seq, payload: payload)
         s.outboxes[r.runId] = item
         s.held.remove(r.runId)
         let d = delivery(r.runId, &s)
@@ -676,9 +691,12 @@ public final class OnboardingRunTracker: Sendable {
               b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
               let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
               let steps = b["steps"]?.arrayValue, !steps.isEmpty,
-              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil
+              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
+              // A body that does not fit contract v1's typed form would be rejected by the ingest
+              // anyway; it is dropped with the other malformed parts.
+              let payload = try? OnboardingRunPayload(snapshotJSON: body)
         else { return nil }
-        return Item(seq: seq, payload: OnboardingRunPayload(runId: id, seq: seq, isCompleted: status == "completed", json: body))
+        return Item(seq: seq, payload: payload)
     }
 
     /// A write of a disposed predecessor landed after this tracker's read: write our state again.
@@ -901,8 +919,14 @@ public final class OnboardingRunTracker: Sendable {
             let readDeferred = self.readDeferred
             boundedWait(ms: ms, scheduler: scheduler, register: { cb in readDeferred.onComplete { _ in cb() } }) { timedOut in
                 if timedOut { drain.complete(()); return }
-                boundedWait(ms: ms, scheduler: scheduler, register: { cb in scheduler.spawn { await store.idle(); cb() } }) { _ in
-                    drain.complete(())
+                // The wait for the queued writes starts in a background step after the read wait,
+                // as in the reference (where it follows an `await`): its bound then runs from a
+                // moment after the caller's own synchronous work (a successor's `resume()` call
+                // included), never before it.
+                scheduler.spawn {
+                    boundedWait(ms: ms, scheduler: scheduler, register: { cb in scheduler.spawn { await store.idle(); cb() } }) { _ in
+                        drain.complete(())
+                    }
                 }
             }
         }

@@ -19,9 +19,9 @@ import TrackerCoreTestKit
         let w = World()
         let sink = HarnessSink(destination: nil, clock: w.clock)
         OnboardingRun.configure(OnboardingRunConfiguration(sink: sink, context: .value(CONTEXT), debounceMs: 0, onDiagnostic: { _ in },
-                                                           clock: w.clock, scheduler: w.clock, registry: w.registry))
+                                                           clock: w.clock, scheduler: w.scheduler, registry: w.registry))
         let run = OnboardingRun.start(OPTIONS)
-        run.enterStep("welcome"); await w.clock.advance(byMs: 0)
+        run.enterStep("welcome"); await w.advance(0)
         #expect(sink.bodies.count == 1)
         OnboardingRun.dispose()
     }
@@ -31,7 +31,7 @@ import TrackerCoreTestKit
             c.sink = sink
             c.debounceMs = 0
             c.clock = w.clock
-            c.scheduler = w.clock
+            c.scheduler = w.scheduler
             c.registry = w.registry
             c.onDiagnostic = { _ in }
         }
@@ -45,7 +45,7 @@ import TrackerCoreTestKit
             configureExample(w, sink: sink, storage: InMemoryKeyValueStorage())
             let run = await HandCodedOnboarding.openOnboarding(restorePosition: false)
             HandCodedOnboarding.walkThrough(run, goal: goal, notificationsGranted: granted)
-            await w.clock.advance(byMs: 1000)
+            await w.advance(1000)
             #expect(sink.last?["status"] == "completed")
             #expect(keys(sink.last) == expected)
             #expect(WireJSON.encodeString(sink.last!["properties"]!) == #"{"signup_source":"email"}"#)
@@ -61,8 +61,30 @@ import TrackerCoreTestKit
         // The race of resume() against a 10 ms real-time timeout (the example's own timer).
         let run = await HandCodedOnboarding.openOnboarding(restorePosition: true, resumeTimeoutMs: 10)
         HandCodedOnboarding.walkThrough(run, goal: .practice, notificationsGranted: true)
-        await w.clock.advance(byMs: 1000)
+        await w.advance(1000)
         #expect(sink.last?["status"] == "completed")
+        OnboardingRun.dispose()
+    }
+
+    @Test func S109_configureAgainRightAfterComplete() async {
+        let w = World()
+        let sink = HarnessSink(destination: nil, clock: w.clock)
+        let cfg = OnboardingRunConfiguration(sink: sink, context: .value(CONTEXT), storage: InMemoryKeyValueStorage(), debounceMs: 0,
+                                             onDiagnostic: { _ in }, clock: w.clock, scheduler: w.scheduler, registry: w.registry)
+        OnboardingRun.configure(cfg)
+        let run = OnboardingRun.start(OPTIONS)
+        run.enterStep("welcome"); await w.advance(1000)
+        run.complete()
+        OnboardingRun.configure(cfg)
+        await w.advance(5000)
+        #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
+        let resumed = Locked<OnboardingRun??>(nil)
+        w.clock.spawn { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
+        await w.settle()
+        #expect(resumed.value.map { $0 == nil } == true)
+        await w.advance(60_000)
+        #expect(!sink.bodies.contains { $0["status"] == "in_progress" && $0["seq"]!.intValue! >= 2 })
+        #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
         OnboardingRun.dispose()
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
@@ -81,22 +82,138 @@ final class HarnessSink: OnboardingSink, @unchecked Sendable {
     }
 }
 
+/// The scheduler every tracker of a test uses: the manual clock's timers, and its executor for
+/// background steps — but a step spawned by the test's own code (a recording call, a tracker's
+/// initialiser) waits until the test next lets time pass or awaits the world (``open(_:)``).
+///
+/// The clock's executor runs on its own thread. Without the gate, the background work of one
+/// recording call (a write landing, the snapshot handed to the sink) could run between two
+/// calls the test makes back to back, and "enter welcome; complete()" would sometimes send the
+/// welcome snapshot first. With it, calls made in one go behave as in the reference (which runs
+/// to completion before any background step): deterministic, as decision 13 requires.
+final class GatedScheduler: TrackerScheduler, @unchecked Sendable {
+    let clock: ManualClock
+    private let gate = Locked<(openCount: Int, held: [@Sendable () async -> Void])>((0, []))
+
+    init(_ clock: ManualClock) { self.clock = clock }
+
+    func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken { clock.schedule(afterMs: afterMs, work) }
+    func cancel(_ token: TimerToken) { clock.cancel(token) }
+
+    func spawn(_ work: @escaping @Sendable () async -> Void) {
+        if Self.onClockExecutor() { clock.spawn(work); return }
+        let now = gate.withLock { g -> Bool in
+            if g.openCount > 0 { return true }
+            g.held.append(work)
+            return false
+        }
+        if now { clock.spawn(work) }
+    }
+
+    /// Runs `body` with the gate open: held steps go to the executor first, in order.
+    func open<T: Sendable>(_ body: () async -> T) async -> T {
+        let held = gate.withLock { g -> [@Sendable () async -> Void] in
+            g.openCount += 1
+            defer { g.held = [] }
+            return g.held
+        }
+        for w in held { clock.spawn(w) }
+        let r = await body()
+        gate.withLock { $0.openCount -= 1 }
+        return r
+    }
+
+    private static func onClockExecutor() -> Bool { Thread.current.name == "ManualClock.executor" }
+}
+
 /// One test's world: the manual clock, the backing store and the current "process" registry.
 final class World: @unchecked Sendable {
     let clock = ManualClock()
+    let scheduler: GatedScheduler
     let backing = InMemoryKeyValueStorage()
     var registry = HandoffRegistry()
+    /// The harnesses of the current process.
+    private let live = Locked<[Harness]>([])
 
-    /// A new process: empty registry, the clock moved forward.
+    init() { scheduler = GatedScheduler(clock) }
+
+    /// tick(ms): time moves on, due timers fire in order, work settles.
+    func advance(_ ms: Int64) async { await scheduler.open { await clock.advance(byMs: ms) } }
+    /// tick(0): pending work settles.
+    func settle() async { await scheduler.open { await clock.settle() } }
+    /// Awaits `body` (e.g. `idle()`) while background steps may run.
+    func open<T: Sendable>(_ body: () async -> T) async -> T { await scheduler.open(body) }
+
+    func adopt(_ h: Harness) { live.withLock { $0.append(h) } }
+
+    /// kill() of the app process (§12.0): every harness created in it stops at once — storage
+    /// calls and sink sends never complete, a write already under way never lands.
+    func killProcess() {
+        let all = live.withLock { l -> [Harness] in defer { l = [] }; return l }
+        for h in all { h.kill() }
+    }
+
+    /// A new process: the old one was killed, the registry is empty, the clock moved forward.
     func nextLaunch(afterMs: Int64 = 60_000) async {
+        killProcess()
         registry = HandoffRegistry()
-        await clock.advance(byMs: afterMs)
+        await advance(afterMs)
     }
 
     /// relaunch(s): next launch with the clock at T0 + s seconds.
     func relaunch(atSeconds s: Int64) async {
+        killProcess()
         registry = HandoffRegistry()
-        await clock.set(ms: T0 + s * 1000)
+        await scheduler.open { await clock.set(ms: T0 + s * 1000) }
+    }
+}
+
+/// The storage adapter a harness hands its tracker: the fault-injecting storage over the world's
+/// backing store, plus "slow writes" and the process kill. Slow writes wait here, before reaching
+/// the backing store, so that a kill during the wait means the write never lands.
+final class HarnessStorage: KeyValueStorage {
+    let faults: FaultInjectingStorage
+    let clock: ManualClock
+    private let state = Locked<(killed: Bool, writeDelayMs: Int64)>((false, 0))
+    private let parked = Locked<[CheckedContinuation<Void, Never>]>([])
+
+    init(_ faults: FaultInjectingStorage, clock: ManualClock) {
+        self.faults = faults
+        self.clock = clock
+    }
+
+    func slowWrites(_ ms: Int64) { state.withLock { $0.writeDelayMs = ms } }
+    func kill() { state.withLock { $0.killed = true } }
+    var killed: Bool { state.value.killed }
+
+    func getItem(_ key: String) async throws -> String? {
+        if killed { await never() }
+        let v = try await faults.getItem(key)
+        if killed { await never() }
+        return v
+    }
+
+    func setItem(_ key: String, _ value: String) async throws {
+        try await beforeWrite()
+        try await faults.setItem(key, value)
+    }
+
+    func removeItem(_ key: String) async throws {
+        try await beforeWrite()
+        try await faults.removeItem(key)
+    }
+
+    private func beforeWrite() async throws {
+        if killed { await never() }
+        let delay = state.value.writeDelayMs
+        if delay > 0 {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in clock.schedule(afterMs: delay) { c.resume() } }
+        }
+        if killed { await never() }
+    }
+
+    private func never() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in parked.withLock { $0.append(c) } }
     }
 }
 
@@ -104,7 +221,9 @@ final class World: @unchecked Sendable {
 final class Harness: @unchecked Sendable {
     let world: World
     let sink: HarnessSink
+    /// The fault script of this harness's storage (nil: no storage).
     let storage: FaultInjectingStorage?
+    let adapter: HarnessStorage?
     let tracker: OnboardingRunTracker
     let diagnostics = Locked<[Diagnostic]>([])
 
@@ -115,16 +234,19 @@ final class Harness: @unchecked Sendable {
         self.world = world
         let sink = givenSink ?? HarnessSink(destination: destination, clock: world.clock)
         self.sink = sink
-        storage = useStorage ? FaultInjectingStorage(backing: world.backing, clock: world.clock, faults: faults) : nil
+        let storage = useStorage ? FaultInjectingStorage(backing: world.backing, clock: world.clock, faults: faults) : nil
+        self.storage = storage
+        adapter = storage.map { HarnessStorage($0, clock: world.clock) }
         let diags = diagnostics
         var config = OnboardingRunConfiguration(
-            sink: sink, context: .value(CONTEXT), storage: storage, debounceMs: 0,
+            sink: sink, context: .value(CONTEXT), storage: adapter, debounceMs: 0,
             retry: RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 8000),
             onDiagnostic: { d in diags.withLock { $0.append(d) } },
-            clock: world.clock, scheduler: world.clock, uuid: harnessUUID, registry: world.registry
+            clock: world.clock, scheduler: world.scheduler, uuid: harnessUUID, registry: world.registry
         )
         configure(&config)
         tracker = OnboardingRunTracker(configuration: config)
+        world.adopt(self)
     }
 
     var codes: [String] { diagnostics.value.map(\.code) }
@@ -133,13 +255,19 @@ final class Harness: @unchecked Sendable {
 
     @discardableResult
     func start(_ options: StartOptions = OPTIONS) -> OnboardingRun { tracker.start(options) }
-    func tick(_ ms: Int64 = 10_000) async { await world.clock.advance(byMs: ms) }
+    func tick(_ ms: Int64 = 10_000) async { await world.advance(ms) }
+    /// `idle()` of the tracker.
+    func idle() async { await world.open { await tracker.idle() } }
 
-    /// From now on this harness's storage calls and sink sends never complete.
+    /// From now on this harness's storage calls and sink sends never complete (a write still
+    /// under way never lands). ``World/killProcess()`` kills every harness of the process.
     func kill() {
         sink.kill()
-        storage?.update { $0.writesNeverFinish = true; $0.getsNeverAnswer = true }
+        adapter?.kill()
     }
+
+    /// Writes from now on land `ms` after they start ("slow writes").
+    func slowWrites(_ ms: Int64) { adapter?.slowWrites(ms) }
 
     var stored: String? { world.backing.snapshot[tracker.config.storageKey] }
     var storedJSON: JSONValue? { stored.flatMap { try? WireJSON.decode($0) } }
@@ -153,72 +281,37 @@ func steps(_ body: JSONValue?) -> [JSONValue] { body?["steps"]?.arrayValue ?? []
 
 func ts(_ hms: String) -> String { "2026-01-10T\(hms)Z" }
 
-/// Every payload a test captures is recorded for schema validation and checked against the
-/// contract's single-snapshot rules (onboarding-run-contract.md §8) and the size limit.
+/// Every payload a test captures is recorded for schema validation (`make validate-payloads`,
+/// schema onboarding-run v1) and checked with Core's `ContractChecker.onboardingRun` (the §8 rules
+/// and the typed shape), the ingest's size limit, and the typed snapshot: decoding it and encoding
+/// it again gives the very bytes sent (so key order is the contract's).
 enum Conformance {
     static func check(_ p: OnboardingRunPayload) {
         PayloadCapture.record(p.bytes, schema: .onboardingRunV1)
-        let problems = ContractRules.problems(p.json, size: p.bytes.count)
+        let problems = problems(p)
+        #expect(problems.isEmpty, "non-conformant snapshot: \(problems)")
+    }
+
+    static func problems(_ p: OnboardingRunPayload) -> [String] {
+        var out = ContractChecker.onboardingRun(p.json).map(\.description)
+        if p.bytes.count > 262_144 { out.append("size \(p.bytes.count) > 262,144") }
+        if p.snapshot.wireBytes() != p.bytes { out.append("the typed snapshot does not re-encode to the bytes sent") }
+        if p.snapshot.runId != p.runId || p.snapshot.seq != p.seq || (p.snapshot.status == .completed) != p.isCompleted {
+            out.append("payload fields differ from the snapshot")
+        }
+        return out
+    }
+
+    /// Checks a body received from elsewhere (a collector, a stored outbox).
+    static func check(json: JSONValue) {
+        let bytes = WireJSON.encode(json)
+        PayloadCapture.record(bytes, schema: .onboardingRunV1)
+        var problems = ContractChecker.onboardingRun(json).map(\.description)
+        if bytes.count > 262_144 { problems.append("size \(bytes.count) > 262,144") }
         #expect(problems.isEmpty, "non-conformant snapshot: \(problems)")
     }
 }
 
-enum ContractRules {
-    static func problems(_ b: JSONValue, size: Int) -> [String] {
-        var out: [String] = []
-        if size > 262_144 { out.append("size \(size)") }
-        guard let o = b.objectValue else { return ["not an object"] }
-        let order = ["schema_version", "run_id", "seq", "status", "started_at", "completed_at", "sent_at", "onboarding", "studio",
-                     "context", "manifest", "properties", "truncated", "steps"]
-        let ks = o.keys
-        if ks != order.filter({ ks.contains($0) }) || ks.contains(where: { !order.contains($0) }) { out.append("keys \(ks)") }
-        if o["schema_version"] != 1 { out.append("schema_version") }
-        guard let runId = o["run_id"]?.stringValue, IDs.isLowercaseUUID(runId) else { return out + ["run_id"] }
-        guard let seq = o["seq"]?.intValue, seq >= 1 else { return out + ["seq"] }
-        let status = o["status"]?.stringValue
-        let truncated = o["truncated"] == .bool(true)
-        if let t = o["truncated"], t != .bool(true) { out.append("truncated false") }
-        let completedAt = o["completed_at"]?.stringValue
-        if status == "completed" { if completedAt == nil { out.append("completed_at missing") } }
-        else if status == "in_progress" { if o["completed_at"] != .null { out.append("completed_at set") } }
-        else { out.append("status") }
-        guard let man = o["manifest"]?["steps"]?.arrayValue, !man.isEmpty, man.count <= 200 else { return out + ["manifest"] }
-        var mkeys = Set<String>()
-        var closed = Set<String>()
-        for (i, m) in man.enumerated() {
-            guard let k = m["step_key"]?.stringValue, Patterns.isKey(k) else { out.append("manifest key"); continue }
-            if !mkeys.insert(k).inserted { out.append("rule 2 duplicate") }
-            if let slot = m["slot"]?.stringValue {
-                if closed.contains(slot) { out.append("rule 2 slot") }
-                if i + 1 >= man.count || man[i + 1]["slot"]?.stringValue != slot { closed.insert(slot) }
-            }
-        }
-        guard let steps = o["steps"]?.arrayValue, !steps.isEmpty, steps.count <= 500 else { return out + ["steps count"] }
-        if o["started_at"] != steps[0]["entered_at"] { out.append("rule 4") }
-        for (i, e) in steps.enumerated() {
-            guard let k = e["step_key"]?.stringValue, let en = e["entered_at"]?.stringValue, Timestamp.matchesPattern(en) else {
-                out.append("entry \(i)"); continue
-            }
-            if !mkeys.contains(k) { out.append("rule 1") }
-            if i > 0, let prev = steps[i - 1]["entered_at"]?.stringValue, en < prev { out.append("rule 3") }
-            let ex = e["exited_at"]?.stringValue
-            if let ex, ex < en { out.append("rule 5") }
-            if ex == nil && i < steps.count - 1 { out.append("rule 6 (\(i))") }
-            let answers = e["answers"]?.arrayValue ?? []
-            if answers.count > 50 { out.append("answers > 50") }
-            let qk = answers.compactMap { $0["question_key"]?.stringValue }
-            if Set(qk).count != qk.count { out.append("rule 8") }
-        }
-        let lastExit = steps.last?["exited_at"]?.stringValue
-        if status == "in_progress" && !truncated && lastExit != nil { out.append("rule 6 last") }
-        if status == "completed" {
-            if truncated { if lastExit == nil || lastExit! > completedAt! { out.append("rule 7 truncated") } }
-            else if lastExit != completedAt { out.append("rule 7") }
-        }
-        if let p = o["properties"]?.objectValue, p.count > 20 || p.isEmpty { out.append("properties") }
-        return out
-    }
-}
 struct HarnessSinkError: Error {}
 
 /// `resume()` while the manual clock moves in 100 ms steps until it resolves (bounded waits on a
@@ -228,7 +321,7 @@ func resumeT(_ h: Harness, expected: StartOptions? = nil) async -> OnboardingRun
     let tracker = h.tracker
     h.world.clock.spawn { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
     for _ in 0..<600 {
-        await h.world.clock.settle()
+        await h.world.settle()
         if let v = box.value { return v }
         await h.tick(100)
     }
