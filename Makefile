@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan \
+.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
@@ -17,6 +17,8 @@ help:
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
+	@echo "make test-reliability  the reliability and security suite (crashes, faults, hostile input, concurrency)"
+	@echo "make test-soak         the same suite with much longer crash and property loops (SOAK=1)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
@@ -30,6 +32,8 @@ test-all: deps
 	@$(MAKE) --no-print-directory test-packages
 	@echo "== swift test: Tools"
 	@$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
+	@echo "== swift test: Reliability"
+	@$(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
@@ -54,6 +58,17 @@ test-tsan: deps
 	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
+	@echo "== swift test --sanitize=thread: Reliability"
+	@TSAN_OPTIONS="suppressions=$(CURDIR)/Reliability/tsan-suppressions.txt" $(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
+
+# The reliability suite with much longer crash and property loops (SOAK=1).
+test-soak: deps
+	@rm -rf $(CAPTURE_DIR)
+	SOAK=1 $(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
+	@$(MAKE) --no-print-directory validate-payloads
+
+test-reliability: deps
+	$(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
 
 test-core: deps
 	$(SWIFT) test --package-path Packages/Core $(SWIFT_TEST_FLAGS)

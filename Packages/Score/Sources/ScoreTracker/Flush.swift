@@ -135,8 +135,14 @@ extension ScoreClient {
         var unreadable: [QueuedEvent] = []
         for (e, bytes, location) in candidates where bytes == nil {
             var got = location.flatMap(readEnvelope)
-            if got == nil, let moved = state.withLock({ _ in e.location }), moved != location {
-                got = readEnvelope(moved) // compacted meanwhile
+            if got == nil {
+                // Compacted meanwhile: moved in the log, or read back into memory.
+                let (moved, held) = state.withLock { _ in (e.location, e.encoded) }
+                if let held {
+                    got = held
+                } else if let moved, moved != location {
+                    got = readEnvelope(moved)
+                }
             }
             if let got { read[ObjectIdentifier(e)] = got } else { unreadable.append(e) }
         }
@@ -190,7 +196,7 @@ extension ScoreClient {
     }
 
     /// The envelope of the add record at `location`.
-    private func readEnvelope(_ location: ScoreRecordLocation) -> [UInt8]? {
+    func readEnvelope(_ location: ScoreRecordLocation) -> [UInt8]? {
         guard let r = try? store.readQueueRecord(at: location), r.count > 3, r[0] == 65 else { return nil }
         return Array(r[3...])
     }

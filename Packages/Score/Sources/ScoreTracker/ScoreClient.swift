@@ -101,6 +101,7 @@ public final class ScoreClient: Sendable {
         var contents = ScoreStoreContents()
         var loadFailed = false
         do { contents = try self.store.load() } catch { loadFailed = true }
+        contents.queueLocations = ScoreClient.verifiedLocations(contents, store: self.store)
         let identity = ScoreClient.parseIdentity(contents.identity)
         let anon = identity.anonymousId ?? idSource.newAnonymousId()
         var s = ClientState(consent: initialConsent ?? resolved.startingConsent, anonymousId: anon,
@@ -582,26 +583,52 @@ public final class ScoreClient: Sendable {
     }
 
     /// Rewrites the queue log with the queued events only.
+    ///
+    /// When every persisted event is located, the store compacts by location (bytes stay on
+    /// disk). When some hold their bytes in memory (their append returned no locations), the
+    /// located ones are read back and the whole queue is rewritten from memory: compacting by
+    /// location alone would erase the in-memory events' records from the log.
     private func compactLog() async {
-        let (kept, inMemory): ([QueuedEvent], [[UInt8]]?) = state.withLock { s in
-            let persisted = s.queue.filter { $0.persisted && ($0.location != nil || $0.encoded != nil) }
-            if persisted.contains(where: { $0.location != nil }) {
-                return (persisted.filter { $0.location != nil }, nil)
+        let snapshot: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)] = state.withLock { s in
+            s.queue.compactMap { e in
+                guard e.persisted else { return nil }
+                if let bytes = e.encoded { return (e, bytes, nil) }
+                if let location = e.location { return (e, nil, location) }
+                return nil
             }
-            return (persisted, persisted.map { QueueRecord.add($0, envelope: $0.encoded ?? []) })
         }
         do {
-            if let inMemory {
-                try await store.rewriteQueue(inMemory)
+            if !snapshot.isEmpty, snapshot.allSatisfy({ $0.1 == nil }) {
+                let kept = snapshot.map(\.0)
+                let locations = snapshot.map { $0.2! }
+                guard let moved = try await store.compactQueue(keeping: locations), moved.count == kept.count else {
+                    return
+                }
+                state.withLock { _ in
+                    for (e, loc) in zip(kept, moved) { e.location = loc }
+                }
                 return
             }
-            let locations = state.withLock { _ in kept.map { $0.location! } }
-            guard let moved = try await store.compactQueue(keeping: locations), moved.count == kept.count else {
-                return
+            var records: [[UInt8]] = []
+            records.reserveCapacity(snapshot.count)
+            var readBack: [(QueuedEvent, [UInt8])] = []
+            for (e, bytes, location) in snapshot {
+                var envelope = bytes
+                if envelope == nil, let location {
+                    envelope = readEnvelope(location)
+                    if envelope == nil, let moved = state.withLock({ _ in e.location }), moved != location {
+                        envelope = readEnvelope(moved)
+                    }
+                }
+                // An unreadable record stays as it is (dropped with a diagnostic when sent).
+                guard let envelope else { continue }
+                if bytes == nil { readBack.append((e, envelope)) }
+                records.append(QueueRecord.add(e, envelope: envelope))
             }
-            state.withLock { _ in
-                for (e, loc) in zip(kept, moved) { e.location = loc }
-            }
+            // The read-back bytes are held in memory before the rewrite makes their locations stale.
+            state.withLock { _ in for (e, envelope) in readBack { e.encoded = envelope } }
+            try await store.rewriteQueue(records)
+            state.withLock { _ in for (e, _) in readBack { e.location = nil } }
         } catch {
             diagnose(Diagnostic(code: "storage", message: "could not compact the queue log"))
         }
@@ -638,6 +665,20 @@ public final class ScoreClient: Sendable {
         out.userId = v["userId"]?.stringValue
         out.linked = Set((v["linked"]?.arrayValue ?? []).compactMap(\.stringValue))
         return out
+    }
+
+    /// The loaded locations when `store` can actually read records back at them, else `nil` (the
+    /// queued events then keep their envelopes in memory). A store that forwards `load()` to a
+    /// ``FileScoreStore`` but not `readQueueRecord(at:)` (a wrapper relying on the protocol's
+    /// defaults) hands over locations it cannot serve; trusting them dropped the whole queue
+    /// after a relaunch. One record is read back and compared (one `pread`).
+    static func verifiedLocations(_ contents: ScoreStoreContents, store: any ScoreStore) -> [ScoreRecordLocation]? {
+        guard let locations = contents.queueLocations, locations.count == contents.queueRecords.count,
+              let last = locations.last else { return nil }
+        guard let back = try? store.readQueueRecord(at: last), back == contents.queueRecords[contents.queueRecords.count - 1] else {
+            return nil
+        }
+        return locations
     }
 
     static func loadQueue(_ records: [[UInt8]], locations: [ScoreRecordLocation]?, into s: inout ClientState) {

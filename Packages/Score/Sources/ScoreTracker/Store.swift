@@ -38,6 +38,11 @@ public struct ScoreStoreContents: Sendable, Equatable {
 ///
 /// `load()` runs once, at construction; the writes run off the caller's thread, one at a time
 /// for the queue log.
+///
+/// A store wrapping another one should forward the read-back calls too
+/// (``appendQueueRecordsLocated(_:)``, ``readQueueRecord(at:)``, ``compactQueue(keeping:)``) to
+/// keep queued events on disk only; when it does not, the client checks at start-up that the
+/// loaded locations can be read back and otherwise keeps the events' bytes in memory.
 public protocol ScoreStore: Sendable {
     /// Reads everything stored (cutting a torn tail off the queue log).
     func load() throws -> ScoreStoreContents
@@ -187,8 +192,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
-        try withLog { log in
-            try log.rewrite(records)
+        try withLog { (log: AppendLog) -> Void in
+            _ = try log.rewrite(records)
             forward = [:]
             generation += 1
         }

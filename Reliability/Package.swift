@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The reliability and security suite (issue 8): crash durability through a child process killed
+// with SIGKILL, hostile input, concurrency and secret-leak checks across every tracker.
+let package = Package(
+    name: "Reliability",
+    dependencies: [
+        .package(name: "Core", path: "../Packages/Core"),
+        .package(name: "Onboarding", path: "../Packages/Onboarding"),
+        .package(name: "Paywall", path: "../Packages/Paywall"),
+        .package(name: "Score", path: "../Packages/Score"),
+    ],
+    targets: [
+        // The child process the crash harness kills: records into file storage, sends to a
+        // loopback server, prints a progress line after each persist point.
+        .executableTarget(
+            name: "crashworker",
+            dependencies: [
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
+                .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "crashworker",
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
+                .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
+                .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
