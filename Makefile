@@ -59,7 +59,7 @@ test-tsan: deps
 	  fi; \
 	done
 	@echo "== swift test --sanitize=thread: Reliability"
-	@TSAN_OPTIONS="suppressions=$(CURDIR)/Reliability/tsan-suppressions.txt" $(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
+	@$(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
 
 # The reliability suite with much longer crash and property loops (SOAK=1).
 test-soak: deps

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Synchronization
+import TrackerCore
 
 /// The lines the worker prints (one per line, space-separated fields). The harness reads them.
 ///
@@ -24,7 +25,7 @@ enum WorkerLine {
 /// Writes whole lines to standard output with `write(2)`, unbuffered, one writer at a time, so
 /// that every line printed before a SIGKILL reaches the harness intact.
 enum Out {
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     static func line(_ text: String) {
         var bytes = Array(text.utf8)

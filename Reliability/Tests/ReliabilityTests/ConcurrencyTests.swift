@@ -10,7 +10,7 @@ import TrackerCoreTestKit
 /// Runs `body(thread)` on `count` real threads started together; resumes when all are done.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        let left = Mutex(count)
+        let left = Locked(count)
         let gate = DispatchSemaphore(value: 0)
         for t in 0..<count {
             let thread = Thread {
@@ -52,7 +52,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         // The live (tracker, run); a reconfigure replaces the tracker and, once resumed, the run.
         let live = Locked((tracker: first, run: run0, generation: 0))
         let lastOnRun = Locked<[Int: [Int: Int]]>([:]) // generation -> thread -> last value sent
-        let reconfigures = Mutex(0)
+        let reconfigures = Locked(0)
 
         await onThreads(Self.threads) { t in
             var rng = SeededRandom(seed: UInt64(t) &* 7919 &+ 1)
@@ -164,10 +164,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         }
         let live = Locked(make())
         let started = Locked<[String]>([])
-        let reconfigures = Mutex(0)
+        let reconfigures = Locked(0)
         // Bumped before and after each dispose: a presentation recorded while it did not move
         // did not race a dispose.
-        let disposals = Mutex(0)
+        let disposals = Locked(0)
         let straddling = Locked<Set<String>>([])
         let info = PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present)
         await onThreads(nThreads) { t in

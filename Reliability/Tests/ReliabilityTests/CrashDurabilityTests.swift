@@ -66,7 +66,7 @@ final class CrashHarness {
         let stderrPath = logs.path + "/stderr.log"
 
         let received = Received()
-        let faults = Mutex((on: true, rng: SeededRandom(seed: seed ^ 0x5EED)))
+        let faults = Locked((on: true, rng: SeededRandom(seed: seed ^ 0x5EED)))
         let kind = self.kind
         let server = try LoopbackHTTPServer(recordRequests: false) { req in
             let fail = faults.withLock { f in f.on && f.rng.chance(10) }

@@ -16,7 +16,7 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
 
 /// An HTTP transport on the manual clock: records every request and answers by a script.
 final class RecordingTransport: HTTPTransport, Sendable {
-    let requests = Mutex<[HTTPRequest]>([])
+    let requests = Locked<[HTTPRequest]>([])
     let answer: @Sendable (Int) -> Int
     init(answer: @escaping @Sendable (Int) -> Int = { _ in 200 }) { self.answer = answer }
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
