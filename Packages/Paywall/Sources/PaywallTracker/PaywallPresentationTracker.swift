@@ -160,9 +160,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             report("internal", "start() could not build its snapshot", runId: id)
             return nil
         }
-        let presentation = PaywallPresentation(tracker: self, state: s)
-        enqueue(first, id: id)
-        return presentation
+        guard enqueue(first, id: id) else {
+            // Disposed on another thread since the check above: refused like any later start().
+            report("disposed", "start() ignored: the tracker was disposed")
+            return nil
+        }
+        return PaywallPresentation(tracker: self, state: s)
     }
 
     /// Resolves once the storage operations queued so far have finished.
@@ -191,14 +194,18 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId))
     }
 
-    /// Hands a snapshot to its presentation's delivery queue (created on demand).
-    func enqueue(_ snapshot: PaywallSnapshot, id: String) {
+    /// Hands a snapshot to its presentation's delivery queue (created on demand); `false` when
+    /// the tracker was disposed meanwhile (the caller reports `disposed`).
+    @discardableResult
+    func enqueue(_ snapshot: PaywallSnapshot, id: String) -> Bool {
         let seq = snapshot.seq
         let runtime = state.withLock { s -> DeliveryRuntime<PaywallSnapshot>? in
             if s.disposed { return nil }
             return runtimeLocked(&s, id: id)
         }
-        runtime?.enqueue(Outbound(seq: seq, payload: snapshot))
+        guard let runtime else { return false }
+        runtime.enqueue(Outbound(seq: seq, payload: snapshot))
+        return true
     }
 
     private func runtimeLocked(_ s: inout State, id: String) -> DeliveryRuntime<PaywallSnapshot> {
@@ -256,11 +263,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         return dropped
     }
 
-    /// Queues a write of the pending map, built when its turn comes.
+    /// Queues a write of the pending map, built when its turn comes. The write keeps the tracker
+    /// alive until it ran: a tracker the app disposes and releases still lands its queued writes,
+    /// so its successor reads its last unsent snapshots.
     private func persist() {
         guard let store else { return }
-        store.enqueueSaveWith { [weak self] in
-            guard let self else { return .skip }
+        store.enqueueSaveWith { [self] in
             return self.state.withLock { s -> StoreWrite in
                 if s.persistenceOff { return .skip }
                 if s.pending.isEmpty { return .remove }
@@ -360,7 +368,11 @@ public final class PaywallPresentation: PaywallPresentationHandle, Sendable {
             return (r, r == .ok ? s.nextSnapshot(nowMs: now) : nil)
         }
         if let snapshot {
-            tracker.enqueue(snapshot, id: id)
+            // A dispose on another thread may have landed since the check above: the mark is
+            // then refused like any call after dispose, never dropped silently.
+            if !tracker.enqueue(snapshot, id: id) {
+                tracker.report("disposed", "\(call) ignored: disposed", runId: id)
+            }
         } else if result == .ok {
             tracker.report("internal", "\(call) could not build its snapshot", runId: id)
         } else {
