@@ -245,7 +245,7 @@ public final class OnboardingRunTracker: Sendable {
             s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.current = r }
             guard r.manifestKeys.contains(stepKey) else {
-                fx.diag("unknown-step", "step \"\(stepKey)\" is not in the manifest", r.runId)
+                fx.diag("unknown-step", "a step key that is not in the manifest (\(stepKey.unicodeScalars.count) characters; not repeated here, it may not be a key)", r.runId)
                 return
             }
             let t = now(r)
@@ -291,7 +291,7 @@ public final class OnboardingRunTracker: Sendable {
             if n >= 1, r.steps[n - 1].stepKey == stepKey { target = n - 1 }
             else if n >= 2, r.steps[n - 2].stepKey == stepKey { target = n - 2 }
             else {
-                fx.diag("not-current-step", "step \"\(stepKey)\" is neither the current nor the previous entry", r.runId)
+                fx.diag("not-current-step", "step \"\(r.manifestKeys.contains(stepKey) ? stepKey : "?")\" is neither the current nor the previous entry", r.runId)
                 return
             }
             let t = now(r)
@@ -299,7 +299,7 @@ public final class OnboardingRunTracker: Sendable {
             var refused = false
             for a in answers {
                 guard let json = StartValidation.answer(a) else {
-                    fx.diag("invalid-answer", "answer \"\(a.questionKey)\" is invalid and dropped", r.runId)
+                    fx.diag("invalid-answer", "answer \"\(Patterns.isKey(a.questionKey) ? a.questionKey : "?")\" is invalid and dropped", r.runId)
                     continue
                 }
                 if r.truncated || refused {
