@@ -7,7 +7,8 @@ import TrackerCore
 // to the crash-safe log, CPU per event, peak RSS and cold start. Run alone for a clean RSS
 // figure: `swift run -c release --package-path Tools bench --filter score`.
 
-/// Counts what reaches the file store.
+/// Counts what reaches the file store; forwards the read-back calls so queued events stay on
+/// disk only, as with the plain file store.
 private final class CountingStore: ScoreStore, @unchecked Sendable {
     let inner: FileScoreStore
     let adds = Atomic<Int>(0)
@@ -16,6 +17,15 @@ private final class CountingStore: ScoreStore, @unchecked Sendable {
     func appendQueueRecords(_ records: [[UInt8]]) async throws {
         try await inner.appendQueueRecords(records)
         adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+    }
+    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        let locations = try await inner.appendQueueRecordsLocated(records)
+        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+        return locations
+    }
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+        try await inner.compactQueue(keeping: keeping)
     }
     func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
     func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
