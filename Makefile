@@ -125,4 +125,5 @@ test-release:
 
 bench: deps
 	$(SWIFT) build --package-path Tools -c release --product bench
+	$(SWIFT) build --package-path Tools -c release --product score-rss
 	Tools/.build/release/bench --out out/bench.json

@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "codegen", targets: ["codegen"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "score-rss", targets: ["score-rss"]),
         .executable(name: "collector", targets: ["collector"]),
         .executable(name: "demo", targets: ["demo"]),
     ],
@@ -26,6 +27,13 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
+        .executableTarget(
+            name: "score-rss",
+            dependencies: [
+                .product(name: "TrackerCore", package: "Core"),
                 .product(name: "ScoreTracker", package: "Score"),
             ]
         ),

@@ -51,3 +51,10 @@ long long bench_curl_sequential(const char *url, int count, const char *body, lo
     curl_slist_free_all(headers);
     return result;
 }
+
+#include <malloc.h>
+
+unsigned long long bench_heap_in_use(void) {
+    struct mallinfo2 m = mallinfo2();
+    return (unsigned long long)(m.uordblks + m.hblkhd);
+}

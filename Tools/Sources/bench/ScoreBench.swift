@@ -1,3 +1,4 @@
+import CBenchCurl
 import Foundation
 import ScoreTracker
 import Synchronization
@@ -84,8 +85,37 @@ private func currentRSSMB() -> Double {
     return 0
 }
 
+/// Bytes malloc hands out right now (all arenas and mmapped chunks), in MB.
+private func heapInUseMB() -> Double {
+    Double(bench_heap_in_use()) / 1_048_576
+}
+
 private func fileSize(_ p: String) -> Double {
     Double((try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0)
+}
+
+private struct ScoreRSSFailure: Error, CustomStringConvertible { var description: String }
+
+/// Runs `score-rss --queue N` (next to this executable) and returns its figures.
+private func runScoreRSS(queue: Int) throws -> [String: Double] {
+    let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        .deletingLastPathComponent().appendingPathComponent("score-rss").path
+    guard FileManager.default.isExecutableFile(atPath: exe) else {
+        throw ScoreRSSFailure(description: "\(exe) is missing: swift build --package-path Tools -c release --product score-rss")
+    }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: exe)
+    p.arguments = ["--queue", String(queue)]
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0,
+          let figures = try JSONSerialization.jsonObject(with: data) as? [String: Double] else {
+        throw ScoreRSSFailure(description: "score-rss failed (status \(p.terminationStatus))")
+    }
+    return figures
 }
 
 /// Runs `perThread` calls of `body` on `threads` threads released together; returns wall seconds.
@@ -147,6 +177,7 @@ func scoreBenchCases() -> [BenchCase] {
         BenchCase(name: "score.track.100k.defaultcap") {
             // The SDK's default maxQueueSize (1,000): 99,000 events are shed on the way.
             let baseline = currentRSSMB()
+            let heapBefore = heapInUseMB()
             let dir = tempDir("cap")
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let store = CountingStore(FileScoreStore(directory: dir))
@@ -161,14 +192,29 @@ func scoreBenchCases() -> [BenchCase] {
                 c.track("poll_vote", props: props)
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
+            let rssAfterTrack = currentRSSMB()
+            let heapAfterTrack = heapInUseMB()
             var out = Stats.summary(samples, prefix: "track_caller_ns")
+            out["rss_after_track_calls_mb"] = rssAfterTrack
+            out["heap_in_use_after_track_calls_mb"] = heapAfterTrack
             out["queue_depth"] = Double(c.inspect().queue.depth)
             out["shed"] = Double(c.inspect().queue.shed)
             usleep(300_000)
             out["cpu_us_per_event"] = (cpuSeconds() - cpu0) / Double(n) * 1e6
             out["disk_bytes"] = fileSize(store.inner.queuePath)
+            out["heap_in_use_after_persisted_mb"] = heapInUseMB()
             out["peak_rss_mb"] = peakRSSMB()
             out["rss_before_client_mb"] = baseline
+            out["heap_in_use_before_client_mb"] = heapBefore
+            return out
+        },
+        BenchCase(name: "score.rss.process") {
+            // The memory figure in a process of its own (Tools' `score-rss`, built next to this
+            // binary): the SDK's default cap, then a cap that keeps all 100,000 events queued.
+            var out: [String: Double] = [:]
+            for (tag, queue) in [("defaultcap", 1_000), ("all_queued", 200_000)] {
+                for (k, v) in try runScoreRSS(queue: queue) { out["\(tag)_\(k)"] = v }
+            }
             return out
         },
         BenchCase(name: "score.track.threads") {

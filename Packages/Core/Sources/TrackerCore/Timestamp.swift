@@ -4,6 +4,14 @@ public enum Timestamp {
     /// Formats milliseconds since the epoch. Years outside 0...9999 are clamped to that range
     /// (the contract pattern has four year digits).
     public static func format(ms: Int64) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        write(ms: ms, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the 24 bytes of ``format(ms:)`` to `out`, without building a string.
+    public static func write(ms: Int64, into out: inout [UInt8]) {
         let minMs: Int64 = -62_167_219_200_000 // 0000-01-01T00:00:00.000Z
         let maxMs: Int64 = 253_402_300_799_999 // 9999-12-31T23:59:59.999Z
         let t = min(max(ms, minMs), maxMs)
@@ -15,20 +23,23 @@ public enum Timestamp {
         let minute = Int(msOfDay / 60_000 % 60)
         let second = Int(msOfDay / 1000 % 60)
         let milli = Int(msOfDay % 1000)
-        var bytes = [UInt8](repeating: 0, count: 24)
-        func put(_ value: Int, _ at: Int, _ width: Int) {
+        func put(_ value: Int, _ width: Int, then separator: UInt8) {
+            var digits: (UInt8, UInt8, UInt8, UInt8) = (48, 48, 48, 48)
             var v = value
-            var i = at + width - 1
-            while i >= at { bytes[i] = UInt8(48 + v % 10); v /= 10; i -= 1 }
+            withUnsafeMutableBytes(of: &digits) { d in
+                var i = width - 1
+                while i >= 0 { d[i] = UInt8(48 + v % 10); v /= 10; i -= 1 }
+                out.append(contentsOf: d[0..<width])
+            }
+            out.append(separator)
         }
-        put(y, 0, 4); bytes[4] = 45 // -
-        put(m, 5, 2); bytes[7] = 45
-        put(d, 8, 2); bytes[10] = 84 // T
-        put(hour, 11, 2); bytes[13] = 58 // :
-        put(minute, 14, 2); bytes[16] = 58
-        put(second, 17, 2); bytes[19] = 46 // .
-        put(milli, 20, 3); bytes[23] = 90 // Z
-        return String(decoding: bytes, as: UTF8.self)
+        put(y, 4, then: 45) // -
+        put(m, 2, then: 45)
+        put(d, 2, then: 84) // T
+        put(hour, 2, then: 58) // :
+        put(minute, 2, then: 58)
+        put(second, 2, then: 46) // .
+        put(milli, 3, then: 90) // Z
     }
 
     /// Parses the contract form back to milliseconds; `nil` when the text does not match

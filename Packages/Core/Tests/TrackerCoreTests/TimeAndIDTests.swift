@@ -30,6 +30,11 @@ import TrackerCoreTestKit
         #expect(Timestamp.format(ms: Self.t0) == "2026-01-10T08:00:00.000Z")
         #expect(Timestamp.format(ms: Self.t0 + 500) == "2026-01-10T08:00:00.500Z")
         #expect(Timestamp.format(ms: 0) == "1970-01-01T00:00:00.000Z")
+        for ms: Int64 in [Self.t0, 0, -1, 253_402_300_799_999, 999_999_999_999_999, -62_167_219_200_001] {
+            var bytes: [UInt8] = [1]
+            Timestamp.write(ms: ms, into: &bytes)
+            #expect(bytes == [1] + Array(Timestamp.format(ms: ms).utf8))
+        }
         #expect(Timestamp.format(ms: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
         #expect(Timestamp.format(ms: -1) == "1969-12-31T23:59:59.999Z")
         for ms: Int64 in [0, 1, Self.t0, Self.t0 + 999, 4_102_444_800_123, 951_782_400_000] {

@@ -38,7 +38,26 @@ final class EnvelopeFields: Sendable {
     /// The wire bytes (section 2 key order).
     func encode() -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(384)
+        out.reserveCapacity(512)
+        EnvelopeWriter.head(type: type, name: name, eventId: eventId, timestampMs: timestampMs, into: &out)
+        EnvelopeWriter.identity(anonymousId: anonymousId, sessionId: sessionId, userId: userId, siteId: siteId, into: &out)
+        WireJSON.write(.object(props), into: &out)
+        if let traits {
+            out.append(contentsOf: #","traits":"#.utf8)
+            WireJSON.write(.object(traits), into: &out)
+        }
+        EnvelopeWriter.tail(context: context, sdkName: sdkName, sdkVersion: sdkVersion, into: &out)
+        return EnvelopeWriter.exact(out)
+    }
+}
+
+/// The parts of an envelope, in section 2 key order: head (`type` … `timestamp`), identity
+/// (`anonymousId` … `siteId`, then the `props` key), the props object, `traits` when present,
+/// and the tail (`context`, `sdk`). The identity and the tail are constant over many events, so a
+/// recording call reuses them pre-encoded.
+enum EnvelopeWriter {
+    /// `{"type":…,"name":…,"eventId":…,"timestamp":"…"`
+    static func head(type: String, name: String, eventId: String, timestampMs: Int64, into out: inout [UInt8]) {
         out.append(contentsOf: #"{"type":"#.utf8)
         WireJSON.writeString(type, into: &out)
         out.append(contentsOf: #","name":"#.utf8)
@@ -46,8 +65,13 @@ final class EnvelopeFields: Sendable {
         out.append(contentsOf: #","eventId":"#.utf8)
         WireJSON.writeString(eventId, into: &out)
         out.append(contentsOf: #","timestamp":""#.utf8)
-        out.append(contentsOf: Timestamp.format(ms: timestampMs).utf8)
-        out.append(contentsOf: #"","anonymousId":"#.utf8)
+        Timestamp.write(ms: timestampMs, into: &out)
+        out.append(34)
+    }
+
+    /// `,"anonymousId":…,"sessionId":…(,"userId":…),"siteId":…,"props":`
+    static func identity(anonymousId: String, sessionId: String, userId: String?, siteId: String, into out: inout [UInt8]) {
+        out.append(contentsOf: #","anonymousId":"#.utf8)
         WireJSON.writeString(anonymousId, into: &out)
         out.append(contentsOf: #","sessionId":"#.utf8)
         WireJSON.writeString(sessionId, into: &out)
@@ -58,11 +82,10 @@ final class EnvelopeFields: Sendable {
         out.append(contentsOf: #","siteId":"#.utf8)
         WireJSON.writeString(siteId, into: &out)
         out.append(contentsOf: #","props":"#.utf8)
-        WireJSON.write(.object(props), into: &out)
-        if let traits {
-            out.append(contentsOf: #","traits":"#.utf8)
-            WireJSON.write(.object(traits), into: &out)
-        }
+    }
+
+    /// `,"context":{…},"sdk":{"name":…,"version":…}}`
+    static func tail(context: JSONObject, sdkName: String, sdkVersion: String, into out: inout [UInt8]) {
         out.append(contentsOf: #","context":"#.utf8)
         WireJSON.write(.object(context), into: &out)
         out.append(contentsOf: #","sdk":{"name":"#.utf8)
@@ -70,10 +93,22 @@ final class EnvelopeFields: Sendable {
         out.append(contentsOf: #","version":"#.utf8)
         WireJSON.writeString(sdkVersion, into: &out)
         out.append(contentsOf: "}}".utf8)
-        // An exact-size copy: this buffer may stay in memory while the event is queued.
-        return [UInt8](unsafeUninitializedCapacity: out.count) { buf, n in
-            _ = buf.initialize(from: out)
-            n = out.count
+    }
+
+    /// An exact-size copy (the bytes may stay in memory while the event is queued).
+    static func exact(_ parts: [UInt8]...) -> [UInt8] {
+        let total = parts.reduce(0) { $0 + $1.count }
+        return [UInt8](unsafeUninitializedCapacity: total) { buf, n in
+            var at = 0
+            for p in parts {
+                p.withUnsafeBufferPointer { src in
+                    if let base = src.baseAddress, !src.isEmpty {
+                        (buf.baseAddress! + at).initialize(from: base, count: src.count)
+                    }
+                }
+                at += p.count
+            }
+            n = total
         }
     }
 }

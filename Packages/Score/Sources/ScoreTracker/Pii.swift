@@ -16,10 +16,15 @@ enum FNV1a {
     /// `h:` + 8 lowercase hex digits of the hash of `value`'s wire encoding.
     static func piiHash(_ value: JSONValue) -> String {
         let h = hash32(WireJSON.encode(value))
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = [104, 58]
-        for i in stride(from: 28, through: 0, by: -4) { out.append(hex[Int((h >> UInt32(i)) & 0xF)]) }
-        return String(decoding: out, as: UTF8.self)
+        // "h:" and 8 hex digits: 10 bytes, a small (inline) string.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { out in
+            out[0] = 104; out[1] = 58
+            for k in 0..<8 {
+                let nibble = UInt8((h >> UInt32(28 - 4 * k)) & 0xF)
+                out[2 + k] = nibble < 10 ? 48 + nibble : 87 + nibble
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 }
 
@@ -30,6 +35,8 @@ struct InvalidInput: Error {}
 final class PiiScrubber: Sendable {
     enum Rule: Sendable { case drop, redact, tokenize, hash }
     private let rules: [String: Rule]
+    /// The rules as a list when there are only a few of them.
+    private let fewRules: [(String, Rule)]?
     private let tokens = LockedState<(next: Int, table: [[UInt8]: Int])>((1, [:]))
     let ruleCount: Int
 
@@ -50,7 +57,32 @@ final class PiiScrubber: Sendable {
         case nil: break
         }
         rules = r
+        fewRules = r.count <= 8 ? r.map { ($0.key, $0.value) } : nil
         ruleCount = options?.ruleCount ?? 0
+    }
+
+    /// The rule of `key`: a few rules are compared directly (cheaper than hashing every key).
+    @inline(__always)
+    private func rule(for key: String) -> Rule? {
+        if rules.isEmpty { return nil }
+        if let few = fewRules {
+            for (k, r) in few where k == key { return r }
+            return nil
+        }
+        return rules[key]
+    }
+
+    /// Calls `body` with the entries of `dict` in key code point order (UTF-8 byte order).
+    static func forEachSorted(_ dict: [String: Any], _ body: (String, Any) throws(InvalidInput) -> Void) throws(InvalidInput) {
+        var keys: [String] = []
+        keys.reserveCapacity(dict.count)
+        var values: [Any] = []
+        values.reserveCapacity(dict.count)
+        for (k, v) in dict { keys.append(k); values.append(v) }
+        // Sort positions (cheap to move), not the entries.
+        var order = Array(0..<keys.count)
+        if order.count > 1 { order.sort { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) } }
+        for i in order { try body(keys[i], values[i]) }
     }
 
     /// Nesting deeper than this is refused as invalid input (bounded recursion on the caller's stack).
@@ -66,17 +98,13 @@ final class PiiScrubber: Sendable {
         guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
         var pairs: [(String, JSONValue)] = []
         pairs.reserveCapacity(dict.count)
-        var items: [(key: String, value: Any)] = []
-        items.reserveCapacity(dict.count)
-        for item in dict { items.append(item) }
-        items.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-        for (key, raw) in items {
+        try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
             size += key.utf8.count * 6 + 4
-            if let rule = rules.isEmpty ? nil : rules[key] {
+            if let rule = rule(for: key) {
                 var ignored = 0
                 let value = try convert(raw, size: &ignored, depth: depth + 1)
                 switch rule {
-                case .drop: continue
+                case .drop: return
                 case .redact: pairs.append((key, .string("<redacted>"))); size += 12
                 case .tokenize: pairs.append((key, .string(token(for: value)))); size += 24
                 case .hash: pairs.append((key, .string(FNV1a.piiHash(value)))); size += 12
@@ -88,6 +116,64 @@ final class PiiScrubber: Sendable {
         var o = JSONObject()
         for (k, v) in pairs { o.appendUnchecked(k, v) }
         return o
+    }
+
+    /// Converts, scrubs and encodes `dict` straight into wire bytes (the same bytes as
+    /// `WireJSON.write(.object(object(dict)))`, without building the value tree); throws
+    /// ``InvalidInput`` for a non-JSON value anywhere, leaving `out` partly written.
+    func write(_ dict: [String: Any], into out: inout [UInt8]) throws(InvalidInput) {
+        try write(dict, into: &out, depth: 0)
+    }
+
+    private func write(_ dict: [String: Any], into out: inout [UInt8], depth: Int) throws(InvalidInput) {
+        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+        out.append(123) // {
+        var first = true
+        try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
+            var replacement: String?
+            if let rule = rule(for: key) {
+                var ignored = 0
+                let value = try convert(raw, size: &ignored, depth: depth + 1)
+                switch rule {
+                case .drop: return
+                case .redact: replacement = "<redacted>"
+                case .tokenize: replacement = token(for: value)
+                case .hash: replacement = FNV1a.piiHash(value)
+                }
+            }
+            if !first { out.append(44) } // ,
+            first = false
+            WireJSON.writeString(key, into: &out)
+            out.append(58) // :
+            if let replacement {
+                WireJSON.writeString(replacement, into: &out)
+            } else {
+                try writeValue(raw, into: &out, depth: depth + 1)
+            }
+        }
+        out.append(125) // }
+    }
+
+    /// The common scalar types and objects are written directly; anything else goes through
+    /// ``convert(_:size:depth:)``.
+    private func writeValue(_ raw: Any, into out: inout [UInt8], depth: Int) throws(InvalidInput) {
+        switch raw {
+        case let s as String:
+            WireJSON.writeString(s, into: &out)
+        case let b as Bool:
+            out.append(contentsOf: b ? "true".utf8 : "false".utf8)
+        case let i as Int:
+            WireJSON.write(.number(Double(i)), into: &out)
+        case let d as Double:
+            guard d.isFinite else { throw InvalidInput() }
+            WireJSON.write(.number(d), into: &out)
+        case let o as [String: Any]:
+            guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+            try write(o, into: &out, depth: depth)
+        default:
+            var ignored = 0
+            WireJSON.write(try convert(raw, size: &ignored, depth: depth), into: &out)
+        }
     }
 
     private func token(for value: JSONValue) -> String {

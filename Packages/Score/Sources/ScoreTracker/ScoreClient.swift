@@ -18,7 +18,7 @@ public final class ScoreClient: Sendable {
     /// Background time after which a foreground starts a new session (30 min).
     static let sessionTimeoutMs: Int64 = 30 * 60 * 1000
     /// Write operations per queue-log append at most.
-    static let writerBatch = 2_048
+    static let writerBatch = 256
 
     /// The SDK name sent as `sdk.name` (`score-tracker-ios`, `score-tracker-linux`, …).
     public static var sdkName: String { ScoreSDK.name }
@@ -29,6 +29,8 @@ public final class ScoreClient: Sendable {
     let siteId: String
     let endpoint: String
     let context: JSONObject
+    /// The envelope's constant tail (`context`, `sdk`), encoded once.
+    let envelopeTail: [UInt8]
     let privacy: ResolvedPrivacy
     let scrubber: PiiScrubber
     let maxQueueSize: Int
@@ -86,6 +88,9 @@ public final class ScoreClient: Sendable {
             if let locale { ctx.appendUnchecked("locale", .string(locale)) }
         }
         self.context = ctx
+        var tail = [UInt8]()
+        EnvelopeWriter.tail(context: ctx, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version, into: &tail)
+        self.envelopeTail = tail
         self.scrubber = PiiScrubber(pii)
         self.maxQueueSize = max(1, maxQueueSize)
         self.replayCapacity = max(0, identifyReplayBufferSize)
@@ -315,13 +320,13 @@ public final class ScoreClient: Sendable {
             countInvalid(name.isEmpty ? "an event name is empty" : "an event name is longer than 128 code points")
             return
         }
-        // A short look under the lock: consent, and the identity to stamp.
-        let (maybeAllowed, anon, session, userId, generation) = state.withLock { s in
-            (allowed(requires, s.consent), s.anonymousId, s.sessionId, s.userId, s.identityGeneration)
+        // A short look under the lock: consent, and the identity to stamp (pre-encoded).
+        let (maybeAllowed, anon, hasUserId, identity, generation) = state.withLock { s in
+            (allowed(requires, s.consent), s.anonymousId, s.userId != nil, identityBytes(&s), s.identityGeneration)
         }
-        var size = 0
         if !maybeAllowed {
             // A dropped event is only validated, never scrubbed.
+            var size = 0
             do { _ = try PiiScrubber(nil).object(props, size: &size) } catch {
                 countInvalid("props hold a value that is not JSON")
                 return
@@ -329,40 +334,54 @@ public final class ScoreClient: Sendable {
             state.withLock { countDropped(&$0, requires) }
             return
         }
-        let scrubbed: JSONObject
-        do { scrubbed = try scrubber.object(props, size: &size) } catch {
+        // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
+        // event holds its compact envelope only (no value tree), so a burst the writer has not
+        // caught up with yet stays small in memory, and the writer only frames and appends.
+        var propsBytes = [UInt8]()
+        propsBytes.reserveCapacity(256)
+        do { try scrubber.write(props, into: &propsBytes) } catch {
             countInvalid("props hold a value that is not JSON")
             return
         }
         let now = clock.nowMs()
         let eventId = ids.newEventId(nowMs: now)
-        func build(_ anon: String, _ session: String, _ userId: String?) -> EnvelopeFields {
-            EnvelopeFields(type: type, name: name, eventId: eventId, timestampMs: now, anonymousId: anon, sessionId: session,
-                           userId: userId, siteId: siteId, props: scrubbed, traits: nil, context: context,
-                           sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-        }
-        var fields = build(anon, session, userId)
-        if size > 400_000, !fitsAlone(fields, sizeBound: size) {
+        var head = [UInt8]()
+        head.reserveCapacity(128)
+        EnvelopeWriter.head(type: type, name: name, eventId: eventId, timestampMs: now, into: &head)
+        let bytes = EnvelopeWriter.exact(head, identity, propsBytes, envelopeTail)
+        if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
             countInvalid("an event is too large for any request")
             return
         }
         var event = QueuedEvent(seq: 0, eventId: eventId, name: name, timestampMs: now, anonymousId: anon,
-                                hasUserId: userId != nil, critical: critical, notice: false, requires: requires,
-                                fields: fields, encoded: nil)
+                                hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
+                                fields: nil, encoded: bytes)
         // The hand-over: a lock and an append.
         state.withLock { s in
             guard allowed(requires, s.consent) else { countDropped(&s, requires); return }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
-                fields = build(s.anonymousId, s.sessionId, s.userId)
-                event = makeEvent(&s, fields, requires: requires, critical: critical, notice: false)
-            } else {
-                event.seq = s.nextSeq
-                s.nextSeq += 1
+                event = QueuedEvent(seq: 0, eventId: eventId, name: name, timestampMs: now, anonymousId: s.anonymousId,
+                                    hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
+                                    fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
             }
+            event.seq = s.nextSeq
+            s.nextSeq += 1
             enqueue(&s, event)
             kickWriters(&s)
         }
+    }
+
+    /// The current identity part of an envelope, encoded once per identity generation.
+    func identityBytes(_ s: inout ClientState) -> [UInt8] {
+        if s.identityBytesGeneration != s.identityGeneration {
+            var out = [UInt8]()
+            EnvelopeWriter.identity(anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId,
+                                    into: &out)
+            s.identityBytes = out
+            s.identityBytesGeneration = s.identityGeneration
+        }
+        return s.identityBytes
     }
 
     /// Whether the envelope fits a request body on its own.
@@ -435,8 +454,8 @@ public final class ScoreClient: Sendable {
         for e in events where e.inQueue {
             e.inQueue = false
             if e.notice { notices += 1 }
-            // The writer skips an unpersisted add: release its fields now.
-            if !e.persisted, e.encoded == nil { e.fields = nil }
+            // The writer skips an unpersisted add: release its fields and bytes now.
+            if !e.persisted { e.fields = nil; e.encoded = nil }
             // An unpersisted add is skipped by the writer instead (which logs a removal when
             // the event left while its add was being written).
             if e.persisted { persisted.append(e.eventId) }

@@ -52,6 +52,9 @@ struct ClientState {
     var userId: String?
     /// Bumped whenever `anonymousId`, `sessionId` or `userId` changes.
     var identityGeneration = 0
+    /// The identity part of an envelope (see `ScoreClient.identityBytes`) and its generation.
+    var identityBytes: [UInt8] = []
+    var identityBytesGeneration = -1
     var linked: Set<String> = []
     var token: String?
     var provider: (@Sendable () async throws -> String?)?

@@ -49,3 +49,59 @@ import TrackerCore
         #expect(copy == String(pvEnvelope(5, userId: "u1").dropLast()) + #","_backfill":true,"_originalEventId":"\#(E(1))"}"#)
     }
 }
+
+@Suite struct StreamingScrubTests {
+    /// The recording path scrubs and encodes in one pass; its bytes must equal the value-tree
+    /// path (`object` then `WireJSON`) for every kind of input and every rule.
+    @Test func streamingScrubEqualsTheValueTreePath() throws {
+        let scrubber = PiiScrubber(.Classify(rules: [
+            PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
+            PiiRule(field: "card", action: .drop), PiiRule(field: "name", action: .tokenize),
+        ]))
+        let inputs: [[String: Any]] = [
+            [:],
+            ["email": "fan@example.com"],
+            ["pollId": "motm-r12", "choice": "player_7", "round": 12, "email": "fan@example.com", "live": true],
+            ["z": 1, "a": 2.5, "é": "accent", "B": NSNull(), "aa": [1, "two", false, NSNull(), ["k": "v"]] as [Any]],
+            ["nested": ["email": "x@y.z", "phone": "+33", "inner": ["card": "4111", "name": "Ann"]] as [String: Any]],
+            ["int8": Int8(-3), "u64": UInt64(7), "float": Float(0.5), "neg": -0.0, "big": 1e21, "small": 1e-7],
+            ["quote\"key": "line\nbreak\u{1}", "😀": "emoji", "name": ["first": "Ann"]],
+            ["strings": ["a", "b"], "sub": Substring("part"), "number": NSNumber(value: 42)],
+        ]
+        for input in inputs {
+            var size = 0
+            let tree = WireJSON.encode(.object(try scrubber.object(input, size: &size)))
+            var streamed: [UInt8] = []
+            try scrubber.write(input, into: &streamed)
+            #expect(streamed == tree, "\(String(decoding: tree, as: UTF8.self))")
+        }
+    }
+
+    @Test func streamingScrubRefusesWhatTheTreePathRefuses() {
+        let scrubber = PiiScrubber(nil)
+        for bad: [String: Any] in [["d": Date()], ["n": Double.nan], ["deep": ["x": [Double.infinity]]]] {
+            var out: [UInt8] = []
+            #expect(throws: InvalidInput.self) { try scrubber.write(bad, into: &out) }
+            var size = 0
+            #expect(throws: InvalidInput.self) { try scrubber.object(bad, size: &size) }
+        }
+    }
+
+    /// A recorded event's bytes equal the full envelope encoder's (pre-encoded identity and tail).
+    @Test func recordedEnvelopeEqualsTheFieldEncoder() throws {
+        var head: [UInt8] = []
+        EnvelopeWriter.head(type: "track", name: "poll_vote", eventId: E(1), timestampMs: T0, into: &head)
+        var identity: [UInt8] = []
+        EnvelopeWriter.identity(anonymousId: A(1), sessionId: S(1), userId: "fan-1", siteId: "urc", into: &identity)
+        var ctx = JSONObject()
+        ctx.appendUnchecked("os", .string("iOS 18.1"))
+        var tail: [UInt8] = []
+        EnvelopeWriter.tail(context: ctx, sdkName: "n", sdkVersion: "1", into: &tail)
+        var props: [UInt8] = []
+        try PiiScrubber(nil).write(["a": 1], into: &props)
+        let f = EnvelopeFields(type: "track", name: "poll_vote", eventId: E(1), timestampMs: T0, anonymousId: A(1),
+                               sessionId: S(1), userId: "fan-1", siteId: "urc", props: ["a": 1], traits: nil, context: ctx,
+                               sdkName: "n", sdkVersion: "1")
+        #expect(EnvelopeWriter.exact(head, identity, props, tail) == f.encode())
+    }
+}

@@ -13,4 +13,7 @@
  */
 long long bench_curl_sequential(const char *url, int count, const char *body, long body_length);
 
+/* Bytes malloc has handed out and not taken back (all arenas and mmapped chunks). */
+unsigned long long bench_heap_in_use(void);
+
 #endif
