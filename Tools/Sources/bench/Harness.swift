@@ -18,7 +18,11 @@ enum Stats {
     }
     static func summary(_ samples: [Double], prefix: String) -> [String: Double] {
         let s = samples.sorted()
-        return ["\(prefix)_median": percentile(s, 0.5), "\(prefix)_p99": percentile(s, 0.99)]
+        var out = ["\(prefix)_median": percentile(s, 0.5), "\(prefix)_p99": percentile(s, 0.99)]
+        if ProcessInfo.processInfo.environment["BENCH_TAILS"] != nil {
+            for p in [0.9, 0.95, 0.98, 0.995, 0.999] { out["\(prefix)_p\(p * 100)"] = percentile(s, p) }
+        }
+        return out
     }
 }
 

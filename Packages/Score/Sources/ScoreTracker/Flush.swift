@@ -321,7 +321,7 @@ extension ScoreClient {
     public func onForeground() {
         let rotate: String? = ids.newSessionIdIfNeeded(self)
         state.withLock { s in
-            if let rotate { s.sessionId = rotate; s.identityGeneration += 1 }
+            if let rotate { s.sessionId = rotate; s.identityGeneration += 1; publishView(&s) }
             s.inBackground = false
             s.backgroundSinceMs = nil
             restartAutoFlushTimer(&s)

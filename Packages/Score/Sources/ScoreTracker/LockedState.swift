@@ -17,7 +17,18 @@ final class LockedState<Value>: @unchecked Sendable {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
+        #if os(Linux)
+        // Adaptive: a contended lock spins briefly before sleeping. Every hold of the client's
+        // lock is short, so a recording call that meets the writer inside it waits a moment
+        // instead of a futex sleep and wake-up.
+        var attr = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attr)
+        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attr)
+        pthread_mutexattr_destroy(&attr)
+        #else
         pthread_mutex_init(mutex, nil)
+        #endif
     }
 
     deinit {

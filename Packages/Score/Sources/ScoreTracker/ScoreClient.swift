@@ -43,6 +43,11 @@ public final class ScoreClient: Sendable {
     let ids: any ScoreIdSource
     let diagnose: DiagnosticHandler
     let state: LockedState<ClientState>
+    /// What a recording call reads first (consent, the identity to stamp), published apart from
+    /// `state` whenever either changes, so that this first look never waits for the background
+    /// writer. The hand-over re-checks both under `state`'s lock: a stale view costs a re-stamp,
+    /// never a wrong or lost event.
+    let view: LockedState<RecordingView>
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
@@ -115,6 +120,7 @@ public final class ScoreClient: Sendable {
         s.linked = identity.linked
         s.identityDirty = identity.anonymousId == nil
         ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &s)
+        self.view = LockedState(ScoreClient.makeView(&s, siteId: siteId))
         self.state = LockedState(s)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         state.withLock { s in
@@ -163,6 +169,7 @@ public final class ScoreClient: Sendable {
         state.withLock { s in
             let withdrawn = s.consent.mask & ~consent.mask
             s.consent = consent
+            publishView(&s)
             if withdrawn != 0 {
                 let gone = s.queue.filter { $0.requires & withdrawn != 0 }
                 if !gone.isEmpty { removeFromQueue(&s, gone) }
@@ -212,6 +219,7 @@ public final class ScoreClient: Sendable {
         state.withLock { s in
             s.userId = userId
             s.identityGeneration += 1
+            publishView(&s)
             s.identityDirty = true
             let buffered = s.replay
             s.replay = []
@@ -255,6 +263,7 @@ public final class ScoreClient: Sendable {
             s.anonymousId = anon
             s.sessionId = session
             s.identityGeneration += 1
+            publishView(&s)
             s.replay = []
             s.lastSkip = nil
             s.identityDirty = true
@@ -320,20 +329,24 @@ public final class ScoreClient: Sendable {
             countInvalid(name.isEmpty ? "an event name is empty" : "an event name is longer than 128 code points")
             return
         }
-        // A short look under the lock: consent, and the identity to stamp (pre-encoded).
-        let (maybeAllowed, anon, hasUserId, identity, generation) = state.withLock { s in
-            (allowed(requires, s.consent), s.anonymousId, s.userId != nil, identityBytes(&s), s.identityGeneration)
-        }
-        if !maybeAllowed {
+        // A first look: consent, and the identity to stamp (pre-encoded).
+        let v = view.withLock { $0 }
+        if !allowed(requires, v.consent) {
             // A dropped event is only validated, never scrubbed.
             var size = 0
             do { _ = try PiiScrubber(nil).object(props, size: &size) } catch {
                 countInvalid("props hold a value that is not JSON")
                 return
             }
-            state.withLock { countDropped(&$0, requires) }
-            return
+            let dropped = state.withLock { s in
+                // Consent granted meanwhile: record after all.
+                if allowed(requires, s.consent) { return false }
+                countDropped(&s, requires)
+                return true
+            }
+            if dropped { return }
         }
+        let (anon, hasUserId, identity, generation) = (v.anonymousId, v.hasUserId, v.identity, v.generation)
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
@@ -369,11 +382,52 @@ public final class ScoreClient: Sendable {
             s.nextSeq += 1
             enqueue(&s, event)
             kickWriters(&s)
+            ScoreClient.releaseDropLater(&s, upTo: 2)
         }
     }
 
+    /// Logs the removal of persisted events: joined to the removal still waiting to be written,
+    /// when there is one (one record and one allocation per write instead of one per event).
+    /// Any place in the backlog is safe: the events' add records are already on disk.
+    static func logRemoval(_ s: inout ClientState, _ ids: [String]) {
+        s.deadRecords += ids.count
+        if let i = s.pendingRemoval, i < s.writeOps.count, case var .remove(joined) = s.writeOps[i] {
+            s.writeOps[i] = .compact // placeholder while `joined` is uniquely held
+            joined.append(contentsOf: ids)
+            s.writeOps[i] = .remove(joined)
+        } else {
+            s.pendingRemoval = s.writeOps.count
+            s.writeOps.append(.remove(ids))
+            s.deadRecords += 1
+        }
+    }
+
+    /// Releases up to `n` events of `dropLater`: the bytes of one still queued and located on
+    /// disk, the last reference of one that left the queue.
+    static func releaseDropLater(_ s: inout ClientState, upTo n: Int) {
+        var k = min(n, s.dropLater.count)
+        while k > 0 {
+            let e = s.dropLater.removeLast()
+            if e.persisted, e.location != nil { e.encoded = nil }
+            k -= 1
+        }
+    }
+
+    /// Publishes the recording view of `s` (call after changing consent or identity).
+    func publishView(_ s: inout ClientState) {
+        let v = ScoreClient.makeView(&s, siteId: siteId)
+        view.withLock { $0 = v }
+    }
+
+    static func makeView(_ s: inout ClientState, siteId: String) -> RecordingView {
+        RecordingView(consent: s.consent, anonymousId: s.anonymousId, hasUserId: s.userId != nil,
+                      identity: identityBytes(&s, siteId: siteId), generation: s.identityGeneration)
+    }
+
     /// The current identity part of an envelope, encoded once per identity generation.
-    func identityBytes(_ s: inout ClientState) -> [UInt8] {
+    func identityBytes(_ s: inout ClientState) -> [UInt8] { ScoreClient.identityBytes(&s, siteId: siteId) }
+
+    static func identityBytes(_ s: inout ClientState, siteId: String) -> [UInt8] {
         if s.identityBytesGeneration != s.identityGeneration {
             var out = [UInt8]()
             EnvelopeWriter.identity(anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId,
@@ -466,10 +520,7 @@ public final class ScoreClient: Sendable {
             s.queue.removeAll { !$0.inQueue }
         }
         s.noticeCount -= notices
-        if !persisted.isEmpty {
-            s.writeOps.append(.remove(persisted))
-            s.deadRecords += persisted.count + 1
-        }
+        if !persisted.isEmpty { ScoreClient.logRemoval(&s, persisted) }
     }
 
     /// Drops events older than the retention cap (notices silently; critical ones are lost).
@@ -509,29 +560,39 @@ public final class ScoreClient: Sendable {
                 pending = state.withLock { s in
                     let ops = s.writeOps
                     s.writeOps = []
-                    if ops.isEmpty { s.writerRunning = false }
+                    s.pendingRemoval = nil
+                    if ops.isEmpty {
+                        s.writerRunning = false
+                        ScoreClient.releaseDropLater(&s, upTo: s.dropLater.count)
+                    }
                     return ops
                 }
                 at = 0
                 if pending.isEmpty { return }
             }
             let end = min(pending.count, at + ScoreClient.writerBatch)
-            let ops = pending[at..<end]
+            var ops = Array(pending[at..<end])
+            // Drop the backlog's hold on this batch (see `ClientState.dropLater`).
+            for k in at..<end { pending[k] = .remove([]) }
             at = end
+            var toDrop: [QueuedEvent] = []
             var records: [[UInt8]] = []
             // Each added event with its encoding, record index and fields (released after the
             // lock, not inside it).
             var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
             var compact = false
             // Snapshot the adds' state, a few at a time under the lock (short holds).
-            let addsInOps: [QueuedEvent] = ops.compactMap { if case let .add(e) = $0 { e } else { nil } }
+            var addsInOps: [QueuedEvent] = ops.compactMap { if case let .add(e) = $0 { e } else { nil } }
             var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
             snapshot.reserveCapacity(addsInOps.count)
             var c = 0
             while c < addsInOps.count {
                 let d = min(addsInOps.count, c + 64)
                 state.withLock { _ in
-                    for e in addsInOps[c..<d] { snapshot.append((e.inQueue, e.fields, e.encoded)) }
+                    for e in addsInOps[c..<d] {
+                        snapshot.append((e.inQueue, e.fields, e.encoded))
+                        if !e.inQueue { toDrop.append(e) }
+                    }
                 }
                 c = d
             }
@@ -567,9 +628,10 @@ public final class ScoreClient: Sendable {
                     for k in i..<j {
                         let (e, env, index, _) = added[k]
                         if let locations {
-                            // On disk and readable back: keep only the location in memory.
+                            // On disk and readable back: keep only the location in memory (the
+                            // bytes are released by a recording call, see `dropLater`).
                             e.location = locations[index]
-                            e.encoded = nil
+                            toDrop.append(e)
                         } else {
                             e.encoded = env
                         }
@@ -580,11 +642,13 @@ public final class ScoreClient: Sendable {
                 }
                 i = j
             }
+            added = []
+            snapshot = []
+            addsInOps = []
+            ops = []
             let resume: Flight? = state.withLock { s in
-                if !leftMeanwhile.isEmpty {
-                    s.writeOps.append(.remove(leftMeanwhile))
-                    s.deadRecords += leftMeanwhile.count + 1
-                }
+                s.dropLater.append(contentsOf: toDrop)
+                if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 if !compact, s.deadRecords > 512, s.deadRecords > s.queue.count {
                     compact = true
                 }
@@ -595,7 +659,7 @@ public final class ScoreClient: Sendable {
                 }
                 return nil
             }
-            added = []
+            toDrop = []
             if compact { await compactLog() }
             if let resume { proceedToToken(resume.id) }
         }
@@ -611,8 +675,9 @@ public final class ScoreClient: Sendable {
         let snapshot: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)] = state.withLock { s in
             s.queue.compactMap { e in
                 guard e.persisted else { return nil }
-                if let bytes = e.encoded { return (e, bytes, nil) }
+                // Located first: a located event may still hold bytes `dropLater` will release.
                 if let location = e.location { return (e, nil, location) }
+                if let bytes = e.encoded { return (e, bytes, nil) }
                 return nil
             }
         }

@@ -69,6 +69,14 @@ struct ClientState {
     var consecutiveFailures = 0
     // persistence
     var writeOps: [WriteOp] = []
+    /// The index in `writeOps` of its removal operation, if any (see `ScoreClient.logRemoval`).
+    var pendingRemoval: Int?
+    /// Events the queue writer is done with, released a few per recording call: the bytes of
+    /// events now located on disk and the last references of events that left the queue. They
+    /// were allocated on the recording thread; freeing them there rather than on the writer's
+    /// thread keeps the two threads from contending for the allocator's lock (a recording call's
+    /// slowest cases). The writer empties it itself when it goes idle.
+    var dropLater: [QueuedEvent] = []
     var writerRunning = false
     var deadRecords = 0
     var identityDirty = false
@@ -87,5 +95,24 @@ struct ClientState {
         self.consent = consent
         self.anonymousId = anonymousId
         self.sessionId = sessionId
+    }
+}
+
+/// Consent and the identity to stamp, as a recording call first reads them (see
+/// `ScoreClient.view`).
+final class RecordingView: Sendable {
+    let consent: ConsentState
+    let anonymousId: String
+    let hasUserId: Bool
+    /// The identity part of an envelope (see `EnvelopeWriter.identity`).
+    let identity: [UInt8]
+    let generation: Int
+
+    init(consent: ConsentState, anonymousId: String, hasUserId: Bool, identity: [UInt8], generation: Int) {
+        self.consent = consent
+        self.anonymousId = anonymousId
+        self.hasUserId = hasUserId
+        self.identity = identity
+        self.generation = generation
     }
 }

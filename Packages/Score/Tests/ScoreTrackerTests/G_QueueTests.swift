@@ -239,3 +239,50 @@ final class ClockBox: @unchecked Sendable {
         await clockSleep(clock, ms)
     }
 }
+
+@Suite struct RemovalRecordTests {
+    /// Removals waiting to be written join into one record, wherever adds come between them; a
+    /// relaunch replays the log to the same queue.
+    @Test func removalsWaitingToBeWrittenShareOneRecord() async throws {
+        let store = InMemoryScoreStore()
+        let h = Harness(store: store, holdsOutsideWork: true)
+        let c = h.client(maxQueueSize: 2, granted: true)
+        c.track("a")
+        c.track("b")
+        await h.settle()
+        // Each new event sheds a persisted one: removal, add, removal, add.
+        c.track("c")
+        c.track("d")
+        await h.settle()
+        let removals = store.queueRecords.filter { $0.first == 82 }
+        #expect(removals.count == 1)
+        guard case let .remove(ids)? = QueueRecord.parse(removals[0]) else { Issue.record("not a removal"); return }
+        #expect(ids == [E(1), E(2)])
+        #expect(c.inspect().queue.shed == 2)
+        let relaunched = h.client(maxQueueSize: 2, granted: true)
+        #expect(relaunched.inspect().queue.depth == 2)
+    }
+}
+
+@Suite struct RecordingViewTests {
+    /// The first look of a recording call reads a published view; the hand-over re-checks it, so
+    /// a view left behind by a change (white-box: the state changed without publishing) never
+    /// drops an event consent allows, nor stamps an old identity.
+    @Test func aStaleViewNeverDropsNorMisstampsAnEvent() async throws {
+        let h = Harness()
+        let c = h.client()
+        c.state.withLock { $0.consent = .all } // granted, the view still says denied
+        c.track("after_grant")
+        #expect(c.inspect().queue.depth == 1)
+        c.state.withLock { s in s.userId = "fan-9"; s.identityGeneration += 1 } // the view still has no userId
+        c.track("after_identify")
+        await h.settle()
+        let records = h.memoryStore.queueRecords.compactMap { r -> QueueRecord.Add? in
+            if case let .add(a)? = QueueRecord.parse(r) { a } else { nil }
+        }
+        #expect(records.map(\.name) == ["after_grant", "after_identify"])
+        let last = try #require(records.last)
+        #expect(String(decoding: last.envelope, as: UTF8.self).contains(#""userId":"fan-9""#))
+        #expect(!String(decoding: records[0].envelope, as: UTF8.self).contains("userId"))
+    }
+}

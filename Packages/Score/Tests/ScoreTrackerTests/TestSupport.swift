@@ -150,8 +150,10 @@ final class Harness: @unchecked Sendable {
     let tx: TX
     let diagnostics = DiagnosticLog()
 
-    init(store: (any ScoreStore)? = nil, startMs: Int64 = T0) {
-        clock = ManualClock(startMs: startMs)
+    /// `holdsOutsideWork`: background work started by the test's own calls waits for the next
+    /// settle (see `ManualClock`).
+    init(store: (any ScoreStore)? = nil, startMs: Int64 = T0, holdsOutsideWork: Bool = false) {
+        clock = ManualClock(startMs: startMs, holdsOutsideWork: holdsOutsideWork)
         self.store = store ?? InMemoryScoreStore()
         tx = TX(clock: clock)
     }
