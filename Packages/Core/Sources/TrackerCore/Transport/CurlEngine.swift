@@ -45,16 +45,18 @@ final class CurlEngine: @unchecked Sendable {
         var idleHandles: [UnsafeMutableRawPointer] = []
         var shutdown = false
         var finished = false
-        /// The loop is briefly spinning for new work instead of sleeping in `curl_multi_poll`,
-        /// so submitters need not wake it.
-        var loopSpinning = false
+        /// The loop sleeps in (or is about to enter) `curl_multi_poll` and must be woken for new
+        /// work. Set only by the loop, under the lock, once it found the inbox empty; cleared by
+        /// the first submitter that wakes it and by the loop's next drain. While it is false the
+        /// loop is running and will look at the inbox before it sleeps, so nobody needs to wake it.
+        var sleeping = false
     }
 
     private let multi: UnsafeMutableRawPointer?
     private let options: CurlTransport.Options
     private let spinNs: UInt64
     private let state = Locked(State())
-    /// Set (under the lock) when `adds` or `cancels` gains work; read lock-free while spinning.
+    /// Set (under the lock) when the inbox gains work; read lock-free while spinning.
     private let inboxSignal = Atomic<Bool>(false)
 
     init(options: CurlTransport.Options) {
@@ -95,50 +97,51 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Hands a prepared transfer (its continuation set) to the loop.
     func submit(_ transfer: CurlTransfer) {
-        enum Admission { case queued(wake: Bool), refused(HTTPError) }
-        let admission: Admission = state.withLock { s in
-            if transfer.cancelRequested { return .refused(HTTPError(.cancelled, "the task was cancelled")) }
-            if s.shutdown { return .refused(HTTPError(.shutdown, "the transport was shut down")) }
+        let refusal: HTTPError? = state.withLock { s in
+            if transfer.cancelRequested { return HTTPError(.cancelled, "the task was cancelled") }
+            if s.shutdown { return HTTPError(.shutdown, "the transport was shut down") }
             transfer.submitted = true
             s.adds.append(transfer)
-            inboxSignal.store(true, ordering: .releasing)
-            return .queued(wake: !s.loopSpinning)
+            signal(&s)
+            return nil
         }
-        switch admission {
-        case .queued(let needsWake):
-            if needsWake { wake() }
-        case .refused(let error):
+        if let refusal {
             let continuation = transfer.continuation
             transfer.continuation = nil
             recycle(transfer)
-            continuation?.resume(throwing: error)
+            continuation?.resume(throwing: refusal)
         }
     }
 
     /// Aborts `transfer` if it is still running (called from a task cancellation handler).
     func cancel(_ transfer: CurlTransfer) {
-        let queued: Bool = state.withLock { s in
+        state.withLock { s in
             transfer.cancelRequested = true
-            guard transfer.submitted, !s.shutdown else { return false }
+            guard transfer.submitted, !s.shutdown else { return }
             s.cancels.append(transfer)
-            inboxSignal.store(true, ordering: .releasing)
-            return true
+            signal(&s)
         }
-        if queued { wake() }
     }
 
     /// Asks the loop to stop; it fails what is in flight and releases everything.
     func shutdown() {
-        let wasRunning = state.withLock { s in
-            let was = !s.shutdown
+        state.withLock { s in
+            guard !s.shutdown else { return }
             s.shutdown = true
-            return was
+            signal(&s)
         }
-        if wasRunning { wake() }
     }
 
-    private func wake() {
-        if let multi { _ = curl_multi_wakeup(multi) }
+    /// Tells the loop that the inbox has work (call under the lock, after adding it). The loop is
+    /// woken with `curl_multi_wakeup` only when it sleeps; while it runs it looks at the inbox
+    /// anyway before sleeping. Waking under the lock also keeps the wake-up away from a closed
+    /// multi handle: `sleeping` is never true once the loop has left for its clean-up.
+    private func signal(_ s: inout State) {
+        inboxSignal.store(true, ordering: .releasing)
+        if s.sleeping {
+            s.sleeping = false
+            if let multi { _ = curl_multi_wakeup(multi) }
+        }
     }
 
     // MARK: - Handle set-up
@@ -279,6 +282,7 @@ final class CurlEngine: @unchecked Sendable {
                 swap(&adds, &s.adds)
                 swap(&cancels, &s.cancels)
                 stop = s.shutdown
+                s.sleeping = false
                 inboxSignal.store(false, ordering: .relaxed)
             }
             for transfer in adds {
@@ -306,8 +310,14 @@ final class CurlEngine: @unchecked Sendable {
                 complete(transfer, result)
                 completed = true
             }
-            if completed, active.isEmpty, spinNs > 0, spinForWork() { continue }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            if completed, active.isEmpty, spinNs > 0 { spinForWork() }
+            let sleep = state.withLock { s in
+                guard s.adds.isEmpty, s.cancels.isEmpty, !s.shutdown else { return false }
+                s.sleeping = true
+                return true
+            }
+            // libcurl shortens the timeout to its own next deadline (transfer timeouts).
+            if sleep { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
 
         for (handle, transfer) in active {
@@ -330,16 +340,12 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Right after the last transfer finished, a sequential caller usually submits its next
     /// request within microseconds. Spinning briefly for it saves a sleep/wake round trip of the
-    /// loop thread (and the wake-up write). Returns whether work arrived.
-    private func spinForWork() -> Bool {
-        state.withLock { $0.loopSpinning = true }
+    /// loop thread (and the wake-up write); submitters see that the loop is not sleeping and do
+    /// not wake it. The loop looks at the inbox under the lock afterwards in any case.
+    private func spinForWork() {
         let deadline = MonotonicClock.nowNs() &+ spinNs
         while !inboxSignal.load(ordering: .acquiring), MonotonicClock.nowNs() < deadline {
             sched_yield()
-        }
-        return state.withLock { s in
-            s.loopSpinning = false
-            return !s.adds.isEmpty || !s.cancels.isEmpty || s.shutdown
         }
     }
 
