@@ -269,6 +269,8 @@ final class CurlEngine: @unchecked Sendable {
 
     private func run() {
         guard let multi else { return }
+        // `Thread.name` does not reach the OS thread on Linux (it keeps its creator's name).
+        ctracker_name_current_thread("tracker.curl")
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         var adds: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
