@@ -38,12 +38,20 @@ final class CurlTransfer: @unchecked Sendable {
 /// The multi handle is used only on the loop thread, except for `curl_multi_wakeup`, which
 /// libcurl documents as callable from any thread. Everything shared with other threads lives in
 /// `state`, behind a mutex; that is why the class is `@unchecked Sendable`.
+///
+/// The engine is also a `TaskExecutor` (``CurlTransport/taskExecutor``): jobs enqueued on it run
+/// on the loop thread between two rounds of `curl_multi_perform`, so a task that prefers it
+/// submits its transfers and is resumed by their completion without any thread switch. Once the
+/// loop has ended, jobs go to the global concurrent executor instead; none is ever dropped.
 final class CurlEngine: @unchecked Sendable {
     private struct State {
         var adds: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
+        /// Jobs of tasks that prefer this engine as their executor, in arrival order.
+        var jobs: [UnownedJob] = []
         var idleHandles: [UnsafeMutableRawPointer] = []
         var shutdown = false
+        /// The loop has ended: later jobs go to the global executor, handles are no longer pooled.
         var finished = false
         /// The loop sleeps in (or is about to enter) `curl_multi_poll` and must be woken for new
         /// work. Set only by the loop, under the lock, once it found the inbox empty; cleared by
@@ -274,6 +282,7 @@ final class CurlEngine: @unchecked Sendable {
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         var adds: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
+        var jobs: [UnownedJob] = []
         var stop = false
         var running: Int32 = 0
         var easy: UnsafeMutableRawPointer?
@@ -283,9 +292,26 @@ final class CurlEngine: @unchecked Sendable {
             state.withLock { s in
                 swap(&adds, &s.adds)
                 swap(&cancels, &s.cancels)
+                swap(&jobs, &s.jobs)
                 stop = s.shutdown
                 s.sleeping = false
                 inboxSignal.store(false, ordering: .relaxed)
+            }
+            if !jobs.isEmpty {
+                // One batch per round: a task that keeps re-enqueueing itself cannot starve the
+                // transfers. What the batch submits is picked up right away, so a request made
+                // by a job is on the wire before the loop next sleeps; jobs enqueued by the batch
+                // wait for the next round (and keep the loop from sleeping).
+                runJobs(jobs)
+                jobs.removeAll(keepingCapacity: true)
+                state.withLock { s in
+                    adds.append(contentsOf: s.adds)
+                    s.adds.removeAll(keepingCapacity: true)
+                    cancels.append(contentsOf: s.cancels)
+                    s.cancels.removeAll(keepingCapacity: true)
+                    stop = s.shutdown
+                    inboxSignal.store(!s.jobs.isEmpty, ordering: .relaxed)
+                }
             }
             for transfer in adds {
                 if curl_multi_add_handle(multi, transfer.handle) == CURLM_OK {
@@ -314,7 +340,7 @@ final class CurlEngine: @unchecked Sendable {
             }
             if completed, active.isEmpty, spinNs > 0 { spinForWork() }
             let sleep = state.withLock { s in
-                guard s.adds.isEmpty, s.cancels.isEmpty, !s.shutdown else { return false }
+                guard s.adds.isEmpty, s.cancels.isEmpty, s.jobs.isEmpty, !s.shutdown else { return false }
                 s.sleeping = true
                 return true
             }
@@ -322,22 +348,47 @@ final class CurlEngine: @unchecked Sendable {
             if sleep { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
 
+        // Failing the transfers resumes their tasks; those preferring this engine land in
+        // `jobs`, which are handed on below with any that arrived after the last round.
         for (handle, transfer) in active {
             curl_multi_remove_handle(multi, handle)
             finish(transfer, .failure(HTTPError(.shutdown, "the transport was shut down")))
         }
-        let (late, idle) = state.withLock { s in
+        let (lateAdds, lateJobs, idle) = state.withLock { s in
             s.finished = true
-            let late = s.adds
-            s.adds = []
             s.cancels = []
+            // Empty in practice: `submit` refuses once `shutdown` is set.
+            let lateAdds = s.adds
+            s.adds = []
+            let lateJobs = s.jobs
+            s.jobs = []
             let idle = s.idleHandles
             s.idleHandles = []
-            return (late, idle)
+            return (lateAdds, lateJobs, idle)
         }
-        for transfer in late { finish(transfer, .failure(HTTPError(.shutdown, "the transport was shut down"))) }
+        for transfer in lateAdds { finish(transfer, .failure(HTTPError(.shutdown, "the transport was shut down"))) }
         for handle in idle { curl_easy_cleanup(handle) }
         curl_multi_cleanup(multi)
+        for job in lateJobs { forward(job) }
+    }
+
+    /// Runs jobs of tasks preferring this engine, on the loop thread.
+    private func runJobs(_ jobs: [UnownedJob]) {
+        guard #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure("jobs arrive only through the TaskExecutor conformance")
+        }
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+    }
+
+    /// Hands a job to the global concurrent executor (after the loop has ended). The task keeps
+    /// its preference for this engine, so each of its later jobs comes back here and is handed
+    /// on the same way.
+    private func forward(_ job: UnownedJob) {
+        guard #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure("jobs arrive only through the TaskExecutor conformance")
+        }
+        globalConcurrentExecutor.enqueue(ExecutorJob(job))
     }
 
     /// Right after the last transfer finished, a sequential caller usually submits its next
@@ -403,6 +454,22 @@ final class CurlEngine: @unchecked Sendable {
         default:
             return HTTPError(.other, message)
         }
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension CurlEngine: TaskExecutor {
+    /// Queues `job` for the loop thread (waking the loop if it sleeps), or hands it to the global
+    /// concurrent executor once the loop has ended.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let queued = state.withLock { s in
+            guard !s.finished else { return false }
+            s.jobs.append(job)
+            signal(&s)
+            return true
+        }
+        if !queued { forward(job) }
     }
 }
 
