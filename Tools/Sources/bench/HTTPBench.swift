@@ -7,6 +7,9 @@ import TrackerCoreTestKit
 
 // HTTP transport benchmark cases: sequential small requests over one reused loopback
 // connection, through CurlTransport and through a plain C curl_easy_perform loop.
+// `http.loopback.reused` sends from a plain task (global pool); `http.loopback.reused.executor`
+// sends from a task preferring the transport's executor (the loop thread). HTTP_BENCH_SPIN_US
+// overrides the transport's idle spin.
 
 private let httpRequestsPerRound = 5000
 private let httpWarmup = 300
@@ -19,7 +22,8 @@ private let httpAnswer = Array(#"{"outcome":"accepted"}"#.utf8)
 func httpBenchCases() -> [BenchCase] {
     [
         BenchCase(name: "http.loopback.c_baseline", run: runCBaseline),
-        BenchCase(name: "http.loopback.reused", run: runCurlTransport),
+        BenchCase(name: "http.loopback.reused", run: { try runCurlTransport(onLoopThread: false) }),
+        BenchCase(name: "http.loopback.reused.executor", run: { try runCurlTransport(onLoopThread: true) }),
     ]
 }
 
@@ -42,11 +46,12 @@ private func cRound(_ url: String, _ count: Int) throws -> Double {
     return Double(count) / (Double(ns) / 1e9)
 }
 
-/// Rate of `count` sequential sends through `transport` from one task (requests per second).
-private func swiftRound(_ transport: CurlTransport, _ request: HTTPRequest, _ count: Int) throws -> Double {
+/// Rate of `count` sequential sends through `transport` from one task (requests per second);
+/// with `onLoopThread` the sending loop runs under the transport's executor preference.
+private func swiftRound(_ transport: CurlTransport, _ request: HTTPRequest, _ count: Int, onLoopThread: Bool) throws -> Double {
     let outcome = Mutex<Result<Double, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
-    Task {
+    @Sendable func sendAll() async {
         let start = MonotonicClock.nowNs()
         do {
             for _ in 0..<count {
@@ -57,6 +62,13 @@ private func swiftRound(_ transport: CurlTransport, _ request: HTTPRequest, _ co
             outcome.withLock { $0 = .success(Double(count) / (ns / 1e9)) }
         } catch {
             outcome.withLock { $0 = .failure(error) }
+        }
+    }
+    Task {
+        if onLoopThread {
+            await withTaskExecutorPreference(transport.taskExecutor) { await sendAll() }
+        } else {
+            await sendAll()
         }
         done.signal()
     }
@@ -74,7 +86,7 @@ private func runCBaseline() throws -> [String: Double] {
     return figures(rates, connections: 1, server: server)
 }
 
-private func runCurlTransport() throws -> [String: Double] {
+private func runCurlTransport(onLoopThread: Bool) throws -> [String: Double] {
     let server = try makeServer()
     defer { server.stop() }
     var options = CurlTransport.Options()
@@ -86,9 +98,9 @@ private func runCurlTransport() throws -> [String: Double] {
     let url = server.baseURL + "/collect"
     let request = HTTPRequest(url: url, method: "POST", headers: [HTTPHeader("content-type", "application/json")], body: httpBody)
 
-    _ = try swiftRound(transport, request, httpWarmup)
+    _ = try swiftRound(transport, request, httpWarmup, onLoopThread: onLoopThread)
     var rates: [Double] = []
-    for _ in 0..<httpRounds { rates.append(try swiftRound(transport, request, httpRequestsPerRound)) }
+    for _ in 0..<httpRounds { rates.append(try swiftRound(transport, request, httpRequestsPerRound, onLoopThread: onLoopThread)) }
     var result = figures(rates, connections: server.connectionCount, server: server)
 
     // The machine is shared, so compare like with like: alternate short C and Swift rounds
@@ -96,7 +108,7 @@ private func runCurlTransport() throws -> [String: Double] {
     var ratios: [Double] = []
     for _ in 0..<httpPairedRounds {
         let c = try cRound(url, httpPairedRequests)
-        let swift = try swiftRound(transport, request, httpPairedRequests)
+        let swift = try swiftRound(transport, request, httpPairedRequests, onLoopThread: onLoopThread)
         ratios.append(swift / c)
     }
     result["ratio_to_c_paired_median"] = Stats.percentile(ratios.sorted(), 0.5)

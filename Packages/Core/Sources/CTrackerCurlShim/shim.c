@@ -1,4 +1,9 @@
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* pthread_setname_np */
+#endif
 #include "CTrackerCurlShim.h"
+
+#include <pthread.h>
 
 CURLcode ctracker_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -35,4 +40,18 @@ int ctracker_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
         }
     }
     return 0;
+}
+
+void ctracker_name_current_thread(const char *name) {
+#if defined(__APPLE__)
+    pthread_setname_np(name);
+#elif defined(__linux__)
+    char truncated[16];
+    size_t i = 0;
+    for (; i < sizeof truncated - 1 && name[i] != '\0'; i++) truncated[i] = name[i];
+    truncated[i] = '\0';
+    pthread_setname_np(pthread_self(), truncated);
+#else
+    (void)name;
+#endif
 }

@@ -78,6 +78,10 @@ public final class HTTPSink<Payload: WireEncodable>: Sink {
 
     /// Sends through the transport. ``CurlTransport`` enforces `timeoutMs` itself; an injected
     /// transport is raced against the deadline and cancelled when it passes.
+    ///
+    /// Deliberately not under ``CurlTransport/taskExecutor``: one request per call gains nothing
+    /// (entering and leaving the preference costs the two hops it saves) and the caller's code
+    /// would run on the I/O thread.
     private func exchange(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard transportInjected else { return try await transport.send(request) }
         let transport = self.transport

@@ -30,4 +30,10 @@ CURLMcode ctracker_multi_setopt_long(CURLM *multi, CURLMoption option, long valu
  */
 int ctracker_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
 
+/*
+ * Names the calling thread for debuggers and profilers (at most 15 bytes are kept on Linux).
+ * A thread started from a Dispatch worker otherwise keeps the worker's name.
+ */
+void ctracker_name_current_thread(const char *name);
+
 #endif

@@ -38,23 +38,33 @@ final class CurlTransfer: @unchecked Sendable {
 /// The multi handle is used only on the loop thread, except for `curl_multi_wakeup`, which
 /// libcurl documents as callable from any thread. Everything shared with other threads lives in
 /// `state`, behind a mutex; that is why the class is `@unchecked Sendable`.
+///
+/// The engine is also a `TaskExecutor` (``CurlTransport/taskExecutor``): jobs enqueued on it run
+/// on the loop thread between two rounds of `curl_multi_perform`, so a task that prefers it
+/// submits its transfers and is resumed by their completion without any thread switch. Once the
+/// loop has ended, jobs go to the global concurrent executor instead; none is ever dropped.
 final class CurlEngine: @unchecked Sendable {
     private struct State {
         var adds: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
+        /// Jobs of tasks that prefer this engine as their executor, in arrival order.
+        var jobs: [UnownedJob] = []
         var idleHandles: [UnsafeMutableRawPointer] = []
         var shutdown = false
+        /// The loop has ended: later jobs go to the global executor, handles are no longer pooled.
         var finished = false
-        /// The loop is briefly spinning for new work instead of sleeping in `curl_multi_poll`,
-        /// so submitters need not wake it.
-        var loopSpinning = false
+        /// The loop sleeps in (or is about to enter) `curl_multi_poll` and must be woken for new
+        /// work. Set only by the loop, under the lock, once it found the inbox empty; cleared by
+        /// the first submitter that wakes it and by the loop's next drain. While it is false the
+        /// loop is running and will look at the inbox before it sleeps, so nobody needs to wake it.
+        var sleeping = false
     }
 
     private let multi: UnsafeMutableRawPointer?
     private let options: CurlTransport.Options
     private let spinNs: UInt64
     private let state = Locked(State())
-    /// Set (under the lock) when `adds` or `cancels` gains work; read lock-free while spinning.
+    /// Set (under the lock) when the inbox gains work; read lock-free while spinning.
     private let inboxSignal = Atomic<Bool>(false)
 
     init(options: CurlTransport.Options) {
@@ -95,50 +105,51 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Hands a prepared transfer (its continuation set) to the loop.
     func submit(_ transfer: CurlTransfer) {
-        enum Admission { case queued(wake: Bool), refused(HTTPError) }
-        let admission: Admission = state.withLock { s in
-            if transfer.cancelRequested { return .refused(HTTPError(.cancelled, "the task was cancelled")) }
-            if s.shutdown { return .refused(HTTPError(.shutdown, "the transport was shut down")) }
+        let refusal: HTTPError? = state.withLock { s in
+            if transfer.cancelRequested { return HTTPError(.cancelled, "the task was cancelled") }
+            if s.shutdown { return HTTPError(.shutdown, "the transport was shut down") }
             transfer.submitted = true
             s.adds.append(transfer)
-            inboxSignal.store(true, ordering: .releasing)
-            return .queued(wake: !s.loopSpinning)
+            signal(&s)
+            return nil
         }
-        switch admission {
-        case .queued(let needsWake):
-            if needsWake { wake() }
-        case .refused(let error):
+        if let refusal {
             let continuation = transfer.continuation
             transfer.continuation = nil
             recycle(transfer)
-            continuation?.resume(throwing: error)
+            continuation?.resume(throwing: refusal)
         }
     }
 
     /// Aborts `transfer` if it is still running (called from a task cancellation handler).
     func cancel(_ transfer: CurlTransfer) {
-        let queued: Bool = state.withLock { s in
+        state.withLock { s in
             transfer.cancelRequested = true
-            guard transfer.submitted, !s.shutdown else { return false }
+            guard transfer.submitted, !s.shutdown else { return }
             s.cancels.append(transfer)
-            inboxSignal.store(true, ordering: .releasing)
-            return true
+            signal(&s)
         }
-        if queued { wake() }
     }
 
     /// Asks the loop to stop; it fails what is in flight and releases everything.
     func shutdown() {
-        let wasRunning = state.withLock { s in
-            let was = !s.shutdown
+        state.withLock { s in
+            guard !s.shutdown else { return }
             s.shutdown = true
-            return was
+            signal(&s)
         }
-        if wasRunning { wake() }
     }
 
-    private func wake() {
-        if let multi { _ = curl_multi_wakeup(multi) }
+    /// Tells the loop that the inbox has work (call under the lock, after adding it). The loop is
+    /// woken with `curl_multi_wakeup` only when it sleeps; while it runs it looks at the inbox
+    /// anyway before sleeping. Waking under the lock also keeps the wake-up away from a closed
+    /// multi handle: `sleeping` is never true once the loop has left for its clean-up.
+    private func signal(_ s: inout State) {
+        inboxSignal.store(true, ordering: .releasing)
+        if s.sleeping {
+            s.sleeping = false
+            if let multi { _ = curl_multi_wakeup(multi) }
+        }
     }
 
     // MARK: - Handle set-up
@@ -266,9 +277,12 @@ final class CurlEngine: @unchecked Sendable {
 
     private func run() {
         guard let multi else { return }
+        // `Thread.name` does not reach the OS thread on Linux (it keeps its creator's name).
+        ctracker_name_current_thread("tracker.curl")
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         var adds: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
+        var jobs: [UnownedJob] = []
         var stop = false
         var running: Int32 = 0
         var easy: UnsafeMutableRawPointer?
@@ -278,8 +292,26 @@ final class CurlEngine: @unchecked Sendable {
             state.withLock { s in
                 swap(&adds, &s.adds)
                 swap(&cancels, &s.cancels)
+                swap(&jobs, &s.jobs)
                 stop = s.shutdown
+                s.sleeping = false
                 inboxSignal.store(false, ordering: .relaxed)
+            }
+            if !jobs.isEmpty {
+                // One batch per round: a task that keeps re-enqueueing itself cannot starve the
+                // transfers. What the batch submits is picked up right away, so a request made
+                // by a job is on the wire before the loop next sleeps; jobs enqueued by the batch
+                // wait for the next round (and keep the loop from sleeping).
+                runJobs(jobs)
+                jobs.removeAll(keepingCapacity: true)
+                state.withLock { s in
+                    adds.append(contentsOf: s.adds)
+                    s.adds.removeAll(keepingCapacity: true)
+                    cancels.append(contentsOf: s.cancels)
+                    s.cancels.removeAll(keepingCapacity: true)
+                    stop = s.shutdown
+                    inboxSignal.store(!s.jobs.isEmpty, ordering: .relaxed)
+                }
             }
             for transfer in adds {
                 if curl_multi_add_handle(multi, transfer.handle) == CURLM_OK {
@@ -306,40 +338,67 @@ final class CurlEngine: @unchecked Sendable {
                 complete(transfer, result)
                 completed = true
             }
-            if completed, active.isEmpty, spinNs > 0, spinForWork() { continue }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            if completed, active.isEmpty, spinNs > 0 { spinForWork() }
+            let sleep = state.withLock { s in
+                guard s.adds.isEmpty, s.cancels.isEmpty, s.jobs.isEmpty, !s.shutdown else { return false }
+                s.sleeping = true
+                return true
+            }
+            // libcurl shortens the timeout to its own next deadline (transfer timeouts).
+            if sleep { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
 
+        // Failing the transfers resumes their tasks; those preferring this engine land in
+        // `jobs`, which are handed on below with any that arrived after the last round.
         for (handle, transfer) in active {
             curl_multi_remove_handle(multi, handle)
             finish(transfer, .failure(HTTPError(.shutdown, "the transport was shut down")))
         }
-        let (late, idle) = state.withLock { s in
+        let (lateAdds, lateJobs, idle) = state.withLock { s in
             s.finished = true
-            let late = s.adds
-            s.adds = []
             s.cancels = []
+            // Empty in practice: `submit` refuses once `shutdown` is set.
+            let lateAdds = s.adds
+            s.adds = []
+            let lateJobs = s.jobs
+            s.jobs = []
             let idle = s.idleHandles
             s.idleHandles = []
-            return (late, idle)
+            return (lateAdds, lateJobs, idle)
         }
-        for transfer in late { finish(transfer, .failure(HTTPError(.shutdown, "the transport was shut down"))) }
+        for transfer in lateAdds { finish(transfer, .failure(HTTPError(.shutdown, "the transport was shut down"))) }
         for handle in idle { curl_easy_cleanup(handle) }
         curl_multi_cleanup(multi)
+        for job in lateJobs { forward(job) }
+    }
+
+    /// Runs jobs of tasks preferring this engine, on the loop thread.
+    private func runJobs(_ jobs: [UnownedJob]) {
+        guard #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure("jobs arrive only through the TaskExecutor conformance")
+        }
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+    }
+
+    /// Hands a job to the global concurrent executor (after the loop has ended). The task keeps
+    /// its preference for this engine, so each of its later jobs comes back here and is handed
+    /// on the same way.
+    private func forward(_ job: UnownedJob) {
+        guard #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure("jobs arrive only through the TaskExecutor conformance")
+        }
+        globalConcurrentExecutor.enqueue(ExecutorJob(job))
     }
 
     /// Right after the last transfer finished, a sequential caller usually submits its next
     /// request within microseconds. Spinning briefly for it saves a sleep/wake round trip of the
-    /// loop thread (and the wake-up write). Returns whether work arrived.
-    private func spinForWork() -> Bool {
-        state.withLock { $0.loopSpinning = true }
+    /// loop thread (and the wake-up write); submitters see that the loop is not sleeping and do
+    /// not wake it. The loop looks at the inbox under the lock afterwards in any case.
+    private func spinForWork() {
         let deadline = MonotonicClock.nowNs() &+ spinNs
         while !inboxSignal.load(ordering: .acquiring), MonotonicClock.nowNs() < deadline {
             sched_yield()
-        }
-        return state.withLock { s in
-            s.loopSpinning = false
-            return !s.adds.isEmpty || !s.cancels.isEmpty || s.shutdown
         }
     }
 
@@ -395,6 +454,22 @@ final class CurlEngine: @unchecked Sendable {
         default:
             return HTTPError(.other, message)
         }
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension CurlEngine: TaskExecutor {
+    /// Queues `job` for the loop thread (waking the loop if it sleeps), or hands it to the global
+    /// concurrent executor once the loop has ended.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let queued = state.withLock { s in
+            guard !s.finished else { return false }
+            s.jobs.append(job)
+            signal(&s)
+            return true
+        }
+        if !queued { forward(job) }
     }
 }
 
