@@ -163,45 +163,159 @@ enum EnvelopeBytes {
     }
 }
 
-/// One queued event. Immutable but for `encoded`/`fields`, which the client's lock guards.
-final class QueuedEvent: @unchecked Sendable {
-    var seq: UInt64
-    let eventId: String
-    let name: String
-    let timestampMs: Int64
-    let anonymousId: String
-    let hasUserId: Bool
-    let critical: Bool
-    let notice: Bool
-    /// Required categories as a bit mask (see `ConsentCategory.bit`).
-    let requires: UInt8
-    /// Built by a recording call; released once encoded.
-    var fields: EnvelopeFields?
-    /// The first encoding (set by the writer, or loaded).
-    var encoded: [UInt8]?
-    /// Whether its add record is on disk.
-    var persisted = false
-    /// Whether it is still queued (cleared when it leaves the queue).
-    var inQueue = true
-    /// Where its add record lives, when the store reads records back; the bytes are then not
-    /// kept in memory.
-    var location: ScoreRecordLocation?
+/// An event id as a queued event keeps it: a lowercase canonical UUID (what the SDK mints) packed
+/// into 16 bytes, anything else as given. `string` gives back the exact text.
+enum CompactEventId: Sendable, Equatable {
+    case uuid(UInt64, UInt64)
+    case text(String)
 
-    init(seq: UInt64, eventId: String, name: String, timestampMs: Int64, anonymousId: String, hasUserId: Bool,
-         critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
-        self.seq = seq
-        self.eventId = eventId
-        self.name = name
-        self.timestampMs = timestampMs
-        self.anonymousId = anonymousId
-        self.hasUserId = hasUserId
-        self.critical = critical
-        self.notice = notice
-        self.requires = requires
-        self.fields = fields
-        self.encoded = encoded
+    init(_ id: String) {
+        if let packed = id.utf8.withContiguousStorageIfAvailable(CompactEventId.pack), let (hi, lo) = packed {
+            self = .uuid(hi, lo)
+        } else {
+            self = .text(id)
+        }
     }
 
+    /// The two halves of `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (lowercase hex only).
+    private static func pack(_ b: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
+        var hi: UInt64 = 0, lo: UInt64 = 0
+        var n = 0
+        for i in 0..<36 where i != 8 && i != 13 && i != 18 && i != 23 {
+            let c = b[i]
+            let v: UInt8
+            if c >= 48 && c <= 57 { v = c - 48 } else if c >= 97 && c <= 102 { v = c - 87 } else { return nil }
+            if n < 16 { hi = hi << 4 | UInt64(v) } else { lo = lo << 4 | UInt64(v) }
+            n += 1
+        }
+        return (hi, lo)
+    }
+
+    /// Appends the id's UTF-8 bytes.
+    func write(into out: inout [UInt8]) {
+        switch self {
+        case let .text(s): out.append(contentsOf: s.utf8)
+        case let .uuid(hi, lo):
+            for i in 0..<32 {
+                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
+                let word = i < 16 ? hi : lo
+                let v = UInt8((word >> UInt64(60 - 4 * (i & 15))) & 0xF)
+                out.append(v < 10 ? 48 + v : 87 + v)
+            }
+        }
+    }
+
+    var string: String {
+        switch self {
+        case let .text(s): return s
+        case .uuid:
+            var out = [UInt8]()
+            out.reserveCapacity(36)
+            write(into: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+}
+
+/// One queued event, kept small: the queue may hold many (its bytes live on disk once located).
+/// Immutable but for the payload, the flags and the location, which the client's lock guards.
+final class QueuedEvent: @unchecked Sendable {
+    /// What the event holds in memory besides its metadata.
+    private enum Payload {
+        case none
+        /// Built by a recording call; released once encoded.
+        case fields(EnvelopeFields)
+        /// The encoding (set by a recording call or the writer, or loaded).
+        case bytes([UInt8])
+    }
+
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let hasUserId = Flags(rawValue: 1)
+        static let critical = Flags(rawValue: 2)
+        static let notice = Flags(rawValue: 4)
+        static let persisted = Flags(rawValue: 8)
+        static let inQueue = Flags(rawValue: 16)
+    }
+
+    /// See ``anonymousEpoch``.
+    static let otherAnonymous = UInt32.max
+
+    // Declared in an order that packs the instance into 80 bytes (glibc's 96-byte size class).
+    let id: CompactEventId
+    private var flags: Flags
+    /// Required categories as a bit mask (see `ConsentCategory.bit`).
+    let requires: UInt8
+    private var locationGeneration: Int32 = 0
+    /// The client's `anonymousEpoch` when it was recorded (``otherAnonymous``: another
+    /// `anonymousId` than the current one, for events loaded at start-up).
+    let anonymousEpoch: UInt32
+    let name: String
+    let timestampMs: Int64
+    private var payload: Payload
+    /// -1: no location.
+    private var locationOffset: Int64 = -1
+
+    var eventId: String { id.string }
+    var hasUserId: Bool { flags.contains(.hasUserId) }
+    var critical: Bool { flags.contains(.critical) }
+    var notice: Bool { flags.contains(.notice) }
+    /// Whether its add record is on disk.
+    var persisted: Bool {
+        get { flags.contains(.persisted) }
+        set { if newValue { flags.insert(.persisted) } else { flags.remove(.persisted) } }
+    }
+    /// Whether it is still queued (cleared when it leaves the queue).
+    var inQueue: Bool {
+        get { flags.contains(.inQueue) }
+        set { if newValue { flags.insert(.inQueue) } else { flags.remove(.inQueue) } }
+    }
+    /// Built by a recording call; released once encoded.
+    var fields: EnvelopeFields? {
+        get { if case let .fields(f) = payload { f } else { nil } }
+        set {
+            if let newValue { payload = .fields(newValue) } else if case .fields = payload { payload = .none }
+        }
+    }
+    /// The encoding (set by a recording call or the writer, or loaded).
+    var encoded: [UInt8]? {
+        get { if case let .bytes(b) = payload { b } else { nil } }
+        set {
+            if let newValue { payload = .bytes(newValue) } else if case .bytes = payload { payload = .none }
+        }
+    }
+    /// Where its add record lives, when the store reads records back; the bytes are then not
+    /// kept in memory.
+    var location: ScoreRecordLocation? {
+        get {
+            locationOffset < 0 ? nil : ScoreRecordLocation(generation: Int(locationGeneration), offset: Int(locationOffset))
+        }
+        set {
+            // A generation beyond Int32 (two billion compactions) is not kept: the bytes stay.
+            if let newValue, newValue.offset >= 0, let g = Int32(exactly: newValue.generation) {
+                locationGeneration = g
+                locationOffset = Int64(newValue.offset)
+            } else {
+                locationOffset = -1
+            }
+        }
+    }
+
+    init(eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
+         critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
+        self.id = CompactEventId(eventId)
+        var f: Flags = [.inQueue]
+        if hasUserId { f.insert(.hasUserId) }
+        if critical { f.insert(.critical) }
+        if notice { f.insert(.notice) }
+        self.flags = f
+        self.requires = requires
+        self.name = name
+        self.anonymousEpoch = anonymousEpoch
+        self.timestampMs = timestampMs
+        if let encoded { payload = .bytes(encoded) } else if let fields { payload = .fields(fields) } else { payload = .none }
+    }
 }
 
 /// The queue log's record format.
@@ -220,10 +334,15 @@ enum QueueRecord {
         return out
     }
 
-    static func remove(_ eventIds: [String]) -> [UInt8] {
+    static func remove(_ eventIds: [String]) -> [UInt8] { remove(eventIds.map(CompactEventId.init)) }
+
+    static func remove(_ eventIds: [CompactEventId]) -> [UInt8] {
         var out: [UInt8] = [82]
-        for id in eventIds {
-            let b = Array(id.utf8.prefix(255))
+        var id: [UInt8] = []
+        for e in eventIds {
+            id.removeAll(keepingCapacity: true)
+            e.write(into: &id)
+            let b = id.prefix(255)
             out.append(UInt8(b.count)); out.append(contentsOf: b)
         }
         return out

@@ -156,7 +156,7 @@ extension ScoreClient {
             var size = ScoreClient.bodyOverhead
             for (e, known, _) in candidates where e.inQueue {
                 guard var bytes = known ?? read[ObjectIdentifier(e)] else { continue }
-                if !e.hasUserId, e.anonymousId == s.anonymousId, let uid = s.userId {
+                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId {
                     bytes = EnvelopeBytes.withUserId(bytes, uid)
                 }
                 let add = bytes.count + (batch.isEmpty ? 0 : 1)

@@ -241,10 +241,9 @@ public final class ScoreClient: Sendable {
                 for entry in buffered where allowed(entry.requires, s.consent) {
                     let newId = ids.newEventId(nowMs: now)
                     let bytes = EnvelopeBytes.replayCopy(entry.bytes, originalEventId: entry.eventId, newEventId: newId, userId: userId)
-                    let e = QueuedEvent(seq: s.nextSeq, eventId: newId, name: "", timestampMs: entry.timestampMs,
-                                        anonymousId: s.anonymousId, hasUserId: true, critical: false, notice: false,
+                    let e = QueuedEvent(eventId: newId, name: "", timestampMs: entry.timestampMs,
+                                        anonymousEpoch: s.anonymousEpoch, hasUserId: true, critical: false, notice: false,
                                         requires: entry.requires, fields: nil, encoded: bytes)
-                    s.nextSeq += 1
                     enqueue(&s, e)
                 }
             }
@@ -261,6 +260,7 @@ public final class ScoreClient: Sendable {
             s.userId = nil
             s.token = nil
             s.anonymousId = anon
+            s.anonymousEpoch = s.anonymousEpoch &+ 1 == QueuedEvent.otherAnonymous ? 0 : s.anonymousEpoch &+ 1
             s.sessionId = session
             s.identityGeneration += 1
             publishView(&s)
@@ -346,7 +346,7 @@ public final class ScoreClient: Sendable {
             }
             if dropped { return }
         }
-        let (anon, hasUserId, identity, generation) = (v.anonymousId, v.hasUserId, v.identity, v.generation)
+        let (anonEpoch, hasUserId, identity, generation) = (v.anonymousEpoch, v.hasUserId, v.identity, v.generation)
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
@@ -366,7 +366,7 @@ public final class ScoreClient: Sendable {
             countInvalid("an event is too large for any request")
             return
         }
-        var event = QueuedEvent(seq: 0, eventId: eventId, name: name, timestampMs: now, anonymousId: anon,
+        var event = QueuedEvent(eventId: eventId, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
                                 hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
                                 fields: nil, encoded: bytes)
         // The hand-over: a lock and an append.
@@ -374,12 +374,10 @@ public final class ScoreClient: Sendable {
             guard allowed(requires, s.consent) else { countDropped(&s, requires); return }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
-                event = QueuedEvent(seq: 0, eventId: eventId, name: name, timestampMs: now, anonymousId: s.anonymousId,
+                event = QueuedEvent(eventId: eventId, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
                                     hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
                                     fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
             }
-            event.seq = s.nextSeq
-            s.nextSeq += 1
             enqueue(&s, event)
             kickWriters(&s)
             ScoreClient.releaseDropLater(&s, upTo: 2)
@@ -389,7 +387,7 @@ public final class ScoreClient: Sendable {
     /// Logs the removal of persisted events: joined to the removal still waiting to be written,
     /// when there is one (one record and one allocation per write instead of one per event).
     /// Any place in the backlog is safe: the events' add records are already on disk.
-    static func logRemoval(_ s: inout ClientState, _ ids: [String]) {
+    static func logRemoval(_ s: inout ClientState, _ ids: [CompactEventId]) {
         s.deadRecords += ids.count
         if let i = s.pendingRemoval, i < s.writeOps.count, case var .remove(joined) = s.writeOps[i] {
             s.writeOps[i] = .compact // placeholder while `joined` is uniquely held
@@ -420,7 +418,7 @@ public final class ScoreClient: Sendable {
     }
 
     static func makeView(_ s: inout ClientState, siteId: String) -> RecordingView {
-        RecordingView(consent: s.consent, anonymousId: s.anonymousId, hasUserId: s.userId != nil,
+        RecordingView(consent: s.consent, anonymousEpoch: s.anonymousEpoch, hasUserId: s.userId != nil,
                       identity: identityBytes(&s, siteId: siteId), generation: s.identityGeneration)
     }
 
@@ -448,10 +446,9 @@ public final class ScoreClient: Sendable {
     static let bodyOverhead = #"{"sentAt":"2026-03-01T12:00:00.000Z","events":[]}"#.utf8.count
 
     func makeEvent(_ s: inout ClientState, _ f: EnvelopeFields, requires: UInt8, critical: Bool, notice: Bool) -> QueuedEvent {
-        let e = QueuedEvent(seq: s.nextSeq, eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
-                            anonymousId: f.anonymousId, hasUserId: f.userId != nil, critical: critical, notice: notice,
+        let e = QueuedEvent(eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
+                            anonymousEpoch: s.anonymousEpoch, hasUserId: f.userId != nil, critical: critical, notice: notice,
                             requires: requires, fields: f, encoded: nil)
-        s.nextSeq += 1
         return e
     }
 
@@ -504,7 +501,7 @@ public final class ScoreClient: Sendable {
     func removeFromQueue(_ s: inout ClientState, _ events: [QueuedEvent]) {
         guard !events.isEmpty else { return }
         var notices = 0
-        var persisted: [String] = []
+        var persisted: [CompactEventId] = []
         for e in events where e.inQueue {
             e.inQueue = false
             if e.notice { notices += 1 }
@@ -512,7 +509,7 @@ public final class ScoreClient: Sendable {
             if !e.persisted { e.fields = nil; e.encoded = nil }
             // An unpersisted add is skipped by the writer instead (which logs a removal when
             // the event left while its add was being written).
-            if e.persisted { persisted.append(e.eventId) }
+            if e.persisted { persisted.append(e.id) }
         }
         if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
             s.queue.remove(at: i)
@@ -620,7 +617,7 @@ public final class ScoreClient: Sendable {
                 if locations?.count != records.count { locations = nil }
             }
             records = []
-            var leftMeanwhile: [String] = []
+            var leftMeanwhile: [CompactEventId] = []
             var i = 0
             while i < added.count {
                 let j = min(added.count, i + 64)
@@ -637,7 +634,7 @@ public final class ScoreClient: Sendable {
                         }
                         e.fields = nil
                         e.persisted = true
-                        if !e.inQueue { leftMeanwhile.append(e.eventId) }
+                        if !e.inQueue { leftMeanwhile.append(e.id) }
                     }
                 }
                 i = j
@@ -779,15 +776,27 @@ public final class ScoreClient: Sendable {
             case nil: break
             }
         }
+        // One copy of each distinct name, shared by the events that carry it.
+        var interned: [String: String] = [:]
+        var last = ""
+        func intern(_ text: String) -> String {
+            if text.utf8.count <= 15 { return text } // small strings live inline
+            if text == last { return last }
+            if let known = interned[text] { last = known; return known }
+            interned[text] = text
+            last = text
+            return text
+        }
+        s.queue.reserveCapacity(order.count)
         for id in order {
             guard let (a, location) = adds[id] else { continue }
-            let e = QueuedEvent(seq: s.nextSeq, eventId: a.eventId, name: a.name, timestampMs: a.timestampMs,
-                                anonymousId: a.anonymousId, hasUserId: a.flags & 4 != 0, critical: a.flags & 1 != 0,
+            let e = QueuedEvent(eventId: a.eventId, name: intern(a.name), timestampMs: a.timestampMs,
+                                anonymousEpoch: a.anonymousId == s.anonymousId ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
+                                hasUserId: a.flags & 4 != 0, critical: a.flags & 1 != 0,
                                 notice: a.flags & 2 != 0, requires: a.requires, fields: nil,
                                 encoded: location == nil ? a.envelope : nil)
             e.location = location
             e.persisted = true
-            s.nextSeq += 1
             s.queue.append(e)
             if e.notice { s.noticeCount += 1 }
         }

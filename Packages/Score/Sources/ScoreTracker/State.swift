@@ -28,7 +28,7 @@ struct ReplayEntry: Sendable {
 
 enum WriteOp {
     case add(QueuedEvent)
-    case remove([String])
+    case remove([CompactEventId])
     case compact
 }
 
@@ -41,13 +41,15 @@ struct ClientState {
     // queue
     var queue: [QueuedEvent] = []
     var noticeCount = 0
-    var nextSeq: UInt64 = 1
     var shed = 0
     var expired = 0
     var invalid = 0
     var criticalLost = 0
     // identity
     var anonymousId: String
+    /// Bumped with each new `anonymousId`: queued events remember the epoch they were recorded
+    /// in, not the id itself (16 bytes less per event).
+    var anonymousEpoch: UInt32 = 0
     var sessionId: String
     var userId: String?
     /// Bumped whenever `anonymousId`, `sessionId` or `userId` changes.
@@ -102,15 +104,15 @@ struct ClientState {
 /// `ScoreClient.view`).
 final class RecordingView: Sendable {
     let consent: ConsentState
-    let anonymousId: String
+    let anonymousEpoch: UInt32
     let hasUserId: Bool
     /// The identity part of an envelope (see `EnvelopeWriter.identity`).
     let identity: [UInt8]
     let generation: Int
 
-    init(consent: ConsentState, anonymousId: String, hasUserId: Bool, identity: [UInt8], generation: Int) {
+    init(consent: ConsentState, anonymousEpoch: UInt32, hasUserId: Bool, identity: [UInt8], generation: Int) {
         self.consent = consent
-        self.anonymousId = anonymousId
+        self.anonymousEpoch = anonymousEpoch
         self.hasUserId = hasUserId
         self.identity = identity
         self.generation = generation

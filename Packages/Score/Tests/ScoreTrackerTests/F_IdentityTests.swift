@@ -305,3 +305,25 @@ import TrackerCore
         #expect(d2.inspect().identity.userId == nil)
     }
 }
+
+@Suite struct AnonymousEpochTests {
+    /// Queued events remember which anonymousId they were recorded under (as an epoch): only
+    /// those of the current one get the fan's userId at send time, across a relaunch too.
+    @Test func onlyEventsOfTheCurrentAnonymousIdAreStamped() async {
+        let h = Harness()
+        let c = h.client(granted: true)
+        c.track("before_reset") // E1, under A1
+        c.reset() // A2
+        c.track("after_reset") // E2, under A2
+        await h.settle()
+        let relaunched = h.client(granted: true) // loads E1 (other anonymousId) and E2 (current)
+        relaunched.identify(userId: "u2") // E3
+        await h.flush(relaunched)
+        let events = h.tx.eventRequests.flatMap(\.events)
+        let byName = Dictionary(uniqueKeysWithValues: events.map { ($0["name"]?.stringValue ?? "", $0) })
+        #expect(byName["before_reset"]?["userId"] == nil)
+        #expect(byName["before_reset"]?["anonymousId"] == .string(A(1)))
+        #expect(byName["after_reset"]?["userId"] == "u2")
+        #expect(byName["after_reset"]?["anonymousId"] == .string(A(2)))
+    }
+}

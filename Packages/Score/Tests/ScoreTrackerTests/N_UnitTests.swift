@@ -25,7 +25,7 @@ import TrackerCore
         let f = EnvelopeFields(type: "track", name: name, eventId: E(9), timestampMs: T0 + 1, anonymousId: A(3), sessionId: S(2),
                                userId: "u\"1", siteId: "s", props: ["a": 1], traits: nil, context: JSONObject(),
                                sdkName: "n", sdkVersion: "v")
-        let e = QueuedEvent(seq: 1, eventId: E(9), name: name, timestampMs: T0 + 1, anonymousId: A(3), hasUserId: true,
+        let e = QueuedEvent(eventId: E(9), name: name, timestampMs: T0 + 1, anonymousEpoch: 0, hasUserId: true,
                             critical: true, notice: false, requires: 5, fields: f, encoded: nil)
         let env = f.encode()
         guard case let .add(a)? = QueueRecord.parse(QueueRecord.add(e, envelope: env)) else {
@@ -104,4 +104,45 @@ import TrackerCore
                                sdkName: "n", sdkVersion: "1")
         #expect(EnvelopeWriter.exact(head, identity, props, tail) == f.encode())
     }
+}
+
+@Suite struct CompactEventTests {
+    @Test func eventIdsRoundTripExactly() {
+        let minted = SystemScoreIdSource().newEventId(nowMs: T0)
+        for id in [minted, "019ca945-0a00-7abc-8def-0123456789ab", "E1", "", "019CA945-0A00-7ABC-8DEF-0123456789AB",
+                   "019ca945-0a00-7abc-8def-0123456789a", "019ca945x0a00-7abc-8def-0123456789ab", "é-\u{1F600}"] {
+            #expect(CompactEventId(id).string == id)
+        }
+        guard case .uuid = CompactEventId(minted) else { Issue.record("a minted id is not packed"); return }
+        guard case .text = CompactEventId("019CA945-0A00-7ABC-8DEF-0123456789AB") else {
+            Issue.record("an uppercase id must stay text (it would not round-trip)"); return
+        }
+        var bytes: [UInt8] = []
+        CompactEventId(minted).write(into: &bytes)
+        #expect(bytes == Array(minted.utf8))
+    }
+
+    #if os(Linux)
+    @_silgen_name("malloc_usable_size") static func mallocUsableSize(_ p: UnsafeMutableRawPointer) -> Int
+
+    /// A queued event's instance stays in glibc's 96-byte size class (the queue may hold many).
+    @Test func aQueuedEventIsSmall() {
+        let e = QueuedEvent(eventId: SystemScoreIdSource().newEventId(nowMs: T0), name: "poll_vote", timestampMs: T0,
+                            anonymousEpoch: 0, hasUserId: false, critical: true, notice: false, requires: 1,
+                            fields: nil, encoded: nil)
+        e.location = ScoreRecordLocation(generation: 3, offset: 1 << 33)
+        e.persisted = true
+        // malloc may hand out a slightly larger free chunk: the smallest of a few is the class.
+        let more = (0..<32).map { _ in
+            QueuedEvent(eventId: "E", name: "n", timestampMs: 0, anonymousEpoch: 0, hasUserId: false, critical: false,
+                        notice: false, requires: 0, fields: nil, encoded: nil)
+        }
+        let smallest = (more + [e]).map { Self.mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min()!
+        #expect(smallest <= 88) // a 96-byte chunk
+        #expect(e.location == ScoreRecordLocation(generation: 3, offset: 1 << 33))
+        #expect(e.critical && !e.notice && !e.hasUserId && e.persisted && e.inQueue)
+        e.location = nil
+        #expect(e.location == nil)
+    }
+    #endif
 }
