@@ -230,13 +230,19 @@ final class QueuedEvent: @unchecked Sendable {
         case bytes([UInt8])
     }
 
+    /// Fixed at creation (read without the lock, by the writer): a byte of its own.
+    private struct Traits: OptionSet {
+        let rawValue: UInt8
+        static let hasUserId = Traits(rawValue: 1)
+        static let critical = Traits(rawValue: 2)
+        static let notice = Traits(rawValue: 4)
+    }
+
+    /// Changed under the client's lock: a byte apart from ``Traits``.
     private struct Flags: OptionSet {
         let rawValue: UInt8
-        static let hasUserId = Flags(rawValue: 1)
-        static let critical = Flags(rawValue: 2)
-        static let notice = Flags(rawValue: 4)
-        static let persisted = Flags(rawValue: 8)
-        static let inQueue = Flags(rawValue: 16)
+        static let persisted = Flags(rawValue: 1)
+        static let inQueue = Flags(rawValue: 2)
     }
 
     /// See ``anonymousEpoch``.
@@ -244,9 +250,10 @@ final class QueuedEvent: @unchecked Sendable {
 
     // Declared in an order that packs the instance into 80 bytes (glibc's 96-byte size class).
     let id: CompactEventId
-    private var flags: Flags
+    private let traits: Traits
     /// Required categories as a bit mask (see `ConsentCategory.bit`).
     let requires: UInt8
+    private var flags: Flags
     private var locationGeneration: Int32 = 0
     /// The client's `anonymousEpoch` when it was recorded (``otherAnonymous``: another
     /// `anonymousId` than the current one, for events loaded at start-up).
@@ -258,9 +265,9 @@ final class QueuedEvent: @unchecked Sendable {
     private var locationOffset: Int64 = -1
 
     var eventId: String { id.string }
-    var hasUserId: Bool { flags.contains(.hasUserId) }
-    var critical: Bool { flags.contains(.critical) }
-    var notice: Bool { flags.contains(.notice) }
+    var hasUserId: Bool { traits.contains(.hasUserId) }
+    var critical: Bool { traits.contains(.critical) }
+    var notice: Bool { traits.contains(.notice) }
     /// Whether its add record is on disk.
     var persisted: Bool {
         get { flags.contains(.persisted) }
@@ -305,11 +312,12 @@ final class QueuedEvent: @unchecked Sendable {
     init(eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
          critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
         self.id = CompactEventId(eventId)
-        var f: Flags = [.inQueue]
-        if hasUserId { f.insert(.hasUserId) }
-        if critical { f.insert(.critical) }
-        if notice { f.insert(.notice) }
-        self.flags = f
+        var t: Traits = []
+        if hasUserId { t.insert(.hasUserId) }
+        if critical { t.insert(.critical) }
+        if notice { t.insert(.notice) }
+        self.traits = t
+        self.flags = [.inQueue]
         self.requires = requires
         self.name = name
         self.anonymousEpoch = anonymousEpoch

@@ -370,8 +370,8 @@ public final class ScoreClient: Sendable {
                                 hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
                                 fields: nil, encoded: bytes)
         // The hand-over: a lock and an append.
-        state.withLock { s in
-            guard allowed(requires, s.consent) else { countDropped(&s, requires); return }
+        let starts = state.withLock { s -> WriterStarts in
+            guard allowed(requires, s.consent) else { countDropped(&s, requires); return WriterStarts() }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
                 event = QueuedEvent(eventId: eventId, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
@@ -379,9 +379,10 @@ public final class ScoreClient: Sendable {
                                     fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
             }
             enqueue(&s, event)
-            kickWriters(&s)
             ScoreClient.releaseDropLater(&s, upTo: 2)
+            return claimWriters(&s)
         }
+        start(starts)
     }
 
     /// Logs the removal of persisted events: joined to the removal still waiting to be written,
@@ -397,6 +398,26 @@ public final class ScoreClient: Sendable {
             s.pendingRemoval = s.writeOps.count
             s.writeOps.append(.remove(ids))
             s.deadRecords += 1
+        }
+    }
+
+    /// Empties `dropLater` when the writer goes idle, a few events per lock hold, freeing outside
+    /// the lock (recording calls may be running).
+    private func releaseDropLaterOnExit() {
+        while true {
+            var bytes: [[UInt8]] = []
+            let events: [QueuedEvent] = state.withLock { s in
+                let n = min(16, s.dropLater.count)
+                let taken = Array(s.dropLater.suffix(n))
+                s.dropLater.removeLast(n)
+                for e in taken where e.persisted && e.location != nil {
+                    if let b = e.encoded { bytes.append(b) }
+                    e.encoded = nil
+                }
+                return taken
+            }
+            if events.isEmpty { return }
+            bytes = []
         }
     }
 
@@ -536,14 +557,34 @@ public final class ScoreClient: Sendable {
 
     /// Starts the background writers when they have work.
     func kickWriters(_ s: inout ClientState) {
+        start(claimWriters(&s))
+    }
+
+    /// Which background writers a caller claimed (marked running) and must start.
+    struct WriterStarts {
+        var queue = false
+        var identity = false
+    }
+
+    /// Marks the writers that have work and are not running as running (under the lock); the
+    /// caller starts them with ``start(_:)``, after the lock when it can (starting one wakes a
+    /// thread: no lock should be held meanwhile).
+    func claimWriters(_ s: inout ClientState) -> WriterStarts {
+        var w = WriterStarts()
         if !s.writeOps.isEmpty && !s.writerRunning {
             s.writerRunning = true
-            scheduler.spawn { [self] in await runQueueWriter() }
+            w.queue = true
         }
         if s.identityDirty && !s.identityWriterRunning {
             s.identityWriterRunning = true
-            scheduler.spawn { [self] in await runIdentityWriter() }
+            w.identity = true
         }
+        return w
+    }
+
+    func start(_ w: WriterStarts) {
+        if w.queue { scheduler.spawn { [self] in await runQueueWriter() } }
+        if w.identity { scheduler.spawn { [self] in await runIdentityWriter() } }
     }
 
     private func runQueueWriter() async {
@@ -558,14 +599,14 @@ public final class ScoreClient: Sendable {
                     let ops = s.writeOps
                     s.writeOps = []
                     s.pendingRemoval = nil
-                    if ops.isEmpty {
-                        s.writerRunning = false
-                        ScoreClient.releaseDropLater(&s, upTo: s.dropLater.count)
-                    }
+                    if ops.isEmpty { s.writerRunning = false }
                     return ops
                 }
                 at = 0
-                if pending.isEmpty { return }
+                if pending.isEmpty {
+                    releaseDropLaterOnExit()
+                    return
+                }
             }
             let end = min(pending.count, at + ScoreClient.writerBatch)
             var ops = Array(pending[at..<end])
@@ -584,7 +625,7 @@ public final class ScoreClient: Sendable {
             snapshot.reserveCapacity(addsInOps.count)
             var c = 0
             while c < addsInOps.count {
-                let d = min(addsInOps.count, c + 64)
+                let d = min(addsInOps.count, c + 16)
                 state.withLock { _ in
                     for e in addsInOps[c..<d] {
                         snapshot.append((e.inQueue, e.fields, e.encoded))
@@ -620,7 +661,7 @@ public final class ScoreClient: Sendable {
             var leftMeanwhile: [CompactEventId] = []
             var i = 0
             while i < added.count {
-                let j = min(added.count, i + 64)
+                let j = min(added.count, i + 16)
                 state.withLock { _ in
                     for k in i..<j {
                         let (e, env, index, _) = added[k]
