@@ -1,3 +1,5 @@
+import TrackerCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -17,19 +19,26 @@ final class LockedState<Value>: @unchecked Sendable {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        #if os(Linux)
-        // Adaptive: a contended lock spins briefly before sleeping. Every hold of the client's
-        // lock is short, so a recording call that meets the writer inside it waits a moment
-        // instead of a futex sleep and wake-up.
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        pthread_mutex_init(mutex, &attr)
-        pthread_mutexattr_destroy(&attr)
-        #else
         pthread_mutex_init(mutex, nil)
-        #endif
     }
+
+    #if os(Linux)
+    /// Every hold of this lock is short (a few microseconds at most), while putting a thread to
+    /// sleep and waking it costs tens of microseconds (measured on a 2-vCPU Linux VM: a recording
+    /// call that met the background writer in the lock took 15–30 µs): spin on `trylock` for up to
+    /// 30 µs before blocking.
+    @inline(never)
+    private func lockContended() {
+        let deadline = MonotonicClock.nowNs() &+ 30_000
+        var round = 0
+        while true {
+            for _ in 0..<16 where pthread_mutex_trylock(mutex) == 0 { return }
+            round += 1
+            if round & 7 == 0, MonotonicClock.nowNs() > deadline { break }
+        }
+        pthread_mutex_lock(mutex)
+    }
+    #endif
 
     deinit {
         pthread_mutex_destroy(mutex)
@@ -40,7 +49,11 @@ final class LockedState<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
     func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        #if os(Linux)
+        if pthread_mutex_trylock(mutex) != 0 { lockContended() }
+        #else
         pthread_mutex_lock(mutex)
+        #endif
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
