@@ -405,6 +405,7 @@ public final class ScoreClient: Sendable {
     /// the lock (recording calls may be running).
     private func releaseDropLaterOnExit() {
         while true {
+            // What is taken here is freed when `bytes` and `events` go, after the lock.
             var bytes: [[UInt8]] = []
             let events: [QueuedEvent] = state.withLock { s in
                 let n = min(16, s.dropLater.count)
@@ -417,7 +418,6 @@ public final class ScoreClient: Sendable {
                 return taken
             }
             if events.isEmpty { return }
-            bytes = []
         }
     }
 
