@@ -37,6 +37,12 @@ private struct NullTransport: HTTPTransport {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
 }
 
+/// The file store of a case. `BENCH_NOSYNC=1` skips `fsync` (a diagnostic: it shows what the
+/// device's interrupts cost a recording call; the figures to report are with sync).
+private func benchFileStore(_ dir: String) -> FileScoreStore {
+    FileScoreStore(directory: dir, sync: ProcessInfo.processInfo.environment["BENCH_NOSYNC"] == nil)
+}
+
 private func tempDir(_ tag: String) -> String {
     let d = NSTemporaryDirectory() + "score-bench-\(tag)-\(UUID().uuidString)"
     try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
@@ -144,7 +150,7 @@ func scoreBenchCases() -> [BenchCase] {
             let baseline = currentRSSMB()
             let dir = tempDir("track")
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let store = CountingStore(FileScoreStore(directory: dir))
+            let store = CountingStore(benchFileStore(dir))
             let c = makeClient(store)
             let n = 100_000
             let props = benchProps()
@@ -180,7 +186,7 @@ func scoreBenchCases() -> [BenchCase] {
             let heapBefore = heapInUseMB()
             let dir = tempDir("cap")
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let store = CountingStore(FileScoreStore(directory: dir))
+            let store = CountingStore(benchFileStore(dir))
             let c = makeClient(store, maxQueueSize: 1_000)
             let n = 100_000
             let props = benchProps()
@@ -222,7 +228,7 @@ func scoreBenchCases() -> [BenchCase] {
             for threads in [1, 4] {
                 let dir = tempDir("threads")
                 defer { try? FileManager.default.removeItem(atPath: dir) }
-                let store = CountingStore(FileScoreStore(directory: dir))
+                let store = CountingStore(benchFileStore(dir))
                 let c = makeClient(store)
                 let perThread = 100_000 / threads
                 let wall = parallel(threads: threads, perThread: perThread) { c.track("poll_vote", props: benchProps()) }
@@ -235,7 +241,7 @@ func scoreBenchCases() -> [BenchCase] {
             let dir = tempDir("cold")
             defer { try? FileManager.default.removeItem(atPath: dir) }
             do {
-                let store = CountingStore(FileScoreStore(directory: dir))
+                let store = CountingStore(benchFileStore(dir))
                 let c = makeClient(store, maxQueueSize: 20_000)
                 let props = benchProps()
                 for _ in 0..<10_000 { c.track("poll_vote", props: props) }
