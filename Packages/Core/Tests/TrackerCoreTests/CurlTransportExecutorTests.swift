@@ -33,6 +33,27 @@ private let loopThreadName = "tracker.curl"
         #expect(server.connectionCount == 1)
     }
 
+    /// The README's example: a back-to-back sender runs on the transport's loop thread.
+    @Test func readmeExampleSendsABatchOverOneConnection() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
+        defer { server.stop() }
+        let url = server.baseURL + "/events"
+        let bodies = (1...3).map { Array(#"{"n":\#($0)}"#.utf8) }
+        let transport = CurlTransport()
+        let statuses = try await withTaskExecutorPreference(transport.taskExecutor) {
+            var statuses: [Int] = []
+            for body in bodies {
+                let response = try await transport.send(HTTPRequest(url: url, method: "POST", body: body))
+                statuses.append(response.status)
+            }
+            return statuses
+        }
+        transport.shutdown()
+        #expect(statuses == [200, 200, 200])
+        #expect(server.requestCount == 3)
+        #expect(server.connectionCount == 1)
+    }
+
     @Test func aTaskCreatedWithThePreferenceRunsOnTheLoopThread() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
