@@ -265,12 +265,14 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     /// Queues a write of the pending map, built when its turn comes. The write keeps the tracker
     /// alive until it ran: a tracker the app disposes and releases still lands its queued writes,
-    /// so its successor reads its last unsent snapshots.
+    /// so its successor reads its last unsent snapshots. Once that successor has read the map it
+    /// owns it: a disposed tracker's later writes (an answer settling one of its presentations)
+    /// are skipped, or they would replace the successor's entries with this tracker's.
     private func persist() {
         guard let store else { return }
         store.enqueueSaveWith { [self] in
             return self.state.withLock { s -> StoreWrite in
-                if s.persistenceOff { return .skip }
+                if s.persistenceOff || (s.disposed && store.isSuperseded) { return .skip }
                 if s.pending.isEmpty { return .remove }
                 var map = JSONObject()
                 for id in s.pendingOrder {

@@ -232,4 +232,32 @@ private func paywallIds(_ text: String?) -> [String] {
         #expect(storage.snapshot[STORAGE_KEY] == nil)
         #expect(third.log.all.isEmpty, "\(third.log.codes)")
     }
+
+    /// Once its successor has read the stored map, a disposed tracker no longer writes it: an
+    /// answer that settles one of its presentations afterwards used to rewrite the map from its
+    /// own (shrinking) pending map, erasing the successor's entries.
+    @Test func aDisposedTrackerStopsWritingOnceItsSuccessorRead() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = InMemoryKeyValueStorage()
+        let first = Harness(storage: storage, clock: clock) { _, _ in .hold }
+        let p = try #require(first.tracker.start(INFO) as? PaywallPresentation)
+        await clock.settle() // seq 1 of `p` in flight, held by the sink; stored
+        first.tracker.dispose()
+
+        let second = Harness(storage: storage, clock: clock) { _, _ in .never }
+        await clock.settle() // the successor read `p` and resends it
+        let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
+        await clock.settle()
+        #expect(storedMap(storage)?.keys == [p.id, q.id])
+
+        first.sink.recorder.releaseHeld(with: .result(.accepted)) // the late answer settles `p`
+        await clock.settle()
+        #expect(storedMap(storage)?.keys.contains(q.id) == true, "\(storedMap(storage)?.keys ?? [])")
+        second.tracker.dispose()
+
+        let third = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        await clock.advance(byMs: 1_000)
+        #expect(third.received.map(\.presentationId).contains(q.id), "\(third.received.map(\.presentationId))")
+        #expect(first.log.all.isEmpty && second.log.all.isEmpty && third.log.all.isEmpty)
+    }
 }
