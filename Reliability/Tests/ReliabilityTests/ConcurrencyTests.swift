@@ -133,16 +133,15 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         #expect(r.calls >= Self.threads * Self.callsPerThread)
     }
 
-    /// Finding: a reconfigure (dispose, then a new tracker on the same storage) loses the unsent
-    /// snapshots whose writes the disposed tracker still had queued: the successor's first read
-    /// runs before them and its own writes replace them (paywall.md §10.2 wants writes serialized
-    /// per storage object and key). Also, a mark racing `dispose()` on another thread can be
-    /// dropped without a `disposed` diagnostic.
+    /// A reconfigure (dispose, then a new tracker on the same storage) keeps every unsent
+    /// snapshot. Found here: a successor disposed before its first read ran (the read waits
+    /// behind the predecessor's queued writes on the shared store queue) skipped the restore and
+    /// its own writes then replaced the stored map, losing the predecessor's entries (20 at a
+    /// time, the cap). Now they stay stored (paywall.md §10.2; see the Paywall regression test
+    /// `aSuccessorDisposedBeforeItsReadKeepsTheStoredEntries`).
     @Test func paywallReconfigureKeepsUnsentSnapshots() async {
         let r = await paywallRun(threads: 1, reconfigures: 3)
-        withKnownIssue("paywall: a successor tracker on the same storage reads before the predecessor's queued writes", isIntermittent: true) {
-            #expect(r.lost + r.lostRacingDispose == 0, "\(r.lost + r.lostRacingDispose) presentations lost their last snapshot across a reconfigure")
-        }
+        #expect(r.lost + r.lostRacingDispose == 0, "\(r.lost + r.lostRacingDispose) presentations lost their last snapshot across a reconfigure")
     }
 
     struct PaywallRun {

@@ -170,6 +170,25 @@ import TrackerCoreTestKit
         #expect(seen.value == ["n": 2])
     }
 
+    /// A store is superseded once a store created later on its shared queue started an
+    /// operation, not before (its operations queued earlier still count as its own).
+    @Test func aStoreIsSupersededOnceALaterStoreOnTheQueueStarted() async {
+        let clock = ManualClock()
+        let storage = FaultInjectingStorage(clock: clock)
+        storage.update { $0.writeDelayMs = 500 }
+        let first = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
+        first.save(["n": 1])
+        let second = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
+        let unshared = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in }
+        clock.spawn { _ = await second.read() }
+        await clock.advance(byMs: 499)
+        #expect(!first.isSuperseded) // the second store's read waits behind the first's write
+        await clock.advance(byMs: 1)
+        #expect(first.isSuperseded)
+        #expect(!second.isSuperseded)
+        #expect(!unshared.isSuperseded)
+    }
+
     @Test func separateQueuesByDefaultAndPerKey() async {
         let clock = ManualClock()
         let storage = FaultInjectingStorage(clock: clock)

@@ -265,12 +265,14 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     /// Queues a write of the pending map, built when its turn comes. The write keeps the tracker
     /// alive until it ran: a tracker the app disposes and releases still lands its queued writes,
-    /// so its successor reads its last unsent snapshots.
+    /// so its successor reads its last unsent snapshots. Once that successor has read the map it
+    /// owns it: a disposed tracker's later writes (an answer settling one of its presentations)
+    /// are skipped, or they would replace the successor's entries with this tracker's.
     private func persist() {
         guard let store else { return }
         store.enqueueSaveWith { [self] in
             return self.state.withLock { s -> StoreWrite in
-                if s.persistenceOff { return .skip }
+                if s.persistenceOff || (s.disposed && store.isSuperseded) { return .skip }
                 if s.pending.isEmpty { return .remove }
                 var map = JSONObject()
                 for id in s.pendingOrder {
@@ -316,14 +318,45 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 report("invalid-stored", "ignored stored entry \(id)")
                 continue
             }
-            let runtime = state.withLock { s -> DeliveryRuntime<PaywallSnapshot>? in
-                if s.disposed || s.deliveries[id] != nil { return nil }
+            let item = Outbound(seq: seq, payload: snapshot)
+            let adopted = state.withLock { s -> Adoption in
+                if s.deliveries[id] != nil { return .skipped }
+                if s.disposed {
+                    // Disposed before this read ran (a quick reconfigure behind a long write
+                    // queue, say): nothing is restored for delivery, but the entry stays stored
+                    // for the next launch (spec 10.2). It joins the pending map without a delivery
+                    // queue, so the writes this tracker queued after its read carry it instead of
+                    // replacing the stored map with this tracker's own entries only.
+                    guard s.pending[id] == nil else { return .skipped }
+                    s.pending[id] = item
+                    s.pendingOrder.append(id)
+                    return .kept(dropped: Self.applyCap(&s))
+                }
                 s.restored.insert(id)
-                return runtimeLocked(&s, id: id)
+                return .delivered(runtimeLocked(&s, id: id))
             }
-            if isDisposed { return }
-            runtime?.enqueue(Outbound(seq: seq, payload: snapshot))
+            switch adopted {
+            case .skipped:
+                continue
+            case let .kept(dropped):
+                for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
+                if !dropped.isEmpty { persist() }
+            case let .delivered(runtime):
+                // A dispose landing from here on stops this runtime; the enqueued snapshot then
+                // stays pending, so it is still written (never dropped between the two steps).
+                runtime.enqueue(item)
+            }
         }
+    }
+
+    /// What the restore did with one stored entry.
+    private enum Adoption {
+        /// The presentation already has a delivery this session.
+        case skipped
+        /// Kept in the pending map only (the tracker was disposed); `dropped` went over the cap.
+        case kept(dropped: [String])
+        /// Restored for delivery on this runtime.
+        case delivered(DeliveryRuntime<PaywallSnapshot>)
     }
 }
 

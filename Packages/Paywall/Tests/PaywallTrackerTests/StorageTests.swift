@@ -197,4 +197,67 @@ private func paywallIds(_ text: String?) -> [String] {
         #expect(resent.last == 3, "the successor resent \(resent)")
         #expect(second.received.last?.outcome?.status == .dismissed)
     }
+
+    /// A successor disposed before its first read ran (its read waits behind the predecessor's
+    /// writes) restores nothing, but its own queued writes keep the stored entries it did not
+    /// restore: a third tracker still resends both presentations' last snapshots (found by the
+    /// reliability suite's reconfigure test, which lost whole stored maps of 20 this way).
+    @Test func aSuccessorDisposedBeforeItsReadKeepsTheStoredEntries() async throws {
+        // Work spawned by the test waits until it settles: the second tracker is disposed
+        // before its read runs, deterministically.
+        let clock = ManualClock(startMs: T0, holdsOutsideWork: true)
+        let storage = InMemoryKeyValueStorage()
+        let first = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let p = try #require(first.tracker.start(INFO) as? PaywallPresentation)
+        p.shown()
+        p.end(.dismissed)
+        await clock.settle()
+        #expect(storedMap(storage)?.keys == [p.id])
+        first.tracker.dispose()
+
+        await clock.advance(byMs: 1_000)
+        let second = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
+        second.tracker.dispose() // before its read and its write of `q` ran
+        await clock.settle() // (not `idle()`: its step would be held until the next settle)
+        #expect(storedMap(storage)?.keys == [q.id, p.id], "\(storedMap(storage)?.keys ?? [])")
+        // Only `q`'s first attempt (issued before the dispose, never answered): `p` is not restored.
+        #expect(second.received.map(\.presentationId) == [q.id])
+        #expect(second.log.all.isEmpty, "\(second.log.codes)")
+
+        let third = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        await clock.advance(byMs: 1_000)
+        let last = Dictionary(third.received.map { ($0.presentationId, $0.seq) }, uniquingKeysWith: max)
+        #expect(last == [p.id: 3, q.id: 1], "\(last)")
+        #expect(storage.snapshot[STORAGE_KEY] == nil)
+        #expect(third.log.all.isEmpty, "\(third.log.codes)")
+    }
+
+    /// Once its successor has read the stored map, a disposed tracker no longer writes it: an
+    /// answer that settles one of its presentations afterwards used to rewrite the map from its
+    /// own (shrinking) pending map, erasing the successor's entries.
+    @Test func aDisposedTrackerStopsWritingOnceItsSuccessorRead() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = InMemoryKeyValueStorage()
+        let first = Harness(storage: storage, clock: clock) { _, _ in .hold }
+        let p = try #require(first.tracker.start(INFO) as? PaywallPresentation)
+        await clock.settle() // seq 1 of `p` in flight, held by the sink; stored
+        first.tracker.dispose()
+
+        let second = Harness(storage: storage, clock: clock) { _, _ in .never }
+        await clock.settle() // the successor read `p` and resends it
+        let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
+        await clock.settle()
+        #expect(storedMap(storage)?.keys == [p.id, q.id])
+
+        first.sink.recorder.releaseHeld(with: .result(.accepted)) // the late answer settles `p`
+        await clock.settle()
+        #expect(storedMap(storage)?.keys.contains(q.id) == true, "\(storedMap(storage)?.keys ?? [])")
+        second.tracker.dispose()
+
+        let third = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        await clock.advance(byMs: 1_000)
+        #expect(third.received.map(\.presentationId).contains(q.id), "\(third.received.map(\.presentationId))")
+        #expect(first.log.all.isEmpty && second.log.all.isEmpty && third.log.all.isEmpty)
+    }
 }

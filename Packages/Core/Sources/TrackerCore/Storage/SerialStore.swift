@@ -30,6 +30,8 @@ public final class SerialStore: Sendable {
     private let onError: @Sendable (String) -> Void
 
     private let queue: StoreQueue
+    /// This store's place among the stores of its queue (1 for the first).
+    private let generation: Int
 
     /// Creates a store over `storage` and `key`. `onError` receives a short description of
     /// each failed operation (never the stored value).
@@ -43,8 +45,16 @@ public final class SerialStore: Sendable {
         self.key = key
         self.scheduler = scheduler
         self.onError = onError
-        self.queue = sharedQueue ? StoreQueue.shared(storage: storage, key: key) : StoreQueue()
+        let queue = sharedQueue ? StoreQueue.shared(storage: storage, key: key) : StoreQueue()
+        self.queue = queue
+        self.generation = queue.register()
     }
+
+    /// Whether a store created later on the same shared queue has started an operation (a
+    /// successor tracker's first read, say): the stored value is now that store's to write, and
+    /// a value built from this store's owner would replace what it wrote. Always `false`
+    /// without `sharedQueue`.
+    public var isSuperseded: Bool { queue.latestStarted > generation }
 
     /// Reads the value after every operation queued before it; when `after` is given, the
     /// read first awaits it (for example another store's ``idle()``, bounded by the caller).
@@ -132,15 +142,19 @@ public final class SerialStore: Sendable {
     }
 
     private func enqueue(_ op: @escaping @Sendable () async -> Void) {
-        queue.enqueue(op, scheduler: scheduler)
+        queue.enqueue(op, generation: generation, scheduler: scheduler)
     }
 }
 
 /// The operations of one or more ``SerialStore``s, run one at a time in call order.
 final class StoreQueue: Sendable {
     private struct State: Sendable {
-        var ops: [@Sendable () async -> Void] = []
+        var ops: [(generation: Int, op: @Sendable () async -> Void)] = []
         var running = false
+        /// Stores registered so far.
+        var stores = 0
+        /// The newest store generation whose operation has started.
+        var latestStarted = 0
     }
 
     private let state = Locked(State())
@@ -171,9 +185,15 @@ final class StoreQueue: Sendable {
 
     var isBusy: Bool { state.withLock { $0.running || !$0.ops.isEmpty } }
 
-    func enqueue(_ op: @escaping @Sendable () async -> Void, scheduler: any TrackerScheduler) {
+    /// Registers one more store on this queue; returns its generation (1, 2, ...).
+    func register() -> Int { state.withLock { $0.stores += 1; return $0.stores } }
+
+    /// The newest store generation whose operation has started.
+    var latestStarted: Int { state.withLock { $0.latestStarted } }
+
+    func enqueue(_ op: @escaping @Sendable () async -> Void, generation: Int, scheduler: any TrackerScheduler) {
         let start = state.withLock { s -> Bool in
-            s.ops.append(op)
+            s.ops.append((generation, op))
             if s.running { return false }
             s.running = true
             return true
@@ -188,7 +208,9 @@ final class StoreQueue: Sendable {
                     s.running = false
                     return nil
                 }
-                return s.ops.removeFirst()
+                let next = s.ops.removeFirst()
+                s.latestStarted = max(s.latestStarted, next.generation)
+                return next.op
             }
             guard let op = next else { return }
             await op()
