@@ -73,23 +73,18 @@ private func cpuSeconds() -> Double {
     return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
 }
 
-private func peakRSSMB() -> Double {
+/// A `/proc/self/status` figure in MB (`VmHWM`: peak RSS, `VmRSS`: current RSS).
+private func procStatusMB(_ key: String) -> Double {
     guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in s.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+    for line in s.split(separator: "\n") where line.hasPrefix(key + ":") {
         let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
         return kb / 1024
     }
     return 0
 }
 
-private func currentRSSMB() -> Double {
-    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in s.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        return kb / 1024
-    }
-    return 0
-}
+private func peakRSSMB() -> Double { procStatusMB("VmHWM") }
+private func currentRSSMB() -> Double { procStatusMB("VmRSS") }
 
 /// Bytes malloc hands out right now (all arenas and mmapped chunks), in MB.
 private func heapInUseMB() -> Double {

@@ -101,14 +101,9 @@ final class PiiScrubber: Sendable {
         try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
             size += key.utf8.count * 6 + 4
             if let rule = rule(for: key) {
-                var ignored = 0
-                let value = try convert(raw, size: &ignored, depth: depth + 1)
-                switch rule {
-                case .drop: return
-                case .redact: pairs.append((key, .string("<redacted>"))); size += 12
-                case .tokenize: pairs.append((key, .string(token(for: value)))); size += 24
-                case .hash: pairs.append((key, .string(FNV1a.piiHash(value)))); size += 12
-                }
+                guard let text = try replacement(rule, for: raw, depth: depth) else { return }
+                pairs.append((key, .string(text)))
+                size += text.utf8.count + 2
             } else {
                 pairs.append((key, try convert(raw, size: &size, depth: depth + 1)))
             }
@@ -117,6 +112,21 @@ final class PiiScrubber: Sendable {
         for (k, v) in pairs { o.appendUnchecked(k, v) }
         return o
     }
+
+    /// What `rule` puts in place of `raw` (still checked to be JSON); `nil` drops the key.
+    private func replacement(_ rule: Rule, for raw: Any, depth: Int) throws(InvalidInput) -> String? {
+        var ignored = 0
+        let value = try convert(raw, size: &ignored, depth: depth + 1)
+        switch rule {
+        case .drop: return nil
+        case .redact: return "<redacted>"
+        case .tokenize: return token(for: value)
+        case .hash: return FNV1a.piiHash(value)
+        }
+    }
+
+    /// Only checks that values are JSON (no rules): what a call dropped by consent goes through.
+    static let validator = PiiScrubber(nil)
 
     /// Converts, scrubs and encodes `dict` straight into wire bytes (the same bytes as
     /// `WireJSON.write(.object(object(dict)))`, without building the value tree); throws
@@ -130,23 +140,17 @@ final class PiiScrubber: Sendable {
         out.append(123) // {
         var first = true
         try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
-            var replacement: String?
+            var replaced: String?
             if let rule = rule(for: key) {
-                var ignored = 0
-                let value = try convert(raw, size: &ignored, depth: depth + 1)
-                switch rule {
-                case .drop: return
-                case .redact: replacement = "<redacted>"
-                case .tokenize: replacement = token(for: value)
-                case .hash: replacement = FNV1a.piiHash(value)
-                }
+                replaced = try replacement(rule, for: raw, depth: depth)
+                if replaced == nil { return }
             }
             if !first { out.append(44) } // ,
             first = false
             WireJSON.writeString(key, into: &out)
             out.append(58) // :
-            if let replacement {
-                WireJSON.writeString(replacement, into: &out)
+            if let replaced {
+                WireJSON.writeString(replaced, into: &out)
             } else {
                 try writeValue(raw, into: &out, depth: depth + 1)
             }

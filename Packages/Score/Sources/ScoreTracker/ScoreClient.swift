@@ -334,7 +334,7 @@ public final class ScoreClient: Sendable {
         if !allowed(requires, v.consent) {
             // A dropped event is only validated, never scrubbed.
             var size = 0
-            do { _ = try PiiScrubber(nil).object(props, size: &size) } catch {
+            do { _ = try PiiScrubber.validator.object(props, size: &size) } catch {
                 countInvalid("props hold a value that is not JSON")
                 return
             }
