@@ -8,8 +8,8 @@ import TrackerCore
 // to the crash-safe log, CPU per event, peak RSS and cold start. Run alone for a clean RSS
 // figure: `swift run -c release --package-path Tools bench --filter score`.
 
-/// Counts what reaches the file store; forwards the read-back calls so queued events stay on
-/// disk only, as with the plain file store.
+/// Counts what reaches the file store; forwards the read-back and deferred-sync calls so the
+/// queue behaves as with the plain file store.
 private final class CountingStore: ScoreStore, @unchecked Sendable {
     let inner: FileScoreStore
     let adds = Atomic<Int>(0)
@@ -24,6 +24,12 @@ private final class CountingStore: ScoreStore, @unchecked Sendable {
         adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
         return locations
     }
+    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        let locations = try await inner.appendQueueRecordsDeferringSync(records)
+        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+        return locations
+    }
+    func syncQueue() async throws { try await inner.syncQueue() }
     func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
     func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
         try await inner.compactQueue(keeping: keeping)
@@ -81,6 +87,18 @@ private func procStatusMB(_ key: String) -> Double {
         return kb / 1024
     }
     return 0
+}
+
+/// The calling thread's involuntary context switches and minor page faults so far (Linux:
+/// `RUSAGE_THREAD`; the process's figures elsewhere).
+private func threadCounters() -> (preempted: Double, minorFaults: Double) {
+    var u = rusage()
+    #if os(Linux)
+    getrusage(__rusage_who_t(1), &u)
+    #else
+    getrusage(RUSAGE_SELF, &u)
+    #endif
+    return (Double(u.ru_nivcsw), Double(u.ru_minflt))
 }
 
 private func peakRSSMB() -> Double { procStatusMB("VmHWM") }
@@ -152,18 +170,22 @@ func scoreBenchCases() -> [BenchCase] {
             var samples = [Double]()
             samples.reserveCapacity(n)
             let cpu0 = cpuSeconds()
+            let counters0 = threadCounters()
             let wall0 = MonotonicClock.nowNs()
             for _ in 0..<n {
                 let t = MonotonicClock.nowNs()
                 c.track("poll_vote", props: props)
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
+            let counters1 = threadCounters()
             let trackWall = Double(MonotonicClock.nowNs() - wall0) / 1e9
             let rssAfterTrack = currentRSSMB()
             waitForAdds(store, n)
             let persistWall = Double(MonotonicClock.nowNs() - wall0) / 1e9
             let cpu = cpuSeconds() - cpu0
             var out = Stats.summary(samples, prefix: "track_caller_ns")
+            out["caller_preempted"] = counters1.preempted - counters0.preempted
+            out["caller_minor_faults"] = counters1.minorFaults - counters0.minorFaults
             out["track_calls_per_s_1_thread"] = Double(n) / trackWall
             out["persisted_events_per_s"] = Double(n) / persistWall
             out["disk_bytes_per_event"] = fileSize(store.inner.queuePath) / Double(n)
@@ -188,14 +210,18 @@ func scoreBenchCases() -> [BenchCase] {
             var samples = [Double]()
             samples.reserveCapacity(n)
             let cpu0 = cpuSeconds()
+            let counters0 = threadCounters()
             for _ in 0..<n {
                 let t = MonotonicClock.nowNs()
                 c.track("poll_vote", props: props)
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
+            let counters1 = threadCounters()
             let rssAfterTrack = currentRSSMB()
             let heapAfterTrack = heapInUseMB()
             var out = Stats.summary(samples, prefix: "track_caller_ns")
+            out["caller_preempted"] = counters1.preempted - counters0.preempted
+            out["caller_minor_faults"] = counters1.minorFaults - counters0.minorFaults
             out["rss_after_track_calls_mb"] = rssAfterTrack
             out["heap_in_use_after_track_calls_mb"] = heapAfterTrack
             out["queue_depth"] = Double(c.inspect().queue.depth)

@@ -109,4 +109,48 @@ import TrackerCore
         let (reopened, records) = try AppendLog.open(path: path)
         #expect(records == [[3], [9]] && reopened.loadedOffsets == [0, 9])
     }
+
+    @Test func appendsWithoutSyncAreWrittenAtOnceAndSyncedTogetherLater() throws {
+        let path = tempDir() + "/q.log"
+        let (log, _) = try AppendLog.open(path: path)
+        #expect(!log.hasUnsyncedAppends)
+        try log.append([[1]], sync: false)
+        try log.append([[2], [3]], sync: false)
+        #expect(log.hasUnsyncedAppends)
+        // Written, not only buffered: another reader (the app after a crash) already sees them.
+        #expect(try AppendLog.open(path: path).records == [[1], [2], [3]])
+        try log.sync()
+        #expect(!log.hasUnsyncedAppends)
+        try log.append([[4]], sync: false)
+        try log.append([[5]])
+        #expect(!log.hasUnsyncedAppends)
+        try log.append([[6]], sync: false)
+        try log.rewrite([[6]])
+        #expect(!log.hasUnsyncedAppends)
+    }
+
+    @Test func aRewriteCanLeaveItsRenameToTheNextSync() throws {
+        let path = tempDir() + "/q.log"
+        let (log, _) = try AppendLog.open(path: path)
+        try log.append([[1], [2]])
+        try log.rewrite([[2]], deferDirectorySync: true)
+        #expect(log.hasUnsyncedRename && !log.hasUnsyncedAppends)
+        try log.append([[3]], sync: false)
+        // The new file is in place at once.
+        #expect(try AppendLog.open(path: path).records == [[2], [3]])
+        try log.sync()
+        #expect(!log.hasUnsyncedRename && !log.hasUnsyncedAppends)
+        try log.rewrite([[3]])
+        #expect(!log.hasUnsyncedRename)
+    }
+
+    @Test func aLogThatDoesNotSyncNeverReportsUnsyncedAppends() throws {
+        let path = tempDir() + "/q.log"
+        let (log, _) = try AppendLog.open(path: path, sync: false)
+        try log.append([[1]], sync: false)
+        try log.rewrite([[1]], deferDirectorySync: true)
+        #expect(!log.hasUnsyncedAppends && !log.hasUnsyncedRename)
+        try log.sync()
+        #expect(try AppendLog.open(path: path).records == [[1]])
+    }
 }

@@ -19,6 +19,22 @@ public final class ScoreClient: Sendable {
     static let sessionTimeoutMs: Int64 = 30 * 60 * 1000
     /// Write operations per queue-log append at most.
     static let writerBatch = 256
+    /// The queue log is compacted once it holds more than this many dead records (removed
+    /// events and removal records) …
+    static let compactionMinDead = 512
+    /// … and more than this many per queued event. Each compaction rewrites every queued event
+    /// and syncs twice, so a full queue that keeps shedding (say 1,000 queued and thousands of
+    /// events a second) compacts every 3,000 sheds instead of every 1,000; the log stays within
+    /// about four times the queue's own size.
+    static let compactionDeadPerLive = 3
+    /// How long queued events may stay written but not yet synced to the device (`fsync`), in
+    /// milliseconds: 50.
+    ///
+    /// Every event reaches the queue log's file as soon as the background writer gets to it, so
+    /// it survives the app crashing or being killed. Syncing it to the device as well, which only
+    /// matters for a power loss or an OS crash, happens at once when the last sync is older than
+    /// this, and otherwise at most this long later: during a burst many appends share one sync.
+    public static let queueSyncIntervalMs: Int64 = 50
 
     /// The SDK name sent as `sdk.name` (`score-tracker-ios`, `score-tracker-linux`, …).
     public static var sdkName: String { ScoreSDK.name }
@@ -595,15 +611,38 @@ public final class ScoreClient: Sendable {
         var at = 0
         while true {
             if at >= pending.count {
-                pending = state.withLock { s in
+                enum Next { case write, syncFirst, exit(armSyncTimerMs: Int64?) }
+                let now = clock.nowMs()
+                let next: Next
+                (pending, next) = state.withLock { s in
                     let ops = s.writeOps
                     s.writeOps = []
                     s.pendingRemoval = nil
-                    if ops.isEmpty { s.writerRunning = false }
-                    return ops
+                    if !ops.isEmpty { return (ops, .write) }
+                    // Idle: appends left unsynced are synced now when due (then look again),
+                    // otherwise by a timer.
+                    let wait = ScoreClient.queueSyncWaitMs(s, now: now)
+                    if s.queueUnsynced && wait <= 0 { return (ops, .syncFirst) }
+                    s.writerRunning = false
+                    if s.queueUnsynced && !s.queueSyncTimerArmed {
+                        s.queueSyncTimerArmed = true
+                        return (ops, .exit(armSyncTimerMs: wait))
+                    }
+                    return (ops, .exit(armSyncTimerMs: nil))
                 }
                 at = 0
-                if pending.isEmpty {
+                switch next {
+                case .write:
+                    break
+                case .syncFirst:
+                    await syncQueueNow()
+                    continue
+                case let .exit(armSyncTimerMs):
+                    if let wait = armSyncTimerMs {
+                        scheduler.schedule(afterMs: wait) { [self] in
+                            scheduler.spawn { [self] in await queueSyncTimerFired() }
+                        }
+                    }
                     releaseDropLaterOnExit()
                     return
                 }
@@ -651,8 +690,12 @@ public final class ScoreClient: Sendable {
                 }
             }
             var locations: [ScoreRecordLocation]?
+            var appended = false
             if !records.isEmpty {
-                do { locations = try await store.appendQueueRecordsLocated(records) } catch {
+                do {
+                    locations = try await store.appendQueueRecordsDeferringSync(records)
+                    appended = true
+                } catch {
                     diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory"))
                 }
                 if locations?.count != records.count { locations = nil }
@@ -687,7 +730,8 @@ public final class ScoreClient: Sendable {
             let resume: Flight? = state.withLock { s in
                 s.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
-                if !compact, s.deadRecords > 512, s.deadRecords > s.queue.count {
+                if !compact, s.deadRecords > ScoreClient.compactionMinDead,
+                   s.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
@@ -700,7 +744,45 @@ public final class ScoreClient: Sendable {
             toDrop = []
             if compact { await compactLog() }
             if let resume { proceedToToken(resume.id) }
+            // A compaction's rename is synced with the appends (see `FileScoreStore`).
+            if appended || compact {
+                let now = clock.nowMs()
+                let due = state.withLock { s in
+                    s.queueUnsynced = true
+                    return ScoreClient.queueSyncWaitMs(s, now: now) <= 0
+                }
+                if due { await syncQueueNow() }
+            }
         }
+    }
+
+    /// Milliseconds until a sync of the queue log is due (0 or less: due now).
+    static func queueSyncWaitMs(_ s: ClientState, now: Int64) -> Int64 {
+        guard let last = s.queueSyncedAtMs else { return 0 }
+        return last + queueSyncIntervalMs - now
+    }
+
+    /// Syncs the queue log's unsynced appends to the device (see ``queueSyncIntervalMs``).
+    private func syncQueueNow() async {
+        let now = clock.nowMs()
+        state.withLock { s in
+            s.queueUnsynced = false
+            s.queueSyncedAtMs = now
+        }
+        do { try await store.syncQueue() } catch {
+            // Not retried: after a failed fsync the system may already have dropped the pages.
+            diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device"))
+        }
+    }
+
+    /// The idle writer's sync timer: syncs unless a running writer will (it syncs before it
+    /// goes idle again).
+    private func queueSyncTimerFired() async {
+        let sync = state.withLock { s in
+            s.queueSyncTimerArmed = false
+            return s.queueUnsynced && !s.writerRunning
+        }
+        if sync { await syncQueueNow() }
     }
 
     /// Rewrites the queue log with the queued events only.

@@ -80,6 +80,12 @@ struct ClientState {
     /// slowest cases). The writer empties it itself when it goes idle.
     var dropLater: [QueuedEvent] = []
     var writerRunning = false
+    /// Whether queue records were appended and not yet synced to the device (see
+    /// `ScoreClient.queueSyncIntervalMs`), when the last sync started, and whether the idle
+    /// writer's sync timer is armed.
+    var queueUnsynced = false
+    var queueSyncedAtMs: Int64?
+    var queueSyncTimerArmed = false
     var deadRecords = 0
     var identityDirty = false
     var identityWriterRunning = false

@@ -60,6 +60,16 @@ public protocol ScoreStore: Sendable {
     /// Compacts the log to the records at `keeping`, in that order, and returns their new
     /// locations (`nil` for one that could not be read); `nil` when unsupported (the default).
     func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]?
+    /// Appends like ``appendQueueRecordsLocated(_:)`` but may leave the device sync (`fsync`)
+    /// to a later ``syncQueue()``: the records must be written, so that they survive the app
+    /// crashing or being killed, but need not yet survive a power loss. The client calls
+    /// ``syncQueue()`` within ``ScoreClient/queueSyncIntervalMs`` of such an append. Default:
+    /// ``appendQueueRecordsLocated(_:)``, durable at once. A wrapping store forwards this call
+    /// and ``syncQueue()`` together, or neither.
+    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]?
+    /// Syncs the appends ``appendQueueRecordsDeferringSync(_:)`` left unsynced, all at once.
+    /// Default: nothing.
+    func syncQueue() async throws
 }
 
 extension ScoreStore {
@@ -69,6 +79,10 @@ extension ScoreStore {
     }
     public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
     public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
+    public func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try await appendQueueRecordsLocated(records)
+    }
+    public func syncQueue() async throws {}
 }
 
 /// A store in memory (for tests and hosts without a file system). It records every byte
@@ -113,7 +127,8 @@ public final class InMemoryScoreStore: ScoreStore {
 }
 
 /// The default store: `queue.log` (an ``AppendLog``) and `identity.json` in one owner-only
-/// directory. Default directory: Application Support on Apple platforms,
+/// directory. A compaction's rename is synced by the next ``syncQueue()``; until then a power
+/// loss may bring back the log from before the compaction, which holds the same events. Default directory: Application Support on Apple platforms,
 /// `$XDG_DATA_HOME` or `~/.local/share` elsewhere, then `score-tracker/<siteId>`.
 public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The directory holding the files.
@@ -191,9 +206,20 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         }
     }
 
+    /// Writes the records at once and leaves their `fsync` to ``syncQueue()``.
+    public func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try withLog { log in
+            try log.append(records, sync: false).map { ScoreRecordLocation(generation: generation, offset: $0) }
+        }
+    }
+
+    public func syncQueue() async throws {
+        try withLog { log in try log.sync() }
+    }
+
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
         try withLog { (log: AppendLog) -> Void in
-            _ = try log.rewrite(records)
+            _ = try log.rewrite(records, deferDirectorySync: true)
             forward = [:]
             generation += 1
         }
@@ -227,7 +253,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
                     slot.append(nil)
                 }
             }
-            let newOffsets = try log.rewrite(records)
+            let newOffsets = try log.rewrite(records, deferDirectorySync: true)
             var map: [Int: Int] = [:]
             map.reserveCapacity(newOffsets.count)
             for (old, new) in zip(oldOffsets, newOffsets) { map[old] = new }

@@ -56,4 +56,98 @@ import TrackerCoreTestKit
         #expect(h.diagnostics.all.contains { $0.code == "storage" })
         #expect(c.inspect().queue.depth == 0)
     }
+
+    /// Forwards to a file store and notes each queue write and sync with the manual time.
+    final class SyncSpyStore: ScoreStore, @unchecked Sendable {
+        let inner: FileScoreStore
+        let clock: ManualClock
+        let calls = LockedState<[String]>([])
+        init(_ inner: FileScoreStore, clock: ManualClock) { self.inner = inner; self.clock = clock }
+        private func note(_ s: String) { calls.withLock { $0.append("\(s)@\(clock.nowMs() - T0)") } }
+        func load() throws -> ScoreStoreContents { try inner.load() }
+        func appendQueueRecords(_ records: [[UInt8]]) async throws { note("append"); try await inner.appendQueueRecords(records) }
+        func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+            note("append"); return try await inner.appendQueueRecordsLocated(records)
+        }
+        func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+            note("write"); return try await inner.appendQueueRecordsDeferringSync(records)
+        }
+        func syncQueue() async throws { note("sync"); try await inner.syncQueue() }
+        func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
+        func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+            note("compact"); return try await inner.compactQueue(keeping: keeping)
+        }
+        func rewriteQueue(_ records: [[UInt8]]) async throws { note("rewrite"); try await inner.rewriteQueue(records) }
+        func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
+    }
+
+    @Test func writesReachTheFileAtOnceAndShareOneSyncPerInterval() async throws {
+        let dir = NSTemporaryDirectory() + "score-sync-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness()
+        let spy = SyncSpyStore(FileScoreStore(directory: dir), clock: h.clock)
+        h.store = spy
+        let c = h.client(granted: true)
+        c.pv()
+        await h.settle()
+        let first = spy.calls.withLock { $0 }
+        #expect(first.count == 2 && first[0].hasPrefix("write") && first[1].hasPrefix("sync"))
+        // Three more within the interval: written at once (readable after a crash), not synced.
+        c.pv(); c.pv(); c.pv()
+        await h.settle()
+        #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 4)
+        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 1)
+        // The idle writer's timer syncs them once the interval since the last sync is over.
+        await h.advance(ScoreClient.queueSyncIntervalMs - 1)
+        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 1)
+        await h.advance(1)
+        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 2)
+        // Nothing left to sync: no more syncs, however long the wait.
+        await h.advance(10 * ScoreClient.queueSyncIntervalMs)
+        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 2)
+        // A write after a quiet interval is synced at once again.
+        c.pv()
+        await h.settle()
+        #expect(spy.calls.withLock { $0.suffix(2).map { String($0.prefix(4)) } } == ["writ", "sync"])
+        #expect(c.inspect().queue.depth == 5)
+    }
+
+    @Test func aCompactionIsFollowedByASyncOfItsRename() async throws {
+        let dir = NSTemporaryDirectory() + "score-sync-compact-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness()
+        let spy = SyncSpyStore(FileScoreStore(directory: dir), clock: h.clock)
+        h.store = spy
+        let c = h.client(granted: true)
+        for n in 1...700 { c.track("e\(n)") }
+        await h.settle()
+        // Six batches succeed, the seventh fails: 606 dead records > 3 × 100 live → compaction.
+        h.tx.script { _, i in i < 6 ? .status(200) : .status(500) }
+        await h.flush(c)
+        #expect(c.inspect().queue.depth == 100)
+        await h.advance(ScoreClient.queueSyncIntervalMs)
+        let calls = spy.calls.withLock { $0 }
+        let compact = try #require(calls.lastIndex { $0.hasPrefix("compact") })
+        #expect(calls[(compact + 1)...].contains { $0.hasPrefix("sync") })
+    }
+
+    @Test func aQueueThatKeepsSheddingCompactsOnceDeadRecordsOutnumberTheQueueThreeToOne() async throws {
+        let dir = NSTemporaryDirectory() + "score-shed-compact-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness()
+        let spy = SyncSpyStore(FileScoreStore(directory: dir), clock: h.clock)
+        h.store = spy
+        let c = h.client(maxQueueSize: 200, granted: true)
+        func compactions() -> Int { spy.calls.withLock { $0.filter { $0.hasPrefix("compact") }.count } }
+        for n in 1...200 { c.track("e\(n)"); await h.settle() }
+        // Each shed of a written event leaves two dead records (its add and its removal): 300
+        // sheds leave 600, not more than 3 × 200 queued; the 301st compacts.
+        for n in 201...500 { c.track("e\(n)"); await h.settle() }
+        #expect(compactions() == 0)
+        c.track("e501")
+        await h.settle()
+        #expect(compactions() == 1)
+        #expect(c.inspect().queue.depth == 200)
+        #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 200)
+    }
 }

@@ -46,6 +46,11 @@ public final class AppendLog {
     public let syncs: Bool
     /// The frame offsets of the records returned by ``open(path:sync:)``, in order.
     public private(set) var loadedOffsets: [Int] = []
+    /// Whether an append made with `sync: false` has not been synced yet (see ``sync()``).
+    public private(set) var hasUnsyncedAppends = false
+    /// Whether a ``rewrite(_:deferDirectorySync:)`` made with `deferDirectorySync: true` has not
+    /// had its rename synced yet (see ``sync()``).
+    public private(set) var hasUnsyncedRename = false
 
     private init(path: String, fd: Int32, byteCount: Int, syncs: Bool) {
         self.path = path
@@ -153,14 +158,23 @@ public final class AppendLog {
     /// Appends `records` in one write (then `fsync` when the log syncs) and returns their frame
     /// offsets. On failure the file is cut back to its previous length, so a failed append leaves
     /// no partial record behind.
+    ///
+    /// With `sync: false` the records are written (so they survive the app crashing or being
+    /// killed) but not synced to the device: ``sync()`` does that later, for many appends at
+    /// once. Until then a power loss or an OS crash may lose them; the log stays readable.
     @discardableResult
-    public func append(_ records: [[UInt8]]) throws(AppendLogError) -> [Int] {
+    public func append(_ records: [[UInt8]], sync syncNow: Bool = true) throws(AppendLogError) -> [Int] {
         guard !records.isEmpty else { return [] }
         for r in records where r.count > AppendLog.maxRecordBytes { throw AppendLogError("record-too-large", errno: 0) }
         let bytes = AppendLog.frame(records)
         do throws(AppendLogError) {
             try AppendLog.writeAll(fd, bytes)
-            if syncs, fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+            if syncs && syncNow {
+                if fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+                hasUnsyncedAppends = false
+            } else if syncs {
+                hasUnsyncedAppends = true
+            }
         } catch {
             _ = ftruncate(fd, off_t(byteCount))
             _ = lseek(fd, off_t(byteCount), SEEK_SET)
@@ -185,8 +199,12 @@ public final class AppendLog {
     /// Replaces the whole log with `records` (compaction): writes `<path>.tmp` (0600), syncs
     /// it, renames it over the log and continues appending to the new file. A crash at any
     /// point leaves either the old or the new log. Returns the records' new frame offsets.
+    ///
+    /// The rename is synced at once (the directory's `fsync`) unless `deferDirectorySync` is
+    /// true: then ``sync()`` does it, and until then a power loss or an OS crash may bring back
+    /// the previous log, whole as far as it was synced, together with the appends made since.
     @discardableResult
-    public func rewrite(_ records: [[UInt8]]) throws(AppendLogError) -> [Int] {
+    public func rewrite(_ records: [[UInt8]], deferDirectorySync: Bool = false) throws(AppendLogError) -> [Int] {
         let tmp = path + ".tmp"
         let tfd = Glibc_open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard tfd >= 0 else { throw AppendLogError("open", errno: errno) }
@@ -206,12 +224,33 @@ public final class AppendLog {
             _ = unlink(tmp)
             throw AppendLogError("rename", errno: e)
         }
-        if syncs { AppendLog.syncDirectory(of: path) }
+        if syncs && deferDirectorySync {
+            hasUnsyncedRename = true
+        } else if syncs {
+            AppendLog.syncDirectory(of: path)
+            hasUnsyncedRename = false
+        }
         _ = Glibc_close(fd)
         fd = tfd
         _ = lseek(fd, off_t(bytes.count), SEEK_SET)
         byteCount = bytes.count
+        hasUnsyncedAppends = false
         return AppendLog.offsets(of: records, from: 0)
+    }
+
+    /// Syncs the appends made with `sync: false` to the device (one `fsync` for all of them),
+    /// then a deferred rename (see ``rewrite(_:deferDirectorySync:)``); does nothing when there
+    /// is neither or the log does not sync.
+    public func sync() throws(AppendLogError) {
+        guard syncs else { return }
+        if hasUnsyncedAppends {
+            guard fsync(fd) == 0 else { throw AppendLogError("fsync", errno: errno) }
+            hasUnsyncedAppends = false
+        }
+        if hasUnsyncedRename {
+            AppendLog.syncDirectory(of: path)
+            hasUnsyncedRename = false
+        }
     }
 
     /// Closes the file; later calls fail.
