@@ -4,6 +4,11 @@
 #include "CTrackerCurlShim.h"
 
 #include <pthread.h>
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 CURLcode ctracker_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -53,5 +58,14 @@ void ctracker_name_current_thread(const char *name) {
     pthread_setname_np(pthread_self(), truncated);
 #else
     (void)name;
+#endif
+}
+
+int ctracker_nice_current_thread(int nice) {
+#if defined(__linux__)
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
+#else
+    (void)nice;
+    return 0;
 #endif
 }

@@ -22,6 +22,20 @@ public protocol TrackerScheduler: Sendable {
     func cancel(_ token: TimerToken)
     /// Starts a background step (never on the caller's thread).
     func spawn(_ work: @escaping @Sendable () async -> Void)
+    /// Starts a background step that blocks on file I/O (appends, `fsync`). The system scheduler
+    /// runs it on ``BackgroundIOThread/shared`` rather than on Swift's shared concurrency pool.
+    /// Default: ``spawn(_:)``.
+    func spawnIO(_ work: @escaping @Sendable () async -> Void)
+    /// Suspends an I/O step started by ``spawnIO(_:)`` for about `microseconds` of real time, so
+    /// that it can wait a little for more work before it goes idle, and returns `true`; returns
+    /// `false` at once when this scheduler does not pause steps (the default, and the manual
+    /// clock): the step then goes idle at once.
+    func pauseIO(microseconds: Int) async -> Bool
+}
+
+extension TrackerScheduler {
+    public func spawnIO(_ work: @escaping @Sendable () async -> Void) { spawn(work) }
+    public func pauseIO(microseconds: Int) async -> Bool { false }
 }
 
 /// The production scheduler: timers on a Dispatch queue, steps as detached tasks.
@@ -56,5 +70,22 @@ public final class SystemScheduler: TrackerScheduler {
 
     public func spawn(_ work: @escaping @Sendable () async -> Void) {
         Task.detached { await work() }
+    }
+
+    /// Runs `work` with ``BackgroundIOThread/shared`` as its executor preference.
+    public func spawnIO(_ work: @escaping @Sendable () async -> Void) {
+        if #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) {
+            Task.detached(executorPreference: BackgroundIOThread.shared) { await work() }
+        } else {
+            spawn(work)
+        }
+    }
+
+    /// Pauses a step running on ``BackgroundIOThread/shared`` (see
+    /// ``BackgroundIOThread/sleep(microseconds:)``); `false` anywhere else.
+    public func pauseIO(microseconds: Int) async -> Bool {
+        guard BackgroundIOThread.shared.isCurrent else { return false }
+        await BackgroundIOThread.shared.sleep(microseconds: microseconds)
+        return true
     }
 }

@@ -19,6 +19,11 @@ public final class ScoreClient: Sendable {
     static let sessionTimeoutMs: Int64 = 30 * 60 * 1000
     /// Write operations per queue-log append at most.
     static let writerBatch = 256
+    /// How long the queue writer naps, one nap after the other, when it finds no work, before it
+    /// goes idle (when the scheduler pauses I/O steps: ``SystemScheduler``). During a burst the
+    /// recording calls then find it running and only append to its backlog: starting an idle
+    /// writer wakes a thread, which costs a recording call far more than the append.
+    static let writerNapsUs = [250, 500, 1_000, 2_000]
     /// The queue log is compacted once it holds more than this many dead records (removed
     /// events and removal records) …
     static let compactionMinDead = 512
@@ -599,8 +604,8 @@ public final class ScoreClient: Sendable {
     }
 
     func start(_ w: WriterStarts) {
-        if w.queue { scheduler.spawn { [self] in await runQueueWriter() } }
-        if w.identity { scheduler.spawn { [self] in await runIdentityWriter() } }
+        if w.queue { scheduler.spawnIO { [self] in await runQueueWriter() } }
+        if w.identity { scheduler.spawnIO { [self] in await runIdentityWriter() } }
     }
 
     private func runQueueWriter() async {
@@ -609,9 +614,12 @@ public final class ScoreClient: Sendable {
         // of the backlog's bytes and the lock is only ever held briefly.
         var pending: [WriteOp] = []
         var at = 0
+        // Naps taken since the backlog was last found empty; `Int.max`: this scheduler does not
+        // pause (see `writerNapsUs`).
+        var naps = 0
         while true {
             if at >= pending.count {
-                enum Next { case write, syncFirst, exit(armSyncTimerMs: Int64?) }
+                enum Next { case write, syncFirst, nap(Int), exit(armSyncTimerMs: Int64?) }
                 let now = clock.nowMs()
                 let next: Next
                 (pending, next) = state.withLock { s in
@@ -623,6 +631,8 @@ public final class ScoreClient: Sendable {
                     // otherwise by a timer.
                     let wait = ScoreClient.queueSyncWaitMs(s, now: now)
                     if s.queueUnsynced && wait <= 0 { return (ops, .syncFirst) }
+                    // Still running while it naps: a recording call meanwhile only appends.
+                    if naps < ScoreClient.writerNapsUs.count { return (ops, .nap(ScoreClient.writerNapsUs[naps])) }
                     s.writerRunning = false
                     if s.queueUnsynced && !s.queueSyncTimerArmed {
                         s.queueSyncTimerArmed = true
@@ -633,9 +643,12 @@ public final class ScoreClient: Sendable {
                 at = 0
                 switch next {
                 case .write:
-                    break
+                    if naps != Int.max { naps = 0 }
                 case .syncFirst:
                     await syncQueueNow()
+                    continue
+                case let .nap(us):
+                    naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
                     continue
                 case let .exit(armSyncTimerMs):
                     if let wait = armSyncTimerMs {

@@ -36,4 +36,10 @@ int ctracker_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
  */
 void ctracker_name_current_thread(const char *name);
 
+/*
+ * Linux: sets the calling thread's nice value (a thread's own, not the process's); elsewhere
+ * does nothing. Returns 0 on success.
+ */
+int ctracker_nice_current_thread(int nice);
+
 #endif
