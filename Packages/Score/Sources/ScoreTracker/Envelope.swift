@@ -165,7 +165,7 @@ enum EnvelopeBytes {
 
 /// An event id as a queued event keeps it: a lowercase canonical UUID (what the SDK mints) packed
 /// into 16 bytes, anything else as given. `string` gives back the exact text.
-enum CompactEventId: Sendable, Equatable {
+enum CompactEventId: Sendable, Hashable {
     case uuid(UInt64, UInt64)
     case text(String)
 
@@ -174,6 +174,15 @@ enum CompactEventId: Sendable, Equatable {
             self = .uuid(hi, lo)
         } else {
             self = .text(id)
+        }
+    }
+
+    /// The id whose UTF-8 bytes are `b` (no string is built for a canonical UUID).
+    init(utf8 b: UnsafeBufferPointer<UInt8>) {
+        if let (hi, lo) = CompactEventId.pack(b) {
+            self = .uuid(hi, lo)
+        } else {
+            self = .text(String(decoding: b, as: UTF8.self))
         }
     }
 
@@ -309,9 +318,16 @@ final class QueuedEvent: @unchecked Sendable {
         }
     }
 
-    init(eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
+    convenience init(eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
+                     critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
+        self.init(id: CompactEventId(eventId), name: name, timestampMs: timestampMs, anonymousEpoch: anonymousEpoch,
+                  hasUserId: hasUserId, critical: critical, notice: notice, requires: requires, fields: fields,
+                  encoded: encoded)
+    }
+
+    init(id: CompactEventId, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
          critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
-        self.id = CompactEventId(eventId)
+        self.id = id
         var t: Traits = []
         if hasUserId { t.insert(.hasUserId) }
         if critical { t.insert(.critical) }
@@ -376,8 +392,9 @@ enum QueueRecord {
     private static let timestampMarker = Array(#","timestamp":""#.utf8)
     private static let anonymousIdMarker = Array(#","anonymousId":""#.utf8)
 
-    /// The JSON string value following `marker` (searched from `from`), and where it ends.
-    private static func stringAfter(_ marker: [UInt8], in b: UnsafeBufferPointer<UInt8>, from: Int) -> (String, Int)? {
+    /// Where the JSON string value following `marker` (searched from `from`) lies: its bytes
+    /// between the quotes, and whether it holds an escape.
+    private static func valueAfter(_ marker: [UInt8], in b: UnsafeBufferPointer<UInt8>, from: Int) -> (Range<Int>, escaped: Bool)? {
         let m = marker.count
         guard b.count >= m else { return nil }
         var i = from
@@ -398,12 +415,72 @@ enum QueueRecord {
             k += 1
         }
         guard k < b.count else { return nil }
+        return (start..<k, escaped)
+    }
+
+    /// The string value at `v` (see ``valueAfter(_:in:from:)``).
+    private static func string(_ b: UnsafeBufferPointer<UInt8>, _ v: (Range<Int>, escaped: Bool)) -> String? {
+        let (r, escaped) = v
         if escaped {
-            let literal = Array(b[(start - 1)...k])
-            guard let s = (try? WireJSON.decode(literal))?.stringValue else { return nil }
-            return (s, k + 1)
+            let literal = Array(b[(r.lowerBound - 1)...r.upperBound])
+            return (try? WireJSON.decode(literal))?.stringValue
         }
-        return (String(decoding: UnsafeBufferPointer(rebasing: b[start..<k]), as: UTF8.self), k + 1)
+        return String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self)
+    }
+
+    /// The name, eventId, timestamp and anonymousId values of an add record's envelope, in order.
+    private static func addValues(_ b: UnsafeBufferPointer<UInt8>) -> [(Range<Int>, escaped: Bool)]? {
+        guard let name = valueAfter(nameMarker, in: b, from: 0),
+              let id = valueAfter(eventIdMarker, in: b, from: name.0.upperBound + 1),
+              let ts = valueAfter(timestampMarker, in: b, from: id.0.upperBound + 1),
+              let anon = valueAfter(anonymousIdMarker, in: b, from: ts.0.upperBound + 1) else { return nil }
+        return [name, id, ts, anon]
+    }
+
+    /// What start-up needs of a record, read without building strings it does not keep.
+    enum Scanned {
+        /// An add: `sameAnonymous` tells whether its anonymousId is the one given to ``scan(_:anonymousId:)``.
+        case add(id: CompactEventId, name: String, timestampMs: Int64, sameAnonymous: Bool, flags: UInt8, requires: UInt8)
+        case remove([CompactEventId])
+    }
+
+    /// Reads a record for start-up (see ``Scanned``); `nil` when it is not a valid record.
+    static func scan(_ r: [UInt8], anonymousId: String) -> Scanned? {
+        guard let kind = r.first else { return nil }
+        if kind == 82 {
+            return r.withUnsafeBufferPointer { b -> Scanned? in
+                var ids: [CompactEventId] = []
+                var at = 1
+                while at < b.count {
+                    let len = Int(b[at]); at += 1
+                    guard at + len <= b.count else { return nil }
+                    ids.append(CompactEventId(utf8: UnsafeBufferPointer(rebasing: b[at..<(at + len)])))
+                    at += len
+                }
+                return .remove(ids)
+            }
+        }
+        guard kind == 65, r.count > 3 else { return nil }
+        return r.withUnsafeBufferPointer { whole -> Scanned? in
+            let b = UnsafeBufferPointer(rebasing: whole[3...])
+            guard let v = addValues(b), let name = string(b, v[0]) else { return nil }
+            let id: CompactEventId
+            if v[1].escaped {
+                guard let text = string(b, v[1]) else { return nil }
+                id = CompactEventId(text)
+            } else {
+                id = CompactEventId(utf8: UnsafeBufferPointer(rebasing: b[v[1].0]))
+            }
+            guard let ts = string(b, v[2]), let ms = Timestamp.parse(ts) else { return nil }
+            let same: Bool
+            if v[3].escaped {
+                same = string(b, v[3]) == anonymousId
+            } else {
+                var expected = anonymousId
+                same = expected.withUTF8 { e in e.elementsEqual(UnsafeBufferPointer(rebasing: b[v[3].0])) }
+            }
+            return .add(id: id, name: name, timestampMs: ms, sameAnonymous: same, flags: whole[1], requires: whole[2])
+        }
     }
 
     static func parse(_ r: [UInt8]) -> Parsed? { parse(r, keepEnvelope: true) }
@@ -425,10 +502,8 @@ enum QueueRecord {
         guard kind == 65, r.count > 3 else { return nil }
         let fields: (String, String, String, String)? = r.withUnsafeBufferPointer { whole in
             let b = UnsafeBufferPointer(rebasing: whole[3...])
-            guard let (name, a) = stringAfter(nameMarker, in: b, from: 0),
-                  let (id, c) = stringAfter(eventIdMarker, in: b, from: a),
-                  let (ts, d) = stringAfter(timestampMarker, in: b, from: c),
-                  let (anon, _) = stringAfter(anonymousIdMarker, in: b, from: d) else { return nil }
+            guard let v = addValues(b), let name = string(b, v[0]), let id = string(b, v[1]),
+                  let ts = string(b, v[2]), let anon = string(b, v[3]) else { return nil }
             return (name, id, ts, anon)
         }
         guard let (name, id, ts, anon) = fields, let ms = Timestamp.parse(ts) else { return nil }

@@ -899,19 +899,7 @@ public final class ScoreClient: Sendable {
     }
 
     static func loadQueue(_ records: [[UInt8]], locations: [ScoreRecordLocation]?, into s: inout ClientState) {
-        var order: [String] = []
-        var adds: [String: (QueueRecord.Add, ScoreRecordLocation?)] = [:]
         let located = locations?.count == records.count ? locations : nil
-        for (i, r) in records.enumerated() {
-            switch QueueRecord.parse(r, keepEnvelope: located == nil) {
-            case let .add(a)?:
-                if adds[a.eventId] == nil { order.append(a.eventId) }
-                adds[a.eventId] = (a, located?[i])
-            case let .remove(idList)?:
-                for id in idList { adds[id] = nil }
-            case nil: break
-            }
-        }
         // One copy of each distinct name, shared by the events that carry it.
         var interned: [String: String] = [:]
         var last = ""
@@ -923,16 +911,39 @@ public final class ScoreClient: Sendable {
             last = text
             return text
         }
-        s.queue.reserveCapacity(order.count)
-        for id in order {
-            guard let (a, location) = adds[id] else { continue }
-            let e = QueuedEvent(eventId: a.eventId, name: intern(a.name), timestampMs: a.timestampMs,
-                                anonymousEpoch: a.anonymousId == s.anonymousId ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
-                                hasUserId: a.flags & 4 != 0, critical: a.flags & 1 != 0,
-                                notice: a.flags & 2 != 0, requires: a.requires, fields: nil,
-                                encoded: location == nil ? a.envelope : nil)
-            e.location = location
-            e.persisted = true
+        // Each add becomes its event at once; a later removal (or a second add of the same id)
+        // only clears its slot.
+        var events: [QueuedEvent?] = []
+        events.reserveCapacity(records.count)
+        var slot: [CompactEventId: Int] = [:]
+        slot.reserveCapacity(records.count)
+        for (i, r) in records.enumerated() {
+            switch QueueRecord.scan(r, anonymousId: s.anonymousId) {
+            case let .add(id, name, timestampMs, sameAnonymous, flags, requires)?:
+                let location = located?[i]
+                let envelope: [UInt8]? = location == nil ? Array(r[3...]) : nil
+                let e = QueuedEvent(id: id, name: intern(name), timestampMs: timestampMs,
+                                    anonymousEpoch: sameAnonymous ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
+                                    hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
+                                    notice: flags & 2 != 0, requires: requires, fields: nil, encoded: envelope)
+                e.location = location
+                e.persisted = true
+                if let k = slot[id] {
+                    // The first add's place in the order, the last add's contents.
+                    events[k] = e
+                } else {
+                    slot[id] = events.count
+                    events.append(e)
+                }
+            case let .remove(ids)?:
+                for id in ids {
+                    if let k = slot.removeValue(forKey: id) { events[k] = nil }
+                }
+            case nil: break
+            }
+        }
+        s.queue.reserveCapacity(slot.count)
+        for case let e? in events {
             s.queue.append(e)
             if e.notice { s.noticeCount += 1 }
         }

@@ -42,6 +42,59 @@ import TrackerCore
         #expect(QueueRecord.parse([65, 0, 0, 123]) == nil)
     }
 
+    @Test func startUpScanReadsWhatParseReadsWithoutBuildingIds() {
+        func record(id: String, name: String, anon: String) -> [UInt8] {
+            let f = EnvelopeFields(type: "track", name: name, eventId: id, timestampMs: T0 + 7, anonymousId: anon,
+                                   sessionId: S(1), userId: nil, siteId: "s", props: [:], traits: nil,
+                                   context: JSONObject(), sdkName: "n", sdkVersion: "v")
+            let e = QueuedEvent(eventId: id, name: name, timestampMs: T0 + 7, anonymousEpoch: 0, hasUserId: false,
+                                critical: false, notice: true, requires: 3, fields: f, encoded: nil)
+            return QueueRecord.add(e, envelope: f.encode())
+        }
+        // A canonical id is packed; an escaped name and id and another anonymousId are read as text.
+        guard case let .add(id, name, ms, same, flags, requires)? = QueueRecord.scan(record(id: E(4), name: "n\"1", anon: A(1)), anonymousId: A(1)) else {
+            Issue.record("no add")
+            return
+        }
+        #expect(id == CompactEventId(E(4)) && name == "n\"1" && ms == T0 + 7 && same && flags == 2 && requires == 3)
+        if case .uuid = id {} else { Issue.record("not packed") }
+        guard case let .add(id2, _, _, same2, _, _)? = QueueRecord.scan(record(id: "x\"y", name: "n", anon: "a\\b"), anonymousId: A(1)) else {
+            Issue.record("no add")
+            return
+        }
+        #expect(id2 == .text("x\"y") && !same2)
+        guard case let .add(_, _, _, same3, _, _)? = QueueRecord.scan(record(id: E(5), name: "n", anon: "a\\b"), anonymousId: "a\\b") else {
+            Issue.record("no add")
+            return
+        }
+        #expect(same3)
+        guard case let .remove(ids)? = QueueRecord.scan(QueueRecord.remove([E(1), "other"]), anonymousId: A(1)) else {
+            Issue.record("no remove")
+            return
+        }
+        #expect(ids == [CompactEventId(E(1)), .text("other")])
+        #expect(QueueRecord.scan([65, 0, 0, 123], anonymousId: A(1)) == nil)
+    }
+
+    @Test func startUpLoadKeepsTheFirstPlaceAndLastContentsOfAnIdAndDropsRemovedOnes() {
+        func add(_ n: Int, name: String) -> [UInt8] {
+            let f = EnvelopeFields(type: "track", name: name, eventId: E(n), timestampMs: T0, anonymousId: A(1),
+                                   sessionId: S(1), userId: nil, siteId: "s", props: [:], traits: nil,
+                                   context: JSONObject(), sdkName: "n", sdkVersion: "v")
+            let e = QueuedEvent(eventId: E(n), name: name, timestampMs: T0, anonymousEpoch: 0, hasUserId: false,
+                                critical: false, notice: false, requires: 1, fields: f, encoded: nil)
+            return QueueRecord.add(e, envelope: f.encode())
+        }
+        let records = [add(1, name: "a"), add(2, name: "b"), add(1, name: "a2"), add(3, name: "c"),
+                       QueueRecord.remove([E(2)]), add(2, name: "b2"), QueueRecord.remove([E(3)])]
+        var s = ClientState(consent: ConsentState(analytics: false, personalization: false, advertising: false), anonymousId: A(1), sessionId: S(1))
+        ScoreClient.loadQueue(records, locations: nil, into: &s)
+        #expect(s.queue.map(\.eventId) == [E(1), E(2)])
+        #expect(s.queue.map(\.name) == ["a2", "b2"])
+        #expect(s.deadRecords == 5)
+        #expect(s.queue.allSatisfy { $0.persisted && $0.encoded != nil && $0.anonymousEpoch == 0 })
+    }
+
     @Test func userIdInsertionAndReplayCopyAreByteEdits() {
         let env = Array(pvEnvelope(1).utf8)
         #expect(String(decoding: EnvelopeBytes.withUserId(env, "u\"x"), as: UTF8.self) == pvEnvelope(1, userId: #"u\"x"#))
