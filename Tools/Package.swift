@@ -33,6 +33,7 @@ let package = Package(
         .executableTarget(
             name: "score-rss",
             dependencies: [
+                "CBenchCurl",
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "ScoreTracker", package: "Score"),
             ]

@@ -1,4 +1,9 @@
+#if canImport(Darwin)
 import Foundation
+#elseif canImport(Glibc)
+import Glibc
+#endif
+import CBenchCurl
 import ScoreTracker
 import TrackerCore
 
@@ -12,7 +17,8 @@ private struct NoTransport: HTTPTransport {
 }
 
 private func status(_ key: String) -> Double {
-    guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    guard let bytes = try? FileIO.readBytes("/proc/self/status") else { return 0 }
+    let s = String(decoding: bytes, as: UTF8.self)
     for line in s.split(separator: "\n") where line.hasPrefix(key + ":") {
         return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
     }
@@ -23,13 +29,19 @@ var maxQueue: Int?
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
     if a == "--queue", let v = args.popFirst().flatMap({ Int($0) }) { maxQueue = v } else {
-        FileHandle.standardError.write(Data("usage: score-rss [--queue N]\n".utf8)); exit(2)
+        print("usage: score-rss [--queue N]"); exit(2)
     }
 }
 
-let dir = NSTemporaryDirectory() + "score-rss-\(getpid())"
-defer { try? FileManager.default.removeItem(atPath: dir) }
+// Like the SDK, this host links no Foundation on Linux: its own footprint stays that of a
+// minimal Swift program linking libcurl.
+let dir = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/score-rss-\(getpid())"
+defer {
+    for f in ["queue.log", "queue.log.tmp", "identity.json", "identity.json.tmp"] { unlink(dir + "/" + f) }
+    rmdir(dir)
+}
 let rssBefore = status("VmRSS")
+let anonBefore = status("RssAnon")
 let client = ScoreClient(publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
                          appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
                          pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]),
@@ -40,22 +52,27 @@ let props: [String: Any] = ["pollId": "motm-r12", "choice": "player_7", "round":
 let n = 100_000
 for _ in 0..<n { client.track("poll_vote", props: props) }
 let rssAfterCalls = status("VmRSS")
+let heapAfterCalls = Double(bench_heap_in_use()) / 1_048_576
 // Let the writer catch up: the log holds every queued event once it stops growing.
 var last = -1
 var stable = 0
 while stable < 5 {
     usleep(20_000)
-    let size = (try? FileManager.default.attributesOfItem(atPath: dir + "/queue.log")[.size] as? Int) ?? 0
+    var st = stat()
+    let size = stat(dir + "/queue.log", &st) == 0 ? Int(st.st_size) : 0
     stable = size == last ? stable + 1 : 0
     last = size
 }
 let out: [String: Double] = [
     "rss_before_client_mb": rssBefore,
+    "rss_anon_before_client_mb": anonBefore,
+    "rss_anon_after_persisted_mb": status("RssAnon"),
     "rss_after_track_calls_mb": rssAfterCalls,
     "rss_after_persisted_mb": status("VmRSS"),
     "peak_rss_mb": status("VmHWM"),
     "queue_depth": Double(client.inspect().queue.depth),
+    "heap_in_use_after_track_calls_mb": heapAfterCalls,
+    "heap_in_use_after_persisted_mb": Double(bench_heap_in_use()) / 1_048_576,
     "max_queue_size": Double(maxQueue ?? 1_000),
 ]
-let json = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys])
-print(String(decoding: json, as: UTF8.self))
+print("{" + out.keys.sorted().map { "\"\($0)\":\(out[$0]!)" }.joined(separator: ",") + "}")

@@ -1,5 +1,11 @@
 import CTrackerCurlShim
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A thread of its own for the trackers' blocking file I/O, usable as a `TaskExecutor`.
 ///
@@ -25,7 +31,7 @@ public final class BackgroundIOThread: @unchecked Sendable {
     }
 
     private let name: String
-    private let condition = NSCondition()
+    private let condition = NativeCondition()
     // Guarded by `condition`.
     private var jobs: [UnownedJob] = []
     private var timers: [Timer] = []
@@ -65,12 +71,7 @@ public final class BackgroundIOThread: @unchecked Sendable {
         jobs.append(job)
         if !started {
             started = true
-            let t = Thread { [self] in run() }
-            t.name = name
-            #if canImport(Darwin)
-            t.qualityOfService = .utility
-            #endif
-            t.start()
+            NativeThread.start(utility: true) { [self] in run() }
         } else if sleeping {
             condition.signal()
         }
@@ -98,7 +99,7 @@ public final class BackgroundIOThread: @unchecked Sendable {
                 if !jobs.isEmpty || !due.isEmpty { break }
                 sleeping = true
                 if let next = timers.map(\.deadlineNs).min() {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(next &- now) / 1e9))
+                    condition.wait(ns: next &- now)
                 } else {
                     condition.wait()
                 }

@@ -1,4 +1,6 @@
+#if canImport(Darwin)
 import Foundation
+#endif
 import Synchronization
 import TrackerCore
 
@@ -164,7 +166,7 @@ final class PiiScrubber: Sendable {
         switch raw {
         case let s as String:
             WireJSON.writeString(s, into: &out)
-        case let b as Bool:
+        case let b as Bool where !PiiScrubber.isBoxedNumber(raw):
             out.append(contentsOf: b ? "true".utf8 : "false".utf8)
         case let i as Int:
             WireJSON.write(.number(Double(i)), into: &out)
@@ -198,7 +200,7 @@ final class PiiScrubber: Sendable {
         case let s as String:
             size += s.utf8.count * 6 + 2
             return .string(s)
-        case let b as Bool:
+        case let b as Bool where !PiiScrubber.isBoxedNumber(raw):
             size += 5
             return .bool(b)
         case let i as Int:
@@ -220,7 +222,7 @@ final class PiiScrubber: Sendable {
                 out.append(try convert(e, size: &size, depth: depth + 1))
             }
             return .array(out)
-        case is NSNull:
+        case _ where PiiScrubber.isBoxedNull(raw):
             size += 4
             return .null
         case let v as JSONValue:
@@ -244,10 +246,6 @@ final class PiiScrubber: Sendable {
         case let v as UInt32: return .number(Double(v))
         case let v as UInt64: return .number(Double(v))
         case let v as Substring: size += v.utf8.count * 6; return .string(String(v))
-        case let v as NSNumber:
-            let d = v.doubleValue
-            guard d.isFinite else { throw InvalidInput() }
-            return .number(d)
         case let v as [String]:
             var s = 0
             return try convert(v.map { $0 as Any }, size: &s, depth: depth)
@@ -279,5 +277,36 @@ final class PiiScrubber: Sendable {
             size += 5
             return v
         }
+    }
+}
+
+// MARK: - Foundation's boxed values
+
+extension PiiScrubber {
+    /// Whether `raw` is one of Foundation's boxed numbers (`NSNumber`, as `JSONSerialization`
+    /// returns them) other than a boolean. Such a number also casts to `Bool` when it is 0 or 1,
+    /// yet it is a JSON number: `1` must not be sent as `true`.
+    static func isBoxedNumber(_ raw: Any) -> Bool {
+        guard type(of: raw) is AnyClass else { return false } // a Swift `Bool` is no class
+        #if canImport(Darwin)
+        guard let n = raw as? NSNumber else { return false }
+        return CFGetTypeID(n) != CFBooleanGetTypeID()
+        #else
+        // On Linux the tracker links no Foundation (see `NativeThread`): known by class name.
+        switch _typeName(type(of: raw), qualified: false) {
+        case "NSNumber", "__NSCFNumber": return true
+        default: return false
+        }
+        #endif
+    }
+
+    /// Whether `raw` is Foundation's `NSNull` (a JSON `null`).
+    static func isBoxedNull(_ raw: Any) -> Bool {
+        guard type(of: raw) is AnyClass else { return false }
+        #if canImport(Darwin)
+        return raw is NSNull
+        #else
+        return _typeName(type(of: raw), qualified: false) == "NSNull"
+        #endif
     }
 }

@@ -1,4 +1,10 @@
+#if canImport(Darwin)
 import Foundation
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 import TrackerCore
 

@@ -1,4 +1,15 @@
+#if canImport(Darwin)
 import Foundation
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 import TrackerCore
 
@@ -134,7 +145,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The directory holding the files.
     public let directory: String
     private let sync: Bool
-    private let lock = NSLock()
+    /// Guards `log`, `generation` and `forward`.
+    private let lock = LockedState(())
     private var log: AppendLog?
     private var generation = 0
     private var forward: [Int: Int] = [:]
@@ -159,18 +171,15 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         #if canImport(Darwin)
         let base = (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path) ?? NSTemporaryDirectory()
         #else
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/share")
+        func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        let base = env("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((env("HOME") ?? env("TMPDIR") ?? "/tmp") + "/.local/share")
         #endif
         return base + "/score-tracker/" + (safe.isEmpty ? "default" : safe)
     }
 
     private func ensureDirectory() throws {
-        if !FileManager.default.fileExists(atPath: directory) {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        }
+        try FileIO.ensureDirectory(directory)
     }
 
     private func openLog() throws -> (AppendLog, [[UInt8]]) {
@@ -180,20 +189,24 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     public func load() throws -> ScoreStoreContents {
-        lock.lock(); defer { lock.unlock() }
+        try lock.withLock { _ in try loadLocked() }
+    }
+
+    private func loadLocked() throws -> ScoreStoreContents {
         let (log, records) = try openLog()
         self.log = log
         generation += 1
         forward = [:]
         let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
-        let identity = FileManager.default.contents(atPath: identityPath).map { [UInt8]($0) }
+        let identity = (try? FileIO.readBytes(identityPath)) ?? nil
         return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity)
     }
 
     private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
-        lock.lock(); defer { lock.unlock() }
-        if log == nil { log = try openLog().0 }
-        return try body(log!)
+        try lock.withLock { _ in
+            if log == nil { log = try openLog().0 }
+            return try body(log!)
+        }
     }
 
     public func appendQueueRecords(_ records: [[UInt8]]) async throws {

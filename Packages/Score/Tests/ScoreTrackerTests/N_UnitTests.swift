@@ -130,6 +130,27 @@ import TrackerCore
         }
     }
 
+    /// `JSONSerialization` (and Objective-C code) hand over numbers as `NSNumber`, which also
+    /// cast to `Bool` when 0 or 1: they must stay numbers, and only boxed booleans are booleans.
+    @Test func foundationBoxedNumbersStayNumbersAndBoxedBooleansStayBooleans() throws {
+        let scrubber = PiiScrubber(nil)
+        let json = #"{"one":1,"zero":0,"yes":true,"no":false,"half":0.5,"nothing":null,"list":[1,true,null]}"#
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let boxed: [String: Any] = ["n1": NSNumber(value: 1), "b1": NSNumber(value: true), "n0": NSNumber(value: 0.0),
+                                    "swiftTrue": true, "swiftOne": 1]
+        let expected = [
+            #"{"half":0.5,"list":[1,true,null],"no":false,"nothing":null,"one":1,"yes":true,"zero":0}"#,
+            #"{"b1":true,"n0":0,"n1":1,"swiftOne":1,"swiftTrue":true}"#,
+        ]
+        for (input, want) in zip([decoded, boxed], expected) {
+            var streamed: [UInt8] = []
+            try scrubber.write(input, into: &streamed)
+            #expect(String(decoding: streamed, as: UTF8.self) == want)
+            var size = 0
+            #expect(WireJSON.encode(.object(try scrubber.object(input, size: &size))) == streamed)
+        }
+    }
+
     @Test func streamingScrubRefusesWhatTheTreePathRefuses() {
         let scrubber = PiiScrubber(nil)
         for bad: [String: Any] in [["d": Date()], ["n": Double.nan], ["deep": ["x": [Double.infinity]]]] {

@@ -1,6 +1,17 @@
 import Synchronization
 import CTrackerCurlShim
+#if canImport(Darwin)
 import Foundation
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `curl_global_init`, once per process, before the first handle is made.
 private let curlGlobalInit: Bool = {
@@ -77,9 +88,7 @@ final class CurlEngine: @unchecked Sendable {
             _ = ctracker_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, options.maxConnections))
             _ = ctracker_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, options.maxConnectionsPerHost))
             _ = ctracker_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, options.maxConnections))
-            let thread = Thread { [self] in self.run() }
-            thread.name = "tracker.curl"
-            thread.start()
+            NativeThread.start { [self] in self.run() }
         } else {
             state.withLock { $0.shutdown = true; $0.finished = true }
         }
@@ -277,7 +286,6 @@ final class CurlEngine: @unchecked Sendable {
 
     private func run() {
         guard let multi else { return }
-        // `Thread.name` does not reach the OS thread on Linux (it keeps its creator's name).
         ctracker_name_current_thread("tracker.curl")
         var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         var adds: [CurlTransfer] = []

@@ -1,5 +1,11 @@
 import CTrackerCurlShim
+#if canImport(Darwin)
 import Foundation
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 
 /// The default ``HTTPTransport``: libcurl's multi interface driven by one dedicated thread.
