@@ -79,14 +79,23 @@ import TrackerCoreTestKit
         }
         func rewriteQueue(_ records: [[UInt8]]) async throws { note("rewrite"); try await inner.rewriteQueue(records) }
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
+
+        /// How many calls of `kind` were made.
+        func count(_ kind: String) -> Int { calls.withLock { $0.filter { $0.hasPrefix(kind) }.count } }
     }
 
-    @Test func writesReachTheFileAtOnceAndShareOneSyncPerInterval() async throws {
-        let dir = NSTemporaryDirectory() + "score-sync-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+    /// A harness whose store is a spied file store in a fresh directory (removed by `cleanUp`).
+    private func spiedHarness(_ tag: String) -> (h: Harness, spy: SyncSpyStore, dir: String) {
+        let dir = NSTemporaryDirectory() + "score-\(tag)-\(UUID().uuidString)"
         let h = Harness()
         let spy = SyncSpyStore(FileScoreStore(directory: dir), clock: h.clock)
         h.store = spy
+        return (h, spy, dir)
+    }
+
+    @Test func writesReachTheFileAtOnceAndShareOneSyncPerInterval() async throws {
+        let (h, spy, dir) = spiedHarness("sync")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let c = h.client(granted: true)
         c.pv()
         await h.settle()
@@ -96,15 +105,15 @@ import TrackerCoreTestKit
         c.pv(); c.pv(); c.pv()
         await h.settle()
         #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 4)
-        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 1)
+        #expect(spy.count("sync") == 1)
         // The idle writer's timer syncs them once the interval since the last sync is over.
         await h.advance(ScoreClient.queueSyncIntervalMs - 1)
-        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 1)
+        #expect(spy.count("sync") == 1)
         await h.advance(1)
-        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 2)
+        #expect(spy.count("sync") == 2)
         // Nothing left to sync: no more syncs, however long the wait.
         await h.advance(10 * ScoreClient.queueSyncIntervalMs)
-        #expect(spy.calls.withLock { $0.filter { $0.hasPrefix("sync") }.count } == 2)
+        #expect(spy.count("sync") == 2)
         // A write after a quiet interval is synced at once again.
         c.pv()
         await h.settle()
@@ -113,11 +122,8 @@ import TrackerCoreTestKit
     }
 
     @Test func aCompactionIsFollowedByASyncOfItsRename() async throws {
-        let dir = NSTemporaryDirectory() + "score-sync-compact-\(UUID().uuidString)"
+        let (h, spy, dir) = spiedHarness("sync-compact")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let h = Harness()
-        let spy = SyncSpyStore(FileScoreStore(directory: dir), clock: h.clock)
-        h.store = spy
         let c = h.client(granted: true)
         for n in 1...700 { c.track("e\(n)") }
         await h.settle()
@@ -132,21 +138,17 @@ import TrackerCoreTestKit
     }
 
     @Test func aQueueThatKeepsSheddingCompactsOnceDeadRecordsOutnumberTheQueueThreeToOne() async throws {
-        let dir = NSTemporaryDirectory() + "score-shed-compact-\(UUID().uuidString)"
+        let (h, spy, dir) = spiedHarness("shed-compact")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let h = Harness()
-        let spy = SyncSpyStore(FileScoreStore(directory: dir), clock: h.clock)
-        h.store = spy
         let c = h.client(maxQueueSize: 200, granted: true)
-        func compactions() -> Int { spy.calls.withLock { $0.filter { $0.hasPrefix("compact") }.count } }
         for n in 1...200 { c.track("e\(n)"); await h.settle() }
         // Each shed of a written event leaves two dead records (its add and its removal): 300
         // sheds leave 600, not more than 3 × 200 queued; the 301st compacts.
         for n in 201...500 { c.track("e\(n)"); await h.settle() }
-        #expect(compactions() == 0)
+        #expect(spy.count("compact") == 0)
         c.track("e501")
         await h.settle()
-        #expect(compactions() == 1)
+        #expect(spy.count("compact") == 1)
         #expect(c.inspect().queue.depth == 200)
         #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 200)
     }
