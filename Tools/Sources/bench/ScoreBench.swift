@@ -235,6 +235,23 @@ func scoreBenchCases() -> [BenchCase] {
             out["heap_in_use_before_client_mb"] = heapBefore
             return out
         },
+        BenchCase(name: "score.track.100k.cap20k") {
+            // A larger cap, full after 20,000 calls: a shed must not cost in proportion to the cap.
+            let dir = tempDir("cap20k")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let c = makeClient(CountingStore(benchFileStore(dir)), maxQueueSize: 20_000)
+            let props = benchProps()
+            var samples = [Double]()
+            samples.reserveCapacity(100_000)
+            for _ in 0..<100_000 {
+                let t = MonotonicClock.nowNs()
+                c.track("poll_vote", props: props)
+                samples.append(Double(MonotonicClock.nowNs() - t))
+            }
+            var out = Stats.summary(Array(samples[20_000...]), prefix: "track_caller_ns_when_full")
+            out["shed"] = Double(c.inspect().queue.shed)
+            return out
+        },
         BenchCase(name: "score.rss.process") {
             // The memory figure in a process of its own (Tools' `score-rss`, built next to this
             // binary): the SDK's default cap, then a cap that keeps all 100,000 events queued.

@@ -560,7 +560,7 @@ public final class ScoreClient: Sendable {
             if e.persisted { persisted.append(e.id) }
         }
         if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
-            s.queue.remove(at: i)
+            s.queue.remove(at: i, releasing: &s.dropLater)
         } else {
             s.queue.removeAll { !$0.inQueue }
         }
@@ -659,7 +659,7 @@ public final class ScoreClient: Sendable {
                 case let .exit(armSyncTimerMs):
                     if let wait = armSyncTimerMs {
                         scheduler.schedule(afterMs: wait) { [self] in
-                            scheduler.spawn { [self] in await queueSyncTimerFired() }
+                            scheduler.spawnIO { [self] in await queueSyncTimerFired() }
                         }
                     }
                     releaseDropLaterOnExit()

@@ -39,7 +39,7 @@ struct ClientState {
     var droppedByConsent = 0
     var droppedByCategory = [0, 0, 0]
     // queue
-    var queue: [QueuedEvent] = []
+    var queue = EventQueue()
     var noticeCount = 0
     var shed = 0
     var expired = 0
@@ -122,5 +122,49 @@ final class RecordingView: Sendable {
         self.hasUserId = hasUserId
         self.identity = identity
         self.generation = generation
+    }
+}
+
+/// The queued events in order.
+///
+/// Removing the first one (what a full queue does on every new event) moves a front index instead
+/// of shifting the whole array; the dead front is cut off once ``frontSlack`` long, its references
+/// handed to the caller's release list (see `ClientState.dropLater`) rather than freed all at once.
+struct EventQueue: RandomAccessCollection {
+    /// How many removed events the front holds at most before it is cut off.
+    static let frontSlack = 64
+
+    private var storage: [QueuedEvent] = []
+    private var head = 0
+
+    var startIndex: Int { head }
+    var endIndex: Int { storage.count }
+    subscript(i: Int) -> QueuedEvent { storage[i] }
+
+    mutating func append(_ e: QueuedEvent) { storage.append(e) }
+    mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
+
+    /// Removes the event at `i` (an index of this collection); a front cut-off moves the removed
+    /// front's references to `released`.
+    mutating func remove(at i: Int, releasing released: inout [QueuedEvent]) {
+        guard i == head else {
+            storage.remove(at: i)
+            return
+        }
+        head += 1
+        if head >= EventQueue.frontSlack || head == storage.count {
+            released.append(contentsOf: storage[0..<head])
+            storage.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Removes every event matching `shouldRemove`.
+    mutating func removeAll(where shouldRemove: (QueuedEvent) throws -> Bool) rethrows {
+        if head > 0 {
+            storage.removeFirst(head)
+            head = 0
+        }
+        try storage.removeAll(where: shouldRemove)
     }
 }

@@ -95,6 +95,34 @@ import TrackerCore
         #expect(s.queue.allSatisfy { $0.persisted && $0.encoded != nil && $0.anonymousEpoch == 0 })
     }
 
+    @Test func eventQueueRemovesItsFrontWithoutShiftingAndHandsTheCutOffFrontOver() {
+        func event(_ n: Int) -> QueuedEvent {
+            QueuedEvent(eventId: E(n), name: "e\(n)", timestampMs: T0, anonymousEpoch: 0, hasUserId: false,
+                        critical: false, notice: false, requires: 1, fields: nil, encoded: nil)
+        }
+        var q = EventQueue()
+        var released: [QueuedEvent] = []
+        for n in 1...200 { q.append(event(n)) }
+        // Removing the front keeps the rest in order; the cut-off comes every `frontSlack` removals.
+        for _ in 1..<EventQueue.frontSlack { q.remove(at: q.startIndex, releasing: &released) }
+        #expect(released.isEmpty && q.count == 200 - EventQueue.frontSlack + 1)
+        #expect(q.first?.eventId == E(EventQueue.frontSlack))
+        q.remove(at: q.startIndex, releasing: &released)
+        #expect(released.map(\.eventId) == (1...EventQueue.frontSlack).map(E))
+        #expect(q.startIndex == 0 && q.first?.eventId == E(EventQueue.frontSlack + 1))
+        // A removal elsewhere, then a filter, after a front removal.
+        q.remove(at: q.startIndex, releasing: &released)
+        let middle = q.firstIndex { $0.eventId == E(100) }!
+        q.remove(at: middle, releasing: &released)
+        q.removeAll { $0.eventId == E(150) }
+        #expect(q.map(\.eventId) == ((EventQueue.frontSlack + 2)...200).filter { $0 != 100 && $0 != 150 }.map(E))
+        // Emptying the queue from the front hands everything over.
+        released = []
+        let left = q.count
+        while !q.isEmpty { q.remove(at: q.startIndex, releasing: &released) }
+        #expect(released.count == left)
+    }
+
     @Test func userIdInsertionAndReplayCopyAreByteEdits() {
         let env = Array(pvEnvelope(1).utf8)
         #expect(String(decoding: EnvelopeBytes.withUserId(env, "u\"x"), as: UTF8.self) == pvEnvelope(1, userId: #"u\"x"#))
