@@ -13,7 +13,7 @@ import Darwin
 /// here, and so do the nonisolated `async` functions it awaits: a `write` or an `fsync` blocks
 /// this thread, never one of the few threads of Swift's shared concurrency pool.
 ///
-/// ``sleep(microseconds:)`` suspends such a task without blocking the thread, so that a writer
+/// ``pause(microseconds:)`` suspends such a task without blocking the thread, so that a writer
 /// can wait a little for more work before it goes idle. The thread wakes itself for it (a timed
 /// wait), so a recording call that adds work meanwhile wakes nobody: it only appends under the
 /// writer's lock. Other tasks' jobs run while one sleeps.
@@ -54,7 +54,7 @@ public final class BackgroundIOThread: @unchecked Sendable {
 
     /// Suspends the calling task for about `microseconds`, then resumes it on this thread.
     /// Call it from a task running here (see ``isCurrent``); elsewhere it resumes at once.
-    public func sleep(microseconds: Int) async {
+    public func pause(microseconds: Int) async {
         guard isCurrent else { return }
         let deadline = MonotonicClock.nowNs() &+ UInt64(max(0, microseconds)) &* 1_000
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in

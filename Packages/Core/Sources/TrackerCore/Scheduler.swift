@@ -82,10 +82,10 @@ public final class SystemScheduler: TrackerScheduler {
     }
 
     /// Pauses a step running on ``BackgroundIOThread/shared`` (see
-    /// ``BackgroundIOThread/sleep(microseconds:)``); `false` anywhere else.
+    /// ``BackgroundIOThread/pause(microseconds:)``); `false` anywhere else.
     public func pauseIO(microseconds: Int) async -> Bool {
         guard BackgroundIOThread.shared.isCurrent else { return false }
-        await BackgroundIOThread.shared.sleep(microseconds: microseconds)
+        await BackgroundIOThread.shared.pause(microseconds: microseconds)
         return true
     }
 }

@@ -42,7 +42,7 @@ import TrackerCoreTestKit
         await withCheckedContinuation { (paused: CheckedContinuation<Void, Never>) in
             Task.detached(executorPreference: io) {
                 paused.resume()
-                await io.sleep(microseconds: 600_000_000)
+                await io.pause(microseconds: 600_000_000)
                 ended.withLock { $0 = true }
             }
         }
