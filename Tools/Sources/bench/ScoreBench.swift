@@ -14,19 +14,23 @@ private final class CountingStore: ScoreStore, @unchecked Sendable {
     let inner: FileScoreStore
     let adds = Atomic<Int>(0)
     init(_ inner: FileScoreStore) { self.inner = inner }
+    /// Counts the add records (`A`) among `records`.
+    private func countAdds(_ records: [[UInt8]]) {
+        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+    }
     func load() throws -> ScoreStoreContents { try inner.load() }
     func appendQueueRecords(_ records: [[UInt8]]) async throws {
         try await inner.appendQueueRecords(records)
-        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+        countAdds(records)
     }
     func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
         let locations = try await inner.appendQueueRecordsLocated(records)
-        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+        countAdds(records)
         return locations
     }
     func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
         let locations = try await inner.appendQueueRecordsDeferringSync(records)
-        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+        countAdds(records)
         return locations
     }
     func syncQueue() async throws { try await inner.syncQueue() }

@@ -104,15 +104,17 @@ import TrackerCoreTestKit
     }
 
     @Test func S156_deferredValues() async {
-        let clock = ManualClock()
+        // Held: the queued write must not run before the value changes (it raced it, rarely).
+        let clock = ManualClock(holdsOutsideWork: true)
         let storage = InMemoryKeyValueStorage()
         let store = makeStore(storage, clock)
         let state = Locked(1)
         store.enqueueSaveWith { .value(["n": .number(Double(state.value))]) }
         state.withLock { $0 = 2 }
-        await store.idle()
+        await clock.settle()
         #expect(storage.snapshot["k"] == "{\"n\":2}")
-        await store.saveWith { .skip }
+        store.enqueueSaveWith { .skip }
+        await clock.settle()
         #expect(storage.snapshot["k"] == "{\"n\":2}")
     }
 

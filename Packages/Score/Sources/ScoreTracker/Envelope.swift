@@ -483,21 +483,13 @@ enum QueueRecord {
         }
     }
 
-    static func parse(_ r: [UInt8]) -> Parsed? { parse(r, keepEnvelope: true) }
-
-    /// Parses a record; an add's `envelope` is left empty unless `keepEnvelope`.
-    static func parse(_ r: [UInt8], keepEnvelope: Bool) -> Parsed? {
+    /// Reads a whole record: its strings and, for an add, its envelope (tests and tools read the
+    /// log with it; start-up uses the lighter ``scan(_:anonymousId:)``).
+    static func parse(_ r: [UInt8]) -> Parsed? {
         guard let kind = r.first else { return nil }
         if kind == 82 {
-            var ids: [String] = []
-            var at = 1
-            while at < r.count {
-                let len = Int(r[at]); at += 1
-                guard at + len <= r.count else { return nil }
-                ids.append(String(decoding: r[at..<(at + len)], as: UTF8.self))
-                at += len
-            }
-            return .remove(ids)
+            guard case let .remove(ids)? = scan(r, anonymousId: "") else { return nil }
+            return .remove(ids.map(\.string))
         }
         guard kind == 65, r.count > 3 else { return nil }
         let fields: (String, String, String, String)? = r.withUnsafeBufferPointer { whole in
@@ -508,6 +500,6 @@ enum QueueRecord {
         }
         guard let (name, id, ts, anon) = fields, let ms = Timestamp.parse(ts) else { return nil }
         return .add(Add(eventId: id, name: name, timestampMs: ms, anonymousId: anon, flags: r[1], requires: r[2],
-                        envelope: keepEnvelope ? Array(r[3...]) : []))
+                        envelope: Array(r[3...])))
     }
 }

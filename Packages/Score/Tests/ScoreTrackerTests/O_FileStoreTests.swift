@@ -152,4 +152,58 @@ import TrackerCoreTestKit
         #expect(c.inspect().queue.depth == 200)
         #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 200)
     }
+
+    /// The manual clock, except that I/O steps are counted and do pause (without real time):
+    /// the system scheduler's behaviour, under test control.
+    final class NappingScheduler: TrackerScheduler, @unchecked Sendable {
+        let clock: ManualClock
+        let ioSpawns = Locked(0)
+        let naps = Locked(0)
+        /// Runs (once) inside the next pause.
+        let duringNextNap = Locked<(@Sendable () -> Void)?>(nil)
+        init(_ clock: ManualClock) { self.clock = clock }
+        func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken {
+            clock.schedule(afterMs: afterMs, work)
+        }
+        func cancel(_ token: TimerToken) { clock.cancel(token) }
+        func spawn(_ work: @escaping @Sendable () async -> Void) { clock.spawn(work) }
+        func spawnIO(_ work: @escaping @Sendable () async -> Void) {
+            ioSpawns.withLock { $0 += 1 }
+            clock.spawn(work)
+        }
+        func pauseIO(microseconds: Int) async -> Bool {
+            naps.withLock { $0 += 1 }
+            duringNextNap.withLock { hook in
+                let h = hook
+                hook = nil
+                return h
+            }?()
+            return true
+        }
+    }
+
+    @Test func theWriterNapsBeforeGoingIdleSoThatCallsMeanwhileStartNothing() async throws {
+        let h = Harness()
+        let scheduler = NappingScheduler(h.clock)
+        let c = ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                            store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids)
+        c.grantAllConsent()
+        await h.settle()
+        // The identity file's writer has run; count the queue writers from here.
+        let before = scheduler.ioSpawns.withLock { $0 }
+        c.pv()
+        await h.settle()
+        // One writer, which napped through every step before going idle.
+        #expect(scheduler.ioSpawns.withLock { $0 } == before + 1)
+        #expect(scheduler.naps.withLock { $0 } == ScoreClient.writerNapsUs.count)
+        // Events recorded while it naps are written by it: no second writer is started for them.
+        scheduler.duringNextNap.withLock { $0 = { c.pv(); c.pv() } }
+        c.pv()
+        await h.settle()
+        #expect(scheduler.ioSpawns.withLock { $0 } == before + 2)
+        // The first writer's naps, then the second's: 1 nap that found the two events, then all again.
+        #expect(scheduler.naps.withLock { $0 } == 2 * ScoreClient.writerNapsUs.count + 1)
+        let adds = h.memoryStore.queueRecords.filter { $0.first == 65 }
+        #expect(adds.count == 4 && c.inspect().queue.depth == 4)
+    }
 }
