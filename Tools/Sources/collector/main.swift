@@ -146,6 +146,7 @@ case "serve":
     let port: UInt16
     do { port = try server.start() } catch { fail("\(error)") }
     emit("listening on http://127.0.0.1:\(port)")
+    emit("web debugger: http://127.0.0.1:\(port)/ (live requests, payloads, funnels, paywalls, Score, Rocalytics)")
     if o.exitWithParent {
         let parent = getppid()
         Thread.detachNewThread {
