@@ -10,12 +10,18 @@ import TrackerCore
 
 /// What the app reads from the device (UIDevice, Bundle, Locale) and passes in.
 public struct AppDevice: Sendable {
+    /// The marketing version (`app_version`).
     public var appVersion: String
+    /// The build number (`build`).
     public var build: String
-    public var platform: String // "ios" or "android", from the device
+    /// `ios` or `android`, from the device.
+    public var platform: String
+    /// The OS version (`os_version`).
     public var osVersion: String
-    public var locale: String // the device locale as a BCP 47 tag
+    /// The device locale as a BCP 47 tag.
+    public var locale: String
 
+    /// Creates the device facts.
     public init(appVersion: String, build: String, platform: String, osVersion: String, locale: String) {
         self.appVersion = appVersion
         self.build = build

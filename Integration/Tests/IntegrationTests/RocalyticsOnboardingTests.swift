@@ -22,6 +22,9 @@ import TrackerCoreTestKit
 //   app (so the tracker never stored that its snapshot was delivered), the app relaunches (a new client and a new tracker on the same secure
 //   store and the same storage): the stored completion is resent with the very same body, its
 //   `onboarding_completed` again with the same deduplication id, so the server keeps one event.
+// - INT7: the completion event fails (a 500 from `/track`): the send is transient, and the
+//   tracker's retry after its 1 s backoff sends the same body and the event again; the server
+//   keeps one event, and nothing is sent after the retry succeeded.
 
 /// The contract's top-level members in order (onboarding-run contract v1).
 let snapshotKeyOrder = [
@@ -230,6 +233,66 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         let dedup = "\(rocaId)-onboarding_completed-\(run.runId)"
         #expect(events.map { $0.json["deduplication_id"] } == [.string(dedup), .string(dedup)])
         #expect(collector.storedEvents.keys.filter { $0.contains("onboarding_completed") } == [dedup], "the server keeps one event")
+        #expect(log.all.isEmpty, "\(log.all)")
+    }
+
+    @Test(.timeLimit(.minutes(2))) func INT7_aFailedCompletionEventIsRetriedWithTheSnapshot() async throws {
+        let collector = try Collector()
+        defer { collector.stop() }
+        let dir = try TempDirectory("int7")
+        defer { dir.remove() }
+        let clock = ManualClock()
+        let log = DiagnosticLog()
+        let transport = ProcessTransport()
+        let rocalytics = startRocalytics(.init(
+            platform: .custom(FixturePlatform.ios()), transport: transport, baseURL: collector.baseURL,
+            clock: clock, scheduler: clock, onDiagnostic: log.handler, installPing: false))
+        await rocalytics.ready()
+        let rocaId = try #require(rocalytics.rocaId)
+        let storage = ProcessStorage(directory: dir.path)
+        setUpOnboardingTracking(rocalytics, storage: storage, context: .value(runContext)) {
+            $0.clock = clock
+            $0.scheduler = clock
+            $0.onDiagnostic = log.handler
+            $0.registry = HandoffRegistry()
+        }
+        defer { OnboardingRun.dispose() }
+        let failures = Locked(0)
+        collector.override.withLock { o in
+            o = { r in
+                guard r.eventName == "onboarding_completed" else { return nil }
+                let first = failures.withLock { n -> Bool in n += 1; return n == 1 }
+                return first ? .respond(status: 500, body: #"{"error":"busy"}"#) : nil
+            }
+        }
+
+        let run = OnboardingRun.start(mainOnboarding)
+        run.enterStep("welcome")
+        await clock.advance(byMs: 2000)
+        run.exitStep("welcome")
+        run.enterStep("done")
+        await clock.advance(byMs: 1000)
+        run.complete()
+        // The 500 came back and the tracker handled the transient answer: its retry is due in 1 s.
+        await transport.waitForAnswer { url, status in url.hasSuffix("/functions/v1/track") && status == 500 }
+        await clock.settle()
+        let completionsBeforeRetry = collector.requests("/functions/v1/onboarding-response").filter { $0.json["status"] == "completed" }
+        #expect(completionsBeforeRetry.count == 1)
+        #expect(clock.pendingTimerDueTimes.contains(clock.nowMs() + 1000), "\(clock.pendingTimerDueTimes) at \(clock.nowMs())")
+        await clock.advance(byMs: 1000)
+        await storage.waitUntilRemoved("rocalytics-sdk:onboarding-run")
+
+        let completions = collector.requests("/functions/v1/onboarding-response").filter { $0.json["status"] == "completed" }
+        #expect(completions.count == 2)
+        #expect(completions.first?.request.body == completions.last?.request.body, "the retry sends the same body")
+        let dedup = "\(rocaId)-onboarding_completed-\(run.runId)"
+        let events = collector.received.filter { $0.eventName == "onboarding_completed" }
+        #expect(events.map { $0.json["deduplication_id"] } == [.string(dedup), .string(dedup)])
+        #expect(collector.storedEvents.keys.filter { $0.contains("onboarding_completed") } == [dedup])
+        // Settled: nothing more goes out, however long the app keeps running.
+        let sent = collector.received.count
+        await clock.advance(byMs: 120_000)
+        #expect(collector.received.count == sent)
         #expect(log.all.isEmpty, "\(log.all)")
     }
 }

@@ -101,10 +101,20 @@ final class ProcessStorage: KeyValueStorage, @unchecked Sendable {
 
 /// The real libcurl transport as one app process uses it; once the process is killed, no request
 /// leaves it and no answer reaches it any more.
+///
+/// `waitForAnswer(_:)` resumes once an answer matching it came back. The caller's task is then
+/// still running on its executor (a `ManualClock`'s, for a tracker's send), so settling that
+/// clock afterwards waits for the caller to have handled the answer.
 final class ProcessTransport: HTTPTransport, @unchecked Sendable {
+    private struct Answer: Sendable {
+        let url: String
+        let status: Int
+    }
+
     private let curl = CurlTransport()
     private let killed = Locked(false)
     private let frozen = Locked<[CheckedContinuation<Void, Never>]>([])
+    private let answers = Locked<(seen: [Answer], waiters: [(predicate: @Sendable (String, Int) -> Bool, continuation: CheckedContinuation<Void, Never>)])>(([], []))
 
     func kill() { killed.withLock { $0 = true } }
 
@@ -112,7 +122,27 @@ final class ProcessTransport: HTTPTransport, @unchecked Sendable {
         if killed.value { await dead() }
         let response = try await curl.send(request)
         if killed.value { await dead() }
+        let ready = answers.withLock { a -> [CheckedContinuation<Void, Never>] in
+            a.seen.append(Answer(url: request.url, status: response.status))
+            let ready = a.waiters.filter { $0.predicate(request.url, response.status) }.map(\.continuation)
+            a.waiters.removeAll { $0.predicate(request.url, response.status) }
+            return ready
+        }
+        for c in ready { c.resume() }
         return response
+    }
+
+    /// Resumes once an answer to a request whose URL and status match came back (at once if one
+    /// already did).
+    func waitForAnswer(_ predicate: @escaping @Sendable (_ url: String, _ status: Int) -> Bool) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = answers.withLock { a -> Bool in
+                if a.seen.contains(where: { predicate($0.url, $0.status) }) { return true }
+                a.waiters.append((predicate, c))
+                return false
+            }
+            if now { c.resume() }
+        }
     }
 
     private func dead() async {
@@ -132,8 +162,8 @@ struct Received: Sendable {
 /// A local stand-in for the three backends (Rocalytics API and attribution worker, paywall ingest,
 /// Score) on a loopback port, answering as the specs say: Rocalytics `identify` and `track` 200,
 /// `onboarding-response` 2xx without a body, `paywall-presentations` `{"outcome":"accepted"}`,
-/// Score `events` 200 and `link-anonymous` 204. Rocalytics events are stored once per
-/// deduplication id, as the server deduplicates them.
+/// Score `events` 200 and `link-anonymous` 204, unless the test's `override` answers. Rocalytics
+/// events answered 200 are stored once per deduplication id, as the server deduplicates them.
 final class Collector: @unchecked Sendable {
     private struct State {
         var received: [Received] = []
@@ -144,6 +174,8 @@ final class Collector: @unchecked Sendable {
     private let state = Locked(State())
     /// Called with each request before it is answered; the test's hook (a kill, say).
     let onRequest = Locked<@Sendable (Received) -> Void>({ _ in })
+    /// An answer that replaces the stock one when it returns one (a fault, say).
+    let override = Locked<@Sendable (Received) -> LoopbackHTTPServer.Action?>({ _ in nil })
     private var server: LoopbackHTTPServer!
 
     init() throws {
@@ -163,20 +195,7 @@ final class Collector: @unchecked Sendable {
     private func answer(_ request: RecordedRequest) -> LoopbackHTTPServer.Action {
         let r = Received(request: request)
         onRequest.value(r)
-        let action: LoopbackHTTPServer.Action
-        switch request.path {
-        case "/functions/v1/track":
-            if let id = r.json["deduplication_id"]?.stringValue {
-                state.withLock { s in if s.storedEvents[id] == nil { s.storedEvents[id] = r.json } }
-            }
-            action = .respond(status: 200, body: "{}")
-        case "/functions/v1/identify": action = .respond(status: 200, body: "{}")
-        case "/functions/v1/onboarding-response", "/install": action = .respond(status: 204, body: [UInt8]())
-        case "/functions/v1/paywall-presentations": action = .respond(status: 200, body: #"{"outcome":"accepted"}"#)
-        case "/api/events": action = .respond(status: 200, body: "{}")
-        case "/api/identity/link-anonymous": action = .respond(status: 204, body: [UInt8]())
-        default: action = .respond(status: 404, body: "{}")
-        }
+        let action = override.value(r) ?? stockAnswer(r)
         let ready = state.withLock { s -> [(CheckedContinuation<[Received], Never>, [Received])] in
             s.received.append(r)
             let all = s.received
@@ -186,6 +205,23 @@ final class Collector: @unchecked Sendable {
         }
         for (c, all) in ready { c.resume(returning: all) }
         return action
+    }
+
+    /// The backends' answer; a Rocalytics event answered 200 is stored (once per deduplication id).
+    private func stockAnswer(_ r: Received) -> LoopbackHTTPServer.Action {
+        switch r.path {
+        case "/functions/v1/track":
+            if let id = r.json["deduplication_id"]?.stringValue {
+                state.withLock { s in if s.storedEvents[id] == nil { s.storedEvents[id] = r.json } }
+            }
+            return .respond(status: 200, body: "{}")
+        case "/functions/v1/identify": return .respond(status: 200, body: "{}")
+        case "/functions/v1/onboarding-response", "/install": return .respond(status: 204, body: [UInt8]())
+        case "/functions/v1/paywall-presentations": return .respond(status: 200, body: #"{"outcome":"accepted"}"#)
+        case "/api/events": return .respond(status: 200, body: "{}")
+        case "/api/identity/link-anonymous": return .respond(status: 204, body: [UInt8]())
+        default: return .respond(status: 404, body: "{}")
+        }
     }
 
     /// Resumes with every request so far once `predicate` holds for them. The request that made
