@@ -134,6 +134,8 @@ import TrackerCoreTestKit
     /// relaunch (stored entries are resent unchanged, no later seq is built), so sending an
     /// unstored snapshot can never give a seq two bodies; holding it back would only lose it
     /// without storing it. The entry stays in the pending map, so the next write records it.
+    /// The cost: killed before any later write lands, the next launch resends the older stored
+    /// seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.failNextWrites = 1; return f }())
