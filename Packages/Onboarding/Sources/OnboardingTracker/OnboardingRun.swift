@@ -10,6 +10,9 @@ public final class OnboardingRun: Sendable {
     let tracker: OnboardingRunTracker?
     let generation: UInt64
     let lastStepKey = Locked<String?>(nil)
+    /// Set once `complete()` recorded the completion.
+    let completedFlag = Locked(false)
+    var isCompleted: Bool { completedFlag.value }
 
     init(runId: String, tracker: OnboardingRunTracker?, generation: UInt64, stepKey: String? = nil) {
         self.runId = runId

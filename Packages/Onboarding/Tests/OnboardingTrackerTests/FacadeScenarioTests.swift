@@ -79,7 +79,7 @@ import TrackerCoreTestKit
         await w.advance(5000)
         #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
         let resumed = Locked<OnboardingRun??>(nil)
-        w.clock.spawn { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
+        w.clock.spawnAsCaller { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
         await w.settle()
         #expect(resumed.value.map { $0 == nil } == true)
         await w.advance(60_000)
