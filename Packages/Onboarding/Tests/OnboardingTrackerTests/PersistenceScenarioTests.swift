@@ -349,8 +349,14 @@ let KEY = "rocalytics-sdk:onboarding-run"
         run.enterStep("welcome"); await a.tick(); a.kill()
         await w.relaunch(atSeconds: 600)
         let b = Harness(w)
-        await b.idle(); b.start(); await b.tick(60_000)
+        await b.idle()
+        let next = b.start()
+        next.enterStep("welcome"); await b.tick(60_000)
         #expect(!b.sink.bodies.contains { $0["run_id"]?.stringValue == run.runId })
+        // The successor does send: its own run, and nothing else.
+        #expect(b.sink.bodies.map { $0["run_id"]!.stringValue! } == [next.runId])
+        // And it read the stored run (then abandoned it): the stored state now holds only its own run.
+        #expect(b.storedJSON?["current"]?["runId"]?.stringValue == next.runId)
     }
 
     @Test func S101_nothingToResume() async {
