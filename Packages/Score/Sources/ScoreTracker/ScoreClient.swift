@@ -892,10 +892,15 @@ public final class ScoreClient: Sendable {
 
     private func runQueueSync() async {
         while true {
-            do { try await store.syncQueue() } catch {
-                // Not retried: after a failed fsync the system may already have dropped the pages.
-                diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device"))
+            var ok = true
+            do { try await store.syncQueue() } catch { ok = false }
+            // Not retried: after a failed fsync the system may already have dropped the pages.
+            // Diagnosed once per run of failures (a sync may run every 50 ms).
+            let first = state.withLock { s in
+                defer { s.queueSyncFailing = !ok }
+                return !ok && !s.queueSyncFailing
             }
+            if first { diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device")) }
             let again = state.withLock { s in
                 if s.queueSyncAgain {
                     s.queueSyncAgain = false

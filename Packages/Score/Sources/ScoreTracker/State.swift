@@ -90,6 +90,8 @@ struct ClientState {
     /// whether appends written meanwhile want another one when it ends.
     var queueSyncRunning = false
     var queueSyncAgain = false
+    /// Whether the last queue sync failed (diagnosed once per run of failures).
+    var queueSyncFailing = false
     /// Whether the last queue-log write failed (a full disk, a read-only directory): the failed
     /// operations wait at the front of `writeOps` for a retry (`writerBackingOff` until then),
     /// and a flush does not wait for events to be persisted meanwhile.

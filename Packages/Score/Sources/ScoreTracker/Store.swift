@@ -255,6 +255,11 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     /// Writes the records at once and leaves their `fsync` to ``syncQueue()``.
     public func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try appendDeferringSyncNow(records)
+    }
+
+    /// ``appendQueueRecordsDeferringSync(_:)``'s work, on the calling thread.
+    func appendDeferringSyncNow(_ records: [[UInt8]]) throws -> [ScoreRecordLocation] {
         try withLog { log in
             try log.append(records, sync: false).map { ScoreRecordLocation(generation: generation, offset: $0) }
         }
@@ -264,6 +269,11 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// appends and reads go on while the `fsync` runs (it can take seconds on a busy device).
     /// The appends it covers are those written before it started.
     public func syncQueue() async throws {
+        try syncNow()
+    }
+
+    /// ``syncQueue()``'s work, on the calling thread.
+    func syncNow() throws {
         guard sync else { return }
         let rename: Bool = lock.withLock { _ in
             defer { renameUnsynced = false }

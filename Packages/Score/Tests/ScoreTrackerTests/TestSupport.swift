@@ -213,4 +213,5 @@ final class DiagnosticLog: Sendable {
     private let items = LockedState<[Diagnostic]>([])
     func add(_ d: Diagnostic) { items.withLock { $0.append(d) } }
     var all: [Diagnostic] { items.withLock { $0 } }
+    func clear() { items.withLock { $0 = [] } }
 }
