@@ -150,6 +150,10 @@ public final class ScoreClient: Sendable {
         self.view = LockedState(ScoreClient.makeView(&s, siteId: siteId))
         self.state = LockedState(s)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        if contents.queueDamage.hasSkippedRegions {
+            let d = contents.queueDamage
+            diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
+        }
         state.withLock { s in
             applyRetention(&s, now: clock.nowMs())
             kickWriters(&s)

@@ -36,12 +36,17 @@ public struct ScoreStoreContents: Sendable, Equatable {
     public var queueLocations: [ScoreRecordLocation]?
     /// The identity file (`anonymousId`, `userId`, linked pairs), when present.
     public var identity: [UInt8]?
+    /// Damaged regions the queue log's load skipped (the client reports them as a `storage`
+    /// diagnostic); `.none` when the log was intact or the store keeps no log.
+    public var queueDamage: AppendLog.Damage = .none
 
     /// Creates contents.
-    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil) {
+    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil,
+                queueDamage: AppendLog.Damage = .none) {
         self.queueRecords = queueRecords
         self.queueLocations = queueLocations
         self.identity = identity
+        self.queueDamage = queueDamage
     }
 }
 
@@ -199,7 +204,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         forward = [:]
         let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
         let identity = (try? FileIO.readBytes(identityPath)) ?? nil
-        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity)
+        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity, queueDamage: log.damage)
     }
 
     private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
