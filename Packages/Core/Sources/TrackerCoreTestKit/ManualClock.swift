@@ -111,7 +111,12 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
 }
 
 /// A serial task executor that runs jobs on its own thread and reports when it has none left.
-public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
+///
+/// Task executors need macOS 15, iOS 18, tvOS 18 or visionOS 2 at run time (the `TaskExecutor`
+/// conformance is gated): the package floors are lower, so the test kit compiles for every
+/// supported OS, and stops with a clear message when tests run on an older one (the Apple CI
+/// runs them on macOS 15 and an iOS 18 simulator).
+public final class SerialTestExecutor: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var running = false
@@ -155,8 +160,20 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             }
             condition.unlock()
         }
-        Task(executorPreference: self) { await work() }
+        _ = startTask { await work() }
     }
+
+    /// Starts `body` as a task that prefers this executor (`Task(executorPreference:)` where
+    /// the OS has task executors).
+    @discardableResult
+    public func startTask<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> Task<T, Never> {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure(Self.tooOld)
+        }
+        return Task(executorPreference: self) { await body() }
+    }
+
+    static let tooOld = "ManualClock's executor needs task executors: run the tests on macOS 15, iOS 18, tvOS 18 or visionOS 2 or later"
 
     /// Starts the held outside work, in the order it was spawned.
     private func releaseHeld() {
@@ -164,11 +181,10 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
         let work = held
         held = []
         condition.unlock()
-        for w in work { Task(executorPreference: self) { await w() } }
+        for w in work { startTask { await w() } }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
+    fileprivate func enqueue(unowned: UnownedJob) {
         condition.lock()
         jobs.append(unowned)
         condition.signal()
@@ -204,6 +220,9 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             let job = jobs.removeFirst()
             running = true
             condition.unlock()
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
+                preconditionFailure(Self.tooOld) // jobs arrive only through the TaskExecutor conformance
+            }
             job.runSynchronously(on: asUnownedTaskExecutor())
             condition.lock()
             running = false
@@ -215,5 +234,12 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             condition.unlock()
             for c in ready { c.resume() }
         }
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
+extension SerialTestExecutor: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(unowned: UnownedJob(job))
     }
 }
