@@ -25,6 +25,12 @@ import TrackerCoreTestKit
 //   AP16 comments and string literals do not count as uses
 //   AP17 every manifest has the deployment floors; the Linux branch names no binary target
 //        and no checksum is committed
+//   (AP18-AP21: the privacy manifest test of each other package)
+//   AP22 the standard storage location per platform (Application Support, Caches on tvOS,
+//        backup exclusion, complete-until-first-user-authentication on iOS and visionOS)
+//   AP23 an SDK folder name cannot escape its base directory
+//   AP24 a read refused because protected data is unavailable is told apart from other failures
+//   AP25 durableSync flushes a file and reports a bad descriptor
 @Suite struct ApplePlatformTests {
     @Test func AP1_plainHTTPToAnotherHostIsRefusedBeforeIO() async {
         let transport = CurlTransport()
@@ -216,5 +222,41 @@ import TrackerCoreTestKit
         #expect(!core.contains("url: \"http"), "no URL binary target until a release pins it")
         let platform = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Sources/TrackerCore/Platform.swift", encoding: .utf8)
         #expect(platform.contains("#if os(watchOS)\n#error("))
+    }
+
+    @Test func AP22_standardStorageLocations() {
+        #expect(StorageLocation.standard(for: .iOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication))
+        #expect(StorageLocation.standard(for: .visionOS) == StorageLocation.standard(for: .iOS))
+        #expect(StorageLocation.standard(for: .macOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: nil))
+        #expect(StorageLocation.standard(for: .tvOS).base == .caches)
+        #expect(StorageLocation.standard(for: .linux) == StorageLocation(base: .hostProvided, excludedFromBackup: false, protection: nil))
+        #expect(StorageLocation.Platform.current == .linux)
+    }
+
+    @Test func AP23_folderNamesCannotEscape() {
+        #expect(StorageLocation.folder("score", under: "/var/app/Library/Application Support/") == "/var/app/Library/Application Support/Rocalytics/score")
+        #expect(StorageLocation.folder("../../etc", under: "/b") == "/b/Rocalytics/....etc")
+        #expect(StorageLocation.folder("..", under: "/b") == "/b/Rocalytics/default")
+        #expect(StorageLocation.folder("a/b", under: "/b") == "/b/Rocalytics/ab")
+    }
+
+    @Test func AP24_lockedReadsAreToldApart() {
+        for platform in [StorageLocation.Platform.iOS, .tvOS, .visionOS, .macOS] {
+            #expect(StorageLocation.readFailure(errno: 1, platform: platform) == .protectedDataUnavailable)
+            #expect(StorageLocation.readFailure(errno: 13, platform: platform) == .protectedDataUnavailable)
+            #expect(StorageLocation.readFailure(errno: 5, platform: platform) == .other)
+        }
+        #expect(StorageLocation.readFailure(errno: 1, platform: .linux) == .other)
+    }
+
+    @Test func AP25_durableSyncFlushesAndReportsBadDescriptors() throws {
+        let dir = NSTemporaryDirectory() + "ap25-\(UUID().uuidString)"
+        try FileIO.ensureDirectory(dir)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fd = open(dir + "/f", O_WRONLY | O_CREAT, 0o600)
+        #expect(fd >= 0)
+        #expect(durableSync(fd) == 0)
+        close(fd)
+        #expect(durableSync(-1) == -1)
     }
 }

@@ -76,7 +76,7 @@ public final class AppendLog {
                 _ = Glibc_close(fd)
                 throw AppendLogError("ftruncate", errno: e)
             }
-            if sync { _ = fsync(fd) }
+            if sync { _ = durableSync(fd) }
         }
         guard lseek(fd, off_t(goodEnd), SEEK_SET) >= 0 else {
             let e = errno
@@ -170,7 +170,7 @@ public final class AppendLog {
         do throws(AppendLogError) {
             try AppendLog.writeAll(fd, bytes)
             if syncs && syncNow {
-                if fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+                if durableSync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
                 hasUnsyncedAppends = false
             } else if syncs {
                 hasUnsyncedAppends = true
@@ -212,7 +212,7 @@ public final class AppendLog {
         let bytes = AppendLog.frame(records)
         do throws(AppendLogError) {
             try AppendLog.writeAll(tfd, bytes)
-            if syncs, fsync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
+            if syncs, durableSync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
         } catch {
             _ = Glibc_close(tfd)
             _ = unlink(tmp)
@@ -244,7 +244,7 @@ public final class AppendLog {
     public func sync() throws(AppendLogError) {
         guard syncs else { return }
         if hasUnsyncedAppends {
-            guard fsync(fd) == 0 else { throw AppendLogError("fsync", errno: errno) }
+            guard durableSync(fd) == 0 else { throw AppendLogError("fsync", errno: errno) }
             hasUnsyncedAppends = false
         }
         if hasUnsyncedRename {

@@ -132,7 +132,7 @@ public enum FileIO {
             defer { close(fd) }
             fchmod(fd, 0o600)
             try writeAll(fd, bytes)
-            if fsync(fd) != 0 { throw FileStorageError(operation: "fsync", code: errno) }
+            if durableSync(fd) != 0 { throw FileStorageError(operation: "fsync", code: errno) }
         }
         if rename(temp, path) != 0 { throw FileStorageError(operation: "rename", code: errno) }
         ok = true
