@@ -29,6 +29,7 @@ struct ContentView: View {
         do {
             let score = Tracking.score(directory: try await Tracking.directory("score"))
             score.setConsent(analytics: true, personalization: false, advertising: false)
+            score.bindToAppLifecycle() // UIKit lifecycle: the app only (unavailable in the widget extension)
             score.track("app_opened", props: ["source": "example"])
 
             let rocalytics = Tracking.rocalytics()
