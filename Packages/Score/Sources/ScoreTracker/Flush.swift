@@ -471,7 +471,13 @@ extension ScoreClient {
     }
 
     #if canImport(UIKit) && !os(watchOS)
+    // UIApplication.shared is unavailable in app extensions: a widget or share extension binds its
+    // own AppLifecycleSource (issue 17, extension-safety).
     /// Binds the tracker to UIKit's application lifecycle and network reachability.
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
     public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
         bindToAppLifecycle(source: UIKitLifecycleSource(), autoFlushEverySeconds: autoFlushEverySeconds,
                            backgroundBudgetSeconds: backgroundBudgetSeconds)

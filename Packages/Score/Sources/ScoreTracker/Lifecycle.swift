@@ -59,7 +59,13 @@ private func onMain<T: Sendable>(_ body: @MainActor () -> T) -> T {
     return DispatchQueue.main.sync { MainActor.assumeIsolated { body() } }
 }
 
+// UIApplication.shared is unavailable in app extensions: a widget or share extension binds its
+// own AppLifecycleSource (issue 17, extension-safety).
 /// Observes UIKit application notifications and network reachability (`NWPathMonitor`).
+@available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 public final class UIKitLifecycleSource: AppLifecycleSource, @unchecked Sendable {
     private let lock = NSLock()
     private var observers: [NSObjectProtocol] = []
