@@ -1,6 +1,6 @@
 import TrackerCore
 
-typealias Item = Outbound<OnboardingRunPayload>
+typealias Item = Outbound<OnboardingRunSnapshot>
 
 /// An onboarding run tracker (onboarding-tracker.md). Independent instances are for tests or two
 /// flows at once; trackers live at the same time must use distinct storage keys.
@@ -18,7 +18,7 @@ public final class OnboardingRunTracker: Sendable {
         var outboxes: [String: Item] = [:]
         var held: Set<String> = []
         var settled: [String: Int] = [:]
-        var deliveries: [String: DeliveryRuntime<OnboardingRunPayload>] = [:]
+        var deliveries: [String: DeliveryRuntime<OnboardingRunSnapshot>] = [:]
         var debounceToken: TimerToken?
         var readDone = false
         var persistenceOff = false
@@ -468,10 +468,10 @@ public final class OnboardingRunTracker: Sendable {
         finish(fx)
     }
 
-    func delivery(_ runId: String, _ s: inout State) -> DeliveryRuntime<OnboardingRunPayload> {
+    func delivery(_ runId: String, _ s: inout State) -> DeliveryRuntime<OnboardingRunSnapshot> {
         if let d = s.deliveries[runId] { return d }
         let sink = config.sink
-        let d = DeliveryRuntime<OnboardingRunPayload>(
+        let d = DeliveryRuntime<OnboardingRunSnapshot>(
             send: { try await sink.send($0) }, scheduler: scheduler, retry: config.retry, attemptTimeoutMs: config.attemptTimeoutMs,
             onSettled: { [weak self] item, result in self?.settled(item, result) },
             onTransient: { [weak self] _, _ in self?.checkLeftover() }
@@ -487,9 +487,9 @@ public final class OnboardingRunTracker: Sendable {
         guard r.hasEntries else { return }
         let t = at ?? now(r)
         let seq = r.lastSeq + 1
-        let payload: OnboardingRunPayload
+        let payload: OnboardingRunSnapshot
         do {
-            payload = try OnboardingRunPayload(snapshotJSON: r.snapshotJSON(seq: seq, sentAt: t))
+            payload = try OnboardingRunSnapshot(json: r.snapshotJSON(seq: seq, sentAt: t))
         } catch {
             // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
             fx.diag("internal-error", "a snapshot could not be built (\(error.path)); nothing is sent for this change", r.runId)
@@ -572,7 +572,7 @@ public final class OnboardingRunTracker: Sendable {
         }
         var outboxes = JSONObject()
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
-            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": item.payload.json]))
+            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": item.payload.wireJSON()]))
         }
         if current == .null && outboxes.isEmpty { return .remove }
         var o = JSONObject()
@@ -694,7 +694,7 @@ public final class OnboardingRunTracker: Sendable {
               b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
               // A body that does not fit contract v1's typed form would be rejected by the ingest
               // anyway; it is dropped with the other malformed parts.
-              let payload = try? OnboardingRunPayload(snapshotJSON: body)
+              let payload = try? OnboardingRunSnapshot(json: body)
         else { return nil }
         return Item(seq: seq, payload: payload)
     }

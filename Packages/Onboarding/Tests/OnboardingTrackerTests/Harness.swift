@@ -28,6 +28,27 @@ let uuidCounter = Locked(0)
     return "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits
 }
 
+/// One snapshot a sink was handed, with its wire forms.
+struct SentPayload: Sendable, Equatable {
+    /// The snapshot itself (Core's generated contract type).
+    let snapshot: OnboardingRunSnapshot
+    /// Its compact wire bytes (`wireBytes()`), what `HTTPSink` posts.
+    let bytes: [UInt8]
+    /// Its ordered JSON (`wireJSON()`).
+    let json: JSONValue
+
+    init(_ snapshot: OnboardingRunSnapshot) {
+        self.snapshot = snapshot
+        bytes = snapshot.wireBytes()
+        json = snapshot.wireJSON()
+    }
+
+    var runId: String { snapshot.runId }
+    var seq: Int { snapshot.seq }
+    var isCompleted: Bool { snapshot.isCompleted }
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
 /// The harness sink: records every body, answers through a replaceable `respond(body, attempt)`.
 final class HarnessSink: OnboardingSink, @unchecked Sendable {
     enum Answer: Sendable {
@@ -38,28 +59,29 @@ final class HarnessSink: OnboardingSink, @unchecked Sendable {
     }
 
     let destination: String?
-    private let state = Locked<(bodies: [OnboardingRunPayload], killed: Bool)>(([], false))
-    let respond: Locked<@Sendable (OnboardingRunPayload, Int) -> Answer>
+    private let state = Locked<(bodies: [SentPayload], killed: Bool)>(([], false))
+    let respond: Locked<@Sendable (SentPayload, Int) -> Answer>
     let clock: ManualClock
     private let hung = Locked<[CheckedContinuation<Void, Never>]>([])
 
-    init(destination: String?, clock: ManualClock, respond: @escaping @Sendable (OnboardingRunPayload, Int) -> Answer = { _, _ in .result(.accepted) }) {
+    init(destination: String?, clock: ManualClock, respond: @escaping @Sendable (SentPayload, Int) -> Answer = { _, _ in .result(.accepted) }) {
         self.destination = destination
         self.clock = clock
         self.respond = Locked(respond)
     }
 
-    func answer(_ r: @escaping @Sendable (OnboardingRunPayload, Int) -> Answer) { respond.withLock { $0 = r } }
+    func answer(_ r: @escaping @Sendable (SentPayload, Int) -> Answer) { respond.withLock { $0 = r } }
     func always(_ r: SinkResult) { answer { _, _ in .result(r) } }
 
-    var payloads: [OnboardingRunPayload] { state.value.bodies }
+    var payloads: [SentPayload] { state.value.bodies }
     var bodies: [JSONValue] { payloads.map(\.json) }
     var statuses: [String] { bodies.map { $0["status"]!.stringValue! } }
     var seqs: [Int] { bodies.map { $0["seq"]!.intValue! } }
     var last: JSONValue? { bodies.last }
     func kill() { state.withLock { $0.killed = true } }
 
-    func send(_ payload: OnboardingRunPayload) async throws -> SinkResult {
+    func send(_ snapshot: OnboardingRunSnapshot) async throws -> SinkResult {
+        let payload = SentPayload(snapshot)
         let (killed, n) = state.withLock { s -> (Bool, Int) in
             if s.killed { return (true, 0) }
             s.bodies.append(payload)
@@ -286,18 +308,20 @@ func ts(_ hms: String) -> String { "2026-01-10T\(hms)Z" }
 /// and the typed shape), the ingest's size limit, and the typed snapshot: decoding it and encoding
 /// it again gives the very bytes sent (so key order is the contract's).
 enum Conformance {
-    static func check(_ p: OnboardingRunPayload) {
+    static func check(_ p: SentPayload) {
         PayloadCapture.record(p.bytes, schema: .onboardingRunV1)
         let problems = problems(p)
         #expect(problems.isEmpty, "non-conformant snapshot: \(problems)")
     }
 
-    static func problems(_ p: OnboardingRunPayload) -> [String] {
+    static func problems(_ p: SentPayload) -> [String] {
         var out = ContractChecker.onboardingRun(p.json).map(\.description)
         if p.bytes.count > 262_144 { out.append("size \(p.bytes.count) > 262,144") }
-        if p.snapshot.wireBytes() != p.bytes { out.append("the typed snapshot does not re-encode to the bytes sent") }
-        if p.snapshot.runId != p.runId || p.snapshot.seq != p.seq || (p.snapshot.status == .completed) != p.isCompleted {
-            out.append("payload fields differ from the snapshot")
+        // The direct writer and the JSON tree give the same bytes, and the bytes decode back to
+        // the very same typed value (so key order and number forms are the contract's).
+        if WireJSON.encode(p.json) != p.bytes { out.append("the typed snapshot's writer and its JSON tree differ") }
+        if (try? OnboardingRunSnapshot(json: WireJSON.decode(p.bytes))) != p.snapshot {
+            out.append("the bytes sent do not decode back to the snapshot")
         }
         return out
     }
