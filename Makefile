@@ -117,6 +117,7 @@ validate-payloads:
 # The README's main job. `make demo COLLECTOR=http://127.0.0.1:8787` sends to a collector that already runs.
 demo: deps
 	@$(SWIFT) build --package-path Tools --product collector
+	@$(SWIFT) build --package-path Tools --product sample-app
 	@$(SWIFT) build --package-path Tools --product demo
 	@Tools/.build/debug/demo $(if $(COLLECTOR),--collector $(COLLECTOR),)
 
