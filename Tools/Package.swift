@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Tools",
+    // Host tools and suites, never linked into an app: on a Mac they need macOS 15 (Mutex, Atomic).
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "codegen", targets: ["codegen"]),
         .executable(name: "bench", targets: ["bench"]),
@@ -28,6 +30,7 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "ScoreTracker", package: "Score"),
             ]
         ),
