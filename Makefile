@@ -23,7 +23,7 @@ help:
 	@echo "make test-browser      the collector's web debugger in headless chromium (screenshots in out/)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
-	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
+	@echo "make deps              install what is missing (libcurl and SQLite headers, chromium, chromium-driver, Python jsonschema and selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
 # On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).

@@ -148,12 +148,21 @@ def main():
         check(rects == 2 * len([r for r in page_rows if not r[0].startswith("↳")]), f"the funnel chart is inline SVG ({rects} bars)")
         driver.save_screenshot(os.path.join(OUT, "collector-funnels.png"))
 
+        # The contract examples: a v1 presentation (start, shown, purchase) through the generic sink.
+        examples = os.path.join(ROOT, "Packages", "Core", "Contracts", "examples", "paywall-presentation")
+        for name in ["purchased-android-1-start-in-progress.json", "purchased-android-2-shown-in-progress.json",
+                     "purchased-android-3-ended-purchased.json"]:
+            check(post(base + "/v1/paywall-presentations", open(os.path.join(examples, name), "rb").read()) == 200, "contract example " + name)
+
         # W4: paywalls, Score, Rocalytics.
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=paywalls]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.paywall-table tbody tr"))
         cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "table.paywall-table tbody tr td")]
-        check(cells[:4] == ["onboarding_end", "spring_sale_v2", "native", "1"] and cells[-1] == "100%", "the paywall view counts the purchase")
-        check(len(driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle")) == 3, "the presentation timeline has start, shown and end")
+        rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in driver.find_elements(By.CSS_SELECTOR, "table.paywall-table tbody tr")]
+        check(["onboarding_end", "spring_sale_v2", "native", "1", "1", "1", "0", "0", "0", "0", "100%"] in rows, "the paywall view counts the demo's purchase")
+        check(["settings_upgrade", "4b1f0e7c-2d1a-4c55-9a0e-6f2d3c1b7a90", "studio", "1", "1", "1", "0", "0", "0", "0", "100%"] in rows,
+              "the paywall view counts the contract example's purchase")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle")) == 6, "each presentation's timeline has start, shown and end")
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=score]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.score-table tbody tr"))
         check("props.email (hashed)" in driver.find_element(By.ID, "score-content").text, "the Score view marks the hashed email")

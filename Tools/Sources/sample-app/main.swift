@@ -66,7 +66,7 @@ let rocalytics = RocalyticsClient(options: RocalyticsClient.Options(
     platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
     baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
 
-let onboardingSink = TrackedSink(RocalyticsOnboardingSink<OnboardingRunPayload>(client: rocalytics))
+let onboardingSink = TrackedSink(createRocalyticsOnboardingSink(rocalytics)) // the seed's one-liner
 let onboarding = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
     sink: onboardingSink,
     context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
