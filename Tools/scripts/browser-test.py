@@ -163,13 +163,16 @@ def main():
         check(["settings_upgrade", "4b1f0e7c-2d1a-4c55-9a0e-6f2d3c1b7a90", "studio", "1", "1", "1", "0", "0", "0", "0", "100%"] in rows,
               "the paywall view counts the contract example's purchase")
         check(len(driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle")) == 6, "each presentation's timeline has start, shown and end")
+        driver.save_screenshot(os.path.join(OUT, "collector-paywalls.png"))
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=score]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.score-table tbody tr"))
+        driver.save_screenshot(os.path.join(OUT, "collector-score.png"))
         check("props.email (hashed)" in driver.find_element(By.ID, "score-content").text, "the Score view marks the hashed email")
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=rocalytics]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.runs-table tbody tr"))
         check(driver.find_element(By.CSS_SELECTOR, "table.runs-table tbody tr td:last-child").text == "yes",
               "the Rocalytics view shows the completed run with its onboarding_completed")
+        driver.save_screenshot(os.path.join(OUT, "collector-rocalytics.png"))
 
         # W5: hostile content.
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=live]").click()
@@ -200,6 +203,7 @@ def main():
         elapsed = time.time() - started
         check(raw_length > 100_000 and shown_big, "the 100 KB value is shown in full, literally")
         check(elapsed < 5, f"the payload view of a 100 KB body renders in {elapsed:.2f} s")
+        driver.save_screenshot(os.path.join(OUT, "collector-payload-hostile.png"))
         started = time.time()
         check(driver.execute_script("return 1 + 1") == 2 and time.time() - started < 1, "the page stays responsive")
         check(driver.execute_script("return window.__pwned") is None, "no hostile script ran")
@@ -210,7 +214,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=live]").click()
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(OUT, "collector-debugger.png"))
-        print("browser test: passed; screenshots in out/collector-debugger.png and out/collector-funnels.png")
+        print("browser test: passed; screenshots in out/collector-*.png")
     finally:
         if driver is not None:
             driver.quit()

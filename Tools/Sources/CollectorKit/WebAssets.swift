@@ -54,7 +54,7 @@ public enum WebAssets {
       <span class="hint">Newest first. Click a request to see its payload.</span>
     </div>
     <table class="stream">
-      <thead><tr><th>#</th><th>Time (UTC)</th><th>Route</th><th>Kind</th><th>Run / presentation / event</th><th>Seq</th><th>Outcome</th><th>HTTP</th><th>Why</th></tr></thead>
+      <thead><tr><th class="num">#</th><th>Time (UTC)</th><th>Route</th><th>Kind</th><th>Run / presentation / event</th><th class="num">Seq</th><th>Outcome</th><th class="num">HTTP</th><th>Why</th></tr></thead>
       <tbody id="stream-body"></tbody>
     </table>
     <p id="empty" class="hint">No requests yet. Point the SDKs at this collector.</p>
@@ -89,7 +89,7 @@ main { padding: 12px 18px 40px; }
 select { font: inherit; padding: 2px 4px; }
 table { border-collapse: collapse; background: #fff; border: 1px solid var(--line); width: 100%; table-layout: auto; }
 th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
-th { background: #eef0f5; font-weight: 600; font-size: 12px; }
+th { background: #eef0f5; font-weight: 600; font-size: 12px; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.time, td.route, td.kind { white-space: nowrap; }
 td.subject { font-family: ui-monospace, monospace; font-size: 12px; max-width: 22em; }
@@ -97,7 +97,7 @@ tr.request-row { cursor: pointer; }
 tr.request-row:hover { background: #f0f3fb; }
 tr.request-row.rejected td { background: #fdf1f0; }
 tr.flagged td { background: #fff6e0; }
-.badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px; font-weight: 600; color: #fff; }
+.badge { display: inline-block; white-space: nowrap; border-radius: 10px; padding: 0 8px; font-size: 12px; font-weight: 600; color: #fff; }
 .badge.accepted { background: var(--ok); }
 .badge.ignored { background: var(--warn); }
 .badge.rejected { background: var(--bad); }
@@ -380,7 +380,7 @@ async function renderPaywalls() {
   if (!data.paywalls.length) root.appendChild(el("p", "hint", "No paywall presentations stored yet."));
   const cols = ["presentations", "shown", "purchased", "restored", "dismissed", "cancelled", "error"];
   const table = el("table", "paywall-table", el("thead", "", el("tr", "", el("th", "", "Moment / placement"), el("th", "", "Paywall"), el("th", "", "Provider"),
-    ...cols.map(c => el("th", "", c)), el("th", "", "Conversion"))));
+    ...cols.map(c => el("th", "num", c)), el("th", "num", "Conversion"))));
   const tbody = el("tbody", "");
   for (const g of data.paywalls) {
     tbody.appendChild(el("tr", "", el("td", "", short(g.moment)), el("td", "", short(g.paywall)), el("td", "", g.provider),
@@ -407,7 +407,7 @@ async function renderScore() {
   const root = document.getElementById("score-content");
   clear(root);
   if (!data.names.length) root.appendChild(el("p", "hint", "No Score events stored yet."));
-  const table = el("table", "score-table", el("thead", "", el("tr", "", ...["Event", "Type", "Stored", "Duplicates after ack", "PII-scrubbed fields", "Context sent", "Not in context (locale, device)"].map(h => el("th", "", h)))));
+  const table = el("table", "score-table", el("thead", "", el("tr", "", ...["Event", "Type", "Stored", "Duplicates after ack", "PII-scrubbed fields", "Context sent", "Not in context (locale, device)"].map((h, i) => el("th", i === 2 || i === 3 ? "num" : "", h)))));
   const tbody = el("tbody", "");
   for (const n of data.names) {
     const scrubbed = el("td", "");

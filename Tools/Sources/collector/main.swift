@@ -139,6 +139,8 @@ case "-h", "--help", "help":
     print(usage)
 case "serve":
     let o = parse(arguments.dropFirst())
+    // The database keeps every body as received (payload data): owner-only files (0600 in 0700).
+    umask(0o077)
     let collector = open(o)
     let router = CollectorRouter(collector: collector, log: emit)
     signal(SIGPIPE, SIG_IGN)
