@@ -63,6 +63,13 @@ def score_event(name, props):
     }
 
 
+def table_rows(driver, selector):
+    """The cell texts of the rows matching `selector`, read in one script (the views re-render
+    every 2 s, so elements found one by one can go stale)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(tr => [...tr.cells].map(td => td.textContent))", selector)
+
+
 def report_rows(text):
     """The table rows of `collector report`: one list of cells per position or alternative."""
     rows = []
@@ -137,15 +144,22 @@ def main():
         paths = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#payload-content table.diff td.path")]
         check("/seq" in paths and "/status" in paths, "the resumed run's last snapshot shows its changes since the previous seq")
 
+        # The contract's funnel examples (several onboardings, alternatives, derived skips, merges).
+        funnel_examples = os.path.dirname(EXAMPLE)
+        for name in sorted(os.listdir(funnel_examples)):
+            if name.startswith("funnel-"):
+                post(base + "/v1/onboarding-runs", open(os.path.join(funnel_examples, name), "rb").read())
+
         # W3: the funnel table equals `collector report`.
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=funnels]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.funnel-table tbody tr"))
-        page_rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
-                     for tr in driver.find_elements(By.CSS_SELECTOR, "table.funnel-table tbody tr")]
+        page_rows = table_rows(driver, "table.funnel-table tbody tr")
         report = subprocess.run([os.path.join(BIN, "collector"), "report", "--db", db], capture_output=True, text=True, check=True).stdout
-        check(page_rows == report_rows(report) and len(page_rows) >= 6, "the funnel table equals `collector report`")
-        rects = len(driver.find_elements(By.CSS_SELECTOR, "section.funnel svg.chart rect"))
-        check(rects == 2 * len([r for r in page_rows if not r[0].startswith("↳")]), f"the funnel chart is inline SVG ({rects} bars)")
+        funnel_count = driver.execute_script("return document.querySelectorAll('section.funnel').length")
+        check(page_rows == report_rows(report) and funnel_count == report.count("onboarding ") and funnel_count >= 2,
+              f"the funnel tables ({funnel_count} onboardings) equal `collector report`")
+        rects = driver.execute_script("return document.querySelectorAll('section.funnel svg.chart rect').length")
+        check(rects == 2 * len([r for r in page_rows if not r[0].startswith("↳")]), f"the funnel charts are inline SVG ({rects} bars)")
         driver.save_screenshot(os.path.join(OUT, "collector-funnels.png"))
 
         # The contract examples: a v1 presentation (start, shown, purchase) through the generic sink.
@@ -158,19 +172,19 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=paywalls]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.paywall-table tbody tr"))
         cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "table.paywall-table tbody tr td")]
-        rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in driver.find_elements(By.CSS_SELECTOR, "table.paywall-table tbody tr")]
+        rows = table_rows(driver, "table.paywall-table tbody tr")
         check(["onboarding_end", "spring_sale_v2", "native", "1", "1", "1", "0", "0", "0", "0", "100%"] in rows, "the paywall view counts the demo's purchase")
         check(["settings_upgrade", "4b1f0e7c-2d1a-4c55-9a0e-6f2d3c1b7a90", "studio", "1", "1", "1", "0", "0", "0", "0", "100%"] in rows,
               "the paywall view counts the contract example's purchase")
-        check(len(driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle")) == 6, "each presentation's timeline has start, shown and end")
+        check(driver.execute_script("return document.querySelectorAll('svg.timeline circle').length") == 6, "each presentation's timeline has start, shown and end")
         driver.save_screenshot(os.path.join(OUT, "collector-paywalls.png"))
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=score]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.score-table tbody tr"))
         driver.save_screenshot(os.path.join(OUT, "collector-score.png"))
-        check("props.email (hashed)" in driver.find_element(By.ID, "score-content").text, "the Score view marks the hashed email")
+        check("props.email (hashed)" in driver.execute_script("return document.getElementById('score-content').textContent"), "the Score view marks the hashed email")
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=rocalytics]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.runs-table tbody tr"))
-        check(driver.find_element(By.CSS_SELECTOR, "table.runs-table tbody tr td:last-child").text == "yes",
+        check(table_rows(driver, "table.runs-table tbody tr")[0][-1] == "yes",
               "the Rocalytics view shows the completed run with its onboarding_completed")
         driver.save_screenshot(os.path.join(OUT, "collector-rocalytics.png"))
 

@@ -7,6 +7,7 @@
 //         snapshot, the previous accepted body of the same run.
 //   API3  after=ID returns only newer requests (the page's live stream polls with it); kind and
 //         outcome filter; the API's own GET requests are not logged.
+//   API5  the request log survives a collector restart (a new collector on the same file).
 //   API4  GET /api/report is the text `collector report` prints (one funnel computation), and
 //         /api/funnels carries the same figures.
 import CollectorKit
@@ -101,5 +102,20 @@ struct APITests {
             #expect((j["positions"]?.arrayValue ?? []).map { $0["saw_it"]?.intValue ?? -1 } == f.positions.map(\.sawIt))
             #expect((j["positions"]?.arrayValue ?? []).map { $0["quit_here"]?.intValue ?? -1 } == f.positions.map(\.quitHere))
         }
+    }
+
+    @Test func API5_requestLogSurvivesARestart() throws {
+        let folder = NSTemporaryDirectory() + "collector-api-\(IDs.uuidV4())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/collector.sqlite"
+        do {
+            let router = CollectorRouter(collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
+            _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Fixtures.bytes(try onboardingExample())))
+            _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Array("{}".utf8)))
+        }
+        let reopened = CollectorRouter(collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
+        let list = try get(reopened, "/api/requests")["requests"]?.arrayValue ?? []
+        #expect(list.map { $0["outcome"]?.stringValue } == ["rejected", "accepted"])
+        #expect(try get(reopened, "/api/requests/\(list[1]["id"]?.intValue ?? 0)")["body"]?.stringValue == WireJSON.encodeString(try onboardingExample()))
     }
 }
