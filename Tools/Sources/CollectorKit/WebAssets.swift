@@ -138,8 +138,8 @@ ol.snapshots, ul.counts, ul.links, ul.duplicates { margin: 4px 0; padding-left: 
     /// `/app.js`: polls `/api/requests?after=ID` for the live stream and reads the views' `/api/…` JSON. Payload strings are only ever put in the page as text nodes.
     public static let js = #"""
 // The collector's web debugger. Every string that comes from a payload is put in the page as
-// text (text nodes, textContent): this file never assigns innerHTML or outerHTML, never calls
-// insertAdjacentHTML or document.write, and never builds markup from strings.
+// text (text nodes, textContent): this file never parses strings as HTML (no HTML-setting
+// property, no document writing, no evaluated code); APITests/API6 checks it.
 "use strict";
 
 const state = { lastId: 0, rows: [], selected: null, view: "live", kind: "", outcome: "", timer: null, viewTimer: null };
