@@ -362,13 +362,14 @@ function timeline(item) {
   const times = [["started", item.started_at], ["shown", item.shown_at], ["ended", item.ended_at]].filter(t => t[1]);
   const ms = times.map(t => Date.parse(t[1]));
   const start = Math.min(...ms), span = Math.max(1, Math.max(...ms) - start);
-  const chart = svg("svg", { width: 420, height: 34, class: "timeline" });
+  const chart = svg("svg", { width: 420, height: 26 + times.length * 15, class: "timeline" });
   chart.appendChild(svg("line", { x1: 10, y1: 12, x2: 410, y2: 12, class: "axis" }));
   times.forEach((t, i) => {
     const x = 10 + (ms[i] - start) / span * 400;
     chart.appendChild(svg("circle", { cx: x, cy: 12, r: 5, class: "dot " + t[0] }));
-    const label = svg("text", { x: Math.min(Math.max(x, 20), 380), y: 30, class: "chart-label", "text-anchor": "middle" });
-    label.textContent = t[0] + " +" + ((ms[i] - start) / 1000).toFixed(1) + "s";
+    // One label per line, so that close events never overlap.
+    const label = svg("text", { x: Math.min(x, 300), y: 34 + i * 15, class: "chart-label" });
+    label.textContent = t[0] + " +" + ((ms[i] - start) / 1000).toFixed(3) + " s";
     chart.appendChild(label);
   });
   return chart;
