@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
@@ -23,7 +23,7 @@ help:
 	@echo "make test-browser      the collector's web debugger in headless chromium (screenshots in out/)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
-	@echo "make deps              install what is missing (libcurl and SQLite headers, chromium, chromium-driver, Python jsonschema and selenium)"
+	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
 # On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).
@@ -33,6 +33,10 @@ curl-apple:
 # Installs the system and Python packages the build and the tests need, when missing.
 deps:
 	@sh Tools/scripts/install-deps.sh
+
+# The same, plus chromium, chromium-driver and Python's selenium for the browser test.
+deps-browser:
+	@sh Tools/scripts/install-deps.sh --browser
 
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
@@ -133,7 +137,7 @@ collector: deps
 
 # The collector's web debugger in headless chromium (Selenium): live stream, rejections, funnels
 # equal to `collector report`, hostile payloads. Screenshots in out/.
-test-browser: deps
+test-browser: deps-browser
 	@echo "== browser test: collector web debugger"
 	@$(SWIFT) build --package-path Tools --product collector
 	@$(SWIFT) build --package-path Tools --product sample-app
