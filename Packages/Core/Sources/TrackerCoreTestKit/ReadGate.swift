@@ -27,9 +27,12 @@ public final class ReadGate: @unchecked Sendable {
         entries += 1
         let ready = waiters
         waiters = []
+        condition.unlock()
+        // Tell the waiters first: this thread may stay blocked below until they open the gate.
+        for w in ready { w.resume(returning: true) }
+        condition.lock()
         while !isOpen { condition.wait() }
         condition.unlock()
-        for w in ready { w.resume(returning: true) }
     }
 
     /// Opens the gate: held reads go on, later ones pass at once.
