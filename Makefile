@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
+.PHONY: help deps curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
@@ -23,6 +23,11 @@ help:
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
+	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
+
+# On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).
+curl-apple:
+	bash Tools/curl-apple/build.sh
 
 # Installs the system and Python packages the build and the tests need, when missing.
 deps:
@@ -112,6 +117,7 @@ validate-payloads:
 # The README's main job. `make demo COLLECTOR=http://127.0.0.1:8787` sends to a collector that already runs.
 demo: deps
 	@$(SWIFT) build --package-path Tools --product collector
+	@$(SWIFT) build --package-path Tools --product sample-app
 	@$(SWIFT) build --package-path Tools --product demo
 	@Tools/.build/debug/demo $(if $(COLLECTOR),--collector $(COLLECTOR),)
 
