@@ -27,6 +27,7 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "ScoreTracker", package: "Score"),
             ]
         ),

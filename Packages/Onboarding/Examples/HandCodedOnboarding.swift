@@ -21,7 +21,7 @@ public enum HandCodedOnboarding {
                                      customize: (inout OnboardingRunConfiguration) -> Void = { _ in })
     {
         var config = OnboardingRunConfiguration(
-            sink: HTTPSink<OnboardingRunPayload>(
+            sink: HTTPSink<OnboardingRunSnapshot>(
                 url: "https://collector.example.com/v1/onboarding-runs",
                 headers: .fixed([HTTPHeader("authorization", "Bearer <install token>")])
             ),

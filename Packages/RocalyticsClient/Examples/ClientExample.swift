@@ -1,6 +1,14 @@
 // The README's `examples/client.ts`, in Swift. Compiled and run by the test suite
 // (`ExampleTests`), against a loopback server through the real libcurl transport.
+//
+// Step 4 joins the client to the onboarding tracker, which lives in the Onboarding package: this
+// package does not depend on it, so step 4 is compiled where OnboardingTracker can be imported.
+// The `Integration` package compiles this very file with it and runs all four steps
+// (`Integration/Tests/IntegrationTests/RocalyticsOnboardingTests.swift`).
 
+#if canImport(OnboardingTracker)
+import OnboardingTracker
+#endif
 import RocalyticsClient
 import TrackerCore
 
@@ -35,9 +43,16 @@ public func onPurchase(
     return getEventId("purchase", ["original_transaction_identifier": .string(originalTransactionIdentifier)])
 }
 
-/// 4. Onboarding progress, reported through the run tracker and delivered to Rocalytics: pass
-///    this sink to the onboarding tracker's configuration (the Onboarding package), with your
-///    context and storage.
-public func setUpOnboardingTracking(_ rocalytics: RocalyticsClient) -> RocalyticsOnboardingSink<OnboardingRunSnapshot> {
-    createRocalyticsOnboardingSink(rocalytics)
+#if canImport(OnboardingTracker)
+/// 4. Onboarding progress, reported through the run tracker and delivered to Rocalytics: each
+///    snapshot goes to the client's onboarding endpoint, and a completed run sends
+///    `onboarding_completed` once. `customize` lets tests inject a clock and a scheduler.
+public func setUpOnboardingTracking(
+    _ rocalytics: RocalyticsClient, storage: any KeyValueStorage, context: ContextSource,
+    customize: (inout OnboardingRunConfiguration) -> Void = { _ in }
+) {
+    var config = OnboardingRunConfiguration(sink: createRocalyticsOnboardingSink(rocalytics), context: context, storage: storage)
+    customize(&config)
+    OnboardingRun.configure(config)
 }
+#endif

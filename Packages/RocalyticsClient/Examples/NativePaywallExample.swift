@@ -35,9 +35,10 @@ public struct ExampleDevice: Sendable {
 
 /// Once, at app startup: the sink every presentation snapshot goes to. Give it, with
 /// ``paywallContext(_:)``, to the paywall tracker (contract v1.1 covers native and external
-/// paywalls: `provider: .native` with its `externalPaywallId`).
+/// paywalls: `provider: .native` with its `externalPaywallId`). The paywall tracker wired to it is
+/// `Integration/Examples/RocalyticsPaywall.swift`.
 public func setUpPaywallTracking(_ rocalytics: RocalyticsClient) -> RocalyticsPaywallSink<PaywallPresentationSnapshotV1_1> {
-    createRocalyticsPaywallSink(rocalytics, for: PaywallPresentationSnapshotV1_1.self)
+    createRocalyticsPaywallSink(rocalytics)
 }
 
 /// The presentation context, from the device facts (the paywall tracker adds its own

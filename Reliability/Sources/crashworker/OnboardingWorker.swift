@@ -12,7 +12,7 @@ enum OnboardingWorker {
         var rng = WorkerRandom(seed: seed)
         let printer = Diagnostics.consolePrinter()
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: HTTPSink<OnboardingRunPayload>(url: url + "/onboarding", timeoutMs: 10_000),
+            sink: HTTPSink<OnboardingRunSnapshot>(url: url + "/onboarding", timeoutMs: 10_000),
             context: .value(RunContextInput(appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1",
                                             locale: "en-US", timezone: "Europe/Paris")),
             storage: FileKeyValueStorage(directory: directory),

@@ -33,7 +33,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
 
     @Test func onboarding8Threads10kCallsWithFlushesAndReconfigures() async {
         let clock = ManualClock()
-        let sink = RecordingSink<OnboardingRunPayload>(destination: "https://collector.example/onboarding", always: .accepted)
+        let sink = RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding", always: .accepted)
         let storage = InMemoryKeyValueStorage()
         let registry = HandoffRegistry()
         let diags = Locked<[String]>([])
@@ -101,7 +101,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         // The completion carries the last value each thread sent to the live run.
         let final = received.last { $0.isCompleted }
         #expect(final != nil)
-        let props = final?.json["properties"]
+        let props = final?.wireJSON()["properties"]
         for (t, i) in lastOnRun.value[generation] ?? [:] {
             #expect(props?["t\(t)"]?.numberValue == Double(i), "thread \(t) lost its last value \(i)")
         }
@@ -111,19 +111,19 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         var lastValue: [String: Double] = [:]
         for p in received {
             let key = "\(p.runId)#\(p.seq)"
-            if let b = bodies[key] { #expect(b == p.bytes, "\(key) sent with two bodies") }
-            bodies[key] = p.bytes
+            if let b = bodies[key] { #expect(b == p.wireBytes(), "\(key) sent with two bodies") }
+            bodies[key] = p.wireBytes()
             if let s = lastSeq[p.runId] { #expect(p.seq >= s, "seq went back on \(p.runId)") }
             lastSeq[p.runId] = p.seq
-            for (k, v) in p.json["properties"]?.objectValue?.entries ?? [] {
+            for (k, v) in p.wireJSON()["properties"]?.objectValue?.entries ?? [] {
                 if let n = v.numberValue {
                     if let old = lastValue[k] { #expect(n >= old, "property \(k) went back from \(old) to \(n)") }
                     lastValue[k] = n
                 }
             }
-            #expect(ContractChecker.onboardingRun(p.json).isEmpty)
+            #expect(ContractChecker.onboardingRun(p.wireJSON()).isEmpty)
         }
-        if let final { PayloadCapture.record(final.bytes, schema: .onboardingRunV1) }
+        if let final { PayloadCapture.record(final.wireBytes(), schema: .onboardingRunV1) }
         print("[reliability] onboarding concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) calls, \(reconfigures.withLock { $0 }) reconfigures, \(received.count) snapshots")
     }
 

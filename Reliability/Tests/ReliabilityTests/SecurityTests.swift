@@ -45,7 +45,7 @@ func mode(_ path: String) -> mode_t? {
         let storage = FaultInjectingStorage(clock: clock)
         storage.update { $0.failNextWrites = 3 }
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: HTTPSink<OnboardingRunPayload>(url: server.baseURL + "/reject",
+            sink: HTTPSink<OnboardingRunSnapshot>(url: server.baseURL + "/reject",
                                                  headers: .fixed([HTTPHeader("Authorization", "Bearer " + TestSecrets.token),
                                                                   HTTPHeader("X-Publishable-Key", TestSecrets.publishableKey)])),
             context: .value(Self.onboardingContext), storage: storage, debounceMs: 0,
@@ -83,7 +83,7 @@ func mode(_ path: String) -> mode_t? {
         let clock = ManualClock()
         let diags = Locked<[Diagnostic]>([])
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunPayload>(always: .accepted), context: .value(Self.onboardingContext),
+            sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext),
             onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
@@ -176,7 +176,7 @@ func mode(_ path: String) -> mode_t? {
         let kvDir = root.path + "/kv/nested"
         let storage = FileKeyValueStorage(directory: kvDir)
         let onboarding = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunPayload>(always: .transient), context: .value(Self.onboardingContext), storage: storage,
+            sink: RecordingSink<OnboardingRunSnapshot>(always: .transient), context: .value(Self.onboardingContext), storage: storage,
             onDiagnostic: { _ in }, clock: clock, scheduler: clock))
         let run = onboarding.start(Self.manifest)
         run.enterStep("welcome")
@@ -215,7 +215,7 @@ func mode(_ path: String) -> mode_t? {
         let foreign = #"{"format":2,"future":{"a":[1,2,3],"é":"😀"},"current":null}"#
         let backing = InMemoryKeyValueStorage([key: foreign])
         let diags = Locked<[Diagnostic]>([])
-        let sink = RecordingSink<OnboardingRunPayload>(always: .accepted)
+        let sink = RecordingSink<OnboardingRunSnapshot>(always: .accepted)
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
             sink: sink, context: .value(Self.onboardingContext), storage: backing, debounceMs: 0,
             onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
@@ -240,7 +240,7 @@ func mode(_ path: String) -> mode_t? {
         storage.update { $0.failNextGets = 2 }
         let diags = Locked<[Diagnostic]>([])
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunPayload>(always: .accepted), context: .value(Self.onboardingContext), storage: storage,
+            sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext), storage: storage,
             onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")

@@ -12,7 +12,7 @@ enum HandedRun: Sendable {
 
 /// What a disposed tracker leaves unsent once its last attempts are answered (§7.1 D6).
 struct Leftover: Sendable {
-    var unsent: [String: Outbound<OnboardingRunPayload>]
+    var unsent: [String: Outbound<OnboardingRunSnapshot>]
     var settled: [String: Int]
 }
 
@@ -21,10 +21,10 @@ final class Handoff: Sendable {
     let sink: AnyObject & Sendable
     let destination: String?
     let run: HandedRun
-    let outboxes: [String: Outbound<OnboardingRunPayload>]
+    let outboxes: [String: Outbound<OnboardingRunSnapshot>]
     let leftover: Deferred<Leftover>
 
-    init(sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunPayload>], leftover: Deferred<Leftover>) {
+    init(sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunSnapshot>], leftover: Deferred<Leftover>) {
         self.sink = sink
         self.destination = destination
         self.run = run

@@ -1,48 +1,34 @@
 import TrackerCore
 
-/// What every onboarding sink receives: one snapshot of a run (contract v1) with its exact wire
-/// bytes. A retry hands over the very same value, so the bytes are identical.
-public struct OnboardingRunPayload: WireEncodable, Sendable, Equatable {
-    /// The run.
-    public let runId: String
-    /// The send number.
-    public let seq: Int
-    /// Whether this is the run's completion.
-    public let isCompleted: Bool
-    /// The snapshot as ordered JSON (keys in wire order).
-    public let json: JSONValue
-    /// The compact UTF-8 wire bytes (what `JSON.stringify` writes), as sent by `HTTPSink`.
-    public let bytes: [UInt8]
-    /// The snapshot as Core's generated contract type (`OnboardingRunSnapshot`), decoded from
-    /// ``json``. Every payload has one: a snapshot that does not decode is never handed to a sink
-    /// (a stored one is dropped as malformed when it is read back).
-    public let snapshot: OnboardingRunSnapshot
+/// A sink of onboarding run snapshots: it receives Core's generated contract type
+/// ``OnboardingRunSnapshot`` (contract v1), whose `wireBytes()` are the exact bytes to send. A
+/// retry hands over the very same value, so the bytes are identical.
+public typealias OnboardingSink = Sink<OnboardingRunSnapshot>
 
-    /// Wraps a snapshot's JSON; fails when it does not fit contract v1's typed form.
-    init(snapshotJSON json: JSONValue) throws(ContractDecodingError) {
-        let snapshot = try OnboardingRunSnapshot(json: json)
-        self.snapshot = snapshot
-        runId = snapshot.runId
-        seq = snapshot.seq
-        isCompleted = snapshot.status == .completed
-        self.json = json
-        bytes = WireJSON.encode(json)
-    }
+/// The former payload type of an onboarding sink; the sink now takes ``OnboardingRunSnapshot``.
+@available(*, deprecated, renamed: "OnboardingRunSnapshot")
+public typealias OnboardingRunPayload = OnboardingRunSnapshot
+
+extension OnboardingRunSnapshot {
+    /// Whether this is the run's completion (`status` is `completed`).
+    public var isCompleted: Bool { status == .completed }
+
+    /// The compact UTF-8 wire bytes.
+    @available(*, deprecated, renamed: "wireBytes()")
+    public var bytes: [UInt8] { wireBytes() }
+
+    /// The snapshot as ordered JSON.
+    @available(*, deprecated, renamed: "wireJSON()")
+    public var json: JSONValue { wireJSON() }
 
     /// The wire JSON text.
-    public var text: String { String(decoding: bytes, as: UTF8.self) }
+    @available(*, deprecated, message: "use String(decoding: wireBytes(), as: UTF8.self)")
+    public var text: String { String(decoding: wireBytes(), as: UTF8.self) }
 
-    public func wireJSON() -> JSONValue { json }
-
-    public func writeWire(to writer: inout WireWriter) {
-        bytes.withUnsafeBytes { writer.writeRaw($0) }
-    }
-
-    public static func == (lhs: OnboardingRunPayload, rhs: OnboardingRunPayload) -> Bool { lhs.bytes == rhs.bytes }
+    /// The snapshot itself (the former payload wrapped it).
+    @available(*, deprecated, message: "the sink's payload is the snapshot itself")
+    public var snapshot: OnboardingRunSnapshot { self }
 }
-
-/// A sink of onboarding run snapshots.
-public typealias OnboardingSink = Sink<OnboardingRunPayload>
 
 /// A value completed once; callbacks registered before or after completion run once.
 final class Deferred<T: Sendable>: Sendable {

@@ -5,7 +5,7 @@ import TrackerCore
 import TrackerCoreTestKit
 @testable import OnboardingTracker
 
-// End to end: the tracker, Core's `HTTPSink<OnboardingRunPayload>` and the real `CurlTransport`
+// End to end: the tracker, Core's `HTTPSink<OnboardingRunSnapshot>` and the real `CurlTransport`
 // against a `LoopbackHTTPServer` playing the ingest of onboarding-tracker.md §6.6 (scenarios
 // S71–S73, S160). Real network answers are awaited event-driven (the sink wrapper signals each
 // answer), then the clock settles; retry backoffs run on the manual clock. Nothing sleeps.
@@ -76,8 +76,8 @@ final class AnsweringSink: OnboardingSink, @unchecked Sendable {
     var status: (inFlight: Int, answered: Int) { state.withLock { ($0.inFlight, $0.answers.count) } }
     var answers: [SinkResult] { state.value.answers }
 
-    func send(_ payload: OnboardingRunPayload) async throws -> SinkResult {
-        Conformance.check(payload)
+    func send(_ payload: OnboardingRunSnapshot) async throws -> SinkResult {
+        Conformance.check(SentPayload(payload))
         state.withLock { $0.inFlight += 1 }
         let result: SinkResult
         do { result = try await inner.send(payload) } catch { result = SinkResult(.transient, reason: "\(error)") }
@@ -143,7 +143,7 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
     func harness(_ w: World, _ server: LoopbackHTTPServer, headers: HTTPSinkHeaders = .fixed([]), timeoutMs: Int64 = 2000,
                  retry: RetryPolicy? = nil, debounceMs: Int64 = 0) -> (Harness, AnsweringSink)
     {
-        let sink = AnsweringSink(HTTPSink<OnboardingRunPayload>(url: server.baseURL + Self.path, headers: headers, timeoutMs: timeoutMs))
+        let sink = AnsweringSink(HTTPSink<OnboardingRunSnapshot>(url: server.baseURL + Self.path, headers: headers, timeoutMs: timeoutMs))
         let h = Harness(w) { c in
             c.sink = sink
             c.debounceMs = debounceMs
@@ -269,9 +269,9 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         let server = try LoopbackHTTPServer { collector.handle($0) }
         defer { server.stop() }
         let url = server.baseURL + Self.path
-        let one = HTTPSink<OnboardingRunPayload>(url: url, headers: .fixed([HTTPHeader("authorization", "Bearer one")]))
-        let two = HTTPSink<OnboardingRunPayload>(url: url, headers: .fixed([HTTPHeader("authorization", "Bearer two")]))
-        let dynamic = HTTPSink<OnboardingRunPayload>(url: url, headers: .dynamic { [HTTPHeader("authorization", "Bearer three")] })
+        let one = HTTPSink<OnboardingRunSnapshot>(url: url, headers: .fixed([HTTPHeader("authorization", "Bearer one")]))
+        let two = HTTPSink<OnboardingRunSnapshot>(url: url, headers: .fixed([HTTPHeader("authorization", "Bearer two")]))
+        let dynamic = HTTPSink<OnboardingRunSnapshot>(url: url, headers: .dynamic { [HTTPHeader("authorization", "Bearer three")] })
         #expect(one.destination == url && two.destination == url && dynamic.destination == url)
 
         let w = World()

@@ -28,6 +28,27 @@ let uuidCounter = Locked(0)
     return "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits
 }
 
+/// One snapshot a sink was handed, with its wire forms.
+struct SentPayload: Sendable, Equatable {
+    /// The snapshot itself (Core's generated contract type).
+    let snapshot: OnboardingRunSnapshot
+    /// Its compact wire bytes (`wireBytes()`), what `HTTPSink` posts.
+    let bytes: [UInt8]
+    /// Its ordered JSON (`wireJSON()`).
+    let json: JSONValue
+
+    init(_ snapshot: OnboardingRunSnapshot) {
+        self.snapshot = snapshot
+        bytes = snapshot.wireBytes()
+        json = snapshot.wireJSON()
+    }
+
+    var runId: String { snapshot.runId }
+    var seq: Int { snapshot.seq }
+    var isCompleted: Bool { snapshot.isCompleted }
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
 /// The harness sink: records every body, answers through a replaceable `respond(body, attempt)`.
 final class HarnessSink: OnboardingSink, @unchecked Sendable {
     enum Answer: Sendable {
@@ -38,28 +59,29 @@ final class HarnessSink: OnboardingSink, @unchecked Sendable {
     }
 
     let destination: String?
-    private let state = Locked<(bodies: [OnboardingRunPayload], killed: Bool)>(([], false))
-    let respond: Locked<@Sendable (OnboardingRunPayload, Int) -> Answer>
+    private let state = Locked<(bodies: [SentPayload], killed: Bool)>(([], false))
+    let respond: Locked<@Sendable (SentPayload, Int) -> Answer>
     let clock: ManualClock
     private let hung = Locked<[CheckedContinuation<Void, Never>]>([])
 
-    init(destination: String?, clock: ManualClock, respond: @escaping @Sendable (OnboardingRunPayload, Int) -> Answer = { _, _ in .result(.accepted) }) {
+    init(destination: String?, clock: ManualClock, respond: @escaping @Sendable (SentPayload, Int) -> Answer = { _, _ in .result(.accepted) }) {
         self.destination = destination
         self.clock = clock
         self.respond = Locked(respond)
     }
 
-    func answer(_ r: @escaping @Sendable (OnboardingRunPayload, Int) -> Answer) { respond.withLock { $0 = r } }
+    func answer(_ r: @escaping @Sendable (SentPayload, Int) -> Answer) { respond.withLock { $0 = r } }
     func always(_ r: SinkResult) { answer { _, _ in .result(r) } }
 
-    var payloads: [OnboardingRunPayload] { state.value.bodies }
+    var payloads: [SentPayload] { state.value.bodies }
     var bodies: [JSONValue] { payloads.map(\.json) }
     var statuses: [String] { bodies.map { $0["status"]!.stringValue! } }
     var seqs: [Int] { bodies.map { $0["seq"]!.intValue! } }
     var last: JSONValue? { bodies.last }
     func kill() { state.withLock { $0.killed = true } }
 
-    func send(_ payload: OnboardingRunPayload) async throws -> SinkResult {
+    func send(_ snapshot: OnboardingRunSnapshot) async throws -> SinkResult {
+        let payload = SentPayload(snapshot)
         let (killed, n) = state.withLock { s -> (Bool, Int) in
             if s.killed { return (true, 0) }
             s.bodies.append(payload)
@@ -82,67 +104,33 @@ final class HarnessSink: OnboardingSink, @unchecked Sendable {
     }
 }
 
-/// The scheduler every tracker of a test uses: the manual clock's timers, and its executor for
-/// background steps — but a step spawned by the test's own code (a recording call, a tracker's
-/// initialiser) waits until the test next lets time pass or awaits the world (``open(_:)``).
-///
-/// The clock's executor runs on its own thread. Without the gate, the background work of one
-/// recording call (a write landing, the snapshot handed to the sink) could run between two
-/// calls the test makes back to back, and "enter welcome; complete()" would sometimes send the
-/// welcome snapshot first. With it, calls made in one go behave as in the reference (which runs
-/// to completion before any background step): deterministic, as decision 13 requires.
-final class GatedScheduler: TrackerScheduler, @unchecked Sendable {
-    let clock: ManualClock
-    private let gate = Locked<(openCount: Int, held: [@Sendable () async -> Void])>((0, []))
-
-    init(_ clock: ManualClock) { self.clock = clock }
-
-    func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken { clock.schedule(afterMs: afterMs, work) }
-    func cancel(_ token: TimerToken) { clock.cancel(token) }
-
-    func spawn(_ work: @escaping @Sendable () async -> Void) {
-        if Self.onClockExecutor() { clock.spawn(work); return }
-        let now = gate.withLock { g -> Bool in
-            if g.openCount > 0 { return true }
-            g.held.append(work)
-            return false
-        }
-        if now { clock.spawn(work) }
-    }
-
-    /// Runs `body` with the gate open: held steps go to the executor first, in order.
-    func open<T: Sendable>(_ body: () async -> T) async -> T {
-        let held = gate.withLock { g -> [@Sendable () async -> Void] in
-            g.openCount += 1
-            defer { g.held = [] }
-            return g.held
-        }
-        for w in held { clock.spawn(w) }
-        let r = await body()
-        gate.withLock { $0.openCount -= 1 }
-        return r
-    }
-
-    private static func onClockExecutor() -> Bool { Thread.current.name == "ManualClock.executor" }
-}
-
 /// One test's world: the manual clock, the backing store and the current "process" registry.
+///
+/// Every tracker of a test uses the manual clock as its scheduler, holding outside work: a step
+/// spawned by the test's own code (a recording call, a tracker's initialiser) waits until the
+/// test next lets time pass or awaits the world (``open(_:)``), and held steps are then started
+/// in order from the clock's executor itself. Without holding, the background work of one
+/// recording call (a write landing, the snapshot handed to the sink) could run between two calls
+/// the test makes back to back, and "enter welcome; complete()" would sometimes send the welcome
+/// snapshot first. With it, calls made in one go behave as in the reference (which runs to
+/// completion before any background step), and a test's outcome is a function of its inputs
+/// (decision 13).
 final class World: @unchecked Sendable {
-    let clock = ManualClock()
-    let scheduler: GatedScheduler
+    let clock = ManualClock(holdsOutsideWork: true)
+    var scheduler: ManualClock { clock }
     let backing = InMemoryKeyValueStorage()
     var registry = HandoffRegistry()
     /// The harnesses of the current process.
     private let live = Locked<[Harness]>([])
 
-    init() { scheduler = GatedScheduler(clock) }
+    init() {}
 
     /// tick(ms): time moves on, due timers fire in order, work settles.
-    func advance(_ ms: Int64) async { await scheduler.open { await clock.advance(byMs: ms) } }
+    func advance(_ ms: Int64) async { await clock.withOutsideWorkReleased { await clock.advance(byMs: ms) } }
     /// tick(0): pending work settles.
-    func settle() async { await scheduler.open { await clock.settle() } }
+    func settle() async { await clock.withOutsideWorkReleased { await clock.settle() } }
     /// Awaits `body` (e.g. `idle()`) while background steps may run.
-    func open<T: Sendable>(_ body: () async -> T) async -> T { await scheduler.open(body) }
+    func open<T: Sendable>(_ body: () async -> T) async -> T { await clock.withOutsideWorkReleased(body) }
 
     func adopt(_ h: Harness) { live.withLock { $0.append(h) } }
 
@@ -164,7 +152,7 @@ final class World: @unchecked Sendable {
     func relaunch(atSeconds s: Int64) async {
         killProcess()
         registry = HandoffRegistry()
-        await scheduler.open { await clock.set(ms: T0 + s * 1000) }
+        await clock.withOutsideWorkReleased { await clock.set(ms: T0 + s * 1000) }
     }
 }
 
@@ -286,18 +274,20 @@ func ts(_ hms: String) -> String { "2026-01-10T\(hms)Z" }
 /// and the typed shape), the ingest's size limit, and the typed snapshot: decoding it and encoding
 /// it again gives the very bytes sent (so key order is the contract's).
 enum Conformance {
-    static func check(_ p: OnboardingRunPayload) {
+    static func check(_ p: SentPayload) {
         PayloadCapture.record(p.bytes, schema: .onboardingRunV1)
         let problems = problems(p)
         #expect(problems.isEmpty, "non-conformant snapshot: \(problems)")
     }
 
-    static func problems(_ p: OnboardingRunPayload) -> [String] {
+    static func problems(_ p: SentPayload) -> [String] {
         var out = ContractChecker.onboardingRun(p.json).map(\.description)
         if p.bytes.count > 262_144 { out.append("size \(p.bytes.count) > 262,144") }
-        if p.snapshot.wireBytes() != p.bytes { out.append("the typed snapshot does not re-encode to the bytes sent") }
-        if p.snapshot.runId != p.runId || p.snapshot.seq != p.seq || (p.snapshot.status == .completed) != p.isCompleted {
-            out.append("payload fields differ from the snapshot")
+        // The direct writer and the JSON tree give the same bytes, and the bytes decode back to
+        // the very same typed value (so key order and number forms are the contract's).
+        if WireJSON.encode(p.json) != p.bytes { out.append("the typed snapshot's writer and its JSON tree differ") }
+        if (try? OnboardingRunSnapshot(json: WireJSON.decode(p.bytes))) != p.snapshot {
+            out.append("the bytes sent do not decode back to the snapshot")
         }
         return out
     }
@@ -319,7 +309,7 @@ struct HarnessSinkError: Error {}
 func resumeT(_ h: Harness, expected: StartOptions? = nil) async -> OnboardingRun? {
     let box = Locked<OnboardingRun??>(nil)
     let tracker = h.tracker
-    h.world.clock.spawn { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
+    h.world.clock.spawnAsCaller { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
     for _ in 0..<600 {
         await h.world.settle()
         if let v = box.value { return v }

@@ -32,7 +32,8 @@ import TrackerCoreTestKit
             rocalytics, product: ["productIdentifier": "pro_yearly"], transaction: ["originalTransactionIdentifier": "2000000841136630"],
             price: 0, currency: "EUR", isTrial: true)
         #expect(eventId == "purchase-2000000841136630")
-        let sink = setUpOnboardingTracking(rocalytics)
+        // Step 4 (the tracker's configuration) runs in the Integration package; its sink is this one.
+        let sink = createRocalyticsOnboardingSink(rocalytics)
         #expect(sink.destination == server.baseURL + "/functions/v1/onboarding-response")
         #expect(try await sink.send(COMPLETED) == .accepted)
 

@@ -17,7 +17,7 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
         let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
             r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
         })
-        let sink = createRocalyticsPaywallSink(h.client)
+        let sink = createRocalyticsPaywallSink(h.client, for: PaywallPresentationSnapshot.self)
         for name in ["purchased-android-1-start-in-progress", "purchased-android-2-shown-in-progress", "purchased-android-3-ended-purchased"] {
             #expect(try await sink.send(PaywallPresentationSnapshot(json: try paywallExample(name))) == .accepted)
         }
@@ -53,7 +53,7 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
             if r.url.hasSuffix("/identify") { return HTTPResponse(status: 200) }
             throw HTTPError(.connectionFailed, "offline")
         })
-        #expect(try await createRocalyticsPaywallSink(offline.client).send(snapshot).outcome == .transient)
+        #expect(try await createRocalyticsPaywallSink(offline.client, for: PaywallPresentationSnapshot.self).send(snapshot).outcome == .transient)
     }
 
     @Test func P50_destination() async {

@@ -161,6 +161,10 @@ public final class ScoreClient: Sendable {
             diagnose(Diagnostic(code: "storage", message: "the stored identity held invalid values, discarded: "
                                 + identity.discarded.joined(separator: ", ")))
         }
+        if contents.queueDamage.hasSkippedRegions {
+            let d = contents.queueDamage
+            diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
+        }
         state.withLock { s in
             applyRetention(&s, now: clock.nowMs())
             kickWriters(&s)

@@ -39,14 +39,18 @@ public struct ScoreStoreContents: Sendable, Equatable {
     /// Whether the queue could only be read, not opened for writing (a read-only directory or
     /// file system): the records are sent, but nothing new is stored until writing works again.
     public var readOnly: Bool
+    /// Damaged regions the queue log's load skipped (the client reports them as a `storage`
+    /// diagnostic); `.none` when the log was intact or the store keeps no log.
+    public var queueDamage: AppendLog.Damage = .none
 
     /// Creates contents.
     public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil,
-                readOnly: Bool = false) {
+                readOnly: Bool = false, queueDamage: AppendLog.Damage = .none) {
         self.queueRecords = queueRecords
         self.queueLocations = queueLocations
         self.identity = identity
         self.readOnly = readOnly
+        self.queueDamage = queueDamage
     }
 }
 
@@ -233,7 +237,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         generation += 1
         forward = [:]
         let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
-        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity)
+        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity, queueDamage: log.damage)
     }
 
     private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
