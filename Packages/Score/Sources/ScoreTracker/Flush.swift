@@ -452,10 +452,11 @@ extension ScoreClient {
         unbindAppLifecycle()
         let binding = LifecycleBinding(source: source, autoFlushMs: autoFlushEverySeconds.map { max(1, Int64(($0 * 1000).rounded())) },
                                        budgetMs: Int64((max(0, backgroundBudgetSeconds) * 1000).rounded()))
+        let initial = source.currentState // never under the lock: a source may reach the main thread
         state.withLock { s in
             s.binding = binding
             s.autoFlushMs = binding.autoFlushMs
-            s.inBackground = source.currentState == .background
+            s.inBackground = initial == .background
             if s.inBackground { s.backgroundSinceMs = clock.nowMs() }
         }
         source.startObserving { [weak self] event in
@@ -465,24 +466,11 @@ extension ScoreClient {
             case .foreground: self.onForeground()
             case .background: self.onBackground()
             case .networkAvailable: self.onNetworkAvailable()
+            case .backgroundTimeExpired: self.backgroundTimeExpired()
             }
         }
-        if source.currentState == .foreground { onForeground() }
+        if initial == .foreground { onForeground() }
     }
-
-    #if canImport(UIKit) && !os(watchOS)
-    /// Binds the tracker to UIKit's application lifecycle and network reachability.
-    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
-        bindToAppLifecycle(source: UIKitLifecycleSource(), autoFlushEverySeconds: autoFlushEverySeconds,
-                           backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
-    #elseif canImport(AppKit)
-    /// Binds the tracker to AppKit's application lifecycle.
-    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
-        bindToAppLifecycle(source: AppKitLifecycleSource(), autoFlushEverySeconds: autoFlushEverySeconds,
-                           backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
-    #endif
 
     /// Stops observing the lifecycle source and stops the periodic flush.
     public func unbindAppLifecycle() {

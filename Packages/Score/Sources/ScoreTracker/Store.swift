@@ -360,7 +360,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             if n < 0 { if errno == EINTR { continue }; throw AppendLogError("write", errno: errno) }
             written += n
         }
-        if sync { _ = fsync(fd) }
+        if sync { _ = durableSync(fd) }
         guard rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
     }
 }

@@ -167,7 +167,7 @@ import TrackerCore
         let returned = TimeLog()
         var tasks: [Task<Void, Never>] = []
         for _ in 0..<3 {
-            tasks.append(Task(executorPreference: h.clock.executor) { [clock = h.clock] in
+            tasks.append(h.clock.executor.startTask { [clock = h.clock] in
                 try? await c.flush()
                 returned.add(clock.nowMs())
             })

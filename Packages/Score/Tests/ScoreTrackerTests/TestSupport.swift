@@ -187,7 +187,7 @@ final class Harness: @unchecked Sendable {
     /// Starts a flush without awaiting it (for scenarios that move time meanwhile).
     /// The flush's task runs on the clock's executor and has started (and settled) on return.
     func startFlush(_ c: ScoreClient) async -> Task<Result<Void, Error>, Never> {
-        let t = Task(executorPreference: clock.executor) { () -> Result<Void, Error> in
+        let t = clock.executor.startTask { () -> Result<Void, Error> in
             do { try await c.flush(); return .success(()) } catch { return .failure(error) }
         }
         await clock.settle()
