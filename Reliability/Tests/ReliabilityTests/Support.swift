@@ -4,6 +4,8 @@ import TrackerCore
 import TrackerCoreTestKit
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Suite-wide settings: `SOAK=1` makes the crash and property loops much longer; `RELIABILITY_SEED`
@@ -133,7 +135,11 @@ final class Child {
 
     /// SIGKILL, then reaps the process. Returns the lines still in the pipe (printed before the kill).
     func kill() -> [String] {
+        #if canImport(Glibc)
         _ = Glibc.kill(pid, SIGKILL)
+        #else
+        _ = Darwin.kill(pid, SIGKILL)
+        #endif
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         var rest: [String] = []

@@ -191,7 +191,8 @@ public enum FileFaults {
 @inline(__always) private func sysRead(_ fd: Int32, _ b: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, b, n) }
 @inline(__always) private func sysPread(_ fd: Int32, _ b: UnsafeMutableRawPointer?, _ n: Int, _ o: off_t) -> Int { pread(fd, b, n, o) }
 @inline(__always) private func sysWrite(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, b, n) }
-@inline(__always) private func sysFsync(_ fd: Int32) -> Int32 { fsync(fd) }
+// `durableSync` is `fcntl(F_FULLFSYNC)` on Darwin, `fsync` elsewhere.
+@inline(__always) private func sysFsync(_ fd: Int32) -> Int32 { durableSync(fd) }
 @inline(__always) private func sysFtruncate(_ fd: Int32, _ l: off_t) -> Int32 { ftruncate(fd, l) }
 @inline(__always) private func sysRename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
 @inline(__always) private func sysMkdir(_ p: String, _ m: mode_t) -> Int32 { mkdir(p, m) }
