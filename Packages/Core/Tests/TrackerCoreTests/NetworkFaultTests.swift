@@ -6,32 +6,64 @@ import TrackerCoreTestKit
 /// loopback server that misbehaves. Backoff is checked on the manual clock; the network is real.
 @Suite struct NetworkFaultTests {
     /// A sink wrapper that reports each answer, so a test can wait for a real network answer
-    /// without sleeping.
+    /// without sleeping. The wait is bounded: a regression that never answers fails the test
+    /// (after `boundSeconds` of real time) instead of hanging the suite.
     final class ObservedSink: Sink {
+        private struct Waiter {
+            let id: Int
+            let count: Int
+            let continuation: CheckedContinuation<Bool, Never>
+        }
+        private struct State {
+            var answers: [SinkResult] = []
+            var waiters: [Waiter] = []
+            var nextId = 0
+        }
         let inner: HTTPSink<JSONValue>
-        let answers = Locked<[SinkResult]>([])
-        private let waiters = Locked<[(Int, CheckedContinuation<Void, Never>)]>([])
+        // One lock for the answers and the waiters: an answer can never slip between a waiter's
+        // check and its registration.
+        private let state = Locked(State())
         var destination: String? { inner.destination }
+        var answers: [SinkResult] { state.withLock { $0.answers } }
 
         init(_ inner: HTTPSink<JSONValue>) { self.inner = inner }
 
         func send(_ payload: JSONValue) async throws -> SinkResult {
             let result = await inner.send(payload)
-            let n = answers.withLock { $0.append(result); return $0.count }
-            let ready = waiters.withLock { ws -> [CheckedContinuation<Void, Never>] in
-                var ready: [CheckedContinuation<Void, Never>] = []
-                ws.removeAll { if $0.0 <= n { ready.append($0.1); return true }; return false }
+            let ready = state.withLock { s -> [Waiter] in
+                s.answers.append(result)
+                let n = s.answers.count
+                let ready = s.waiters.filter { $0.count <= n }
+                s.waiters.removeAll { $0.count <= n }
                 return ready
             }
-            for c in ready { c.resume() }
+            for w in ready { w.continuation.resume(returning: true) }
             return result
         }
 
-        func waitForAnswers(_ count: Int) async {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let done = answers.withLock { $0.count >= count }
-                if done { c.resume() } else { waiters.withLock { $0.append((count, c)) } }
+        /// Waits until `count` answers arrived; records an issue and returns `false` when they
+        /// have not after `boundSeconds` (a watchdog, never the path a passing test takes).
+        @discardableResult
+        func waitForAnswers(_ count: Int, boundSeconds: UInt64 = 60, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+            let arrived = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                let id = state.withLock { s -> Int? in
+                    if s.answers.count >= count { return nil }
+                    s.nextId += 1
+                    s.waiters.append(Waiter(id: s.nextId, count: count, continuation: c))
+                    return s.nextId
+                }
+                guard let id else { c.resume(returning: true); return }
+                Task.detached { [state] in
+                    try? await Task.sleep(nanoseconds: boundSeconds * 1_000_000_000)
+                    let expired = state.withLock { s -> Waiter? in
+                        guard let i = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                        return s.waiters.remove(at: i)
+                    }
+                    expired?.continuation.resume(returning: false)
+                }
             }
+            if !arrived { Issue.record("answer \(count) never arrived within \(boundSeconds) s", sourceLocation: sourceLocation) }
+            return arrived
         }
     }
 
@@ -85,24 +117,24 @@ import TrackerCoreTestKit
 
         await sink.waitForAnswers(1)
         await clock.settle()
-        #expect(sink.answers.value[0].outcome == .transient)
+        #expect(sink.answers[0].outcome == .transient)
         #expect(clock.pendingTimerDueTimes == [clock.nowMs() + 1000])
         await clock.advance(byMs: 999)
-        #expect(sink.answers.value.count == 1)
+        #expect(sink.answers.count == 1)
         await clock.advance(byMs: 1)
         await sink.waitForAnswers(2)
         await clock.settle()
-        #expect(sink.answers.value[1].outcome == .transient)
+        #expect(sink.answers[1].outcome == .transient)
         #expect(clock.pendingTimerDueTimes == [clock.nowMs() + 2000])
         await clock.advance(byMs: 2000)
         await sink.waitForAnswers(3)
         await clock.settle()
-        #expect(sink.answers.value.map(\.outcome) == [.transient, .transient, .accepted])
+        #expect(sink.answers.map(\.outcome) == [.transient, .transient, .accepted])
         #expect(settled.value.map(\.0) == [1])
         #expect(delivery.pending == nil)
         #expect(clock.pendingTimerCount == 0) // no leaked attempt or retry timer
         await clock.advance(byMs: 120_000)
-        #expect(sink.answers.value.count == 3)
+        #expect(sink.answers.count == 3)
         let bodies = Set(faulty.requests.map(\.body))
         #expect(bodies == [WireJSON.encode(body)]) // every attempt carried the same bytes
         #expect(faulty.requestCount >= 3)
@@ -119,8 +151,8 @@ import TrackerCoreTestKit
         delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1]))
         await sink.waitForAnswers(1)
         await clock.settle()
-        #expect(sink.answers.value.map(\.outcome.rawValue) == [outcome])
-        #expect(sink.answers.value.first?.reason == "r")
+        #expect(sink.answers.map(\.outcome.rawValue) == [outcome])
+        #expect(sink.answers.first?.reason == "r")
         #expect(delivery.pending == nil)
         #expect(clock.pendingTimerCount == 0)
         await clock.advance(byMs: 120_000)
@@ -142,7 +174,7 @@ import TrackerCoreTestKit
         delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1]))
         _ = await server.waitForRequests(count: 1)
         await clock.advance(byMs: 30_000) // attempt timeout → transient, backoff 1 s
-        #expect(sink.answers.value.isEmpty) // the HTTP request itself is still hanging
+        #expect(sink.answers.isEmpty) // the HTTP request itself is still hanging
         await clock.advance(byMs: 1000)
         await sink.waitForAnswers(1)
         await clock.settle()
