@@ -821,6 +821,11 @@ public final class OnboardingRunTracker: Sendable {
                 }
                 if !s.disposed {
                     let d = delivery(id, &s)
+                    // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
+                    if store != nil && !mayLeave(item, s) {
+                        s.heldForStorage[id] = item
+                        continue
+                    }
                     fx.run { d.enqueue(item) }
                 }
             }
