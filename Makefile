@@ -9,27 +9,40 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
-        $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
+        $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
+	@echo "make test-integration  the integrations an app wires, end to end (Integration/)"
 	@echo "make test-reliability  the reliability and security suite (crashes, faults, hostile input, concurrency)"
 	@echo "make test-soak         the same suite with much longer crash and property loops (SOAK=1)"
+	@echo "make test-browser      the collector's web debugger in headless chromium (screenshots in out/)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
-	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
+	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
+	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
+
+# On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).
+curl-apple:
+	bash Tools/curl-apple/build.sh
 
 # Installs the system and Python packages the build and the tests need, when missing.
 deps:
 	@sh Tools/scripts/install-deps.sh
 
+# The same, plus chromium, chromium-driver and Python's selenium for the browser test.
+deps-browser:
+	@sh Tools/scripts/install-deps.sh --browser
+
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
 	@$(MAKE) --no-print-directory test-packages
+	@echo "== swift test: Integration"
+	@$(SWIFT) test --package-path Integration $(SWIFT_TEST_FLAGS)
 	@echo "== swift test: Tools"
 	@$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 	@echo "== swift test: Reliability"
@@ -38,6 +51,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
 	@$(MAKE) --no-print-directory test-release
+	@$(MAKE) --no-print-directory test-browser
 	@echo "== demo (smoke run)"
 	@$(MAKE) --no-print-directory demo > out-demo.log 2>&1 || { cat out-demo.log; exit 1; }
 	@tail -1 out-demo.log
@@ -58,6 +72,8 @@ test-tsan: deps
 	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
+	@echo "== swift test --sanitize=thread: Integration"
+	@$(SWIFT) test --package-path Integration --sanitize=thread --scratch-path Integration/.build-tsan $(SWIFT_TEST_FLAGS)
 	@echo "== swift test --sanitize=thread: Reliability"
 	@$(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
 
@@ -66,6 +82,10 @@ test-soak: deps
 	@rm -rf $(CAPTURE_DIR)
 	SOAK=1 $(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory validate-payloads
+
+# The integrations an app wires, compiled and run end to end (the README's cross-package snippets).
+test-integration: deps
+	$(SWIFT) test --package-path Integration $(SWIFT_TEST_FLAGS)
 
 test-reliability: deps
 	$(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
@@ -103,6 +123,7 @@ validate-payloads:
 # The README's main job. `make demo COLLECTOR=http://127.0.0.1:8787` sends to a collector that already runs.
 demo: deps
 	@$(SWIFT) build --package-path Tools --product collector
+	@$(SWIFT) build --package-path Tools --product sample-app
 	@$(SWIFT) build --package-path Tools --product demo
 	@Tools/.build/debug/demo $(if $(COLLECTOR),--collector $(COLLECTOR),)
 
@@ -110,8 +131,18 @@ demo: deps
 PORT ?= 8787
 DB   ?= out/collector.sqlite
 collector: deps
-	$(SWIFT) build --package-path Tools --product collector
+	@echo "web debugger: http://127.0.0.1:$(PORT)/ (open it in a browser; the collector is loopback only)"
+	@$(SWIFT) build --package-path Tools --product collector
 	Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
+
+# The collector's web debugger in headless chromium (Selenium): live stream, rejections, funnels
+# equal to `collector report`, hostile payloads. Screenshots in out/.
+test-browser: deps-browser
+	@echo "== browser test: collector web debugger"
+	@$(SWIFT) build --package-path Tools --product collector
+	@$(SWIFT) build --package-path Tools --product sample-app
+	@$(SWIFT) build --package-path Tools --product demo
+	@$(PYTHON) Tools/scripts/browser-test.py
 
 # `make release PACKAGE=Onboarding VERSION=0.1.0`: see Tools/release/release.sh.
 release:

@@ -132,7 +132,12 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
 }
 
 /// A serial task executor that runs jobs on its own thread and reports when it has none left.
-public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
+///
+/// Task executors need macOS 15, iOS 18, tvOS 18 or visionOS 2 at run time (the `TaskExecutor`
+/// conformance is gated): the package floors are lower, so the test kit compiles for every
+/// supported OS, and stops with a clear message when tests run on an older one (the Apple CI
+/// runs them on macOS 15 and an iOS 18 simulator).
+public final class SerialTestExecutor: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var running = false
@@ -184,7 +189,7 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             }
             condition.unlock()
         }
-        Task(executorPreference: self) { await work() }
+        _ = startTask { await work() }
     }
 
     /// Lets outside work through until the matching ``closeGate()`` (held work is released first).
@@ -201,6 +206,18 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Starts `body` as a task that prefers this executor (`Task(executorPreference:)` where
+    /// the OS has task executors).
+    @discardableResult
+    public func startTask<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> Task<T, Never> {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure(Self.tooOld)
+        }
+        return Task(executorPreference: self) { await body() }
+    }
+
+    static let tooOld = "ManualClock's executor needs task executors: run the tests on macOS 15, iOS 18, tvOS 18 or visionOS 2 or later"
+
     /// Starts the held outside work, in the order it was spawned, from one job on the executor:
     /// every held step is enqueued before any of them runs, so a step spawned by the first one
     /// can never overtake the second (as it could if the calling thread started them in a loop
@@ -212,13 +229,12 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
         heldCalls = []
         condition.unlock()
         guard !work.isEmpty else { return }
-        Task(executorPreference: self) { [self] in
-            for w in work { Task(executorPreference: self) { await w() } }
+        startTask { [self] in
+            for w in work { startTask { await w() } }
         }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
+    fileprivate func enqueue(unowned: UnownedJob) {
         condition.lock()
         jobs.append(unowned)
         condition.signal()
@@ -254,6 +270,9 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             let job = jobs.removeFirst()
             running = true
             condition.unlock()
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
+                preconditionFailure(Self.tooOld) // jobs arrive only through the TaskExecutor conformance
+            }
             job.runSynchronously(on: asUnownedTaskExecutor())
             condition.lock()
             running = false
@@ -265,5 +284,12 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             condition.unlock()
             for c in ready { c.resume() }
         }
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
+extension SerialTestExecutor: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(unowned: UnownedJob(job))
     }
 }

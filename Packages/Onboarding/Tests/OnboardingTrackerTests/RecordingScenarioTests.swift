@@ -220,6 +220,7 @@ import TrackerCoreTestKit
         b.tracker.dispose()
     }
 
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, visionOS 1.0, *) // Regex
     @Test func S20_badUuidOption() async {
         let h = Harness(World()) { $0.uuid = { "not-a-uuid" } }
         let run = h.start()
