@@ -113,7 +113,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     private struct Waiter {
         var count: Int
-        var continuation: CheckedContinuation<[RecordedRequest], Never>
+        var continuation: OnceContinuation<[RecordedRequest]>
     }
 
     private struct State {
@@ -140,7 +140,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// Starts a server.
     /// - Parameters:
     ///   - recordRequests: whether to keep every request for ``requests`` (turn off for long
-    ///     benchmarks; counts and ``waitForRequests(count:)`` still work, returning an empty list).
+    ///     benchmarks; counts and ``waitForRequests(count:timeoutMs:)`` still work, returning an empty list).
     ///   - handler: decides the answer to each request.
     public init(recordRequests: Bool = true, handler: @escaping Handler) throws {
         self.handler = handler
@@ -197,17 +197,19 @@ public final class LoopbackHTTPServer: Sendable {
     /// How many connections were accepted.
     public var connectionCount: Int { state.withLock { $0.connections } }
 
-    /// Waits until at least `count` requests arrived (or the server stopped) and returns the
-    /// recorded requests. Event-driven: resumed by the connection thread that records the
+    /// Waits until at least `count` requests arrived (or the server stopped, or `timeoutMs` of
+    /// real time passed: a regression then fails the test instead of hanging it) and returns
+    /// the recorded requests. Event-driven: resumed by the connection thread that records the
     /// request, no polling.
-    public func waitForRequests(count: Int) async -> [RecordedRequest] {
-        await withCheckedContinuation { continuation in
+    public func waitForRequests(count: Int, timeoutMs: Int = defaultWaitBoundMs) async -> [RecordedRequest] {
+        await boundedWait(timeoutMs: timeoutMs, what: "LoopbackHTTPServer.waitForRequests(count: \(count))",
+                          onTimeout: { [state] in state.withLock { $0.requests } }) { once in
             let ready: [RecordedRequest]? = state.withLock { s in
                 if s.requestCount >= count || s.stopped { return s.requests }
-                s.waiters.append(Waiter(count: count, continuation: continuation))
+                s.waiters.append(Waiter(count: count, continuation: once))
                 return nil
             }
-            if let ready { continuation.resume(returning: ready) }
+            if let ready { once.resume(returning: ready) }
         }
     }
 

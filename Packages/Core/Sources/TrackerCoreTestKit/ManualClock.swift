@@ -31,7 +31,10 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
     /// the test's own synchronous calls, say) wait until the test next settles or advances the
     /// clock, so that a run of synchronous calls is never raced by the work the first of them
     /// started: the test decides when background work runs (spec decision 13). Steps spawned by
-    /// running work are never held.
+    /// running work are never held. Held steps are released by one job on the executor itself,
+    /// which starts them all, in spawn order, before any of them runs: a step spawned by the
+    /// first released one therefore always runs after the last released one. Inside
+    /// ``withOutsideWorkReleased(_:)`` outside steps are not held.
     public init(startMs: Int64 = 1_768_032_000_000, holdsOutsideWork: Bool = false) {
         state = Locked(State(now: startMs))
         executor = SerialTestExecutor(holdsOutsideWork: holdsOutsideWork)
@@ -68,9 +71,27 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
         executor.spawn(work)
     }
 
+    /// Starts `work` the way a test's own synchronous call of it would run: with
+    /// `holdsOutsideWork`, a call from outside the executor is held too, but released ahead of
+    /// every held background step (in call order among such calls), as a call a test makes
+    /// runs before the background work already pending. Otherwise the same as ``spawn(_:)``.
+    public func spawnAsCaller(_ work: @escaping @Sendable () async -> Void) {
+        executor.spawn(work, asCaller: true)
+    }
+
     /// Waits until no spawned step or fired timer is runnable.
     public func settle() async {
         await executor.waitUntilIdle()
+    }
+
+    /// Runs `body` (a call the test awaits, such as a tracker's `idle()`) with held outside
+    /// steps released first and outside steps not held while it runs, so that work the awaited
+    /// call starts can complete it. Without `holdsOutsideWork` it just runs `body`.
+    public func withOutsideWorkReleased<T: Sendable>(_ body: () async -> T) async -> T {
+        executor.openGate()
+        let result = await body()
+        executor.closeGate()
+        return result
     }
 
     /// Moves time forward by `ms`, firing each due timer at its own time in due order (ties in
@@ -124,6 +145,10 @@ public final class SerialTestExecutor: @unchecked Sendable {
     private var isShutDown = false
     private let holdsOutsideWork: Bool
     private var held: [@Sendable () async -> Void] = []
+    /// Held calls of the test (``ManualClock/spawnAsCaller(_:)``), released before `held`.
+    private var heldCalls: [@Sendable () async -> Void] = []
+    /// How many ``ManualClock/withOutsideWorkReleased(_:)`` bodies are running.
+    private var openCount = 0
     private var loopThread: pthread_t?
 
     init(holdsOutsideWork: Bool = false) {
@@ -150,17 +175,35 @@ public final class SerialTestExecutor: @unchecked Sendable {
     /// Starts `work` as a task that prefers this executor (held until the next
     /// ``waitUntilIdle()`` when spawned from outside and the executor holds outside work).
     public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        spawn(work, asCaller: false)
+    }
+
+    func spawn(_ work: @escaping @Sendable () async -> Void, asCaller: Bool) {
         if holdsOutsideWork {
             condition.lock()
             let inside = loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-            if !inside {
-                held.append(work)
+            if !inside && openCount == 0 {
+                if asCaller { heldCalls.append(work) } else { held.append(work) }
                 condition.unlock()
                 return
             }
             condition.unlock()
         }
         _ = startTask { await work() }
+    }
+
+    /// Lets outside work through until the matching ``closeGate()`` (held work is released first).
+    func openGate() {
+        releaseHeld()
+        condition.lock()
+        openCount += 1
+        condition.unlock()
+    }
+
+    func closeGate() {
+        condition.lock()
+        openCount -= 1
+        condition.unlock()
     }
 
     /// Starts `body` as a task that prefers this executor (`Task(executorPreference:)` where
@@ -175,13 +218,20 @@ public final class SerialTestExecutor: @unchecked Sendable {
 
     static let tooOld = "ManualClock's executor needs task executors: run the tests on macOS 15, iOS 18, tvOS 18 or visionOS 2 or later"
 
-    /// Starts the held outside work, in the order it was spawned.
+    /// Starts the held outside work, in the order it was spawned, from one job on the executor:
+    /// every held step is enqueued before any of them runs, so a step spawned by the first one
+    /// can never overtake the second (as it could if the calling thread started them in a loop
+    /// while the executor already ran the first).
     private func releaseHeld() {
         condition.lock()
-        let work = held
+        let work = heldCalls + held
         held = []
+        heldCalls = []
         condition.unlock()
-        for w in work { startTask { await w() } }
+        guard !work.isEmpty else { return }
+        startTask { [self] in
+            for w in work { startTask { await w() } }
+        }
     }
 
     fileprivate func enqueue(unowned: UnownedJob) {

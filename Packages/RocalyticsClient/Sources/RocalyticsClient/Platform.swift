@@ -90,18 +90,27 @@ public protocol RocalyticsPlatform: Sendable {
     func ipAddress() async throws -> String?
     /// A new lowercase UUID (the roca id of a fresh device).
     func makeUUID() -> String
+    /// Called when a secure-store call threw ``RocalyticsSecureStoreError/locked`` during
+    /// start-up: returns `true` once the store may be readable again (protected data became
+    /// available, or the app came to the foreground), `false` when it never will. The client
+    /// mints nothing meanwhile. Default: `false` (the client goes inert, as for any read failure).
+    func waitForProtectedData() async -> Bool
 }
 
 extension RocalyticsPlatform {
     /// Default: a random lowercase UUIDv4.
     public func makeUUID() -> String { IDs.uuidV4() }
+    /// Default: never (`false`).
+    public func waitForProtectedData() async -> Bool { false }
 }
 
 /// Which platform services the client uses.
 public enum RocalyticsPlatformChoice: Sendable {
-    /// The system's services when this build has them. This release ships none (on Linux and on
-    /// Apple platforms alike): the client is then inert and reports `native-modules-unavailable`.
-    /// Pass ``custom(_:)`` with your own implementation.
+    /// The system's services. On iOS, iPadOS, tvOS and visionOS: the Keychain (the items of
+    /// expo-secure-store, so an earlier Expo build's roca id is kept), the bundle's Info.plist,
+    /// `UIDevice`, the window scene's screen, `Locale.current` and `TimeZone.current`, the
+    /// Documents directory's creation date and `getifaddrs`. Elsewhere (Linux, macOS) there are
+    /// none: the client is inert and reports `native-modules-unavailable`; pass ``custom(_:)``.
     case systemDefault
     /// No services, on purpose: the client is inert.
     case none
@@ -110,13 +119,14 @@ public enum RocalyticsPlatformChoice: Sendable {
     /// Services that could not be loaded, with the reason (reported as `native-modules-unavailable`).
     case unavailable(reason: String)
 
-    /// The services, or the reason there are none.
-    func resolve() -> Result<any RocalyticsPlatform, PlatformUnavailable> {
+    /// The services, or the reason there are none. The system services snapshot their UIKit
+    /// facts on the main actor (awaited, never waited for synchronously).
+    func resolve() async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
         switch self {
         case let .custom(platform): .success(platform)
         case .none: .failure(PlatformUnavailable(reason: "no native modules were provided"))
         case let .unavailable(reason): .failure(PlatformUnavailable(reason: reason))
-        case .systemDefault: .failure(PlatformUnavailable(reason: SystemPlatform.unavailableReason))
+        case .systemDefault: await SystemPlatform.make()
         }
     }
 }
@@ -126,13 +136,42 @@ struct PlatformUnavailable: Error {
     let reason: String
 }
 
-/// The system default services. None ship in this release: every OS reports why.
+/// The system default services: the Apple implementation where UIKit and the Keychain exist,
+/// otherwise none, with the reason.
 enum SystemPlatform {
+    static func make() async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
+        #if canImport(UIKit) && canImport(Security) && !os(watchOS)
+        .success(await AppleSystemPlatform.make())
+        #else
+        .failure(PlatformUnavailable(reason: unavailableReason))
+        #endif
+    }
+
     static var unavailableReason: String {
         #if os(Linux)
         "this OS (Linux) has no Rocalytics platform services; pass .custom(...) with your own RocalyticsPlatform"
         #else
-        "no system Rocalytics platform services ship in this version; pass .custom(...) with your own RocalyticsPlatform"
+        "this OS has no Rocalytics platform services (they need UIKit and the Keychain); pass .custom(...) with your own RocalyticsPlatform"
         #endif
+    }
+}
+
+/// Waiters for "protected data may be readable again" (a one-shot signal per wait): the Apple
+/// platform signals it on `protectedDataDidBecomeAvailable` and `didBecomeActive`.
+final class ProtectedDataSignal: Sendable {
+    private let waiters = Locked<[CheckedContinuation<Bool, Never>]>([])
+
+    /// Number of waiting callers (for tests).
+    var waiting: Int { waiters.withLock { $0.count } }
+
+    /// Returns `true` at the next ``signal()``.
+    func wait() async -> Bool {
+        await withCheckedContinuation { c in waiters.withLock { $0.append(c) } }
+    }
+
+    /// Wakes every waiter.
+    func signal() {
+        let all = waiters.withLock { w -> [CheckedContinuation<Bool, Never>] in defer { w = [] }; return w }
+        for c in all { c.resume(returning: true) }
     }
 }

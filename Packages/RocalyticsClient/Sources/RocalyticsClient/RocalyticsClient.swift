@@ -30,7 +30,8 @@ public final class RocalyticsClient: Sendable {
         /// Runs the start-up in the background.
         public var scheduler: any TrackerScheduler
         /// Receives why start-up failed or the client went inert, and the `install-ping-failed`
-        /// and `unknown-purchase-type` reports. Default: one line on standard error.
+        /// and `unknown-purchase-type` reports. Default: the unified log (`os.Logger`, subsystem
+        /// `com.rocapine.rocalytics.client`) on Apple platforms, one line on standard error elsewhere.
         public var onDiagnostic: DiagnosticHandler
         /// Sends `{idfv, android_id, locale}` at start-up. Pass `false` when the app identifies
         /// the device itself with richer fields; it must then call ``identify(_:)`` before
@@ -49,7 +50,7 @@ public final class RocalyticsClient: Sendable {
             baseURL: String = rocalyticsDefaultBaseURL,
             clock: any TrackerClock = SystemClock(),
             scheduler: any TrackerScheduler = SystemScheduler.shared,
-            onDiagnostic: @escaping DiagnosticHandler = Diagnostics.consolePrinter(prefix: "rocalytics-sdk"),
+            onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.rocalyticsClient, prefix: "rocalytics-sdk"),
             identifyOnStart: Bool = true,
             installPing: Bool = true,
             attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL
@@ -148,7 +149,19 @@ public final class RocalyticsClient: Sendable {
     // MARK: - Start-up
 
     private func start() async {
-        await startUp()
+        var reportedLocked = false
+        while case let .locked(platform) = await startUp() {
+            // A background launch before the first unlock: the Keychain is unreadable. Wait for
+            // protected data (or the foreground) and start again; nothing is minted meanwhile.
+            if !reportedLocked {
+                reportedLocked = true
+                report("identity-locked", "the device is locked, so the stored roca id cannot be read yet; start-up waits for the device to be unlocked and mints nothing meanwhile")
+            }
+            guard await platform.waitForProtectedData() else {
+                report("identity-unavailable", "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(RocalyticsSecureStoreError.locked)")
+                break
+            }
+        }
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.isReady = true
             defer { s.waiters = [] }
@@ -157,15 +170,24 @@ public final class RocalyticsClient: Sendable {
         for w in waiters { w.resume() }
     }
 
-    private func startUp() async {
+    private enum StartUpOutcome {
+        case finished
+        /// The secure store is locked: start again once protected data is available.
+        case locked(any RocalyticsPlatform)
+    }
+
+    @discardableResult
+    private func startUp() async -> StartUpOutcome {
         let platform: any RocalyticsPlatform
-        switch options.platform.resolve() {
+        switch await options.platform.resolve() {
         case let .success(p): platform = p
         case let .failure(unavailable):
             report("native-modules-unavailable", "Rocalytics is disabled for this session: \(unavailable.reason)")
-            return
+            return .finished
         }
-        guard let rocaId = await readOrMintRocaId(platform) else { return }
+        let identity = await readOrMintRocaId(platform)
+        if identity.locked { return .locked(platform) }
+        guard let rocaId = identity.id else { return .finished }
         let session = Session(
             platform: platform,
             context: RocalyticsRequestContext(
@@ -190,7 +212,7 @@ public final class RocalyticsClient: Sendable {
                     installed = nonEmpty(try await platform.secureValue(forKey: key)) != nil
                 }
             }
-            guard !installed else { return }
+            guard !installed else { return .finished }
             let installTime = try await platform.installationTime()
             let installMs = Int64((installTime.timeIntervalSince1970 * 1000).rounded())
             try await sendTrack(session, name: TrackEventName.install.rawValue,
@@ -198,9 +220,10 @@ public final class RocalyticsClient: Sendable {
             try await platform.setSecureValue("true", forKey: INSTALL_TRACKED_KEY)
         } catch {
             report("init-failed", errorText(error))
-            return
+            return .finished
         }
         if options.installPing { await sendInstallPing(session) }
+        return .finished
     }
 
     private func nonEmpty(_ s: String?) -> String? {
@@ -209,36 +232,40 @@ public final class RocalyticsClient: Sendable {
     }
 
     /// Reads the roca id (current key, then the legacy key, copied forward), or mints one and
-    /// writes it under both keys. `nil` (inert) when a read fails or the new id cannot be stored:
-    /// a failed read never leads to minting.
-    private func readOrMintRocaId(_ platform: any RocalyticsPlatform) async -> String? {
+    /// writes it under both keys. No id (inert) when a read fails or the new id cannot be stored:
+    /// a failed read never leads to minting. `locked` when the secure store is locked (the
+    /// caller starts again later; nothing was minted or kept).
+    private func readOrMintRocaId(_ platform: any RocalyticsPlatform) async -> (id: String?, locked: Bool) {
+        func isLocked(_ error: any Error) -> Bool { (error as? RocalyticsSecureStoreError) == .locked }
         do {
-            if let current = nonEmpty(try await platform.secureValue(forKey: ROCA_ID_KEY)) { return current }
+            if let current = nonEmpty(try await platform.secureValue(forKey: ROCA_ID_KEY)) { return (current, false) }
             if let legacy = nonEmpty(try await platform.secureValue(forKey: LEGACY_ROCA_ID_KEY)) {
                 do {
                     try await platform.setSecureValue(legacy, forKey: ROCA_ID_KEY)
                 } catch {
                     report("identity-migration-failed", "could not copy the roca id to \(ROCA_ID_KEY); it is still read from \(LEGACY_ROCA_ID_KEY): \(errorText(error))")
                 }
-                return legacy
+                return (legacy, false)
             }
         } catch {
+            if isLocked(error) { return (nil, true) }
             report("identity-unavailable", "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(errorText(error))")
-            return nil
+            return (nil, false)
         }
         let minted = platform.makeUUID()
         do {
             try await platform.setSecureValue(minted, forKey: ROCA_ID_KEY)
         } catch {
+            if isLocked(error) { return (nil, true) }
             report("identity-unavailable", "a new roca id could not be stored under \(ROCA_ID_KEY), so none is used; Rocalytics is disabled for this session: \(errorText(error))")
-            return nil
+            return (nil, false)
         }
         do {
             try await platform.setSecureValue(minted, forKey: LEGACY_ROCA_ID_KEY)
         } catch {
             report("identity-legacy-write-failed", "the new roca id could not be written to \(LEGACY_ROCA_ID_KEY) (a rolled-back copied client would not see it): \(errorText(error))")
         }
-        return minted
+        return (minted, false)
     }
 
     private func sendInstallPing(_ session: Session) async {

@@ -16,6 +16,10 @@ public enum AppLifecycleEvent: Sendable, Equatable {
     case background
     /// Network connectivity came back.
     case networkAvailable
+    /// The OS ended the background time of a task begun with
+    /// ``AppLifecycleSource/beginBackgroundTask()``: the background flush is abandoned at once
+    /// (its events stay queued; they leave the queue only after a 2xx).
+    case backgroundTimeExpired
 }
 
 /// Identifies a platform background task.
@@ -29,15 +33,18 @@ public struct BackgroundTaskID: Sendable, Hashable {
 /// A source of app lifecycle and connectivity events (UIKit/AppKit on Apple platforms, a test
 /// double on Linux). The tracker's lifecycle logic is platform-independent and driven by it.
 public protocol AppLifecycleSource: AnyObject, Sendable {
-    /// The current state, read once when the tracker binds.
+    /// The current state, read once when the tracker binds (never under the client's lock).
     var currentState: AppLifecycleState { get }
     /// Starts delivering events to `handler` until ``stopObserving()``.
     func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void)
     /// Stops delivering events.
     func stopObserving()
-    /// Asks the platform for time to finish work in the background.
+    /// Asks the platform for time to finish work in the background. Called while no lock is
+    /// held, but must return at once: it must never wait for the main thread. When the OS takes
+    /// the time back, report ``AppLifecycleEvent/backgroundTimeExpired``.
     func beginBackgroundTask() -> BackgroundTaskID
-    /// Ends a background task begun with ``beginBackgroundTask()``.
+    /// Ends a background task begun with ``beginBackgroundTask()``. Called while the client's
+    /// lock is held: it must return at once and never call back into the client.
     func endBackgroundTask(_ id: BackgroundTaskID)
 }
 
@@ -48,102 +55,98 @@ struct LifecycleBinding: @unchecked Sendable {
     let budgetMs: Int64
 }
 
-#if canImport(UIKit) && !os(watchOS)
-import UIKit
-import Network
+/// The lifecycle source over Core's ``AppLifecycleMonitor``: the platform-independent state
+/// machine that reaches UIKit or AppKit only through a main-thread hop that never waits. This is
+/// what ``ScoreClient/bindToAppLifecycle(autoFlushEverySeconds:backgroundBudgetSeconds:)`` uses;
+/// tests build it over a fake OS side.
+public final class MonitoredLifecycleSource: AppLifecycleSource, Sendable {
+    private struct State {
+        var handler: (@Sendable (AppLifecycleEvent) -> Void)?
+        var reported: AppRunState?
+    }
 
-/// Runs `body` on the main actor, synchronously: directly on the main thread, else through the
-/// main queue.
-private func onMain<T: Sendable>(_ body: @MainActor () -> T) -> T {
-    if Thread.isMainThread { return MainActor.assumeIsolated { body() } }
-    return DispatchQueue.main.sync { MainActor.assumeIsolated { body() } }
-}
+    /// The monitor it reads.
+    public let monitor: AppLifecycleMonitor
+    private let state = Locked(State())
 
-// UIApplication.shared is unavailable in app extensions: a widget or share extension binds its
-// own AppLifecycleSource (issue 17, extension-safety).
-/// Observes UIKit application notifications and network reachability (`NWPathMonitor`).
-@available(iOSApplicationExtension, unavailable)
-@available(tvOSApplicationExtension, unavailable)
-@available(visionOSApplicationExtension, unavailable)
-@available(macCatalystApplicationExtension, unavailable)
-public final class UIKitLifecycleSource: AppLifecycleSource, @unchecked Sendable {
-    private let lock = NSLock()
-    private var observers: [NSObjectProtocol] = []
-    private var monitor: NWPathMonitor?
-    private var lastPathSatisfied: Bool?
+    /// A source over `monitor`.
+    public init(monitor: AppLifecycleMonitor) { self.monitor = monitor }
 
-    /// Creates the source.
-    public init() {}
-
+    /// The last state the main thread reported; `.background` until it has answered (so that
+    /// binding from any thread never waits for the main thread: the real state follows as an
+    /// event as soon as the main thread has read it).
     public var currentState: AppLifecycleState {
-        onMain { UIApplication.shared.applicationState == .background ? .background : .foreground }
+        let known = monitor.knownState
+        state.withLock { $0.reported = known ?? .background }
+        return known == .foreground ? .foreground : .background
     }
 
     public func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) {
-        let center = NotificationCenter.default
-        let fg = center.addObserver(forName: UIApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in handler(.foreground) }
-        let bg = center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) { _ in handler(.background) }
-        let m = NWPathMonitor()
-        m.pathUpdateHandler = { [weak self] path in
-            guard let self else { return }
-            let ok = path.status == .satisfied
-            let cameBack: Bool = self.lock.withLock {
-                defer { self.lastPathSatisfied = ok }
-                return ok && self.lastPathSatisfied == false
-            }
-            if cameBack { handler(.networkAvailable) }
+        let assumed = state.withLock { s -> AppRunState in
+            s.handler = handler
+            return s.reported ?? .background
         }
-        m.start(queue: DispatchQueue(label: "score.network"))
-        lock.withLock {
-            observers += [fg, bg]
-            monitor = m
+        monitor.start(assuming: assumed) { change in
+            switch change {
+            case .foreground: handler(.foreground)
+            case .background: handler(.background)
+            case .networkAvailable: handler(.networkAvailable)
+            case .protectedDataAvailable: break
+            }
         }
     }
 
     public func stopObserving() {
-        let (obs, m) = lock.withLock { () -> ([NSObjectProtocol], NWPathMonitor?) in
-            defer { observers = []; monitor = nil }
-            return (observers, monitor)
-        }
-        for o in obs { NotificationCenter.default.removeObserver(o) }
-        m?.cancel()
+        state.withLock { $0.handler = nil }
+        monitor.stop()
     }
 
     public func beginBackgroundTask() -> BackgroundTaskID {
-        let raw = onMain { UIApplication.shared.beginBackgroundTask(withName: "score.flush", expirationHandler: nil).rawValue }
-        return BackgroundTaskID(rawValue: raw)
+        let task = monitor.beginBackgroundTask(name: "score.flush") { [weak self] in
+            let handler = self?.state.withLock { $0.handler }
+            handler?(.backgroundTimeExpired)
+        }
+        return BackgroundTaskID(rawValue: Int(truncatingIfNeeded: task.rawValue))
     }
 
     public func endBackgroundTask(_ id: BackgroundTaskID) {
-        DispatchQueue.main.async {
-            MainActor.assumeIsolated { UIApplication.shared.endBackgroundTask(UIBackgroundTaskIdentifier(rawValue: id.rawValue)) }
+        monitor.endBackgroundTask(AppBackgroundTask(rawValue: UInt64(truncatingIfNeeded: id.rawValue)))
+    }
+}
+
+extension ScoreClient {
+    /// The OS took the background time back: abandon the background flush now (nothing is lost;
+    /// its events stay queued and are sent by the next flush).
+    func backgroundTimeExpired() {
+        let flight: Int? = state.withLock { s in
+            guard let f = s.flight, !f.backgroundTasks.isEmpty else { return nil }
+            return f.id
         }
+        if let flight { abandon(flight) }
     }
+
+    #if canImport(UIKit) && !os(watchOS)
+    /// Binds the tracker to the app lifecycle in one call: UIKit's application notifications
+    /// (foreground flush and periodic flush, a background flush inside a background task whose
+    /// expiration abandons it, losing nothing) and `NWPathMonitor` (flush when the network
+    /// comes back). UIKit is touched only on the main thread, and never waited for.
+    ///
+    /// Not available in app extensions: call ``onForeground()`` and ``onBackground()`` from the
+    /// extension's own lifecycle instead.
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
+        guard let monitor = AppLifecycleMonitor.system() else { return }
+        bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
+                           backgroundBudgetSeconds: backgroundBudgetSeconds)
+    }
+    #elseif canImport(AppKit)
+    /// Binds the tracker to AppKit's activation notifications (becoming active flushes,
+    /// resigning active runs the bounded background flush).
+    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
+        guard let monitor = AppLifecycleMonitor.system() else { return }
+        bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
+                           backgroundBudgetSeconds: backgroundBudgetSeconds)
+    }
+    #endif
 }
-#elseif canImport(AppKit)
-import AppKit
-
-/// Observes AppKit application notifications.
-public final class AppKitLifecycleSource: AppLifecycleSource, @unchecked Sendable {
-    private var observers: [NSObjectProtocol] = []
-
-    /// Creates the source.
-    public init() {}
-
-    public var currentState: AppLifecycleState { .foreground }
-
-    public func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) {
-        let center = NotificationCenter.default
-        observers.append(center.addObserver(forName: NSApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in handler(.foreground) })
-        observers.append(center.addObserver(forName: NSApplication.didResignActiveNotification, object: nil, queue: nil) { _ in handler(.background) })
-    }
-
-    public func stopObserving() {
-        for o in observers { NotificationCenter.default.removeObserver(o) }
-        observers = []
-    }
-
-    public func beginBackgroundTask() -> BackgroundTaskID { BackgroundTaskID(rawValue: 0) }
-    public func endBackgroundTask(_ id: BackgroundTaskID) {}
-}
-#endif

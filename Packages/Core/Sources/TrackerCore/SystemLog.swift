@@ -1,0 +1,47 @@
+#if canImport(os)
+import os
+#endif
+
+/// The log subsystems of the packages (one per package), as ``Diagnostics/systemLog(subsystem:prefix:)``
+/// uses them on Apple platforms.
+public enum LogSubsystem {
+    /// `OnboardingTracker`.
+    public static let onboarding = "com.rocapine.rocalytics.onboarding"
+    /// `PaywallTracker`.
+    public static let paywall = "com.rocapine.rocalytics.paywall"
+    /// `RocalyticsClient`.
+    public static let rocalyticsClient = "com.rocapine.rocalytics.client"
+    /// `ScoreTracker`.
+    public static let score = "com.rocapine.score"
+}
+
+extension Diagnostics {
+    /// The default diagnostic handler of a package. On Apple platforms it writes to the unified
+    /// log (`os.Logger`, subsystem `subsystem`, category `diagnostics`, level `error` for
+    /// `internal`/`storage` codes and `default` otherwise): the stable code is public, the
+    /// message is private (it may name a run, a step or an event). Elsewhere it is
+    /// ``consolePrinter(prefix:)`` (standard error).
+    public static func systemLog(subsystem: String, prefix: String) -> DiagnosticHandler {
+        #if canImport(os)
+        if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, visionOS 1, *) {
+            let logger = Logger(subsystem: subsystem, category: "diagnostics")
+            return { d in
+                if SystemLogLevel.isError(d.code) {
+                    logger.error("[\(prefix, privacy: .public)] \(d.code, privacy: .public): \(d.message, privacy: .private)")
+                } else {
+                    logger.log("[\(prefix, privacy: .public)] \(d.code, privacy: .public): \(d.message, privacy: .private)")
+                }
+            }
+        }
+        #endif
+        return consolePrinter(prefix: prefix)
+    }
+}
+
+/// Which diagnostic codes are logged as errors (portable, so Linux tests check it).
+public enum SystemLogLevel {
+    /// `true` for codes that mean the SDK could not do its job (not the caller's bad input).
+    public static func isError(_ code: String) -> Bool {
+        ["internal", "storage", "init-failed", "identity-unavailable", "native-modules-unavailable"].contains(code)
+    }
+}

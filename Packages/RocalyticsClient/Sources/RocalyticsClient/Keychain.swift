@@ -1,0 +1,197 @@
+// The Keychain layout of `.systemDefault`, as platform-independent code: the item and query
+// dictionaries with Apple's literal attribute values, and the read and write order. The
+// Apple-only file (SystemPlatformApple.swift) only hands these dictionaries to `SecItem*`.
+//
+// Compatibility with an earlier Expo build of the same app (expo-secure-store's iOS module,
+// `packages/expo-secure-store/ios/SecureStoreModule.swift` in github.com/expo/expo):
+// - `query(with:options:requireAuthentication:)` builds `kSecClass: kSecClassGenericPassword`,
+//   `kSecAttrService: "app"` plus `":no-auth"` / `":auth"` when `requireAuthentication` is given
+//   (`"app"` alone for the legacy lookup), and `kSecAttrGeneric` and `kSecAttrAccount` both
+//   `Data(key.utf8)`; no access group unless `appGroup` is set (we never set one: the default group);
+// - `get` searches `app:no-auth`, then `app:auth`, then `app` (`kSecMatchLimitOne`, `kSecReturnData`);
+//   we skip `app:auth` (biometry-protected: reading it would prompt);
+// - `set` adds with `kSecValueData` and `kSecAttrAccessible`, updating the data on
+//   `errSecDuplicateItem`. Expo's default accessibility is `WHEN_UNLOCKED`; we write
+//   after-first-unlock so that a background launch can read the id.
+//
+// Literal values: Apple's open-source Security framework (`SecItemConstants.c`) declares
+// `kSecClass` "class", `kSecClassGenericPassword` "genp", `kSecAttrService` "svce",
+// `kSecAttrAccount` "acct", `kSecAttrGeneric` "gena", `kSecAttrAccessible` "pdmn",
+// `kSecAttrAccessibleAfterFirstUnlock` "ck", `kSecValueData` "v_Data", `kSecMatchLimit`
+// "m_Limit", `kSecMatchLimitOne` "m_LimitOne", `kSecReturnData` "r_Data",
+// `kSecUseAuthenticationUI` "u_AuthUI", `kSecUseAuthenticationUIFail` "u_AuthUIF".
+// Status codes (SecBase.h): errSecSuccess 0, errSecDuplicateItem -25299, errSecItemNotFound
+// -25300, errSecInteractionNotAllowed -25308.
+
+import Foundation
+
+/// One value of a Keychain query or item.
+public enum KeychainValue: Sendable, Equatable {
+    /// A string (CFString).
+    case string(String)
+    /// Bytes (CFData).
+    case data([UInt8])
+    /// A boolean (CFBoolean).
+    case bool(Bool)
+}
+
+/// A Keychain query or item: Apple's attribute keys (their literal values) to values.
+public typealias KeychainQuery = [String: KeychainValue]
+
+/// Apple's Keychain keys and values, by their literal values (see the file header).
+public enum KeychainKey {
+    /// `kSecClass`.
+    public static let itemClass = "class"
+    /// `kSecAttrService`.
+    public static let service = "svce"
+    /// `kSecAttrAccount`.
+    public static let account = "acct"
+    /// `kSecAttrGeneric`.
+    public static let generic = "gena"
+    /// `kSecAttrAccessible`.
+    public static let accessible = "pdmn"
+    /// `kSecValueData`.
+    public static let valueData = "v_Data"
+    /// `kSecMatchLimit`.
+    public static let matchLimit = "m_Limit"
+    /// `kSecReturnData`.
+    public static let returnData = "r_Data"
+    /// `kSecUseAuthenticationUI`.
+    public static let authenticationUI = "u_AuthUI"
+    /// `kSecClassGenericPassword`.
+    public static let genericPassword = "genp"
+    /// `kSecAttrAccessibleAfterFirstUnlock`.
+    public static let afterFirstUnlock = "ck"
+    /// `kSecMatchLimitOne`.
+    public static let matchLimitOne = "m_LimitOne"
+    /// `kSecUseAuthenticationUIFail`: fail instead of prompting.
+    public static let authenticationUIFail = "u_AuthUIF"
+    /// The keys that control a search rather than match an attribute.
+    public static let controlKeys: Set<String> = [matchLimit, returnData, authenticationUI, valueData]
+}
+
+/// Keychain result codes (`OSStatus`).
+public enum KeychainStatus {
+    /// `errSecSuccess`.
+    public static let success: Int32 = 0
+    /// `errSecDuplicateItem`.
+    public static let duplicateItem: Int32 = -25299
+    /// `errSecItemNotFound`.
+    public static let itemNotFound: Int32 = -25300
+    /// `errSecInteractionNotAllowed`: the device is locked (protected data is unavailable), or
+    /// the item would need a prompt.
+    public static let interactionNotAllowed: Int32 = -25308
+}
+
+/// The `SecItem` calls the secure store makes; the Apple implementation forwards to
+/// `SecItemCopyMatching`, `SecItemAdd` and `SecItemUpdate`, tests use a fake that matches items
+/// as the Keychain does.
+public protocol KeychainBackend: Sendable {
+    /// `SecItemCopyMatching` returning data: the status and, on success, the item's data.
+    func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?)
+    /// `SecItemAdd`.
+    func add(_ item: KeychainQuery) -> Int32
+    /// `SecItemUpdate`.
+    func update(_ query: KeychainQuery, attributes: KeychainQuery) -> Int32
+}
+
+/// Why a secure-store call failed.
+public enum RocalyticsSecureStoreError: Error, Equatable, CustomStringConvertible {
+    /// The device is locked (a background launch before the first unlock, or data protection):
+    /// the client waits for protected data and tries again, minting nothing meanwhile.
+    case locked
+    /// Any other Keychain failure.
+    case keychain(status: Int32)
+    /// The stored item is not UTF-8 text.
+    case undecodable
+
+    public var description: String {
+        switch self {
+        case .locked: "the Keychain is unavailable while the device is locked"
+        case let .keychain(status): "Keychain error \(status)"
+        case .undecodable: "the Keychain item is not UTF-8 text"
+        }
+    }
+}
+
+/// expo-secure-store's item layout, as pure functions (see the file header).
+public enum ExpoKeychainLayout {
+    /// Services read, in order: `app:no-auth`, then the legacy `app`. Never `app:auth`.
+    public static let readServices = ["app:no-auth", "app"]
+    /// The service written.
+    public static let writeService = "app:no-auth"
+
+    /// The attributes that identify the item of `key` in `service`.
+    public static func itemQuery(key: String, service: String) -> KeychainQuery {
+        let encoded = KeychainValue.data(Array(key.utf8))
+        return [
+            KeychainKey.itemClass: .string(KeychainKey.genericPassword),
+            KeychainKey.service: .string(service),
+            KeychainKey.generic: encoded,
+            KeychainKey.account: encoded,
+        ]
+    }
+
+    /// The search for the value of `key` in `service`: one item, its data, never a prompt.
+    public static func readQuery(key: String, service: String) -> KeychainQuery {
+        var q = itemQuery(key: key, service: service)
+        q[KeychainKey.matchLimit] = .string(KeychainKey.matchLimitOne)
+        q[KeychainKey.returnData] = .bool(true)
+        q[KeychainKey.authenticationUI] = .string(KeychainKey.authenticationUIFail)
+        return q
+    }
+
+    /// The new item holding `value` for `key`, readable after the first unlock.
+    public static func addItem(key: String, value: String) -> KeychainQuery {
+        var q = itemQuery(key: key, service: writeService)
+        q[KeychainKey.valueData] = .data(Array(value.utf8))
+        q[KeychainKey.accessible] = .string(KeychainKey.afterFirstUnlock)
+        return q
+    }
+
+    /// What changes when the item exists already.
+    public static func updateAttributes(value: String) -> KeychainQuery {
+        [KeychainKey.valueData: .data(Array(value.utf8)), KeychainKey.accessible: .string(KeychainKey.afterFirstUnlock)]
+    }
+}
+
+/// The secure store of `.systemDefault`: expo-secure-store's items in the Keychain.
+public struct KeychainSecureStore: Sendable {
+    let backend: any KeychainBackend
+
+    /// A store over `backend`.
+    public init(backend: any KeychainBackend) { self.backend = backend }
+
+    /// Reads `key`: `app:no-auth`, then `app`. `nil` when neither holds it.
+    /// - Throws: ``RocalyticsSecureStoreError``; `.locked` while the device is locked.
+    public func value(forKey key: String) throws -> String? {
+        for service in ExpoKeychainLayout.readServices {
+            let (status, data) = backend.copyMatching(ExpoKeychainLayout.readQuery(key: key, service: service))
+            switch status {
+            case KeychainStatus.success:
+                guard let data else { continue }
+                guard let text = String(bytes: data, encoding: .utf8) else { throw RocalyticsSecureStoreError.undecodable }
+                return text
+            case KeychainStatus.itemNotFound: continue
+            case KeychainStatus.interactionNotAllowed: throw RocalyticsSecureStoreError.locked
+            default: throw RocalyticsSecureStoreError.keychain(status: status)
+            }
+        }
+        return nil
+    }
+
+    /// Writes `key` in `app:no-auth` (added, or its data updated).
+    /// - Throws: ``RocalyticsSecureStoreError``; `.locked` while the device is locked.
+    public func setValue(_ value: String, forKey key: String) throws {
+        var status = backend.add(ExpoKeychainLayout.addItem(key: key, value: value))
+        if status == KeychainStatus.duplicateItem {
+            status = backend.update(ExpoKeychainLayout.itemQuery(key: key, service: ExpoKeychainLayout.writeService),
+                                    attributes: ExpoKeychainLayout.updateAttributes(value: value))
+        }
+        switch status {
+        case KeychainStatus.success: return
+        case KeychainStatus.interactionNotAllowed: throw RocalyticsSecureStoreError.locked
+        default: throw RocalyticsSecureStoreError.keychain(status: status)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import RocalyticsClient
+import TrackerCore
+
+/// A Keychain double that matches items the way `SecItemCopyMatching` does for generic
+/// passwords: every attribute of the query (search-control keys aside) must equal the item's;
+/// `SecItemAdd` refuses a second item with the same class, service and account. While
+/// ``locked`` it answers `errSecInteractionNotAllowed`, as a locked device does.
+public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
+    private struct State {
+        var items: [KeychainQuery] = []
+        var queries: [KeychainQuery] = []
+        var locked = false
+    }
+
+    private let state = Locked(State())
+
+    /// A keychain holding `items`.
+    public init(items: [KeychainQuery] = []) { state.withLock { $0.items = items } }
+
+    /// Whether the device is locked.
+    public var locked: Bool {
+        get { state.withLock { $0.locked } }
+        set { state.withLock { $0.locked = newValue } }
+    }
+
+    /// The items stored.
+    public var items: [KeychainQuery] { state.withLock { $0.items } }
+    /// Every `SecItemCopyMatching` query, in order.
+    public var queries: [KeychainQuery] { state.withLock { $0.queries } }
+    /// The services searched, in order.
+    public var searchedServices: [String] {
+        queries.compactMap { if case let .string(s)? = $0[KeychainKey.service] { s } else { nil } }
+    }
+
+    /// The item expo-secure-store's `setItemAsync(key, value)` writes (service `app:no-auth`,
+    /// its default `WHEN_UNLOCKED` accessibility), or its pre-split layout (service `app`).
+    public static func expoItem(key: String, value: String, service: String = "app:no-auth") -> KeychainQuery {
+        [
+            KeychainKey.itemClass: .string(KeychainKey.genericPassword), KeychainKey.service: .string(service),
+            KeychainKey.generic: .data(Array(key.utf8)), KeychainKey.account: .data(Array(key.utf8)),
+            KeychainKey.valueData: .data(Array(value.utf8)), KeychainKey.accessible: .string("ak"),
+        ]
+    }
+
+    private static func matches(_ item: KeychainQuery, _ query: KeychainQuery) -> Bool {
+        query.allSatisfy { k, v in KeychainKey.controlKeys.contains(k) || item[k] == v }
+    }
+
+    public func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?) {
+        state.withLock { s in
+            s.queries.append(query)
+            if s.locked { return (KeychainStatus.interactionNotAllowed, nil) }
+            guard let item = s.items.first(where: { Self.matches($0, query) }) else { return (KeychainStatus.itemNotFound, nil) }
+            if case let .data(d)? = item[KeychainKey.valueData] { return (KeychainStatus.success, d) }
+            return (KeychainStatus.success, nil)
+        }
+    }
+
+    public func add(_ item: KeychainQuery) -> Int32 {
+        state.withLock { s in
+            if s.locked { return KeychainStatus.interactionNotAllowed }
+            let primary = [KeychainKey.itemClass, KeychainKey.service, KeychainKey.account]
+            if s.items.contains(where: { existing in primary.allSatisfy { existing[$0] == item[$0] } }) {
+                return KeychainStatus.duplicateItem
+            }
+            s.items.append(item)
+            return KeychainStatus.success
+        }
+    }
+
+    public func update(_ query: KeychainQuery, attributes: KeychainQuery) -> Int32 {
+        state.withLock { s in
+            if s.locked { return KeychainStatus.interactionNotAllowed }
+            var found = false
+            for i in s.items.indices where Self.matches(s.items[i], query) {
+                found = true
+                for (k, v) in attributes { s.items[i][k] = v }
+            }
+            return found ? KeychainStatus.success : KeychainStatus.itemNotFound
+        }
+    }
+}
+
+/// The fixture's iOS device with ``KeychainSecureStore`` over a ``FakeKeychain`` as its secure
+/// store, and a protected-data signal the test sends.
+public final class KeychainFixturePlatform: RocalyticsPlatform, @unchecked Sendable {
+    /// The keychain.
+    public let keychain: FakeKeychain
+    let facts: FixturePlatform
+    let store: KeychainSecureStore
+    private let waiters = Locked<[CheckedContinuation<Bool, Never>]>([])
+
+    /// The fixture's iOS facts over `keychain`.
+    public init(keychain: FakeKeychain) {
+        self.keychain = keychain
+        facts = FixturePlatform.ios()
+        store = KeychainSecureStore(backend: keychain)
+    }
+
+    /// Number of start-ups waiting for protected data.
+    public var waitingForProtectedData: Int { waiters.withLock { $0.count } }
+
+    /// Protected data became available (`protectedDataDidBecomeAvailable`).
+    public func protectedDataBecameAvailable() {
+        let all = waiters.withLock { w -> [CheckedContinuation<Bool, Never>] in defer { w = [] }; return w }
+        for c in all { c.resume(returning: true) }
+    }
+
+    public func waitForProtectedData() async -> Bool {
+        await withCheckedContinuation { c in waiters.withLock { $0.append(c) } }
+    }
+
+    public func secureValue(forKey key: String) async throws -> String? { try store.value(forKey: key) }
+    public func setSecureValue(_ value: String, forKey key: String) async throws { try store.setValue(value, forKey: key) }
+    public var platformName: String { facts.platformName }
+    public var platformVersion: RocalyticsPlatformVersion { facts.platformVersion }
+    public var applicationId: String? { facts.applicationId }
+    public var applicationName: String? { facts.applicationName }
+    public var applicationVersion: String? { facts.applicationVersion }
+    public var buildNumber: String? { facts.buildNumber }
+    public var deviceBrand: String? { facts.deviceBrand }
+    public var deviceModelName: String? { facts.deviceModelName }
+    public var deviceManufacturer: String? { facts.deviceManufacturer }
+    public var osName: String? { facts.osName }
+    public var osVersion: String? { facts.osVersion }
+    public var screen: RocalyticsScreen { facts.screen }
+    public var localeIdentifier: String { facts.localeIdentifier }
+    public var timeZoneIdentifier: String { facts.timeZoneIdentifier }
+    public func identifierForVendor() async -> String? { facts.idfv }
+    public func androidId() -> String? { nil }
+    public func installationTime() async throws -> Date { try await facts.installationTime() }
+    public func ipAddress() async throws -> String? { try await facts.ipAddress() }
+    public func makeUUID() -> String { facts.uuid }
+}
