@@ -58,7 +58,7 @@ extension OnboardingRun {
     /// `00000000-0000-0000-0000-000000000000` and prints a `not-configured` warning.
     public static func start(_ options: StartOptions) -> OnboardingRun {
         if let t = app.value { return t.start(options) }
-        Diagnostics.consolePrinter()(Diagnostic(code: "not-configured", message: "onboardingRun.start called before configure"))
+        Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk")(Diagnostic(code: "not-configured", message: "onboardingRun.start called before configure"))
         return OnboardingRun(runId: "00000000-0000-0000-0000-000000000000", tracker: nil, generation: 0)
     }
 
