@@ -1,5 +1,6 @@
 import Foundation
 import RocalyticsClient
+import RocalyticsClientExamples
 import RocalyticsClientTestSupport
 import Testing
 import TrackerCore
@@ -22,6 +23,7 @@ import TrackerCoreTestKit
 /// - AP9: IP address: first IPv4 of en0/en1 from getifaddrs; screen of the most active scene.
 /// - AP10: install time from a directory's creation date; a value read again once after the unlock.
 /// - AP11: on Linux `.systemDefault` stays inert with its diagnostic.
+/// - AP12: the README's one-line Apple setup (`RocalyticsClient()`) compiles and runs (inert on Linux).
 @Suite struct SystemPlatformTests {
     func bytes(_ s: String) -> KeychainValue { .data(Array(s.utf8)) }
 
@@ -224,4 +226,19 @@ import TrackerCoreTestKit
         #expect(log.all.first?.message.contains("Linux") == true)
         #endif
     }
+}
+
+/// AP12: the README's one-line Apple setup compiles here; it is `RocalyticsClient()` with the
+/// default options, which C26 runs (inert on Linux, one diagnostic on standard error). Not run
+/// here: it would print while OutputTests captures the process's standard error.
+@Suite struct AppleSetupExampleTests {
+    @Test func AP12_theOneLineSetupIsTheDefaultClient() {
+        let setup: () -> RocalyticsClient = startRocalyticsOnApplePlatforms
+        #expect(type(of: setup) == (() -> RocalyticsClient).self)
+        #expect(RocalyticsClient.Options().platform.isSystemDefault)
+    }
+}
+
+extension RocalyticsPlatformChoice {
+    var isSystemDefault: Bool { if case .systemDefault = self { true } else { false } }
 }
