@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps test-all test-packages check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
+.PHONY: help deps curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
 
 help:
@@ -17,11 +17,17 @@ help:
 	@echo "make test-all          every package's tests, generator drift checks, payload validation"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
+	@echo "make test-integration  the integrations an app wires, end to end (Integration/)"
 	@echo "make test-reliability  the reliability and security suite (crashes, faults, hostile input, concurrency)"
 	@echo "make test-soak         the same suite with much longer crash and property loops (SOAK=1)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
+	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
+
+# On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).
+curl-apple:
+	bash Tools/curl-apple/build.sh
 
 # Installs the system and Python packages the build and the tests need, when missing.
 deps:
@@ -30,6 +36,8 @@ deps:
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
 	@$(MAKE) --no-print-directory test-packages
+	@echo "== swift test: Integration"
+	@$(SWIFT) test --package-path Integration $(SWIFT_TEST_FLAGS)
 	@echo "== swift test: Tools"
 	@$(SWIFT) test --package-path Tools $(SWIFT_TEST_FLAGS)
 	@echo "== swift test: Reliability"
@@ -58,6 +66,8 @@ test-tsan: deps
 	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
+	@echo "== swift test --sanitize=thread: Integration"
+	@$(SWIFT) test --package-path Integration --sanitize=thread --scratch-path Integration/.build-tsan $(SWIFT_TEST_FLAGS)
 	@echo "== swift test --sanitize=thread: Reliability"
 	@$(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
 
@@ -66,6 +76,10 @@ test-soak: deps
 	@rm -rf $(CAPTURE_DIR)
 	SOAK=1 $(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory validate-payloads
+
+# The integrations an app wires, compiled and run end to end (the README's cross-package snippets).
+test-integration: deps
+	$(SWIFT) test --package-path Integration $(SWIFT_TEST_FLAGS)
 
 test-reliability: deps
 	$(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
@@ -103,6 +117,7 @@ validate-payloads:
 # The README's main job. `make demo COLLECTOR=http://127.0.0.1:8787` sends to a collector that already runs.
 demo: deps
 	@$(SWIFT) build --package-path Tools --product collector
+	@$(SWIFT) build --package-path Tools --product sample-app
 	@$(SWIFT) build --package-path Tools --product demo
 	@Tools/.build/debug/demo $(if $(COLLECTOR),--collector $(COLLECTOR),)
 

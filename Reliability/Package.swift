@@ -5,6 +5,8 @@ import PackageDescription
 // with SIGKILL, hostile input, concurrency and secret-leak checks across every tracker.
 let package = Package(
     name: "Reliability",
+    // Host tools and suites, never linked into an app: on a Mac they need macOS 15 (Mutex, Atomic).
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
         .package(name: "Onboarding", path: "../Packages/Onboarding"),

@@ -3,12 +3,15 @@ import PackageDescription
 
 let package = Package(
     name: "Tools",
+    // Host tools and suites, never linked into an app: on a Mac they need macOS 15 (Mutex, Atomic).
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "codegen", targets: ["codegen"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "score-rss", targets: ["score-rss"]),
         .executable(name: "collector", targets: ["collector"]),
         .executable(name: "demo", targets: ["demo"]),
+        .executable(name: "sample-app", targets: ["sample-app"]),
     ],
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
@@ -27,6 +30,7 @@ let package = Package(
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "ScoreTracker", package: "Score"),
             ]
         ),
@@ -45,14 +49,25 @@ let package = Package(
             dependencies: ["CCollectorSQLite", .product(name: "TrackerCore", package: "Core")]
         ),
         .executableTarget(name: "collector", dependencies: ["CollectorKit"]),
+        // An app integrating the four surfaces, run as a real process by the demo and its test.
         .executableTarget(
-            name: "demo",
+            name: "sample-app",
             dependencies: [
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
                 .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "RocalyticsClient", package: "RocalyticsClient"),
                 .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
+        // Starts the collector and the sample app as child processes; reads the collector's API.
+        .executableTarget(name: "demo", dependencies: [.product(name: "TrackerCore", package: "Core")]),
+        .testTarget(
+            name: "DemoTests",
+            dependencies: [
+                "CollectorKit",
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
             ]
         ),
         .testTarget(

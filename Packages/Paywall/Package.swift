@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Paywall",
+    // The same floors as Core (watchOS is not supported).
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .visionOS(.v1)],
     products: [
         // The tracker (re-exports the observer API below).
         .library(name: "PaywallTracker", targets: ["PaywallTracker"]),

@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "RocalyticsClient",
+    // The same floors as Core (watchOS is not supported).
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .visionOS(.v1)],
     products: [
         .library(name: "RocalyticsClient", targets: ["RocalyticsClient"]),
         // Stand-ins for tests and previews: in-memory secure store, fixture platform, recording transport.

@@ -12,8 +12,14 @@
 # 4. Pushes the result to $RELEASE_DIR/PACKAGE.git (a bare repository, created when missing) as branch
 #    `main` and tag `VERSION`, and tags the monorepo `PACKAGE/VERSION`.
 #
+# 3b. Core only, when CURL_APPLE_ARTIFACT_URL is set: the Apple branch of the released manifest
+#    names the XCFramework by URL and SwiftPM checksum instead of the local path. The zip and its
+#    checksum come from `make curl-apple` on a Mac (Packages/Core/Artifacts, or CURL_APPLE_ZIP);
+#    the zip is copied to $RELEASE_DIR/artifacts/Core/VERSION/ for upload to that URL. The Linux
+#    branch is left as is (a system library: no download at resolution).
+#
 # Environment: RELEASE_DIR (default: out/releases), RELEASE_BASE_URL (default: file://$RELEASE_DIR),
-# CORE_VERSION, SKIP_TESTS, SWIFT (default: swift).
+# CORE_VERSION, SKIP_TESTS, SWIFT (default: swift), CURL_APPLE_ARTIFACT_URL, CURL_APPLE_ZIP.
 set -euo pipefail
 
 die() { echo "release: $*" >&2; exit 1; }
@@ -61,6 +67,18 @@ if grep -q 'path: "../Core"' "$work/Package.swift"; then
   sed -i -E "s#\.package\(name: \"Core\", path: \"\.\./Core\"\)#.package(url: \"$base_url/Core.git\", from: \"$core_version\")#" "$work/Package.swift"
   grep -q "$base_url/Core.git" "$work/Package.swift" || die "could not rewrite Core's path dependency"
   echo "release: Core dependency -> $base_url/Core.git from $core_version"
+fi
+if [ "$package" = Core ] && [ -n "${CURL_APPLE_ARTIFACT_URL:-}" ]; then
+  zip=${CURL_APPLE_ZIP:-$root/Packages/Core/Artifacts/CTrackerLibcurl.xcframework.zip}
+  [ -f "$zip" ] && [ -f "$zip.checksum" ] || die "no XCFramework zip and checksum at $zip (run make curl-apple on a Mac)"
+  checksum=$(tr -d '[:space:]' < "$zip.checksum")
+  [[ $checksum =~ ^[0-9a-f]{64}$ ]] || die "$zip.checksum is not a SwiftPM checksum"
+  [[ $CURL_APPLE_ARTIFACT_URL =~ ^https:// ]] || die "CURL_APPLE_ARTIFACT_URL must be https"
+  sed -i -E "s#path: \"Artifacts/CTrackerLibcurl\.xcframework\"#url: \"$CURL_APPLE_ARTIFACT_URL\",\n    checksum: \"$checksum\"#" "$work/Package.swift"
+  grep -q "checksum: \"$checksum\"" "$work/Package.swift" || die "could not pin the XCFramework in Core's manifest"
+  mkdir -p "$release_dir/artifacts/Core/$version"
+  cp "$zip" "$zip.checksum" "$release_dir/artifacts/Core/$version/"
+  echo "release: CTrackerLibcurl.xcframework -> $CURL_APPLE_ARTIFACT_URL (checksum $checksum)"
 fi
 git -C "$work" add -A
 tree=$(git -C "$work" write-tree)

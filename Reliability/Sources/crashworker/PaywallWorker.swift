@@ -13,6 +13,10 @@ enum PaywallWorker {
                                            locale: "en-US", timezone: "Europe/Paris")),
             storage: FileKeyValueStorage(directory: directory),
             retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+            // The suite runs beside compilers on two cores, where one fsync can take seconds: a
+            // generous bound keeps the receipt-kill test about the rule (stored before sent), not
+            // about the default 1 s bound, past which a snapshot goes out unstored by design.
+            persistTimeoutMs: 60_000,
             onDiagnostic: { d in
                 Out.line("D \(d.code)")
                 printer(d)

@@ -15,8 +15,7 @@ let onboardingCodes: Set<String> = [
 /// Hostile and odd input (issue 8, part 2): random sequences of every public call with random
 /// keys, strings and numbers, in any order, on the manual clock.
 @Suite struct OnboardingPropertyTests {
-    @Test func randomCallSequencesNeverThrowAndEverySnapshotConforms() async {
-        let seed = Soak.seed("onboarding-properties")
+    @Test(arguments: Soak.seeds("onboarding-properties")) func randomCallSequencesNeverThrowAndEverySnapshotConforms(seed: UInt64) async {
         var rng = SeededRandom(seed: seed)
         let sequences = Soak.scale(400, soak: 8_000)
         var captured = 0

@@ -86,8 +86,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
         return rng.chance(5) ? hostileJSON(&rng) : .object(o)
     }
 
-    @Test mutating func paywallRandomCallSequencesConform() async {
-        let seed = Soak.seed("paywall-properties")
+    @Test(arguments: Soak.seeds("paywall-properties")) mutating func paywallRandomCallSequencesConform(seed: UInt64) async {
         var rng = SeededRandom(seed: seed)
         let sequences = Soak.scale(300, soak: 6_000)
         var sent = 0
@@ -165,8 +164,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
         }
     }
 
-    @Test mutating func scoreRandomCallSequencesConform() async {
-        let seed = Soak.seed("score-properties")
+    @Test(arguments: Soak.seeds("score-properties")) mutating func scoreRandomCallSequencesConform(seed: UInt64) async {
         var rng = SeededRandom(seed: seed)
         let sequences = Soak.scale(200, soak: 4_000)
         var events = 0

@@ -4,6 +4,8 @@ import TrackerCore
 import TrackerCoreTestKit
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Suite-wide settings: `SOAK=1` makes the crash and property loops much longer; `RELIABILITY_SEED`
@@ -12,12 +14,32 @@ enum Soak {
     static let enabled = ProcessInfo.processInfo.environment["SOAK"] == "1"
     static func scale(_ n: Int, soak: Int) -> Int { enabled ? soak : n }
 
-    /// The seed of a test: `RELIABILITY_SEED` when set, else a fresh one. Printed for replay.
+    /// `RELIABILITY_SEED`, when set: every seeded test then runs with that seed alone (replay).
+    static var replaySeed: UInt64? { ProcessInfo.processInfo.environment["RELIABILITY_SEED"].flatMap(UInt64.init) }
+
+    /// The seed of a single-seed test (the SIGKILL campaigns): `RELIABILITY_SEED` when set, else
+    /// a fresh one. Printed for replay.
     static func seed(_ test: String) -> UInt64 {
-        let s = ProcessInfo.processInfo.environment["RELIABILITY_SEED"].flatMap(UInt64.init)
-            ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        let s = replaySeed ?? UInt64.random(in: 1...UInt64(UInt32.max))
         print("[reliability] \(test) seed=\(s) (replay: RELIABILITY_SEED=\(s))")
         return s
+    }
+
+    /// The seeds every run of a property test uses, in CI as anywhere: the same on every run, so
+    /// that a change that breaks one of them fails every time.
+    static let fixedSeeds: [UInt64] = [0x0000_5EED, 0x00C0_FFEE, 0x7A11_0C47]
+
+    /// The seeds of a property test (a parameterized `@Test(arguments:)`): ``fixedSeeds`` plus
+    /// one rotating extra drawn fresh for this run, or `RELIABILITY_SEED` alone when set. Each is
+    /// printed with the line that replays it.
+    static func seeds(_ test: String) -> [UInt64] {
+        if let s = replaySeed {
+            print("[reliability] \(test) seed=\(s) (from RELIABILITY_SEED)")
+            return [s]
+        }
+        let extra = UInt64.random(in: 1...UInt64(UInt32.max))
+        print("[reliability] \(test) seeds=\(fixedSeeds.map(String.init).joined(separator: ",")) fixed, \(extra) rotating (replay one: RELIABILITY_SEED=<seed>)")
+        return fixedSeeds + [extra]
     }
 }
 
@@ -113,7 +135,11 @@ final class Child {
 
     /// SIGKILL, then reaps the process. Returns the lines still in the pipe (printed before the kill).
     func kill() -> [String] {
+        #if canImport(Glibc)
         _ = Glibc.kill(pid, SIGKILL)
+        #else
+        _ = Darwin.kill(pid, SIGKILL)
+        #endif
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         var rest: [String] = []

@@ -12,6 +12,27 @@ public enum Outcome: String, Sendable, Equatable {
     case rejected
 }
 
+/// One rule a payload broke, with the JSON path it points at (`/steps/0/entered_at`; empty for
+/// the whole body).
+public struct VerdictViolation: Sendable, Equatable {
+    /// `schema`, `size`, `json`, or a contract rule id such as `onboarding.5.seq`.
+    public var rule: String
+    /// Where in the body (JSON Pointer style), empty for the whole body.
+    public var path: String
+    /// Explanation for people.
+    public var message: String
+
+    /// Creates a violation.
+    public init(rule: String, path: String, message: String) {
+        self.rule = rule
+        self.path = path
+        self.message = message
+    }
+
+    static func schema(_ v: SchemaViolation) -> VerdictViolation { VerdictViolation(rule: "schema", path: v.path, message: v.message) }
+    static func contract(_ v: ContractViolation) -> VerdictViolation { VerdictViolation(rule: v.rule.rawValue, path: v.path, message: v.message) }
+}
+
 /// What the collector decided about one request, with what it prints and answers.
 public struct Verdict: Sendable, Equatable {
     /// `onboarding-run`, `paywall-presentation`, `score-batch`, `rocalytics-track`, …
@@ -31,6 +52,8 @@ public struct Verdict: Sendable, Equatable {
     /// Extra members appended to the outcome body (Score batch counts); the demand score answer
     /// replaces the body entirely.
     public var bodyOverride: JSONValue?
+    /// Every rule the payload broke (a rejection's `reason` is the first of them).
+    public var violations: [VerdictViolation]
 
     /// The response body: `{"outcome":"…"}`, plus `"reason"` for a rejection.
     public var responseBody: [UInt8] {
@@ -43,8 +66,9 @@ public struct Verdict: Sendable, Equatable {
 
     init(
         kind: String, outcome: Outcome, reason: String? = nil, subject: String? = nil, seq: Int? = nil, note: String? = nil,
-        httpStatus: Int? = nil, bodyOverride: JSONValue? = nil
+        httpStatus: Int? = nil, bodyOverride: JSONValue? = nil, violations: [VerdictViolation] = []
     ) {
+        self.violations = violations
         self.kind = kind
         self.outcome = outcome
         self.reason = reason
@@ -127,14 +151,15 @@ public final class Collector: Sendable {
         let now = receivedAtMs ?? clock.nowMs()
         let kind = "onboarding-run"
         guard case var .object(object) = (try? WireJSON.decode(body)) ?? .null else {
-            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
+            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object",
+                               violations: [VerdictViolation(rule: "json", path: "", message: "body is not a JSON object")]), path: path, at: now)
         }
         for key in extraKeys { object[key] = nil }
         let snapshot = JSONValue.object(object)
         let runId = snapshot["run_id"]?.stringValue
         let seq = snapshot["seq"]?.intValue
-        func verdict(_ outcome: Outcome, _ reason: String? = nil, note: String? = nil) -> Verdict {
-            Verdict(kind: kind, outcome: outcome, reason: reason, subject: runId, seq: seq, note: note)
+        func verdict(_ outcome: Outcome, _ reason: String? = nil, note: String? = nil, violations: [VerdictViolation] = []) -> Verdict {
+            Verdict(kind: kind, outcome: outcome, reason: reason, subject: runId, seq: seq, note: note, violations: violations)
         }
         let result: Verdict = store.withLock { store in
             do {
@@ -144,10 +169,17 @@ public final class Collector: Sendable {
                 // Rule 2: validation.
                 let compact = WireJSON.encode(snapshot)
                 if compact.count > Self.maxRunBytes {
-                    return verdict(.rejected, "snapshot exceeds \(Self.maxRunBytes) bytes (\(compact.count))")
+                    let text = "snapshot exceeds \(Self.maxRunBytes) bytes (\(compact.count))"
+                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
                 }
-                if let problem = schemas.onboardingRun.validate(snapshot).first { return verdict(.rejected, "schema: \(problem)") }
-                if let problem = ContractRules.onboardingRunViolation(snapshot) { return verdict(.rejected, problem) }
+                let schemaProblems = schemas.onboardingRun.validate(snapshot)
+                if let problem = schemaProblems.first {
+                    return verdict(.rejected, "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))
+                }
+                let contractProblems = ContractRules.onboardingRunViolations(snapshot)
+                if let problem = contractProblems.first {
+                    return verdict(.rejected, problem.description, violations: contractProblems.map(VerdictViolation.contract))
+                }
                 guard let runId, let seq else { return verdict(.rejected, "schema: run_id or seq missing") }
                 let key = snapshot["onboarding"]?["key"]?.stringValue ?? ""
                 let version = snapshot["onboarding"]?["version"]?.stringValue ?? ""
@@ -176,10 +208,12 @@ public final class Collector: Sendable {
                 // Rule 4: identity and manifest.
                 let previous = (try? WireJSON.decode(stored.body)) ?? .null
                 if !Canonical.same(previous["onboarding"], snapshot["onboarding"]) {
-                    return verdict(.rejected, "onboarding differs from the stored snapshot of this run")
+                    let text = "onboarding differs from the stored snapshot of this run"
+                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "acceptance.4.identity", path: "/onboarding", message: text)])
                 }
                 if !Canonical.same(previous["manifest"], snapshot["manifest"]) {
-                    return verdict(.rejected, "manifest differs from the stored snapshot of this run")
+                    let text = "manifest differs from the stored snapshot of this run"
+                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "acceptance.4.manifest", path: "/manifest", message: text)])
                 }
                 // Rules 5–7: seq.
                 if seq > stored.seq {
@@ -212,12 +246,13 @@ public final class Collector: Sendable {
         let now = receivedAtMs ?? clock.nowMs()
         let kind = "paywall-presentation"
         guard let snapshot = try? WireJSON.decode(body), snapshot.objectValue != nil else {
-            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
+            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object",
+                               violations: [VerdictViolation(rule: "json", path: "", message: "body is not a JSON object")]), path: path, at: now)
         }
         let id = snapshot["presentation_id"]?.stringValue
         let seq = snapshot["seq"]?.intValue
-        func verdict(_ outcome: Outcome, _ reason: String? = nil, note: String? = nil) -> Verdict {
-            Verdict(kind: kind, outcome: outcome, reason: reason, subject: id, seq: seq, note: note)
+        func verdict(_ outcome: Outcome, _ reason: String? = nil, note: String? = nil, violations: [VerdictViolation] = []) -> Verdict {
+            Verdict(kind: kind, outcome: outcome, reason: reason, subject: id, seq: seq, note: note, violations: violations)
         }
         let result: Verdict = store.withLock { store in
             do {
@@ -225,11 +260,18 @@ public final class Collector: Sendable {
                 if let stored, stored.status == "ended" { return verdict(.ignored, note: "presentation already ended") }
                 let compact = WireJSON.encode(snapshot)
                 if compact.count > Self.maxPaywallBytes {
-                    return verdict(.rejected, "snapshot exceeds \(Self.maxPaywallBytes) bytes (\(compact.count))")
+                    let text = "snapshot exceeds \(Self.maxPaywallBytes) bytes (\(compact.count))"
+                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
                 }
                 let schema = snapshot["schema_version"] == .number(1) ? schemas.paywallV1 : schemas.paywallV1_1
-                if let problem = schema.validate(snapshot).first { return verdict(.rejected, "schema: \(problem)") }
-                if let problem = ContractRules.paywallViolation(snapshot) { return verdict(.rejected, problem) }
+                let schemaProblems = schema.validate(snapshot)
+                if let problem = schemaProblems.first {
+                    return verdict(.rejected, "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))
+                }
+                let contractProblems = ContractRules.paywallViolations(snapshot)
+                if let problem = contractProblems.first {
+                    return verdict(.rejected, problem.description, violations: contractProblems.map(VerdictViolation.contract))
+                }
                 guard let id, let seq else { return verdict(.rejected, "schema: presentation_id or seq missing") }
                 let status = snapshot["status"]?.stringValue ?? ""
                 let text = String(decoding: compact, as: UTF8.self)
@@ -244,7 +286,7 @@ public final class Collector: Sendable {
                 }
                 let previous = (try? WireJSON.decode(stored.body)) ?? .null
                 if let problem = ContractChecker.paywallPresentation(snapshot, previous: previous).first(where: { $0.rule == .paywallImmutable }) {
-                    return verdict(.rejected, problem.description)
+                    return verdict(.rejected, problem.description, violations: [.contract(problem)])
                 }
                 if seq > stored.seq {
                     var next = stored
@@ -281,7 +323,8 @@ public final class Collector: Sendable {
             return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
         }
         if let problem = ScoreEnvelope.batchViolation(batch) {
-            return log(Verdict(kind: kind, outcome: .rejected, reason: problem), path: path, at: now)
+            return log(Verdict(kind: kind, outcome: .rejected, reason: problem,
+                               violations: [VerdictViolation(rule: "score.envelope", path: ScoreEnvelope.path(of: problem), message: problem)]), path: path, at: now)
         }
         let events = batch["events"]?.arrayValue ?? []
         let result: Verdict = store.withLock { store in
@@ -385,6 +428,14 @@ public final class Collector: Sendable {
         try store.withLock { try $0.presentation(sender: sender, id: id) }
     }
 
+    /// Every stored paywall presentation.
+    public func storedPresentations() throws -> [StoredPresentation] { try store.withLock { try $0.allPresentations() } }
+
+    /// Every stored Score event (deduplicated by event id), oldest first.
+    public func storedScoreEvents() throws -> [(id: String, type: String, name: String, body: String, receivedAtMs: Int64)] {
+        try store.withLock { try $0.allScoreEvents() }
+    }
+
     /// Number of stored Score events.
     public func scoreEventCount() throws -> Int { try store.withLock { try $0.countScoreEvents() } }
 
@@ -412,6 +463,33 @@ public final class Collector: Sendable {
             return out
         }
         return FunnelCalculator.funnels(runs: runs, canonicalManifests: manifests, nowMs: nowMs ?? clock.nowMs(), includeDrafts: includeDrafts)
+    }
+
+    // MARK: - Request log
+
+    /// The collector's clock, in epoch ms.
+    public func nowMs() -> Int64 { clock.nowMs() }
+
+    /// Appends one received request to the request log; returns its id.
+    @discardableResult
+    public func recordRequest(_ record: RequestRecord) -> Int64 {
+        store.withLock { (try? $0.appendRequest(record)) ?? 0 }
+    }
+
+    /// Logged requests, newest first (see ``RequestRecord``); bodies left out.
+    public func requests(afterId: Int64 = 0, beforeId: Int64? = nil, limit: Int = 200, kind: String? = nil, outcome: String? = nil) throws -> [RequestRecord] {
+        try store.withLock { try $0.requests(afterId: afterId, beforeId: beforeId, limit: limit, kind: kind, outcome: outcome) }
+    }
+
+    /// One logged request with its body.
+    public func request(id: Int64) throws -> RequestRecord? { try store.withLock { try $0.request(id: id) } }
+
+    /// Every logged request of `kind`, oldest first, with bodies.
+    public func requests(kind: String) throws -> [RequestRecord] { try store.withLock { try $0.requests(kind: kind) } }
+
+    /// The last accepted request of `kind` about `subject` before request `beforeId`.
+    public func previousAccepted(kind: String, subject: String, beforeId: Int64) throws -> RequestRecord? {
+        try store.withLock { try $0.previousAccepted(kind: kind, subject: subject, beforeId: beforeId) }
     }
 
     // MARK: - Log

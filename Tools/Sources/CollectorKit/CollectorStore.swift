@@ -1,3 +1,5 @@
+import TrackerCore
+
 /// The stored snapshot of one onboarding run (the one with the highest accepted `seq`).
 public struct StoredRun: Sendable, Equatable {
     /// Who sent it (transport identity; never printed).
@@ -60,6 +62,86 @@ public struct VerdictRecord: Sendable, Equatable {
     public var reason: String?
 }
 
+/// One received HTTP request with its verdict, as the request log keeps it (every request to a
+/// contract or API route, whatever its outcome; the authorization header is never kept).
+public struct RequestRecord: Sendable, Equatable {
+    /// Position in the log (increasing).
+    public var id: Int64
+    /// Server receive time (epoch ms).
+    public var receivedAtMs: Int64
+    /// HTTP method.
+    public var method: String
+    /// Request path (the route).
+    public var route: String
+    /// `onboarding-run`, `paywall-presentation`, `score-batch`, `rocalytics-track`, `http`, `unknown`, …
+    public var kind: String
+    /// Run, presentation or event id (or what the request was about).
+    public var subject: String?
+    /// `seq`, when there is one.
+    public var seq: Int?
+    /// `accepted`, `ignored`, `rejected`, or `-` for a request no route took.
+    public var outcome: String
+    /// The HTTP status answered.
+    public var status: Int
+    /// Why, for a rejection.
+    public var reason: String?
+    /// A note (`retry`, `version-conflict`, `1 duplicates`, …).
+    public var note: String?
+    /// Every rule broken, with its JSON path.
+    public var violations: [VerdictViolation]
+    /// The `X-Roca-ID` header (Rocalytics requests), when sent.
+    public var rocaId: String?
+    /// The body bytes exactly as received (empty in listings).
+    public var body: [UInt8]
+    /// Size of the body as received.
+    public var bodyBytes: Int
+
+    /// Creates a record.
+    public init(
+        id: Int64 = 0, receivedAtMs: Int64, method: String, route: String, kind: String, subject: String? = nil, seq: Int? = nil,
+        outcome: String, status: Int, reason: String? = nil, note: String? = nil, violations: [VerdictViolation] = [],
+        rocaId: String? = nil, body: [UInt8] = [], bodyBytes: Int? = nil
+    ) {
+        self.id = id
+        self.receivedAtMs = receivedAtMs
+        self.method = method
+        self.route = route
+        self.kind = kind
+        self.subject = subject
+        self.seq = seq
+        self.outcome = outcome
+        self.status = status
+        self.reason = reason
+        self.note = note
+        self.violations = violations
+        self.rocaId = rocaId
+        self.body = body
+        self.bodyBytes = bodyBytes ?? body.count
+    }
+
+    /// The record as the JSON API serves it (`body` as text only when `includeBody`).
+    public func json(includeBody: Bool = false) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .number(Double(id))
+        o["time"] = .string(Timestamp.format(ms: receivedAtMs))
+        o["received_at_ms"] = .number(Double(receivedAtMs))
+        o["method"] = .string(method)
+        o["route"] = .string(route)
+        o["kind"] = .string(kind)
+        o["subject"] = subject.map(JSONValue.string) ?? .null
+        o["seq"] = seq.map { .number(Double($0)) } ?? .null
+        o["outcome"] = .string(outcome)
+        o["status"] = .number(Double(status))
+        o["reason"] = reason.map(JSONValue.string) ?? .null
+        o["note"] = note.map(JSONValue.string) ?? .null
+        o["violations"] = .array(violations.map { ["rule": .string($0.rule), "path": .string($0.path), "message": .string($0.message)] })
+        o["roca_id"] = rocaId.map(JSONValue.string) ?? .null
+        o["body_bytes"] = .number(Double(bodyBytes))
+        if includeBody { o["body"] = .string(String(decoding: body, as: UTF8.self)) }
+        return .object(o)
+    }
+}
+
 /// The collector's SQLite database. Not thread-safe: ``Collector`` serialises access.
 final class CollectorStore {
     let db: SQLiteDatabase
@@ -88,6 +170,11 @@ final class CollectorStore {
             CREATE TABLE IF NOT EXISTS rocalytics_events (
                 id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, name TEXT,
                 body TEXT, received_at INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS requests (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, received_at INTEGER NOT NULL, method TEXT NOT NULL,
+                route TEXT NOT NULL, kind TEXT NOT NULL, subject TEXT, seq INTEGER, outcome TEXT NOT NULL,
+                status INTEGER NOT NULL, reason TEXT, note TEXT, violations TEXT NOT NULL, roca_id TEXT, body BLOB NOT NULL);
+            CREATE INDEX IF NOT EXISTS requests_kind ON requests (kind, subject);
             CREATE TABLE IF NOT EXISTS verdicts (
                 id INTEGER PRIMARY KEY AUTOINCREMENT, received_at INTEGER NOT NULL, path TEXT NOT NULL,
                 kind TEXT NOT NULL, subject TEXT, seq INTEGER, outcome TEXT NOT NULL, reason TEXT);
@@ -168,6 +255,22 @@ final class CollectorStore {
         )
     }
 
+    func allPresentations() throws(SQLiteError) -> [StoredPresentation] {
+        try db.query("SELECT \(Self.presentationColumns) FROM paywall_presentations ORDER BY first_received_at, presentation_id").map { row in
+            StoredPresentation(
+                sender: row[0].text ?? "", presentationId: row[1].text ?? "", seq: Int(row[2].int ?? 0), status: row[3].text ?? "",
+                body: row[4].text ?? "", firstReceivedAtMs: row[5].int ?? 0, lastReceivedAtMs: row[6].int ?? 0
+            )
+        }
+    }
+
+    /// Every stored Score event: (event id, type, name, compact body, receive time), oldest first.
+    func allScoreEvents() throws(SQLiteError) -> [(id: String, type: String, name: String, body: String, receivedAtMs: Int64)] {
+        try db.query("SELECT event_id, type, name, body, received_at FROM score_events ORDER BY received_at, rowid").map {
+            (id: $0[0].text ?? "", type: $0[1].text ?? "", name: $0[2].text ?? "", body: $0[3].text ?? "", receivedAtMs: $0[4].int ?? 0)
+        }
+    }
+
     // MARK: events and verdicts
 
     /// Stores a Score event; returns false when its `eventId` was already stored.
@@ -198,6 +301,83 @@ final class CollectorStore {
                 v.seq.map { .int(Int64($0)) } ?? .null, .text(v.outcome), v.reason.map(SQLValue.text) ?? .null,
             ]
         )
+    }
+
+    // MARK: request log
+
+    func appendRequest(_ r: RequestRecord) throws(SQLiteError) -> Int64 {
+        let violations = WireJSON.encodeString(
+            .array(r.violations.map { ["rule": .string($0.rule), "path": .string($0.path), "message": .string($0.message)] })
+        )
+        try db.query(
+            "INSERT INTO requests (received_at, method, route, kind, subject, seq, outcome, status, reason, note, violations, roca_id, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                .int(r.receivedAtMs), .text(r.method), .text(r.route), .text(r.kind), r.subject.map(SQLValue.text) ?? .null,
+                r.seq.map { .int(Int64($0)) } ?? .null, .text(r.outcome), .int(Int64(r.status)), r.reason.map(SQLValue.text) ?? .null,
+                r.note.map(SQLValue.text) ?? .null, .text(violations), r.rocaId.map(SQLValue.text) ?? .null, .blob(r.body),
+            ]
+        )
+        return try db.query("SELECT last_insert_rowid()").first?.first?.int ?? 0
+    }
+
+    private static let requestColumns =
+        "id, received_at, method, route, kind, subject, seq, outcome, status, reason, note, violations, roca_id, length(body)"
+
+    private static func request(_ row: [SQLValue], body: [UInt8] = []) -> RequestRecord {
+        let violations = (try? WireJSON.decode(Array((row[11].text ?? "[]").utf8)))?.arrayValue ?? []
+        return RequestRecord(
+            id: row[0].int ?? 0, receivedAtMs: row[1].int ?? 0, method: row[2].text ?? "", route: row[3].text ?? "",
+            kind: row[4].text ?? "", subject: row[5].text, seq: row[6].int.map { Int($0) }, outcome: row[7].text ?? "",
+            status: Int(row[8].int ?? 0), reason: row[9].text, note: row[10].text,
+            violations: violations.map {
+                VerdictViolation(rule: $0["rule"]?.stringValue ?? "", path: $0["path"]?.stringValue ?? "", message: $0["message"]?.stringValue ?? "")
+            },
+            rocaId: row[12].text, body: body, bodyBytes: Int(row[13].int ?? 0)
+        )
+    }
+
+    /// Logged requests newest first, after `afterId` (exclusive), at most `limit`, optionally of one
+    /// kind (prefix match: `rocalytics` takes every `rocalytics-…`) and one outcome; bodies left out.
+    func requests(afterId: Int64, beforeId: Int64?, limit: Int, kind: String?, outcome: String?) throws(SQLiteError) -> [RequestRecord] {
+        var sql = "SELECT \(Self.requestColumns) FROM requests WHERE id > ?"
+        var parameters: [SQLValue] = [.int(afterId)]
+        if let beforeId {
+            sql += " AND id < ?"
+            parameters.append(.int(beforeId))
+        }
+        if let kind {
+            sql += " AND (kind = ? OR kind LIKE ?)"
+            parameters += [.text(kind), .text(kind + "-%")]
+        }
+        if let outcome {
+            sql += " AND outcome = ?"
+            parameters.append(.text(outcome))
+        }
+        sql += " ORDER BY id DESC LIMIT ?"
+        parameters.append(.int(Int64(limit)))
+        return try db.query(sql, parameters).map { Self.request($0) }
+    }
+
+    /// One logged request with its body.
+    func request(id: Int64) throws(SQLiteError) -> RequestRecord? {
+        guard let row = try db.query("SELECT \(Self.requestColumns), body FROM requests WHERE id = ?", [.int(id)]).first else { return nil }
+        return Self.request(row, body: row[14].bytes ?? [])
+    }
+
+    /// Every logged request of `kind` (oldest first, with bodies).
+    func requests(kind: String) throws(SQLiteError) -> [RequestRecord] {
+        try db.query("SELECT \(Self.requestColumns), body FROM requests WHERE kind = ? ORDER BY id", [.text(kind)]).map {
+            Self.request($0, body: $0[14].bytes ?? [])
+        }
+    }
+
+    /// The last accepted request of `kind` about `subject` logged before `beforeId` (with its body).
+    func previousAccepted(kind: String, subject: String, beforeId: Int64) throws(SQLiteError) -> RequestRecord? {
+        guard let row = try db.query(
+            "SELECT \(Self.requestColumns), body FROM requests WHERE kind = ? AND subject = ? AND outcome = 'accepted' AND id < ? ORDER BY id DESC LIMIT 1",
+            [.text(kind), .text(subject), .int(beforeId)]
+        ).first else { return nil }
+        return Self.request(row, body: row[14].bytes ?? [])
     }
 
     func verdictCounts() throws(SQLiteError) -> [(kind: String, outcome: String, count: Int)] {

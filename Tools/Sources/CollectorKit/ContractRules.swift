@@ -15,6 +15,16 @@ public enum ContractRules {
         ContractChecker.onboardingRun(snapshot).first { !skipped.contains($0.rule) }?.description
     }
 
+    /// Every onboarding-run rule (1–8) `snapshot` breaks.
+    public static func onboardingRunViolations(_ snapshot: JSONValue) -> [ContractViolation] {
+        ContractChecker.onboardingRun(snapshot).filter { !skipped.contains($0.rule) }
+    }
+
+    /// Every paywall rule (section 5 rules 1–8) `snapshot` breaks.
+    public static func paywallViolations(_ snapshot: JSONValue) -> [ContractViolation] {
+        ContractChecker.paywallPresentation(snapshot, previous: nil).filter { !skipped.contains($0.rule) }
+    }
+
     /// The first paywall rule (section 5 rules 1–8, and P6 immutability against `previous`
     /// when given) `snapshot` breaks, or `nil`.
     public static func paywallViolation(_ snapshot: JSONValue, previous: JSONValue? = nil) -> String? {

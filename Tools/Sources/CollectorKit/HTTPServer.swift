@@ -13,15 +13,18 @@ public struct HTTPServerRequest: Sendable {
     public var method: String
     /// The path without the query string.
     public var path: String
+    /// The query string without its `?` (empty when there is none).
+    public var query: String
     /// Header fields in arrival order (names as sent).
     public var headers: [(name: String, value: String)]
     /// The body (Content-Length bytes).
     public var body: [UInt8]
 
     /// Creates a request (tests build them directly).
-    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(method: String, path: String, query: String = "", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.method = method
         self.path = path
+        self.query = query
         self.headers = headers
         self.body = body
     }
@@ -30,19 +33,37 @@ public struct HTTPServerRequest: Sendable {
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
+
+    /// The decoded value of query parameter `name` (`?after=12&kind=score-batch`).
+    public func queryValue(_ name: String) -> String? {
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.first.map(String.init) == name {
+                let raw = parts.count > 1 ? String(parts[1]) : ""
+                return raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? raw
+            }
+        }
+        return nil
+    }
 }
 
 /// One HTTP response.
 public struct HTTPServerResponse: Sendable {
     /// Status code.
     public var status: Int
-    /// Body bytes (sent as `application/json`).
+    /// Body bytes.
     public var body: [UInt8]
+    /// The `Content-Type` header.
+    public var contentType: String
+    /// Further header lines (`Name: value`), e.g. the web page's Content-Security-Policy.
+    public var extraHeaders: [String]
 
-    /// Creates a response.
-    public init(status: Int, body: [UInt8]) {
+    /// Creates a response (JSON unless told otherwise).
+    public init(status: Int, body: [UInt8], contentType: String = "application/json", extraHeaders: [String] = []) {
         self.status = status
         self.body = body
+        self.contentType = contentType
+        self.extraHeaders = extraHeaders
     }
 }
 
@@ -205,7 +226,11 @@ public final class LoopbackServer: Sendable {
                 headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
             }
             var target = String(requestLine[1])
-            if let q = target.firstIndex(of: "?") { target = String(target[..<q]) }
+            var query = ""
+            if let q = target.firstIndex(of: "?") {
+                query = String(target[target.index(after: q)...])
+                target = String(target[..<q])
+            }
             let version = String(requestLine[2])
             let connectionHeader = header("Connection")?.lowercased() ?? ""
             var keepAlive = version == "HTTP/1.1" ? !connectionHeader.contains("close") : connectionHeader.contains("keep-alive")
@@ -235,10 +260,11 @@ public final class LoopbackServer: Sendable {
             }
             let body = Array(buffer[0..<length])
             buffer.removeFirst(length)
-            let request = HTTPServerRequest(method: String(requestLine[0]), path: target, headers: headers, body: body)
+            let request = HTTPServerRequest(method: String(requestLine[0]), path: target, query: query, headers: headers, body: body)
             let answer = handler(request)
             if state.withLock({ $0.stopped }) { keepAlive = false }
-            guard write(fd, response(answer.status, answer.body, close: !keepAlive)), keepAlive else { return }
+            guard write(fd, response(answer.status, answer.body, contentType: answer.contentType, extraHeaders: answer.extraHeaders, close: !keepAlive)),
+                  keepAlive else { return }
         }
     }
 
@@ -269,9 +295,13 @@ public final class LoopbackServer: Sendable {
         response(status, Array(body.utf8), close: close)
     }
 
-    private func response(_ status: Int, _ body: [UInt8], close: Bool) -> [UInt8] {
+    private func response(
+        _ status: Int, _ body: [UInt8], contentType: String = "application/json", extraHeaders: [String] = [], close: Bool
+    ) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
-        head += "Content-Type: application/json\r\n"
+        head += "Content-Type: \(contentType)\r\n"
+        head += "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n"
+        for line in extraHeaders { head += line + "\r\n" }
         head += "Content-Length: \(body.count)\r\n"
         head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"
         return Array(head.utf8) + body

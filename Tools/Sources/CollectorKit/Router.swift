@@ -16,6 +16,9 @@ public struct CollectorRouter: Sendable {
         ("POST", "/install", "Rocalytics install ping (attribution base; 200)"),
         ("POST", "/api/events", "Score batch (200; > 512 KiB: 413; invalid: 400)"),
         ("POST", "/api/identity/link-anonymous", "Score identity link (200)"),
+        ("GET", "/api/requests", "the request log with verdicts, newest first (?after=ID&before=ID&limit=N&kind=K&outcome=O)"),
+        ("GET", "/api/requests/ID", "one logged request with its body as received"),
+        ("GET", "/api/report", "the onboarding funnels as `collector report` prints them (text)"),
         ("GET", "/health", "liveness"),
     ]
 
@@ -40,6 +43,10 @@ public struct CollectorRouter: Sendable {
 
     /// Prints the line of a request the server refused before routing (e.g. 413 over the cap).
     public func refused(path: String, status: Int, reason: String) {
+        collector.recordRequest(RequestRecord(
+            receivedAtMs: collector.nowMs(), method: "POST", route: path, kind: "http", outcome: Outcome.rejected.rawValue, status: status,
+            reason: reason, violations: [VerdictViolation(rule: "http", path: "", message: reason)]
+        ))
         log("path=\(path) kind=http outcome=rejected status=\(status) reason=\(Self.quoted(reason))")
     }
 
@@ -49,12 +56,17 @@ public struct CollectorRouter: Sendable {
         if request.method == "GET", path == "/health" || path == "/" {
             return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
         }
-        guard Self.routes.contains(where: { $0.path == path }) else {
+        if request.method == "GET", path.hasPrefix("/api/"), let answer = CollectorAPI(collector: collector).answer(request) {
+            return answer
+        }
+        guard Self.routes.contains(where: { $0.path == path && $0.method == "POST" }) else {
             log("path=\(path) kind=unknown outcome=- status=404")
+            record(request, kind: "unknown", outcome: "-", status: 404)
             return HTTPServerResponse(status: 404, body: Array(#"{"error":"not found"}"#.utf8))
         }
         guard request.method == "POST" else {
             log("path=\(path) kind=unknown outcome=- status=405")
+            record(request, kind: "unknown", outcome: "-", status: 405)
             return HTTPServerResponse(status: 405, body: Array(#"{"error":"method not allowed"}"#.utf8))
         }
         let body = request.body
@@ -86,7 +98,19 @@ public struct CollectorRouter: Sendable {
             verdict = collector.ingestScoreLink(body: body, path: path)
         }
         log(Self.line(path: path, verdict: verdict))
+        collector.recordRequest(RequestRecord(
+            receivedAtMs: collector.nowMs(), method: request.method, route: path, kind: verdict.kind, subject: verdict.subject,
+            seq: verdict.seq, outcome: verdict.outcome.rawValue, status: verdict.httpStatus, reason: verdict.reason, note: verdict.note,
+            violations: verdict.violations, rocaId: request.header("X-Roca-ID"), body: body
+        ))
         return HTTPServerResponse(status: verdict.httpStatus, body: verdict.responseBody)
+    }
+
+    private func record(_ request: HTTPServerRequest, kind: String, outcome: String, status: Int) {
+        collector.recordRequest(RequestRecord(
+            receivedAtMs: collector.nowMs(), method: request.method, route: request.path, kind: kind, outcome: outcome, status: status,
+            body: request.body
+        ))
     }
 
     /// The printed verdict line: `path=… kind=… id=… seq=… outcome=… status=… [reason="…"] [note="…"]`.

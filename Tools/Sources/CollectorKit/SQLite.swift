@@ -12,6 +12,7 @@ enum SQLValue: Sendable, Equatable {
     case null
     case int(Int64)
     case text(String)
+    case blob([UInt8])
 }
 
 /// A minimal SQLite connection (one per store; not shared across threads without a lock).
@@ -55,6 +56,8 @@ final class SQLiteDatabase {
             case .null: rc = sqlite3_bind_null(statement, index)
             case let .int(n): rc = sqlite3_bind_int64(statement, index, n)
             case let .text(s): rc = sqlite3_bind_text(statement, index, s, -1, Self.transient)
+            case let .blob(b):
+                rc = b.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), Self.transient) }
             }
             guard rc == SQLITE_OK else { throw lastError }
         }
@@ -68,6 +71,13 @@ final class SQLiteDatabase {
                 switch sqlite3_column_type(statement, column) {
                 case SQLITE_NULL: row.append(.null)
                 case SQLITE_INTEGER: row.append(.int(sqlite3_column_int64(statement, column)))
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    if count > 0, let bytes = sqlite3_column_blob(statement, column) {
+                        row.append(.blob(Array(UnsafeRawBufferPointer(start: bytes, count: count))))
+                    } else {
+                        row.append(.blob([]))
+                    }
                 default:
                     if let text = sqlite3_column_text(statement, column) {
                         row.append(.text(String(cString: text)))
@@ -98,4 +108,11 @@ final class SQLiteDatabase {
 extension SQLValue {
     var int: Int64? { if case let .int(n) = self { n } else { nil } }
     var text: String? { if case let .text(s) = self { s } else { nil } }
+    var bytes: [UInt8]? {
+        switch self {
+        case let .blob(b): b
+        case let .text(s): Array(s.utf8)
+        default: nil
+        }
+    }
 }

@@ -20,6 +20,25 @@ public enum ScoreEnvelope {
         return nil
     }
 
+    /// The JSON path a problem text of ``batchViolation(_:)`` points at: `events[2]: userId must…`
+    /// gives `/events/2/userId`, `sentAt must…` gives `/sentAt`.
+    public static func path(of problem: String) -> String {
+        var path = ""
+        var rest = Substring(problem)
+        if rest.hasPrefix("events["), let close = rest.firstIndex(of: "]") {
+            path = "/events/" + rest[rest.index(rest.startIndex, offsetBy: 7)..<close]
+            rest = rest[rest.index(after: close)...].drop { $0 == ":" || $0 == " " }
+        } else if rest.hasPrefix("events") || rest.hasPrefix("more than") {
+            return "/events"
+        }
+        let words = rest.split(separator: " ")
+        if let first = words.first {
+            if known.contains(String(first)) || first == "sentAt" { return path + "/" + first }
+            if first == "unknown", words.count >= 3 { return path + (words[1] == "context" && words.count >= 4 ? "/context/" + words[3] : "/" + words[2]) }
+        }
+        return path
+    }
+
     /// The first problem of one envelope, or `nil`.
     public static func eventViolation(_ event: JSONValue) -> String? {
         guard let object = event.objectValue else { return "not an object" }

@@ -17,6 +17,7 @@ var cases: [BenchCase] = []
 cases += wireBenchCases()
 cases += httpBenchCases()
 cases += onboardingBenchCases()
+cases += paywallBenchCases()
 cases += scoreBenchCases()
 
 var results: [String: [String: Double]] = [:]

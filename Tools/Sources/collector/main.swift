@@ -11,10 +11,11 @@ let usage = """
     collector: a local ingest for developers integrating the SDKs.
 
     USAGE
-      collector serve [--port N] [--db PATH] [--contracts DIR]
+      collector serve [--port N] [--db PATH] [--contracts DIR] [--exit-with-parent]
           Listens on 127.0.0.1:N (default 8787; 0 picks a free port). The first stdout line is
           "listening on http://127.0.0.1:PORT"; then one line per request:
           path=… kind=… id=… seq=… outcome=… status=… [reason="…"] [note="…"]
+          --exit-with-parent stops the server when the process that started it ends.
       collector report [--db PATH] [--now TIMESTAMP] [--include-drafts]
           Funnel of each onboarding key and version (contract section 13), as of now (or TIMESTAMP,
           e.g. 2026-01-12T00:00:00.000Z). Version-conflict runs are left out; drafts unless asked.
@@ -34,6 +35,15 @@ let usage = """
     http://127.0.0.1:PORT/v1/…, the Rocalytics client's baseUrl and attributionBaseUrl at
     http://127.0.0.1:PORT, and Score's endpoint at http://127.0.0.1:PORT.
     """
+
+// A parent may start this process with signals blocked or ignored (Foundation's Process spawns
+// from a thread that blocks them; the demo ignores SIGINT and SIGTERM to handle them itself):
+// restore the defaults, so that SIGTERM and Ctrl-C stop this process.
+var unblocked = sigset_t()
+sigemptyset(&unblocked)
+sigprocmask(SIG_SETMASK, &unblocked, nil)
+signal(SIGTERM, SIG_DFL)
+signal(SIGINT, SIG_DFL)
 
 let stdoutLock = Mutex(())
 @Sendable func emit(_ line: String) {
@@ -63,6 +73,7 @@ struct Options {
     var now: Int64?
     var includeDrafts = false
     var log = false
+    var exitWithParent = false
 }
 
 func parse(_ args: ArraySlice<String>) -> Options {
@@ -85,6 +96,7 @@ func parse(_ args: ArraySlice<String>) -> Options {
             o.now = ms
         case "--include-drafts": o.includeDrafts = true
         case "--log": o.log = true
+        case "--exit-with-parent": o.exitWithParent = true
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -134,6 +146,13 @@ case "serve":
     let port: UInt16
     do { port = try server.start() } catch { fail("\(error)") }
     emit("listening on http://127.0.0.1:\(port)")
+    if o.exitWithParent {
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(200_000) }
+            exit(0) // the parent ended (even by SIGKILL): do not outlive it
+        }
+    }
     while true { pause() }
 case "report":
     let o = parse(arguments.dropFirst())

@@ -1,198 +1,145 @@
-// The README's main job: the example flows of every surface, sent through the real libcurl
-// transport to a local collector, then the onboarding funnel and one verdict per payload.
+// The README's main job: the sample app (all four SDK surfaces, file storage in a data folder)
+// run as a real process against the local collector, SIGKILLed mid-onboarding, relaunched on the
+// same data folder to resume and finish; then the collector's verdicts and the onboarding funnel,
+// both read back through the collector's HTTP API (`GET /api/requests`, `GET /api/report`).
 //
 //   demo [--collector URL]
 //
-// Without --collector, the demo starts `collector serve --port 0` (the binary built next to this
-// one) with a fresh SQLite database. Exits non-zero when any payload was rejected.
+// Without --collector the demo starts `collector serve --port 0` (the binary next to this one)
+// on a fresh SQLite file in a temporary folder. Child processes are stopped and the temporary
+// folder removed on success, on failure and on Ctrl-C/SIGTERM. Exits non-zero when a payload was
+// rejected or the sample app did not finish. DEMO_PAUSE_AT_KILL=1 makes it wait at the kill point
+// (a test interrupts it there).
 import Foundation
-import OnboardingTracker
-import PaywallTracker
-import RocalyticsClient
-import ScoreTracker
 import TrackerCore
 
-var collectorURL: String?
+/// Writes to stdout at once (no buffering): a reader sees each line as it is printed, and a
+/// signal's exit loses nothing.
+func out(_ text: String = "", terminator: String = "\n") {
+    FileHandle.standardOutput.write(Data((text + terminator).utf8))
+}
+
+func usage() -> Never {
+    FileHandle.standardError.write(Data("usage: demo [--collector URL]\n".utf8))
+    exit(2)
+}
+
+var givenCollector: String?
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
     switch a {
-    case "--collector": collectorURL = args.popFirst()
+    case "--collector":
+        guard let url = args.popFirst() else { usage() }
+        givenCollector = url
     case "-h", "--help":
-        print("usage: demo [--collector URL]")
+        out("usage: demo [--collector URL]")
         exit(0)
-    default:
-        FileHandle.standardError.write(Data("demo: unknown argument \(a)\n".utf8))
-        exit(2)
+    default: usage()
     }
 }
 
-let work = NSTemporaryDirectory() + "rocalytics-demo-\(IDs.uuidV4())"
-try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(atPath: work) }
+let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let transport = CurlTransport()
 
-let collector: CollectorProcess
-if let collectorURL {
-    collector = CollectorProcess(url: collectorURL)
-} else {
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("collector").path
-    collector = try CollectorProcess(binary: binary, dbPath: work + "/collector.sqlite")
-}
-defer { collector.stop() }
-let base = collector.baseURL
-print("== collector at \(base)")
-
-// Every diagnostic the SDKs report is shown (they never contain tokens or personal data).
-let diagnostics = Locked<[Diagnostic]>([])
-let showDiagnostic: DiagnosticHandler = { d in
-    diagnostics.withLock { $0.append(d) }
-    print("   diagnostic \(d.code): \(d.message)")
+/// GET `url` from the collector's API.
+func get(_ url: String) async throws -> [UInt8] {
+    let response = try await transport.send(HTTPRequest(url: url, method: "GET", timeoutMs: 10_000, maxResponseBytes: 64 << 20))
+    guard response.status == 200 else { throw DemoError("GET \(url) answered \(response.status)") }
+    return response.body
 }
 
-// MARK: 1. A hand-coded onboarding, with a resume after a simulated kill
-
-print("\n== 1. onboarding: hand-coded flow, killed after two screens, resumed in a new process")
-let mainFlow = StartOptions(
-    onboarding: OnboardingInput(key: "main", version: "3"),
-    manifest: [
-        ManifestStepInput(stepKey: "welcome"),
-        ManifestStepInput(stepKey: "goal"),
-        ManifestStepInput(stepKey: "level_beginner", slot: "level"),
-        ManifestStepInput(stepKey: "level_advanced", slot: "level"),
-        ManifestStepInput(stepKey: "notifications"),
-        ManifestStepInput(stepKey: "done"),
-    ],
-    properties: ["signup_source": "email"]
-)
-let onboardingSink = TrackedSink(HTTPSink<OnboardingRunPayload>(
-    url: base + "/v1/onboarding-runs", headers: .fixed([HTTPHeader("authorization", "Bearer demo-install-token")])))
-func onboardingTracker(_ registry: HandoffRegistry) -> OnboardingRunTracker {
-    OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-        sink: onboardingSink,
-        context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
-                                        locale: "en-US", timezone: "Europe/Paris")),
-        storage: FileKeyValueStorage(directory: work + "/onboarding"),
-        debounceMs: 0,
-        onDiagnostic: showDiagnostic,
-        registry: registry // a new registry = a new app process
-    ))
+/// The collector's request log, newest first (at most 5,000 entries after `afterId`).
+func requestLog(_ base: String, after afterId: Int64) async throws -> [JSONValue] {
+    let value = try WireJSON.decode(try await get(base + "/api/requests?limit=5000&after=\(afterId)"))
+    return value["requests"]?.arrayValue ?? []
 }
-let firstLaunch = onboardingTracker(HandoffRegistry())
-let run = firstLaunch.start(mainFlow)
-run.enterStep("welcome")
-run.exitStep("welcome")
-run.enterStep("goal")
-run.exitStep("goal", answers: [.single(questionKey: "goal", value: "practice")])
-await firstLaunch.idle()
-print("   run \(run.runId): recorded welcome and goal, then the app is killed")
-// The killed process is simply never heard from again: no dispose, no hand-over in memory.
-let secondLaunch = onboardingTracker(HandoffRegistry())
-if let resumed = await secondLaunch.resume(expected: mainFlow) {
-    print("   resumed run \(resumed.runId) at step \(resumed.currentStepKey ?? "-")")
-    resumed.enterStep("level_advanced")
-    resumed.exitStep("level_advanced", answers: [.numeric(questionKey: "daily_minutes", value: 15, unit: "minute")])
-    resumed.enterStep("done")
-    resumed.complete()
-} else {
-    print("   nothing to resume: starting over")
-    let fresh = secondLaunch.start(mainFlow)
-    fresh.enterStep("welcome")
-    fresh.complete()
+
+func verdictLine(_ r: JSONValue) -> String {
+    func s(_ key: String) -> String { r[key]?.stringValue ?? r[key]?.intValue.map(String.init) ?? "-" }
+    var line = "\(s("time")) \(s("route")) kind=\(s("kind")) id=\(s("subject")) seq=\(s("seq")) outcome=\(s("outcome")) status=\(s("status"))"
+    if let reason = r["reason"]?.stringValue { line += " reason=\"\(reason)\"" }
+    if let note = r["note"]?.stringValue { line += " note=\"\(note)\"" }
+    for v in r["violations"]?.arrayValue ?? [] {
+        line += "\n      violates \(v["rule"]?.stringValue ?? "?") at \(v["path"]?.stringValue ?? "") : \(v["message"]?.stringValue ?? "")"
+    }
+    return line
 }
-let onboardingDone = onboardingSink.wait { payload, result in payload.isCompleted && result.outcome.isSettled }
-print("   completed snapshot settled: \(onboardingDone)")
 
-// MARK: 2. The Rocalytics client
+func runDemo(givenCollector: String?) async throws -> Int32 {
+    let work = NSTemporaryDirectory() + "rocalytics-demo-\(IDs.uuidV4())"
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    Cleanup.shared.remove(atExit: work)
+    out("== work directory \(work)")
 
-print("\n== 2. Rocalytics client: install, identify, purchase, custom event, demand score")
-let rocalytics = RocalyticsClient(options: RocalyticsClient.Options(
-    platform: .custom(DemoPlatform()), baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
-await rocalytics.ready()
-print("   roca id \(rocalytics.rocaId ?? "none")")
-var ids = IdentifyParams()
-ids.userId = "user-42"
+    // The collector: given, or a child on a free port.
+    var base: String
+    if let givenCollector {
+        base = givenCollector
+        if base.hasSuffix("/") { base.removeLast() }
+        out("== collector at \(base) (already running)")
+    } else {
+        let collector = try Child(name: "collector", binary: binDirectory + "/collector",
+                                  arguments: ["serve", "--port", "0", "--db", work + "/collector.sqlite", "--exit-with-parent"])
+        guard let first = collector.waitForLine(containing: "http://", timeoutSeconds: 30),
+              let range = first.range(of: "http://")
+        else { throw DemoError("the collector did not start") }
+        base = String(first[range.lowerBound...]).trimmingCharacters(in: .whitespaces)
+        out("== collector at \(base) (pid \(collector.pid))")
+    }
+    // Only what this demo sends: the log's newest id before it starts.
+    let startId = try await requestLog(base, after: 0).first?["id"]?.intValue.map(Int64.init) ?? 0
+
+    let appData = work + "/sample-app"
+    let echo: @Sendable (String) -> Void = { out("   \($0)") }
+    let appArguments = ["--data", appData, "--collector", base, "--exit-with-parent"]
+
+    out("\n== 1. the sample app starts: Rocalytics client, onboarding, paywall and Score trackers, files in \(appData)")
+    let first = try Child(name: "sample-app", binary: binDirectory + "/sample-app", arguments: appArguments + ["--hold-after-screens"], echo: echo)
+    out("   sample-app pid \(first.pid)")
+    guard first.waitForLine(containing: "ready-to-kill", timeoutSeconds: 60) != nil else {
+        throw DemoError("the sample app did not record its two screens")
+    }
+    if ProcessInfo.processInfo.environment["DEMO_PAUSE_AT_KILL"] == "1" {
+        out("demo: paused at the kill point")
+        while true { pause() }
+    }
+    kill(first.pid, SIGKILL)
+    _ = first.waitForExit(timeoutSeconds: 10)
+    out("   SIGKILL: the app is killed after two screens (terminated by signal \(first.process.terminationStatus))")
+
+    out("\n== 2. the sample app is launched again on the same data: it resumes the run and finishes")
+    let second = try Child(name: "sample-app", binary: binDirectory + "/sample-app", arguments: appArguments, echo: echo)
+    out("   sample-app pid \(second.pid)")
+    let status = second.waitForExit(timeoutSeconds: 120)
+    var failures: [String] = []
+    if status != 0 { failures.append("the relaunched sample app \(status.map { "exited with \($0)" } ?? "did not finish")") }
+
+    // The verdicts, read back from the collector (oldest first here).
+    let records = try await requestLog(base, after: startId).reversed()
+    out("\n== verdicts (one per request the collector received, read from \(base)/api/requests)")
+    for r in records { out("   \(verdictLine(r))") }
+    let rejected = records.filter { $0["outcome"]?.stringValue == "rejected" }
+
+    out("\n== onboarding funnel (\(base)/api/report, the same as `collector report`)")
+    out(String(decoding: try await get(base + "/api/report"), as: UTF8.self), terminator: "")
+
+    out("")
+    for f in failures { out("demo: FAILED: \(f)") }
+    if rejected.isEmpty && failures.isEmpty {
+        out("demo: \(records.count) requests, none rejected")
+        return 0
+    }
+    out("demo: \(rejected.count) of \(records.count) requests rejected")
+    return 1
+}
+
+Cleanup.shared.installSignalHandlers()
+let code: Int32
 do {
-    try await rocalytics.identify(ids)
-    try await rocalytics.trackPurchase(TrackPurchaseParams(
-        isTrial: false, value: 59.99, currency: "EUR", originalTransactionIdentifier: "2000000912345678",
-        productId: "pro_yearly"))
-    try await rocalytics.trackCustomEvent("tutorial_finished", properties: ["lessons": 3])
-    let demand = try await rocalytics.getDemandScore()
-    print("   demand score \(demand.demandScore), cold start \(demand.coldStart)")
+    code = try await runDemo(givenCollector: givenCollector)
 } catch {
-    print("   client call failed: \(error)")
+    out("demo: FAILED: \(error)")
+    code = 1
 }
-
-// MARK: 3. A native paywall with a purchase, through the client's paywall sink
-
-print("\n== 3. paywall: a native paywall presentation ending in a purchase (contract v1.1)")
-let paywallSink = TrackedSink(createRocalyticsPaywallSink(rocalytics, for: PaywallPresentationSnapshotV1_1.self))
-let paywalls = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-    sink: paywallSink,
-    context: .value(PaywallContext(appVersion: "2.4.0", build: "412", platform: "ios", osVersion: "18.1",
-                                   locale: "en-US", timezone: "Europe/Paris")),
-    storage: FileKeyValueStorage(directory: work + "/paywall"),
-    onDiagnostic: showDiagnostic))
-if let presentation = paywalls.start(PaywallPresentationInfo(
-    provider: .native, externalPaywallId: "spring_sale_v2", placement: "settings_upgrade", providerName: "StoreKit"))
-{
-    presentation.shown()
-    presentation.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000912345678", productId: "pro_yearly")))
-}
-let paywallDone = paywallSink.wait { payload, result in payload.outcome != nil && result.outcome.isSettled }
-print("   final snapshot settled: \(paywallDone)")
-
-// MARK: 4. A Score session with consent, PII rules and a critical event
-
-print("\n== 4. Score: consent, PII rules, a critical event, identify, flush")
-let score = ScoreClient(
-    publishableKey: "pk_demo_publishable", siteId: "demo-site", endpoint: base,
-    appVersion: "2.4.0", os: "ios", locale: "en-US",
-    pii: .Classify(rules: [PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .drop)]),
-    store: FileScoreStore(directory: work + "/score"), onDiagnostic: showDiagnostic)
-score.setConsent(analytics: true, personalization: false, advertising: false)
-score.track("lesson_completed", props: ["lesson": "intro", "email": "fan@example.com", "phone": "+33 6 00 00 00 00", "score": 42])
-score.trackAdvertising("ad_clicked", props: ["campaign": "spring"]) // no advertising consent: dropped
-score.track("subscription_started", props: ["plan": "pro_yearly"], delivery: .critical)
-score.identify(userId: "user-42", traits: ["tier": "gold"])
-do {
-    try await score.flush()
-    print("   flushed")
-} catch {
-    print("   flush failed: \(error)")
-}
-
-// MARK: Verdicts and funnel
-
-var verdicts = collector.verdicts(atLeast: 1)
-var stable = 0
-while stable < 3 {
-    let before = verdicts.count
-    verdicts = collector.verdicts(atLeast: before + 1, timeoutSeconds: 0.2)
-    stable = verdicts.count == before ? stable + 1 : 0
-}
-print("\n== verdicts (one line per payload the collector received)")
-for line in verdicts { print("   \(line)") }
-let rejected = verdicts.filter { $0.contains("outcome=rejected") }
-
-if let db = collector.dbPath {
-    print("\n== onboarding funnel")
-    fflush(nil) // the report is written by a child process on the same output
-    let report = Process()
-    report.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("collector")
-    report.arguments = ["report", "--db", db]
-    try report.run()
-    report.waitUntilExit()
-}
-
-let failures = [onboardingDone ? nil : "the onboarding completion was not settled",
-                paywallDone ? nil : "the paywall presentation was not settled"].compactMap { $0 }
-print("")
-if rejected.isEmpty && failures.isEmpty {
-    print("demo: \(verdicts.count) payloads, none rejected")
-    exit(0)
-}
-for f in failures { print("demo: FAILED: \(f)") }
-print("demo: \(rejected.count) of \(verdicts.count) payloads rejected")
-exit(1)
+Cleanup.shared.run()
+exit(code)

@@ -47,6 +47,33 @@ int ctracker_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
     return 0;
 }
 
+ctracker_curl_info ctracker_curl_version_info(void) {
+    ctracker_curl_info info = {0};
+    const curl_version_info_data *data = curl_version_info(CURLVERSION_NOW);
+    if (data == NULL) return info;
+    info.version_num = data->version_num;
+    info.version = data->version;
+    info.ssl_version = data->ssl_version;
+    info.has_ssl = (data->features & CURL_VERSION_SSL) != 0;
+    info.has_http2 = (data->features & CURL_VERSION_HTTP2) != 0;
+    info.protocols = (const char *const *)data->protocols;
+#if LIBCURL_VERSION_NUM >= 0x075700 /* feature_names (age CURLVERSION_ELEVENTH) since 7.87.0 */
+    info.feature_names = data->age >= CURLVERSION_ELEVENTH ? data->feature_names : NULL;
+#else
+    info.feature_names = NULL;
+#endif
+    return info;
+}
+
+CURLcode ctracker_easy_setopt_cainfo_blob(CURL *handle, const void *pem, size_t length) {
+    if (pem == NULL) return curl_easy_setopt(handle, CURLOPT_CAINFO_BLOB, (struct curl_blob *)NULL);
+    struct curl_blob blob;
+    blob.data = (void *)pem;
+    blob.len = length;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(handle, CURLOPT_CAINFO_BLOB, &blob);
+}
+
 void ctracker_name_current_thread(const char *name) {
 #if defined(__APPLE__)
     pthread_setname_np(name);

@@ -89,7 +89,8 @@ public final class HTTPSink<Payload: WireEncodable>: Sink {
         return try await withThrowingTaskGroup(of: HTTPResponse?.self) { group in
             group.addTask { try await transport.send(request) }
             group.addTask {
-                try await Task.sleep(for: .milliseconds(max(0, timeoutMs)))
+                // `Task.sleep(for:)` needs macOS 13 / iOS 16; nanoseconds deploy to every floor.
+                try await Task.sleep(nanoseconds: UInt64(max(0, timeoutMs)) &* 1_000_000)
                 return nil
             }
             defer { group.cancelAll() }

@@ -8,6 +8,25 @@ import Musl
 import Darwin
 #endif
 
+// The spellings that differ between Glibc and Darwin (issue 17: the test kit compiles on both).
+#if canImport(Glibc)
+/// `SOCK_STREAM` is an enum on Glibc, an `Int32` macro on Darwin.
+private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+/// Glibc turns SIGPIPE off per call; Darwin has no `MSG_NOSIGNAL` and sets `SO_NOSIGPIPE` on
+/// each socket instead (see ``noSigPipe(_:)``).
+private let sendFlags = Int32(MSG_NOSIGNAL)
+private typealias SocketLinger = Glibc.linger
+private func noSigPipe(_ fd: Int32) {}
+#else
+private let streamSocketType = SOCK_STREAM
+private let sendFlags: Int32 = 0
+private typealias SocketLinger = linger
+private func noSigPipe(_ fd: Int32) {
+    var one: Int32 = 1
+    _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+}
+#endif
+
 /// One request as the ``LoopbackHTTPServer`` received it.
 public struct RecordedRequest: Sendable, Equatable {
     /// Method, e.g. `POST`.
@@ -94,7 +113,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     private struct Waiter {
         var count: Int
-        var continuation: CheckedContinuation<[RecordedRequest], Never>
+        var continuation: OnceContinuation<[RecordedRequest]>
     }
 
     private struct State {
@@ -121,7 +140,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// Starts a server.
     /// - Parameters:
     ///   - recordRequests: whether to keep every request for ``requests`` (turn off for long
-    ///     benchmarks; counts and ``waitForRequests(count:)`` still work, returning an empty list).
+    ///     benchmarks; counts and ``waitForRequests(count:timeoutMs:)`` still work, returning an empty list).
     ///   - handler: decides the answer to each request.
     public init(recordRequests: Bool = true, handler: @escaping Handler) throws {
         self.handler = handler
@@ -130,7 +149,7 @@ public final class LoopbackHTTPServer: Sendable {
         guard pipe(&pipeFds) == 0 else { throw StartError(call: "pipe", errno: errno) }
         stopPipe = (pipeFds[0], pipeFds[1])
 
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else {
             let e = errno
             close(pipeFds[0]); close(pipeFds[1])
@@ -140,6 +159,9 @@ public final class LoopbackHTTPServer: Sendable {
         // TIME_WAIT connections of an earlier server, whose 4-tuples a client could hit again
         // (a refused connect).
         var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -175,17 +197,19 @@ public final class LoopbackHTTPServer: Sendable {
     /// How many connections were accepted.
     public var connectionCount: Int { state.withLock { $0.connections } }
 
-    /// Waits until at least `count` requests arrived (or the server stopped) and returns the
-    /// recorded requests. Event-driven: resumed by the connection thread that records the
+    /// Waits until at least `count` requests arrived (or the server stopped, or `timeoutMs` of
+    /// real time passed: a regression then fails the test instead of hanging it) and returns
+    /// the recorded requests. Event-driven: resumed by the connection thread that records the
     /// request, no polling.
-    public func waitForRequests(count: Int) async -> [RecordedRequest] {
-        await withCheckedContinuation { continuation in
+    public func waitForRequests(count: Int, timeoutMs: Int = defaultWaitBoundMs) async -> [RecordedRequest] {
+        await boundedWait(timeoutMs: timeoutMs, what: "LoopbackHTTPServer.waitForRequests(count: \(count))",
+                          onTimeout: { [state] in state.withLock { $0.requests } }) { once in
             let ready: [RecordedRequest]? = state.withLock { s in
                 if s.requestCount >= count || s.stopped { return s.requests }
-                s.waiters.append(Waiter(count: count, continuation: continuation))
+                s.waiters.append(Waiter(count: count, continuation: once))
                 return nil
             }
-            if let ready { continuation.resume(returning: ready) }
+            if let ready { once.resume(returning: ready) }
         }
     }
 
@@ -259,11 +283,12 @@ public final class LoopbackHTTPServer: Sendable {
     /// Serves one connection until it closes, the handler closes it or the server stops.
     private func serve(_ fd: Int32, connection: Int) {
         var resetOnClose = false
+        noSigPipe(fd)
         defer {
             state.withLock { _ = $0.openSockets.remove(fd) }
             if resetOnClose {
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                var linger = SocketLinger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<SocketLinger>.size))
             }
             close(fd)
         }
@@ -357,7 +382,7 @@ public final class LoopbackHTTPServer: Sendable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                send(fd, raw.baseAddress! + offset, raw.count - offset, sendFlags)
             }
             if n > 0 {
                 offset += n

@@ -31,7 +31,10 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
     /// the test's own synchronous calls, say) wait until the test next settles or advances the
     /// clock, so that a run of synchronous calls is never raced by the work the first of them
     /// started: the test decides when background work runs (spec decision 13). Steps spawned by
-    /// running work are never held.
+    /// running work are never held. Held steps are released by one job on the executor itself,
+    /// which starts them all, in spawn order, before any of them runs: a step spawned by the
+    /// first released one therefore always runs after the last released one. Inside
+    /// ``withOutsideWorkReleased(_:)`` outside steps are not held.
     public init(startMs: Int64 = 1_768_032_000_000, holdsOutsideWork: Bool = false) {
         state = Locked(State(now: startMs))
         executor = SerialTestExecutor(holdsOutsideWork: holdsOutsideWork)
@@ -68,9 +71,27 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
         executor.spawn(work)
     }
 
+    /// Starts `work` the way a test's own synchronous call of it would run: with
+    /// `holdsOutsideWork`, a call from outside the executor is held too, but released ahead of
+    /// every held background step (in call order among such calls), as a call a test makes
+    /// runs before the background work already pending. Otherwise the same as ``spawn(_:)``.
+    public func spawnAsCaller(_ work: @escaping @Sendable () async -> Void) {
+        executor.spawn(work, asCaller: true)
+    }
+
     /// Waits until no spawned step or fired timer is runnable.
     public func settle() async {
         await executor.waitUntilIdle()
+    }
+
+    /// Runs `body` (a call the test awaits, such as a tracker's `idle()`) with held outside
+    /// steps released first and outside steps not held while it runs, so that work the awaited
+    /// call starts can complete it. Without `holdsOutsideWork` it just runs `body`.
+    public func withOutsideWorkReleased<T: Sendable>(_ body: () async -> T) async -> T {
+        executor.openGate()
+        let result = await body()
+        executor.closeGate()
+        return result
     }
 
     /// Moves time forward by `ms`, firing each due timer at its own time in due order (ties in
@@ -111,7 +132,12 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
 }
 
 /// A serial task executor that runs jobs on its own thread and reports when it has none left.
-public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
+///
+/// Task executors need macOS 15, iOS 18, tvOS 18 or visionOS 2 at run time (the `TaskExecutor`
+/// conformance is gated): the package floors are lower, so the test kit compiles for every
+/// supported OS, and stops with a clear message when tests run on an older one (the Apple CI
+/// runs them on macOS 15 and an iOS 18 simulator).
+public final class SerialTestExecutor: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var running = false
@@ -119,6 +145,10 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
     private var isShutDown = false
     private let holdsOutsideWork: Bool
     private var held: [@Sendable () async -> Void] = []
+    /// Held calls of the test (``ManualClock/spawnAsCaller(_:)``), released before `held`.
+    private var heldCalls: [@Sendable () async -> Void] = []
+    /// How many ``ManualClock/withOutsideWorkReleased(_:)`` bodies are running.
+    private var openCount = 0
     private var loopThread: pthread_t?
 
     init(holdsOutsideWork: Bool = false) {
@@ -145,30 +175,66 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
     /// Starts `work` as a task that prefers this executor (held until the next
     /// ``waitUntilIdle()`` when spawned from outside and the executor holds outside work).
     public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        spawn(work, asCaller: false)
+    }
+
+    func spawn(_ work: @escaping @Sendable () async -> Void, asCaller: Bool) {
         if holdsOutsideWork {
             condition.lock()
             let inside = loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-            if !inside {
-                held.append(work)
+            if !inside && openCount == 0 {
+                if asCaller { heldCalls.append(work) } else { held.append(work) }
                 condition.unlock()
                 return
             }
             condition.unlock()
         }
-        Task(executorPreference: self) { await work() }
+        _ = startTask { await work() }
     }
 
-    /// Starts the held outside work, in the order it was spawned.
+    /// Lets outside work through until the matching ``closeGate()`` (held work is released first).
+    func openGate() {
+        releaseHeld()
+        condition.lock()
+        openCount += 1
+        condition.unlock()
+    }
+
+    func closeGate() {
+        condition.lock()
+        openCount -= 1
+        condition.unlock()
+    }
+
+    /// Starts `body` as a task that prefers this executor (`Task(executorPreference:)` where
+    /// the OS has task executors).
+    @discardableResult
+    public func startTask<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> Task<T, Never> {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
+            preconditionFailure(Self.tooOld)
+        }
+        return Task(executorPreference: self) { await body() }
+    }
+
+    static let tooOld = "ManualClock's executor needs task executors: run the tests on macOS 15, iOS 18, tvOS 18 or visionOS 2 or later"
+
+    /// Starts the held outside work, in the order it was spawned, from one job on the executor:
+    /// every held step is enqueued before any of them runs, so a step spawned by the first one
+    /// can never overtake the second (as it could if the calling thread started them in a loop
+    /// while the executor already ran the first).
     private func releaseHeld() {
         condition.lock()
-        let work = held
+        let work = heldCalls + held
         held = []
+        heldCalls = []
         condition.unlock()
-        for w in work { Task(executorPreference: self) { await w() } }
+        guard !work.isEmpty else { return }
+        startTask { [self] in
+            for w in work { startTask { await w() } }
+        }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
+    fileprivate func enqueue(unowned: UnownedJob) {
         condition.lock()
         jobs.append(unowned)
         condition.signal()
@@ -204,6 +270,9 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             let job = jobs.removeFirst()
             running = true
             condition.unlock()
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
+                preconditionFailure(Self.tooOld) // jobs arrive only through the TaskExecutor conformance
+            }
             job.runSynchronously(on: asUnownedTaskExecutor())
             condition.lock()
             running = false
@@ -215,5 +284,12 @@ public final class SerialTestExecutor: TaskExecutor, @unchecked Sendable {
             condition.unlock()
             for c in ready { c.resume() }
         }
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
+extension SerialTestExecutor: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(unowned: UnownedJob(job))
     }
 }

@@ -46,6 +46,14 @@ public enum PayloadCapture {
     @discardableResult
     public static func record(_ bytes: [UInt8], schema: CapturedSchema) -> String? {
         guard let dir = directory else { return nil }
+        return record(bytes, schema: schema, in: dir)
+    }
+
+    /// Writes `bytes` as one captured payload of `schema` under `dir` (whatever the environment
+    /// says), like ``record(_:schema:)``; its own tests use it so that they run under a plain
+    /// `swift test` too.
+    @discardableResult
+    public static func record(_ bytes: [UInt8], schema: CapturedSchema, in dir: String) -> String? {
         let folder = URL(fileURLWithPath: dir).appendingPathComponent(schema.name, isDirectory: true)
         let n = state.next()
         let file = folder.appendingPathComponent("\(state.prefix)-\(n).json")

@@ -19,7 +19,7 @@ public final class RecordingSink<Payload: Sendable>: Sink, @unchecked Sendable {
         var behavior: @Sendable (Int, Payload) -> SinkBehavior
         var held: [CheckedContinuation<SinkBehavior, Never>] = []
         var forever: [CheckedContinuation<Void, Never>] = []
-        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+        var waiters: [(Int, OnceContinuation<Bool>)] = []
     }
 
     private let state: Locked<State>
@@ -60,30 +60,32 @@ public final class RecordingSink<Payload: Sendable>: Sink, @unchecked Sendable {
         for c in held { c.resume(returning: behavior) }
     }
 
-    /// Resolves once at least `count` calls were received.
-    public func waitForCalls(_ count: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+    /// Resolves once at least `count` calls were received, or after `timeoutMs` of real time
+    /// (a regression then fails the test instead of hanging it). Returns whether they were.
+    @discardableResult
+    public func waitForCalls(_ count: Int, timeoutMs: Int = defaultWaitBoundMs) async -> Bool {
+        await boundedWait(timeoutMs: timeoutMs, what: "RecordingSink.waitForCalls(\(count))", onTimeout: { false }) { once in
             let ready = state.withLock { s -> Bool in
                 if s.received.count >= count { return true }
-                s.waiters.append((count, c))
+                s.waiters.append((count, once))
                 return false
             }
-            if ready { c.resume() }
+            if ready { once.resume(returning: true) }
         }
     }
 
     public func send(_ payload: Payload) async throws -> SinkResult {
-        let (behavior, ready) = state.withLock { s -> (SinkBehavior, [CheckedContinuation<Void, Never>]) in
+        let (behavior, ready) = state.withLock { s -> (SinkBehavior, [OnceContinuation<Bool>]) in
             s.received.append(payload)
             let n = s.received.count
-            var ready: [CheckedContinuation<Void, Never>] = []
+            var ready: [OnceContinuation<Bool>] = []
             s.waiters.removeAll { w in
                 if w.0 <= n { ready.append(w.1); return true }
                 return false
             }
             return (s.behavior(n, payload), ready)
         }
-        for c in ready { c.resume() }
+        for c in ready { c.resume(returning: true) }
         var current = behavior
         while true {
             switch current {

@@ -66,7 +66,9 @@ import TrackerCore
         }
     }
 
-    @Test func corruptedChecksumStopsThereAndIsCutOff() throws {
+    // Issue 14 item 2: a damaged record in the middle used to be taken for a torn tail, and
+    // every intact record after it was cut off the file, silently.
+    @Test func aDamagedRecordInTheMiddleIsSkippedAndTheRecordsAfterItAreKept() throws {
         let path = tempDir() + "/q.log"
         do {
             let (log, _) = try AppendLog.open(path: path)
@@ -75,9 +77,130 @@ import TrackerCore
         var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[9 + 8] ^= 0xFF // payload of the second record
         try Data(bytes).write(to: URL(fileURLWithPath: path))
+        do {
+            let (log, records) = try AppendLog.open(path: path)
+            #expect(records == [[1], [3]])
+            #expect(log.loadedOffsets == [0, 18])
+            #expect(log.byteCount == 27)
+            #expect(log.damage == AppendLog.Damage(skippedRegions: 1, skippedBytes: 9, tornTailBytes: 0))
+            try log.append([[4]])
+        }
+        let (again, records) = try AppendLog.open(path: path)
+        #expect(records == [[1], [3], [4]] && again.damage.skippedBytes == 9)
+        try again.rewrite(records)
+        #expect(try AppendLog.open(path: path).log.damage == .none)
+    }
+
+    @Test func aDamagedLastRecordIsATailAndIsCutOff() throws {
+        let path = tempDir() + "/q.log"
+        do {
+            let (log, _) = try AppendLog.open(path: path)
+            try log.append([[1], [2], [3]])
+        }
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[18 + 8] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
         let (log, records) = try AppendLog.open(path: path)
-        #expect(records == [[1]])
-        #expect(log.byteCount == 9)
+        #expect(records == [[1], [2]] && log.byteCount == 18)
+        #expect(log.damage == AppendLog.Damage(skippedRegions: 0, skippedBytes: 0, tornTailBytes: 9))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 18)
+    }
+
+    /// Records of mixed sizes, JSON-like and binary, none empty.
+    private static let damagePayloads: [[UInt8]] = [
+        Array("{\"a\":1}".utf8), [82, 16] + Array(repeating: 0, count: 16), [7],
+        Array(repeating: 0x41, count: 40), [0, 0, 0, 1, 2, 3], Array("last record".utf8),
+    ]
+
+    private func writeLog(_ path: String, _ payloads: [[UInt8]]) throws -> (bytes: [UInt8], frames: [Range<Int>]) {
+        let (log, _) = try AppendLog.open(path: path)
+        var frames: [Range<Int>] = []
+        for p in payloads {
+            let start = log.byteCount
+            try log.append([p])
+            frames.append(start..<log.byteCount)
+        }
+        log.close()
+        return (try Array(Data(contentsOf: URL(fileURLWithPath: path))), frames)
+    }
+
+    @Test func damageAtEveryBytePositionKeepsEveryIntactRecord() throws {
+        let dir = tempDir()
+        let (full, frames) = try writeLog(dir + "/orig.log", Self.damagePayloads)
+        for position in 0..<full.count {
+            for mask: UInt8 in [0xFF, 0x01] {
+                var bytes = full
+                bytes[position] ^= mask
+                let path = dir + "/d-\(position)-\(mask).log"
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+                let hit = frames.firstIndex { $0.contains(position) }!
+                var expected = Self.damagePayloads
+                expected.remove(at: hit)
+                do {
+                    let (log, records) = try AppendLog.open(path: path)
+                    let kept = records == expected
+                    #expect(kept, "byte \(position) ^ \(mask): \(records.count) records, \(expected.count) expected")
+                    let isLast = hit == frames.count - 1
+                    #expect(log.damage.hasSkippedRegions == !isLast, "byte \(position)")
+                    if !isLast { #expect(log.damage.skippedBytes == frames[hit].count, "byte \(position)") }
+                    try log.append([[9, 9]])
+                }
+                #expect(try AppendLog.open(path: path).records == expected + [[9, 9]], "append after byte \(position)")
+                try FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }
+
+    @Test func randomBurstsLoseOnlyTheRecordsTheyTouch() throws {
+        let dir = tempDir()
+        var payloads: [[UInt8]] = []
+        var rng = SplitMix(seed: 0x5EED_0014)
+        for i in 0..<60 {
+            let n = 1 + Int(rng.next() % 90)
+            payloads.append((0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })
+        }
+        let (full, frames) = try writeLog(dir + "/orig.log", payloads)
+        for round in 0..<300 {
+            var bytes = full
+            let length = 1 + Int(rng.next() % 64)
+            let start = Int(rng.next() % UInt64(full.count - length))
+            for i in start..<(start + length) { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
+            let touched = (start..<(start + length))
+            // A record survives when the burst left it unchanged.
+            let expected = payloads.indices.filter { k in
+                !frames[k].overlaps(touched) || Array(bytes[frames[k]]) == Array(full[frames[k]])
+            }.map { payloads[$0] }
+            let path = dir + "/burst-\(round).log"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let (_, records) = try AppendLog.open(path: path)
+            let kept = records == expected
+            #expect(kept, "round \(round): \(length) bytes at \(start): \(records.count) records, \(expected.count) expected")
+            try FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    @Test func randomBytesAtTheStartKeepEveryRecordAfterThem() throws {
+        let dir = tempDir()
+        let payloads = (0..<300).map { i in Array("{\"event\":\(i),\"name\":\"screen_view\"}".utf8) }
+        var (bytes, frames) = try writeLog(dir + "/q.log", payloads)
+        var rng = SplitMix(seed: 64)
+        for i in 0..<64 { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        try Data(bytes).write(to: URL(fileURLWithPath: dir + "/q.log"))
+        let (log, records) = try AppendLog.open(path: dir + "/q.log")
+        let lost = frames.prefix { $0.lowerBound < 64 }.count
+        #expect(records == Array(payloads[lost...]) && lost <= 2)
+        #expect(log.byteCount == bytes.count && log.damage.skippedRegions == 1)
+    }
+
+    @Test func aCompactionKilledBeforeItsRenameLeavesNoTemporaryFile() throws {
+        let path = tempDir() + "/q.log"
+        do {
+            let (log, _) = try AppendLog.open(path: path)
+            try log.append([[1]])
+        }
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path + ".tmp"))
+        #expect(try AppendLog.open(path: path).records == [[1]])
+        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
     }
 
     @Test func rewriteCompactsAndKeepsAppending() throws {
@@ -154,3 +277,4 @@ import TrackerCore
         #expect(try AppendLog.open(path: path).records == [[1]])
     }
 }
+

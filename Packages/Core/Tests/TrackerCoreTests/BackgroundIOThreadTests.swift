@@ -3,7 +3,10 @@ import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
+// Task executors exist from macOS 15 / iOS 18 / tvOS 18 / visionOS 2 (the package floors are
+// lower): every test here is marked so (a suite itself cannot be).
 @Suite struct BackgroundIOThreadTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func stepsSpawnedForIORunOnTheIOThreadAndStayThereAcrossAwaits() async {
         let io = BackgroundIOThread.shared
         #expect(!io.isCurrent)
@@ -22,6 +25,7 @@ import TrackerCoreTestKit
 
     private static func isOnIOThread() async -> Bool { BackgroundIOThread.shared.isCurrent }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func aPauseSuspendsTheStepOnTheIOThreadAndIsRefusedElsewhere() async {
         // Off the I/O thread the system scheduler does not pause (nor does the manual clock).
         #expect(await SystemScheduler.shared.pauseIO(microseconds: 1) == false)
@@ -35,6 +39,7 @@ import TrackerCoreTestKit
         #expect(result == (true, true))
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func otherStepsRunWhileOneIsPaused() async {
         // A thread of the test's own: the first step stays paused after the test.
         let io = BackgroundIOThread(name: "test.io")

@@ -11,7 +11,10 @@ private func currentThreadName() -> String? {
 private let loopThreadName = "tracker.curl"
 
 /// Sends made by tasks that prefer ``CurlTransport/taskExecutor``: they run on the loop thread.
+// Task executors exist from macOS 15 / iOS 18 / tvOS 18 / visionOS 2 (the package floors are
+// lower): every test here is marked so (a suite itself cannot be).
 @Suite struct CurlTransportExecutorTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func sendsUnderThePreferenceRunOnTheLoopThread() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -34,6 +37,7 @@ private let loopThreadName = "tracker.curl"
     }
 
     /// The README's example: a back-to-back sender runs on the transport's loop thread.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func readmeExampleSendsABatchOverOneConnection() async throws {
         let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
         defer { server.stop() }
@@ -54,6 +58,7 @@ private let loopThreadName = "tracker.curl"
         #expect(server.connectionCount == 1)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func aTaskCreatedWithThePreferenceRunsOnTheLoopThread() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -68,6 +73,7 @@ private let loopThreadName = "tracker.curl"
         #expect(thread == loopThreadName)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func cancellingATaskUnderThePreferenceThrowsCancelled() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -93,6 +99,7 @@ private let loopThreadName = "tracker.curl"
 
     /// The cancellation comes from a job on the loop thread itself (the group's parent task),
     /// so nobody wakes the loop: it must see the cancellation before it sleeps again.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func cancellingFromTheLoopThreadAbortsTheTransfer() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -112,6 +119,7 @@ private let loopThreadName = "tracker.curl"
         #expect(error?.code == .cancelled)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func alreadyCancelledTaskUnderThePreferenceSendsNothing() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -126,6 +134,7 @@ private let loopThreadName = "tracker.curl"
         #expect(server.connectionCount == 0)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func timeoutUnderThePreferenceFiresWithinItsBound() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -145,6 +154,7 @@ private let loopThreadName = "tracker.curl"
 
     /// The task is resumed while the loop ends: its job cannot run on the loop thread any more
     /// and is handed to the global executor, as is every later job of the task.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func shutdownReleasesATaskWaitingUnderThePreference() async throws {
         let transport = CurlTransport()
         let server = try LoopbackHTTPServer { _ in .hang }
@@ -164,6 +174,7 @@ private let loopThreadName = "tracker.curl"
         #expect(thread != loopThreadName)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func aTaskPreferringAShutDownTransportRunsToCompletion() async throws {
         let transport = CurlTransport()
         transport.shutdown()
@@ -187,6 +198,7 @@ private let loopThreadName = "tracker.curl"
         #expect(server.connectionCount == 0)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func manyConcurrentTasksUnderThePreferenceComplete() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -225,6 +237,7 @@ private let loopThreadName = "tracker.curl"
         #expect(server.requestCount == 120)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *)
     @Test func sharedTransportOffersItsExecutor() async throws {
         let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: "ok") }
         defer { server.stop() }

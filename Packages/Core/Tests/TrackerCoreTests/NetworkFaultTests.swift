@@ -10,7 +10,7 @@ import TrackerCoreTestKit
     final class ObservedSink: Sink {
         let inner: HTTPSink<JSONValue>
         let answers = Locked<[SinkResult]>([])
-        private let waiters = Locked<[(Int, CheckedContinuation<Void, Never>)]>([])
+        private let waiters = Locked<[(Int, OnceContinuation<Bool>)]>([])
         var destination: String? { inner.destination }
 
         init(_ inner: HTTPSink<JSONValue>) { self.inner = inner }
@@ -18,19 +18,21 @@ import TrackerCoreTestKit
         func send(_ payload: JSONValue) async throws -> SinkResult {
             let result = await inner.send(payload)
             let n = answers.withLock { $0.append(result); return $0.count }
-            let ready = waiters.withLock { ws -> [CheckedContinuation<Void, Never>] in
-                var ready: [CheckedContinuation<Void, Never>] = []
+            let ready = waiters.withLock { ws -> [OnceContinuation<Bool>] in
+                var ready: [OnceContinuation<Bool>] = []
                 ws.removeAll { if $0.0 <= n { ready.append($0.1); return true }; return false }
                 return ready
             }
-            for c in ready { c.resume() }
+            for c in ready { c.resume(returning: true) }
             return result
         }
 
-        func waitForAnswers(_ count: Int) async {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+        /// Bounded: a regression that never answers fails the test instead of hanging the suite.
+        @discardableResult
+        func waitForAnswers(_ count: Int) async -> Bool {
+            await boundedWait(what: "waitForAnswers(\(count))", onTimeout: { false }) { once in
                 let done = answers.withLock { $0.count >= count }
-                if done { c.resume() } else { waiters.withLock { $0.append((count, c)) } }
+                if done { once.resume(returning: true) } else { waiters.withLock { $0.append((count, once)) } }
             }
         }
     }
@@ -83,19 +85,19 @@ import TrackerCoreTestKit
         let body: JSONValue = ["run_id": "00000000-0000-4000-8000-000000000001", "seq": 1, "note": "é/😀"]
         delivery.enqueue(Outbound(seq: 1, payload: body))
 
-        await sink.waitForAnswers(1)
+        #expect(await sink.waitForAnswers(1))
         await clock.settle()
         #expect(sink.answers.value[0].outcome == .transient)
         #expect(clock.pendingTimerDueTimes == [clock.nowMs() + 1000])
         await clock.advance(byMs: 999)
         #expect(sink.answers.value.count == 1)
         await clock.advance(byMs: 1)
-        await sink.waitForAnswers(2)
+        #expect(await sink.waitForAnswers(2))
         await clock.settle()
         #expect(sink.answers.value[1].outcome == .transient)
         #expect(clock.pendingTimerDueTimes == [clock.nowMs() + 2000])
         await clock.advance(byMs: 2000)
-        await sink.waitForAnswers(3)
+        #expect(await sink.waitForAnswers(3))
         await clock.settle()
         #expect(sink.answers.value.map(\.outcome) == [.transient, .transient, .accepted])
         #expect(settled.value.map(\.0) == [1])
@@ -117,7 +119,7 @@ import TrackerCoreTestKit
         let sink = ObservedSink(HTTPSink<JSONValue>(url: server.baseURL + "/x", timeoutMs: 2000))
         let delivery = DeliveryRuntime(sink: sink, scheduler: clock)
         delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1]))
-        await sink.waitForAnswers(1)
+        #expect(await sink.waitForAnswers(1))
         await clock.settle()
         #expect(sink.answers.value.map(\.outcome.rawValue) == [outcome])
         #expect(sink.answers.value.first?.reason == "r")
@@ -144,12 +146,12 @@ import TrackerCoreTestKit
         await clock.advance(byMs: 30_000) // attempt timeout → transient, backoff 1 s
         #expect(sink.answers.value.isEmpty) // the HTTP request itself is still hanging
         await clock.advance(byMs: 1000)
-        await sink.waitForAnswers(1)
+        #expect(await sink.waitForAnswers(1))
         await clock.settle()
         #expect(delivery.pending == nil)
         #expect(server.requestCount == 2)
         server.stop() // the hanging request now fails; its late answer must change nothing
-        await sink.waitForAnswers(2)
+        #expect(await sink.waitForAnswers(2))
         await clock.settle()
         #expect(delivery.pending == nil)
         #expect(clock.pendingTimerCount == 0)
@@ -164,7 +166,7 @@ import TrackerCoreTestKit
         let delivery = DeliveryRuntime(sink: sink, scheduler: clock, retry: RetryPolicy(initialDelayMs: 10, factor: 1, maxDelayMs: 10))
         for attempt in 1...60 {
             if attempt == 1 { delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1])) } else { await clock.advance(byMs: 10) }
-            await sink.waitForAnswers(attempt)
+            #expect(await sink.waitForAnswers(attempt))
             await clock.settle()
             #expect(clock.pendingTimerCount == 1) // just the retry timer
         }

@@ -10,20 +10,30 @@ import TrackerCoreTestKit
         }
     }
 
-    /// Concurrent records land in distinct files (only observable when capture is on).
-    @Test func concurrentRecordsGetDistinctFiles() async {
-        guard PayloadCapture.directory != nil else { return }
+    /// Concurrent records land in distinct files. Runs under a plain `swift test` too (it used to
+    /// return early unless `TRACKER_CAPTURE_DIR` was set): it captures into its own folder.
+    @Test func concurrentRecordsGetDistinctFiles() async throws {
+        let dir = NSTemporaryDirectory() + "capture-selftest-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let paths = await withTaskGroup(of: String?.self) { group in
-            for _ in 0..<32 {
-                group.addTask { PayloadCapture.record(Array("{}".utf8), schema: CapturedSchema(name: "capture-selftest")) }
+            for i in 0..<32 {
+                group.addTask { PayloadCapture.record(Array("{\"n\":\(i)}".utf8), schema: CapturedSchema(name: "capture-selftest"), in: dir) }
             }
             var all: [String] = []
             for await p in group { if let p { all.append(p) } }
             return all
         }
+        #expect(paths.count == 32)
         #expect(Set(paths).count == 32)
-        // Not a real payload: remove it so that validation does not look for a schema.
-        for p in paths { try? FileManager.default.removeItem(atPath: p) }
-        if let dir = PayloadCapture.directory { try? FileManager.default.removeItem(atPath: dir + "/capture-selftest") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir + "/capture-selftest")
+        #expect(files.count == 32 && files.allSatisfy { $0.hasSuffix(".json") })
+        let bodies = Set(paths.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) })
+        #expect(bodies == Set((0..<32).map { "{\"n\":\($0)}" }))
+    }
+
+    @Test func captureFollowsTheEnvironment() {
+        // Off unless the variable is set; when set (make test), record() writes under it.
+        let env = ProcessInfo.processInfo.environment[PayloadCapture.environmentVariable]
+        #expect(PayloadCapture.directory == ((env?.isEmpty ?? true) ? nil : env))
     }
 }

@@ -33,6 +33,30 @@ import TrackerCoreTestKit
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["k.kv"])
     }
 
+    // Issue 14 item 8: temporary files left by a kill between write and rename were never removed.
+    @Test func S158_staleTemporaryFilesAreRemovedWhenAStoreOpens() async throws {
+        let dir = tempDir()
+        let store = FileKeyValueStorage(directory: dir)
+        try await store.setItem("rocalytics-sdk:onboarding-run", "{}")
+        let kept = store.path(for: "rocalytics-sdk:onboarding-run")
+        let stale = [kept + ".tmp-" + IDs.uuidV4(), store.path(for: "paywall") + ".tmp-" + IDs.uuidV4()]
+        let fresh = kept + ".tmp-" + IDs.uuidV4() // a write in flight elsewhere
+        let foreign = [dir + "/notes.tmp-" + IDs.uuidV4(), kept + ".tmp-short", dir + "/other.txt"]
+        for p in stale + [fresh] + foreign { _ = FileManager.default.createFile(atPath: p, contents: Data("x".utf8)) }
+        let old = Date(timeIntervalSinceNow: -Double(FileKeyValueStorage.staleTemporaryFileAge) - 5)
+        for p in stale + foreign { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: p) }
+
+        let reopened = FileKeyValueStorage(directory: dir)
+        // Operations apply in order: the clean-up ran before this read.
+        #expect(try await reopened.getItem("rocalytics-sdk:onboarding-run") == "{}")
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: dir))
+        let expected = Set(([kept, fresh] + foreign).map { String($0.split(separator: "/").last!) })
+        #expect(names == expected)
+        // A store on a directory that does not exist yet starts without error.
+        let empty = FileKeyValueStorage(directory: tempDir())
+        #expect(try await empty.getItem("k") == nil)
+    }
+
     @Test func keysMapToDistinctSafeFileNames() {
         let store = FileKeyValueStorage(directory: "/tmp/x")
         #expect(store.path(for: "a/b") == "/tmp/x/a%2Fb.kv")

@@ -10,6 +10,9 @@ public final class OnboardingRun: Sendable {
     let tracker: OnboardingRunTracker?
     let generation: UInt64
     let lastStepKey = Locked<String?>(nil)
+    /// Set once `complete()` recorded the completion.
+    let completedFlag = Locked(false)
+    var isCompleted: Bool { completedFlag.value }
 
     init(runId: String, tracker: OnboardingRunTracker?, generation: UInt64, stepKey: String? = nil) {
         self.runId = runId
@@ -42,6 +45,9 @@ public final class OnboardingRun: Sendable {
 
 extension OnboardingRun {
     private static let app = Locked<OnboardingRunTracker?>(nil)
+    /// Where the app-wide calls made before `configure` report: the default diagnostic handler
+    /// (replaced only by tests, to observe it).
+    static let consoleOutput = Locked<DiagnosticHandler>(Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk"))
 
     /// Configures the app-wide tracker: disposes the current one (if any), then creates a new one.
     public static func configure(_ configuration: OnboardingRunConfiguration) {
@@ -58,7 +64,7 @@ extension OnboardingRun {
     /// `00000000-0000-0000-0000-000000000000` and prints a `not-configured` warning.
     public static func start(_ options: StartOptions) -> OnboardingRun {
         if let t = app.value { return t.start(options) }
-        Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk")(Diagnostic(code: "not-configured", message: "onboardingRun.start called before configure"))
+        consoleOutput.value(Diagnostic(code: "not-configured", message: "onboardingRun.start called before configure"))
         return OnboardingRun(runId: "00000000-0000-0000-0000-000000000000", tracker: nil, generation: 0)
     }
 

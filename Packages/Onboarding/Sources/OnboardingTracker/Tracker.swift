@@ -19,6 +19,8 @@ public final class OnboardingRunTracker: Sendable {
         var held: Set<String> = []
         var settled: [String: Int] = [:]
         var deliveries: [String: DeliveryRuntime<OnboardingRunSnapshot>] = [:]
+        /// Run ids of `deliveries` in creation order (dispose closes them in this order).
+        var deliveryOrder: [String] = []
         var debounceToken: TimerToken?
         var readDone = false
         var persistenceOff = false
@@ -27,6 +29,7 @@ public final class OnboardingRunTracker: Sendable {
         var staging = 0
         var queuedWrites = 0
         var slowReadStarted = false
+        var slowReadReported = false
         var leftover: Deferred<Leftover>?
     }
 
@@ -110,9 +113,12 @@ public final class OnboardingRunTracker: Sendable {
         //    even one caused by a delivery that starts from step 3 on another thread.
         if let store {
             let me2 = me
+            let readDeferred = self.readDeferred
             store.enqueueSaveWith({ [weak self] in
                 if let drain { _ = await awaitCancellable { cb in drain.onComplete { _ in cb() } } }
-                guard let self else { return .skip }
+                // A tracker released before its read ran still completes the read, so that a
+                // disposed one's drain (which waits on it) ends now, not after the bound.
+                guard let self else { readDeferred.complete(()); return .skip }
                 registry.armLateWrites(key: key, tracker: me2) { [weak self] in self?.lateWriteLanded() }
                 let raw = await self.readStored()
                 self.processRead(raw)
@@ -226,6 +232,17 @@ public final class OnboardingRunTracker: Sendable {
             return false
         }
         guard run.generation == s.generation, let cur = s.current, cur.runId == run.runId else {
+            // A completed run is not replaced by a later start (§4 `run-replaced` is for a run in
+            // progress): it stays completed, and `background()` still skips the retry backoff
+            // of its unsent completion (§9.7).
+            if run.isCompleted {
+                if allowCompleted {
+                    if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
+                } else {
+                    fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
+                }
+                return false
+            }
             fx.diag("run-inactive", "a newer run replaced this one; nothing is recorded", run.runId)
             return false
         }
@@ -249,7 +266,7 @@ public final class OnboardingRunTracker: Sendable {
                 return
             }
             let t = now(r)
-            if let last = r.steps.last, last.stepKey == stepKey, last.exitedAt == nil, !r.truncated {
+            if let last = r.steps.last, last.stepKey == stepKey, last.exitedAt == nil {
                 fx.diag("already-on-step", "step \"\(stepKey)\" is already the open entry", r.runId)
                 return
             }
@@ -321,7 +338,9 @@ public final class OnboardingRunTracker: Sendable {
                 r.applyAnswer(ans, entry: target, at: idx, delta: delta)
                 changed = true
             }
-            if refused || (r.truncated && !answers.isEmpty && !changed) {
+            // Only a valid answer that recording refused reports `truncated`; answers that are
+            // all invalid report `invalid-answer` alone (§4).
+            if refused {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             }
             if target == n - 1 && r.steps[target].exitedAt == nil {
@@ -397,6 +416,7 @@ public final class OnboardingRunTracker: Sendable {
             let t = now(r)
             r.completed = true
             r.completedAt = t
+            run.completedFlag.withLock { $0 = true }
             let last = r.steps.count - 1
             if !r.truncated || r.steps[last].exitedAt == nil { r.steps[last].setExit(t) }
             r.provisionalExit = false
@@ -433,14 +453,13 @@ public final class OnboardingRunTracker: Sendable {
     /// A recorded change: written now, sent after the debounce window.
     func recordChange(_ r: inout RunState, s: inout State, fx: inout Effects) {
         r.dirty = true
-        guard r.hasEntries else {
-            requestWrite(&s, fx: &fx)
-            return
-        }
         if config.debounceMs <= 0 {
-            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+            if r.hasEntries { buildAndStage(&r, s: &s, fx: &fx, flush: false) } else { requestWrite(&s, fx: &fx) }
             return
         }
+        // The window opens at the first unsent change (§6.1), an entry or not: a property set
+        // before the first entry starts it (when it ends with no entry, nothing is built and
+        // the next change opens a new one).
         if s.debounceToken == nil {
             let gen = s.generation
             s.debounceToken = scheduler.schedule(afterMs: config.debounceMs) { [weak self] in self?.debounceFired(gen) }
@@ -477,6 +496,7 @@ public final class OnboardingRunTracker: Sendable {
             onTransient: { [weak self] _, _ in self?.checkLeftover() }
         )
         s.deliveries[runId] = d
+        s.deliveryOrder.append(runId)
         if s.disposed { d.close() }
         return d
     }
@@ -505,13 +525,12 @@ public final class OnboardingRunTracker: Sendable {
         s.staging += 1
         let handOver: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            let superseded = self.state.withLock { s -> Bool in
-                s.staging -= 1
-                // Latest wins: a newer snapshot of the run was built meanwhile; this one is never sent.
-                if let newer = s.outboxes[item.payload.runId], newer.seq > item.seq { return true }
-                return false
-            }
-            if !superseded { d.enqueue(item) }
+            self.state.withLock { $0.staging -= 1 }
+            // Every staged snapshot is handed over when its write finished or timed out, even
+            // when a newer one was built meanwhile (§6.2): latest-wins applies among handed
+            // snapshots (§6.3 rule 2), so a newer one replaces it only once it is handed over
+            // itself. (Dropping it here starved the sink while writes were slow, issue 15.)
+            d.enqueue(item)
             if flush { d.flush() }
             self.checkLeftover()
         }
@@ -781,10 +800,7 @@ public final class OnboardingRunTracker: Sendable {
         }
         if startSlow {
             let ms = config.storageReadTimeoutMs
-            scheduler.schedule(afterMs: ms) { [weak self] in
-                guard let self, !self.readDeferred.isComplete else { return }
-                self.emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
-            }
+            scheduler.schedule(afterMs: ms) { [weak self] in self?.reportSlowRead() }
         }
         let completed = await awaitCancellable { cb in readDeferred.onComplete { _ in cb() } }
         guard completed, !Task.isCancelled else { return nil }
@@ -828,6 +844,20 @@ public final class OnboardingRunTracker: Sendable {
         }
         finish(fx)
         return result
+    }
+
+    /// Reports, once per tracker, a stored-state read still running after `storageReadTimeoutMs`
+    /// (§4 (g)): from `resume()`'s timer, and from every bounded wait on the read (`idle()`, a
+    /// disposed tracker's drain) that ran out.
+    func reportSlowRead() {
+        guard !readDeferred.isComplete else { return }
+        let first = state.withLock { s -> Bool in
+            defer { s.slowReadReported = true }
+            return !s.slowReadReported
+        }
+        guard first else { return }
+        let ms = config.storageReadTimeoutMs
+        emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
     }
 
     /// Drops null members so that absent == null when comparing (contract §12.3).
@@ -874,7 +904,10 @@ public final class OnboardingRunTracker: Sendable {
         let scheduler = self.scheduler
         let readDeferred = self.readDeferred
         let readOK = await waitBounded(ms) { cb in readDeferred.onComplete { _ in cb() } }
-        guard readOK else { return }
+        guard readOK else {
+            reportSlowRead()
+            return
+        }
         _ = await waitBounded(ms) { cb in scheduler.spawn { await store.idle(); cb() } }
     }
 
@@ -907,7 +940,8 @@ public final class OnboardingRunTracker: Sendable {
             let left = Deferred<Leftover>()
             s.leftover = left
             let handoff = Handoff(sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left)
-            for d in s.deliveries.values { fx.run { d.close() } }
+            // Run-creation order: the last attempts go out in an order the inputs decide.
+            for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
             return (handoff, store != nil ? Deferred<Void>() : nil)
         }
         guard let (handoff, drain) = published else { return }
@@ -917,8 +951,12 @@ public final class OnboardingRunTracker: Sendable {
             let ms = config.storageReadTimeoutMs
             let scheduler = self.scheduler
             let readDeferred = self.readDeferred
-            boundedWait(ms: ms, scheduler: scheduler, register: { cb in readDeferred.onComplete { _ in cb() } }) { timedOut in
-                if timedOut { drain.complete(()); return }
+            boundedWait(ms: ms, scheduler: scheduler, register: { cb in readDeferred.onComplete { _ in cb() } }) { [weak self] timedOut in
+                if timedOut {
+                    self?.reportSlowRead()
+                    drain.complete(())
+                    return
+                }
                 // The wait for the queued writes starts in a background step after the read wait,
                 // as in the reference (where it follows an `await`): its bound then runs from a
                 // moment after the caller's own synchronous work (a successor's `resume()` call

@@ -9,10 +9,18 @@ import TrackerCoreTestKit
 @Suite(.serialized) struct FacadeScenarios {
     @Test func S17_appWideTrackerBeforeConfigure() async {
         OnboardingRun.dispose()
+        // `not-configured` goes to the default console printer (standard error), not to a
+        // handler: observe what is handed to it.
+        let printed = Locked<[Diagnostic]>([])
+        let console = OnboardingRun.consoleOutput.value
+        OnboardingRun.consoleOutput.withLock { $0 = { d in printed.withLock { $0.append(d) } } }
+        defer { OnboardingRun.consoleOutput.withLock { $0 = console } }
         let run = OnboardingRun.start(OPTIONS)
         run.enterStep("welcome"); run.complete()
         #expect(run.runId == "00000000-0000-0000-0000-000000000000")
-        // `not-configured` goes to the default console printer (standard error), not to a handler.
+        // One warning for the refused start; the inert run stays silent afterwards.
+        #expect(printed.value.map(\.code) == ["not-configured"])
+        #expect(printed.value.first?.runId == nil)
     }
 
     @Test func S18_appWideTrackerOnceConfigured() async {
@@ -79,7 +87,7 @@ import TrackerCoreTestKit
         await w.advance(5000)
         #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
         let resumed = Locked<OnboardingRun??>(nil)
-        w.clock.spawn { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
+        w.clock.spawnAsCaller { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
         await w.settle()
         #expect(resumed.value.map { $0 == nil } == true)
         await w.advance(60_000)

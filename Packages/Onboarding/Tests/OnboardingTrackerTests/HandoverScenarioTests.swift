@@ -28,7 +28,7 @@ final class Pending: @unchecked Sendable {
     var isDone: Bool { done.value }
     init(_ w: World, _ work: @escaping @Sendable () async -> Void) {
         let done = self.done
-        w.clock.spawn { await work(); done.withLock { $0 = true } }
+        w.clock.spawnAsCaller { await work(); done.withLock { $0 = true } }
     }
 }
 

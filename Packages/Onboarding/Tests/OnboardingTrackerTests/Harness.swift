@@ -104,67 +104,33 @@ final class HarnessSink: OnboardingSink, @unchecked Sendable {
     }
 }
 
-/// The scheduler every tracker of a test uses: the manual clock's timers, and its executor for
-/// background steps — but a step spawned by the test's own code (a recording call, a tracker's
-/// initialiser) waits until the test next lets time pass or awaits the world (``open(_:)``).
-///
-/// The clock's executor runs on its own thread. Without the gate, the background work of one
-/// recording call (a write landing, the snapshot handed to the sink) could run between two
-/// calls the test makes back to back, and "enter welcome; complete()" would sometimes send the
-/// welcome snapshot first. With it, calls made in one go behave as in the reference (which runs
-/// to completion before any background step): deterministic, as decision 13 requires.
-final class GatedScheduler: TrackerScheduler, @unchecked Sendable {
-    let clock: ManualClock
-    private let gate = Locked<(openCount: Int, held: [@Sendable () async -> Void])>((0, []))
-
-    init(_ clock: ManualClock) { self.clock = clock }
-
-    func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken { clock.schedule(afterMs: afterMs, work) }
-    func cancel(_ token: TimerToken) { clock.cancel(token) }
-
-    func spawn(_ work: @escaping @Sendable () async -> Void) {
-        if Self.onClockExecutor() { clock.spawn(work); return }
-        let now = gate.withLock { g -> Bool in
-            if g.openCount > 0 { return true }
-            g.held.append(work)
-            return false
-        }
-        if now { clock.spawn(work) }
-    }
-
-    /// Runs `body` with the gate open: held steps go to the executor first, in order.
-    func open<T: Sendable>(_ body: () async -> T) async -> T {
-        let held = gate.withLock { g -> [@Sendable () async -> Void] in
-            g.openCount += 1
-            defer { g.held = [] }
-            return g.held
-        }
-        for w in held { clock.spawn(w) }
-        let r = await body()
-        gate.withLock { $0.openCount -= 1 }
-        return r
-    }
-
-    private static func onClockExecutor() -> Bool { Thread.current.name == "ManualClock.executor" }
-}
-
 /// One test's world: the manual clock, the backing store and the current "process" registry.
+///
+/// Every tracker of a test uses the manual clock as its scheduler, holding outside work: a step
+/// spawned by the test's own code (a recording call, a tracker's initialiser) waits until the
+/// test next lets time pass or awaits the world (``open(_:)``), and held steps are then started
+/// in order from the clock's executor itself. Without holding, the background work of one
+/// recording call (a write landing, the snapshot handed to the sink) could run between two calls
+/// the test makes back to back, and "enter welcome; complete()" would sometimes send the welcome
+/// snapshot first. With it, calls made in one go behave as in the reference (which runs to
+/// completion before any background step), and a test's outcome is a function of its inputs
+/// (decision 13).
 final class World: @unchecked Sendable {
-    let clock = ManualClock()
-    let scheduler: GatedScheduler
+    let clock = ManualClock(holdsOutsideWork: true)
+    var scheduler: ManualClock { clock }
     let backing = InMemoryKeyValueStorage()
     var registry = HandoffRegistry()
     /// The harnesses of the current process.
     private let live = Locked<[Harness]>([])
 
-    init() { scheduler = GatedScheduler(clock) }
+    init() {}
 
     /// tick(ms): time moves on, due timers fire in order, work settles.
-    func advance(_ ms: Int64) async { await scheduler.open { await clock.advance(byMs: ms) } }
+    func advance(_ ms: Int64) async { await clock.withOutsideWorkReleased { await clock.advance(byMs: ms) } }
     /// tick(0): pending work settles.
-    func settle() async { await scheduler.open { await clock.settle() } }
+    func settle() async { await clock.withOutsideWorkReleased { await clock.settle() } }
     /// Awaits `body` (e.g. `idle()`) while background steps may run.
-    func open<T: Sendable>(_ body: () async -> T) async -> T { await scheduler.open(body) }
+    func open<T: Sendable>(_ body: () async -> T) async -> T { await clock.withOutsideWorkReleased(body) }
 
     func adopt(_ h: Harness) { live.withLock { $0.append(h) } }
 
@@ -186,7 +152,7 @@ final class World: @unchecked Sendable {
     func relaunch(atSeconds s: Int64) async {
         killProcess()
         registry = HandoffRegistry()
-        await scheduler.open { await clock.set(ms: T0 + s * 1000) }
+        await clock.withOutsideWorkReleased { await clock.set(ms: T0 + s * 1000) }
     }
 }
 
@@ -343,7 +309,7 @@ struct HarnessSinkError: Error {}
 func resumeT(_ h: Harness, expected: StartOptions? = nil) async -> OnboardingRun? {
     let box = Locked<OnboardingRun??>(nil)
     let tracker = h.tracker
-    h.world.clock.spawn { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
+    h.world.clock.spawnAsCaller { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
     for _ in 0..<600 {
         await h.world.settle()
         if let v = box.value { return v }

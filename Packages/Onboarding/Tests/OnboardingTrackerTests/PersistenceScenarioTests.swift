@@ -180,7 +180,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
         let h = Harness(w, faults: f) { $0.storageReadTimeoutMs = 1000 }
         let result = Locked<String??>(nil)
         let tracker = h.tracker
-        w.clock.spawn { let r = await tracker.resume(); result.withLock { $0 = .some(r?.runId) } }
+        w.clock.spawnAsCaller { let r = await tracker.resume(); result.withLock { $0 = .some(r?.runId) } }
         await h.tick(1000)
         #expect(result.value == nil)
         #expect(h.diags("storage").contains { $0.message.contains("1000 ms") })
@@ -195,7 +195,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
         let h = Harness(World(), faults: f) { $0.storageReadTimeoutMs = 1000 }
         let done = Locked(false)
         let tracker = h.tracker
-        h.world.clock.spawn { _ = await tracker.resume(); done.withLock { $0 = true } }
+        h.world.clock.spawnAsCaller { _ = await tracker.resume(); done.withLock { $0 = true } }
         await h.tick(600_000)
         #expect(!done.value)
     }
@@ -207,7 +207,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
         let h = Harness(w, faults: f) { $0.storageReadTimeoutMs = 1000 }
         let result = Locked<String??>(nil)
         let tracker = h.tracker
-        w.clock.spawn { let r = await tracker.resume(); result.withLock { $0 = .some(r?.runId) } }
+        w.clock.spawnAsCaller { let r = await tracker.resume(); result.withLock { $0 = .some(r?.runId) } }
         await h.tick(1000)
         let fresh = h.start()
         fresh.enterStep("welcome"); await h.tick(2000)
@@ -349,8 +349,14 @@ let KEY = "rocalytics-sdk:onboarding-run"
         run.enterStep("welcome"); await a.tick(); a.kill()
         await w.relaunch(atSeconds: 600)
         let b = Harness(w)
-        await b.idle(); b.start(); await b.tick(60_000)
+        await b.idle()
+        let next = b.start()
+        next.enterStep("welcome"); await b.tick(60_000)
         #expect(!b.sink.bodies.contains { $0["run_id"]?.stringValue == run.runId })
+        // The successor does send: its own run, and nothing else.
+        #expect(b.sink.bodies.map { $0["run_id"]!.stringValue! } == [next.runId])
+        // And it read the stored run (then abandoned it): the stored state now holds only its own run.
+        #expect(b.storedJSON?["current"]?["runId"]?.stringValue == next.runId)
     }
 
     @Test func S101_nothingToResume() async {
@@ -537,7 +543,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
         let b = Harness(w)
         let result = Locked<Bool?>(nil)
         let t = b.tracker
-        w.clock.spawn { let r = await t.resume(); result.withLock { $0 = r == nil } }
+        w.clock.spawnAsCaller { let r = await t.resume(); result.withLock { $0 = r == nil } }
         await b.tick(10_000)
         #expect(result.value == true)
         #expect(b.sink.statuses.contains("completed"))

@@ -220,6 +220,7 @@ import TrackerCoreTestKit
         b.tracker.dispose()
     }
 
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, visionOS 1.0, *) // Regex
     @Test func S20_badUuidOption() async {
         let h = Harness(World()) { $0.uuid = { "not-a-uuid" } }
         let run = h.start()
@@ -584,12 +585,17 @@ import TrackerCoreTestKit
         let h = Harness(World())
         h.sink.always(.transient)
         let run = h.start()
-        run.enterStep("welcome"); run.complete(); await h.tick(0)
-        #expect(h.sink.statuses == ["completed"])
+        // The entry's own snapshot (seq 1) is handed over when its write lands, even though the
+        // completion was built before that (issue 15 item 2, S170): let it go out first, so the
+        // completion is flushed with no attempt in flight.
+        run.enterStep("welcome"); await h.tick(0)
+        #expect(h.sink.statuses == ["in_progress"])
+        run.complete(); await h.tick(0)
+        #expect(h.sink.statuses == ["in_progress", "completed"])
         let before = h.codes.count
         run.background(); await h.tick(0)
-        #expect(h.sink.statuses == ["completed", "completed"])
-        #expect(h.sink.payloads[0].bytes == h.sink.payloads[1].bytes)
+        #expect(h.sink.statuses == ["in_progress", "completed", "completed"])
+        #expect(h.sink.payloads[1].bytes == h.sink.payloads[2].bytes)
         #expect(h.codes.count == before)
     }
 

@@ -20,6 +20,10 @@ public struct PaywallTrackerConfiguration: Sendable {
     public var retry: RetryPolicy
     /// An attempt with no answer after this long counts as transient (default 30 s).
     public var attemptTimeoutMs: Int64
+    /// With storage, the longest a snapshot waits for the write that records it before it is
+    /// sent anyway (default 1,000 ms, as the onboarding tracker); `<= 0` waits however long the
+    /// write takes. A snapshot is sent only once that write landed or failed, or this passed.
+    public var persistTimeoutMs: Int64
     /// Receives every diagnostic (default: a console line `[rocalytics-sdk] <code>: <message>`).
     public var onDiagnostic: DiagnosticHandler
 
@@ -28,7 +32,7 @@ public struct PaywallTrackerConfiguration: Sendable {
         sink: any Sink<PaywallSnapshot>, context: PaywallContextSource, storage: (any KeyValueStorage)? = nil,
         storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
         scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
-        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
+        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000, persistTimeoutMs: Int64 = 1000,
         onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
         self.sink = sink
@@ -40,6 +44,7 @@ public struct PaywallTrackerConfiguration: Sendable {
         self.uuid = uuid
         self.retry = retry
         self.attemptTimeoutMs = attemptTimeoutMs
+        self.persistTimeoutMs = persistTimeoutMs
         self.onDiagnostic = onDiagnostic
     }
 }
@@ -49,6 +54,9 @@ public struct PaywallTrackerConfiguration: Sendable {
 /// Each presentation sends up to three complete snapshots (start, shown, end) through the sink,
 /// on its own delivery queue with retries. Unsent snapshots (at most
 /// ``maxStoredPresentations``) are kept in storage and resent unchanged at the next launch.
+/// With storage, a snapshot is handed to the sink only after the write that records it has
+/// finished (persist-before-send, bounded by ``PaywallTrackerConfiguration/persistTimeoutMs``);
+/// writes are coalesced (latest state wins, one write running and at most one waiting).
 /// No method throws, blocks or waits for I/O: invalid input, a failing context, sink or storage
 /// become diagnostics.
 public final class PaywallPresentationTracker: PaywallObserver, Sendable {
@@ -67,11 +75,15 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         var pending: [String: Outbound<PaywallSnapshot>] = [:]
         /// The first read failed: no write or removal at all this session.
         var persistenceOff = false
+        /// Highest seq built per presentation with a delivery queue: a staged snapshot whose
+        /// write finishes after a newer one was built is never handed over (latest wins).
+        var staged: [String: Int] = [:]
     }
 
     private let config: PaywallTrackerConfiguration
     private let state = Locked(State())
     private let store: SerialStore?
+    private let persister: CoalescingPersister?
 
     /// Creates a tracker. With storage, the stored unsent snapshots are read first (before any
     /// write) and resent.
@@ -85,6 +97,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         } else {
             store = nil
         }
+        persister = store.map { CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: configuration.persistTimeoutMs) }
         if let store {
             // The first operation on the key: every later write waits for it and builds its map
             // only when its turn comes, so it includes what was restored here.
@@ -197,17 +210,38 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId))
     }
 
-    /// Hands a snapshot to its presentation's delivery queue (created on demand); `false` when
-    /// the tracker was disposed meanwhile (the caller reports `disposed`).
+    /// Records a snapshot in the pending map and stages it: it reaches its presentation's
+    /// delivery queue (created on demand) once the write that records it finished, or the persist
+    /// timeout passed. `false` when the tracker was disposed meanwhile (the caller reports
+    /// `disposed`).
     @discardableResult
     func enqueue(_ snapshot: PaywallSnapshot, id: String) -> Bool {
-        let seq = snapshot.seq
-        let runtime = state.withLock { s -> DeliveryRuntime<PaywallSnapshot>? in
+        let item = Outbound(seq: snapshot.seq, payload: snapshot)
+        let staged = state.withLock { s -> (runtime: DeliveryRuntime<PaywallSnapshot>, dropped: [String])? in
             if s.disposed { return nil }
-            return runtimeLocked(&s, id: id)
+            let runtime = runtimeLocked(&s, id: id)
+            s.staged[id] = max(s.staged[id] ?? 0, item.seq)
+            if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
+            guard store != nil, !s.persistenceOff else { return (runtime, []) }
+            return (runtime, Self.applyCap(&s))
         }
-        guard let runtime else { return false }
-        runtime.enqueue(Outbound(seq: seq, payload: snapshot))
+        guard let (runtime, dropped) = staged else { return false }
+        for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
+        let state = self.state
+        let handOver: @Sendable (PersistResult) -> Void = { _ in
+            // A write that failed was reported (`storage`) by the store; the snapshot is sent
+            // anyway: holding it back could not store it, and it stays in the pending map, so
+            // the next write (the next change or settlement) records it again.
+            let send = state.withLock { s -> Bool in
+                !s.disposed && (s.staged[id] ?? 0) <= item.seq
+            }
+            if send { runtime.enqueue(item) }
+        }
+        if let persister {
+            persister.request(compose: persistCompose(), handOver: handOver)
+        } else {
+            handOver(.landed)
+        }
         return true
     }
 
@@ -217,8 +251,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         let r = DeliveryRuntime<PaywallSnapshot>(
             send: { try await sink.send($0) }, scheduler: config.scheduler, retry: config.retry,
             attemptTimeoutMs: config.attemptTimeoutMs,
-            onSettled: { [weak self] item, result in self?.settled(id: id, item, result) },
-            onPendingChange: { [weak self] item in self?.pendingChanged(id: id, item) }
+            onSettled: { [weak self] item, result in self?.settled(id: id, item, result) }
         )
         s.deliveries[id] = r
         return r
@@ -229,26 +262,24 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             let reason = result.reason.flatMap { $0.isEmpty ? nil : ": \($0)" } ?? ""
             report("rejected", "snapshot \(item.seq) rejected\(reason)", runId: id)
         }
-        // Release the queue once the presentation can send nothing more: its ended snapshot
-        // settled, or it was restored from storage (no handle this session).
-        state.withLock { s in
-            guard let r = s.deliveries[id], item.payload.status == .ended || s.restored.contains(id), r.pending == nil else { return }
-            s.deliveries[id] = nil
-        }
-    }
-
-    private func pendingChanged(id: String, _ item: Outbound<PaywallSnapshot>?) {
-        let dropped = state.withLock { s -> [String] in
-            if let item {
-                if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
-            } else if s.pending.removeValue(forKey: id) != nil {
+        let removed = state.withLock { s -> Bool in
+            // The stored entry goes once nothing newer of the presentation was built meanwhile.
+            var removed = false
+            if let p = s.pending[id], p.seq <= item.seq {
+                s.pending[id] = nil
                 s.pendingOrder.removeAll { $0 == id }
+                removed = true
             }
-            guard store != nil, !s.persistenceOff else { return [] }
-            return Self.applyCap(&s)
+            // Release the queue once the presentation can send nothing more: its ended snapshot
+            // settled, or it was restored from storage (no handle this session).
+            if let r = s.deliveries[id], item.payload.status == .ended || s.restored.contains(id), r.pending == nil,
+               (s.staged[id] ?? 0) <= item.seq {
+                s.deliveries[id] = nil
+                s.staged[id] = nil
+            }
+            return removed
         }
-        for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
-        persist()
+        if removed { persist() }
     }
 
     /// Drops the oldest (by `started_at`, stable) pending presentations beyond the cap.
@@ -266,15 +297,21 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         return dropped
     }
 
-    /// Queues a write of the pending map, built when its turn comes. The write keeps the tracker
+    /// Requests a write of the pending map, built when its turn comes; requests made while a
+    /// write is still waiting join it (coalesced, latest state wins). A queued write keeps the tracker
     /// alive until it ran: a tracker the app disposes and releases still lands its queued writes,
     /// so its successor reads its last unsent snapshots. Once that successor has read the map it
     /// owns it: a disposed tracker's later writes (an answer settling one of its presentations)
     /// are skipped, or they would replace the successor's entries with this tracker's.
     private func persist() {
-        guard let store else { return }
-        store.enqueueSaveWith { [self] in
-            return self.state.withLock { s -> StoreWrite in
+        persister?.request(compose: persistCompose())
+    }
+
+    /// Builds the pending map (or the removal of the key) when a write's turn comes.
+    private func persistCompose() -> @Sendable () -> StoreWrite {
+        guard let store else { return { .skip } }
+        return { [self] in
+            self.state.withLock { s -> StoreWrite in
                 if s.persistenceOff || (s.disposed && store.isSuperseded) { return .skip }
                 if s.pending.isEmpty { return .remove }
                 var map = JSONObject()
@@ -336,7 +373,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                     return .kept(dropped: Self.applyCap(&s))
                 }
                 s.restored.insert(id)
-                return .delivered(runtimeLocked(&s, id: id))
+                // Already stored as it is: it joins the pending map (so later writes keep it) and
+                // goes to delivery without waiting for a write.
+                s.staged[id] = max(s.staged[id] ?? 0, item.seq)
+                if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
+                let dropped = store != nil && !s.persistenceOff ? Self.applyCap(&s) : []
+                return .delivered(runtimeLocked(&s, id: id), dropped: dropped)
             }
             switch adopted {
             case .skipped:
@@ -344,9 +386,11 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             case let .kept(dropped):
                 for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
                 if !dropped.isEmpty { persist() }
-            case let .delivered(runtime):
-                // A dispose landing from here on stops this runtime; the enqueued snapshot then
-                // stays pending, so it is still written (never dropped between the two steps).
+            case let .delivered(runtime, dropped):
+                for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
+                if !dropped.isEmpty { persist() }
+                // A dispose landing from here on stops this runtime; the entry is in the pending
+                // map already, so later writes keep it stored (never dropped between the two steps).
                 runtime.enqueue(item)
             }
         }
@@ -358,8 +402,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         case skipped
         /// Kept in the pending map only (the tracker was disposed); `dropped` went over the cap.
         case kept(dropped: [String])
-        /// Restored for delivery on this runtime.
-        case delivered(DeliveryRuntime<PaywallSnapshot>)
+        /// Restored for delivery on this runtime; `dropped` went over the cap.
+        case delivered(DeliveryRuntime<PaywallSnapshot>, dropped: [String])
     }
 }
 

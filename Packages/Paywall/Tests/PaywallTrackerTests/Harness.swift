@@ -87,13 +87,13 @@ struct Harness {
     init(startMs: Int64 = T0, context: PaywallContextSource = .value(CTX_IN), storage: (any KeyValueStorage)? = nil,
          clock: ManualClock? = nil,
          behavior: @escaping @Sendable (Int, PaywallSnapshot) -> SinkBehavior = { _, _ in .result(.accepted) },
-         uuid: (@Sendable () -> String)? = nil) {
+         uuid: (@Sendable () -> String)? = nil, persistTimeoutMs: Int64 = 1000) {
         let clock = clock ?? ManualClock(startMs: startMs)
         self.clock = clock
         sink = CheckedSink(clock: clock, recorder: RecordingSink(behavior: behavior))
         tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: sink, context: context, storage: storage, clock: clock, scheduler: clock, uuid: uuid,
-            onDiagnostic: log.handler))
+            persistTimeoutMs: persistTimeoutMs, onDiagnostic: log.handler))
     }
 
     var bodies: [String] { sink.bodies }

@@ -3,10 +3,10 @@ import TrackerCore
 import TrackerCoreTestKit
 @testable import RocalyticsClient
 
-/// AP13: the signal the Apple platform sends on `protectedDataDidBecomeAvailable` and
+/// SV13: the signal the Apple platform sends on `protectedDataDidBecomeAvailable` and
 /// `didBecomeActive` wakes every start-up waiting for it, once per wait.
 @Suite struct ProtectedDataSignalTests {
-    @Test func AP13_theProtectedDataSignalWakesEveryWaiterOnce() async {
+    @Test func SV13_theProtectedDataSignalWakesEveryWaiterOnce() async {
         let signal = ProtectedDataSignal()
         let clock = ManualClock()
         let woke = Locked(0)

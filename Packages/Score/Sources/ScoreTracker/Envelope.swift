@@ -252,6 +252,10 @@ final class QueuedEvent: @unchecked Sendable {
         let rawValue: UInt8
         static let persisted = Flags(rawValue: 1)
         static let inQueue = Flags(rawValue: 2)
+        static let sending = Flags(rawValue: 4)
+        /// Two bits: how many flushes answered 413 to a request holding this event alone.
+        static let rejectedLow = Flags(rawValue: 8)
+        static let rejectedHigh = Flags(rawValue: 16)
     }
 
     /// See ``anonymousEpoch``.
@@ -286,6 +290,21 @@ final class QueuedEvent: @unchecked Sendable {
     var inQueue: Bool {
         get { flags.contains(.inQueue) }
         set { if newValue { flags.insert(.inQueue) } else { flags.remove(.inQueue) } }
+    }
+    /// Whether it is in a request that has not been answered yet (possibly of an abandoned
+    /// flush): no other flush sends it meanwhile, and that request's answer settles it.
+    var sending: Bool {
+        get { flags.contains(.sending) }
+        set { if newValue { flags.insert(.sending) } else { flags.remove(.sending) } }
+    }
+    /// How many flushes answered 413 to a request holding only this event (0–3).
+    var rejectedAlone: Int {
+        get { (flags.contains(.rejectedLow) ? 1 : 0) + (flags.contains(.rejectedHigh) ? 2 : 0) }
+        set {
+            let n = min(3, max(0, newValue))
+            if n & 1 != 0 { flags.insert(.rejectedLow) } else { flags.remove(.rejectedLow) }
+            if n & 2 != 0 { flags.insert(.rejectedHigh) } else { flags.remove(.rejectedHigh) }
+        }
     }
     /// Built by a recording call; released once encoded.
     var fields: EnvelopeFields? {

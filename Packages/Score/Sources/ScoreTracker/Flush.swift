@@ -40,7 +40,9 @@ extension ScoreClient {
             if let waiter { f.waiters.append(waiter) }
             f.selected = critical + rest
             s.flight = f
-            if !f.selected.allSatisfy({ $0.persisted }) {
+            // Persisted before sent, unless the store fails: then they cannot be, and are sent
+            // from memory rather than held back (they would be lost with the app all the same).
+            if !s.storeFailing, !f.selected.allSatisfy({ $0.persisted }) {
                 f.waitingPersist = true
                 return -f.id
             }
@@ -111,14 +113,16 @@ extension ScoreClient {
         enum Step { case none, link, candidates([(QueuedEvent, [UInt8]?, ScoreRecordLocation?)]) }
         let step: Step = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return .none }
-            while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue { f.cursor += 1 }
+            // An event still in a request of an abandoned flush is settled by that request's
+            // answer: this flush leaves it alone (sending it again would deliver it twice).
+            while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue || f.selected[f.cursor].sending { f.cursor += 1 }
             guard f.cursor < f.selected.count else { return .link }
             var out: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)] = []
             var i = f.cursor
             while i < f.selected.count, out.count < f.batchLimit {
                 let e = f.selected[i]
                 i += 1
-                guard e.inQueue else { continue }
+                guard e.inQueue, !e.sending else { continue }
                 let bytes = e.encoded ?? e.fields?.encode()
                 out.append((e, bytes, bytes == nil ? e.location : nil))
             }
@@ -147,6 +151,7 @@ extension ScoreClient {
             if let got { read[ObjectIdentifier(e)] = got } else { unreadable.append(e) }
         }
         // 3. Under the lock: the batch and its body.
+        var droppedTooLarge = 0
         let request: (HTTPRequest, [QueuedEvent], [[UInt8]])? = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return nil }
             if !unreadable.isEmpty { removeFromQueue(&s, unreadable.filter(\.inQueue)); kickWriters(&s) }
@@ -154,10 +159,17 @@ extension ScoreClient {
             var batch: [QueuedEvent] = []
             var encoded: [[UInt8]] = []
             var size = ScoreClient.bodyOverhead
-            for (e, known, _) in candidates where e.inQueue {
+            var tooLarge: [QueuedEvent] = []
+            for (e, known, _) in candidates where e.inQueue && !e.sending {
                 guard var bytes = known ?? read[ObjectIdentifier(e)] else { continue }
                 if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId {
                     bytes = EnvelopeBytes.withUserId(bytes, uid)
+                }
+                if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
+                    // No request can carry it (a stored event from an older build, say): sending it
+                    // alone would be answered 413 on every flush.
+                    tooLarge.append(e)
+                    continue
                 }
                 let add = bytes.count + (batch.isEmpty ? 0 : 1)
                 if !batch.isEmpty && size + add > ScoreClient.maxBodyBytes { break }
@@ -165,7 +177,14 @@ extension ScoreClient {
                 batch.append(e)
                 encoded.append(bytes)
             }
+            if !tooLarge.isEmpty {
+                s.invalid += tooLarge.count
+                removeFromQueue(&s, tooLarge)
+                kickWriters(&s)
+                droppedTooLarge = tooLarge.count
+            }
             guard !batch.isEmpty else { return nil }
+            for e in batch { e.sending = true }
             var body = [UInt8]()
             body.reserveCapacity(size)
             body.append(contentsOf: #"{"sentAt":""#.utf8)
@@ -181,6 +200,9 @@ extension ScoreClient {
         }
         if !unreadable.isEmpty {
             diagnose(Diagnostic(code: "storage", message: "\(unreadable.count) queued event(s) could not be read back and were dropped"))
+        }
+        if droppedTooLarge > 0 {
+            diagnose(Diagnostic(code: "invalid-event", message: "\(droppedTooLarge) queued event(s) too large for any request were dropped"))
         }
         guard let (req, batch, encoded) = request else {
             // Everything was dropped or left meanwhile: move on.
@@ -201,19 +223,39 @@ extension ScoreClient {
         return Array(r[3...])
     }
 
+    /// How many flushes may answer 413 to a request holding one event alone before that event is
+    /// dropped (each such flush keeps it queued and skips it, section 2's rule; without a bound an
+    /// event the server never accepts would be uploaded on every flush, forever).
+    static let maxRejectedAlone = 3
+
+    /// A 2xx for `batch`: its events leave the queue (once: those already gone are skipped).
+    /// Returns how many left.
+    private func delivered(_ s: inout ClientState, _ batch: [QueuedEvent], _ encoded: [[UInt8]]) -> Int {
+        let present = batch.filter(\.inQueue)
+        removeFromQueue(&s, present)
+        for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty && !containsUserId(bytes) {
+            guard replayCapacity > 0 else { break }
+            s.replay.append(ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes))
+            if s.replay.count > replayCapacity { s.replay.removeFirst(s.replay.count - replayCapacity) }
+        }
+        return present.count
+    }
+
     private func batchAnswered(_ flightId: Int, _ batch: [QueuedEvent], _ encoded: [[UInt8]], _ status: Int) {
-        enum Next { case none, more, link }
+        enum Next { case none, more, link, rejected }
         let next: Next = state.withLock { s in
-            guard let f = s.flight, f.id == flightId else { return .none }
-            if (200..<300).contains(status) {
-                let present = batch.filter(\.inQueue)
-                removeFromQueue(&s, present)
-                f.sent += present.count
-                for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty && !containsUserId(bytes) {
-                    guard replayCapacity > 0 else { break }
-                    s.replay.append(ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes))
-                    if s.replay.count > replayCapacity { s.replay.removeFirst(s.replay.count - replayCapacity) }
+            for e in batch { e.sending = false }
+            guard let f = s.flight, f.id == flightId else {
+                // The answer of an abandoned flush: it no longer changes that flush's outcome, but
+                // a 2xx still delivered the events (they leave the queue, and are not sent again).
+                if (200..<300).contains(status) {
+                    _ = delivered(&s, batch, encoded)
+                    kickWriters(&s)
                 }
+                return .none
+            }
+            if (200..<300).contains(status) {
+                f.sent += delivered(&s, batch, encoded)
                 // Cursor: skip past the batch's events in selection order.
                 var remaining = batch.count
                 while remaining > 0, f.cursor < f.selected.count {
@@ -233,6 +275,14 @@ extension ScoreClient {
                         f.cursor += 1
                         if hit { break }
                     }
+                    let e = batch[0]
+                    e.rejectedAlone += 1
+                    if e.rejectedAlone >= ScoreClient.maxRejectedAlone, e.inQueue {
+                        s.invalid += 1
+                        removeFromQueue(&s, [e])
+                        kickWriters(&s)
+                        return .rejected
+                    }
                 }
                 return .more
             }
@@ -242,6 +292,9 @@ extension ScoreClient {
         switch next {
         case .none: return
         case .more: sendNextBatch(flightId)
+        case .rejected:
+            diagnose(Diagnostic(code: "invalid-event", message: "an event answered 413 (too large) by \(ScoreClient.maxRejectedAlone) flushes was dropped"))
+            sendNextBatch(flightId)
         case .link: linkStep(flightId)
         }
     }

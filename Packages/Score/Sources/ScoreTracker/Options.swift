@@ -217,14 +217,15 @@ public protocol ScoreIdSource: Sendable {
 /// never makes a system call for them). Anonymous and session ids use the system source.
 public struct SystemScoreIdSource: ScoreIdSource {
     private final class Stream: Sendable {
-        let state: Atomic<UInt64>
+        // TrackerCore's AtomicCell, not `Synchronization.Atomic` (macOS 15 / iOS 18 only).
+        let state: AtomicCell
         init() {
             var seed: UInt64 = 0
             withUnsafeMutableBytes(of: &seed) { SystemRandomSource().fill($0) }
-            state = Atomic(seed)
+            state = AtomicCell(seed)
         }
         func next() -> UInt64 {
-            var z = state.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+            var z = state.wrappingAddRelaxed(0x9E37_79B9_7F4A_7C15)
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return z ^ (z >> 31)

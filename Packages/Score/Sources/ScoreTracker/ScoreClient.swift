@@ -146,11 +146,26 @@ public final class ScoreClient: Sendable {
                             sessionId: idSource.newSessionId())
         s.userId = identity.userId
         s.linked = identity.linked
-        s.identityDirty = identity.anonymousId == nil
+        s.identityDirty = identity.anonymousId == nil || !identity.discarded.isEmpty
         ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &s)
+        if contents.readOnly {
+            // Diagnosed once, here: the failing writes that follow are not diagnosed again.
+            s.storeFailing = true
+        }
         self.view = LockedState(ScoreClient.makeView(&s, siteId: siteId))
         self.state = LockedState(s)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        if contents.readOnly {
+            diagnose(Diagnostic(code: "storage", message: "the queue can only be read (read-only storage): stored events are sent, new ones stay in memory until writing works again"))
+        }
+        if !identity.discarded.isEmpty {
+            diagnose(Diagnostic(code: "storage", message: "the stored identity held invalid values, discarded: "
+                                + identity.discarded.joined(separator: ", ")))
+        }
+        if contents.queueDamage.hasSkippedRegions {
+            let d = contents.queueDamage
+            diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
+        }
         state.withLock { s in
             applyRetention(&s, now: clock.nowMs())
             kickWriters(&s)
@@ -237,6 +252,12 @@ public final class ScoreClient: Sendable {
     /// events recently sent anonymously, marked `_backfill`.
     public func identify(userId: String, traits: [String: Any] = [:], replayAnonymousEvents: Bool = false) {
         guard !userId.isEmpty else { countInvalid("identify needs a non-empty userId"); return }
+        guard ScoreClient.validUserId(userId) else {
+            // Never stored: every later envelope carries the userId, so an oversized one would
+            // make every event too large for a request, across launches.
+            countInvalid("identify userId is longer than \(ScoreClient.maxUserIdCodePoints) code points")
+            return
+        }
         var size = 0
         let scrubbedTraits: JSONObject
         do { scrubbedTraits = try scrubber.object(traits, size: &size) } catch {
@@ -342,6 +363,26 @@ public final class ScoreClient: Sendable {
     func countInvalid(_ message: String) {
         state.withLock { $0.invalid += 1 }
         diagnose(Diagnostic(code: "invalid-event", message: message))
+    }
+
+    /// `userId` length at most, in Unicode code points (the spec sets none; decided here, see
+    /// the CHANGELOG): room for any auth provider's subject (`auth0|…`, e-mail addresses, UUIDs)
+    /// while a userId, which every envelope carries, stays under 1.5 KB even fully escaped.
+    public static let maxUserIdCodePoints = 256
+
+    /// Stored `anonymousId` length at most, in code points (a UUID has 36; a custom
+    /// ``ScoreIdSource`` may mint longer ones).
+    static let maxAnonymousIdCodePoints = 128
+
+    static func withinCodePoints(_ text: String, _ limit: Int) -> Bool {
+        if text.utf8.count <= limit { return true }
+        var n = 0
+        for _ in text.unicodeScalars { n += 1; if n > limit { return false } }
+        return true
+    }
+
+    static func validUserId(_ userId: String) -> Bool {
+        !userId.isEmpty && withinCodePoints(userId, maxUserIdCodePoints)
     }
 
     static func validName(_ name: String) -> Bool {
@@ -599,7 +640,7 @@ public final class ScoreClient: Sendable {
     /// thread: no lock should be held meanwhile).
     func claimWriters(_ s: inout ClientState) -> WriterStarts {
         var w = WriterStarts()
-        if !s.writeOps.isEmpty && !s.writerRunning {
+        if !s.writeOps.isEmpty && !s.writerRunning && !s.writerBackingOff {
             s.writerRunning = true
             w.queue = true
         }
@@ -652,7 +693,7 @@ public final class ScoreClient: Sendable {
                 case .write:
                     if naps != Int.max { naps = 0 }
                 case .syncFirst:
-                    await syncQueueNow()
+                    startQueueSync(now: now)
                     continue
                 case let .nap(us):
                     naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
@@ -716,7 +757,14 @@ public final class ScoreClient: Sendable {
                     locations = try await store.appendQueueRecordsDeferringSync(records)
                     appended = true
                 } catch {
-                    diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory"))
+                    // Nothing of this append counts as written: its operations and the rest of
+                    // the backlog go back to the front of `writeOps`, in order, for a retry.
+                    records = []
+                    added = []
+                    snapshot = []
+                    addsInOps = []
+                    writeFailed(retrying: ops + pending[at...], released: toDrop)
+                    return
                 }
                 if locations?.count != records.count { locations = nil }
             }
@@ -748,6 +796,10 @@ public final class ScoreClient: Sendable {
             addsInOps = []
             ops = []
             let resume: Flight? = state.withLock { s in
+                if appended, s.storeFailing {
+                    s.storeFailing = false
+                    s.writeFailures = 0
+                }
                 s.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 if !compact, s.deadRecords > ScoreClient.compactionMinDead,
@@ -771,9 +823,48 @@ public final class ScoreClient: Sendable {
                     s.queueUnsynced = true
                     return ScoreClient.queueSyncWaitMs(s, now: now) <= 0
                 }
-                if due { await syncQueueNow() }
+                if due { startQueueSync(now: now) }
             }
         }
+    }
+
+    /// First retry of a failed queue-log write, in milliseconds; each failure in a row doubles it
+    /// up to ``writeRetryMaxMs``.
+    static let writeRetryMs: Int64 = 1_000
+    static let writeRetryMaxMs: Int64 = 30_000
+
+    /// A queue-log append failed (ENOSPC, EROFS, EIO…): `ops` (the failed operations, then the
+    /// rest of the writer's backlog) go back to the front of `writeOps` unpersisted, and the
+    /// writer stops until a retry timer (1 s, doubling to 30 s) starts it again. Recording calls
+    /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
+    /// cannot be). Diagnosed once per run of failures.
+    private func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
+        let (first, delay, resume): (Bool, Int64, Flight?) = state.withLock { s in
+            s.writeOps = Array(ops) + s.writeOps
+            s.pendingRemoval = nil
+            s.dropLater.append(contentsOf: released)
+            let first = !s.storeFailing
+            s.storeFailing = true
+            s.writeFailures += 1
+            s.writerRunning = false
+            s.writerBackingOff = true
+            let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(5, s.writeFailures - 1)))
+            var resume: Flight?
+            if let f = s.flight, f.waitingPersist {
+                f.waitingPersist = false
+                resume = f
+            }
+            return (first, delay, resume)
+        }
+        if first { diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory and writing is retried")) }
+        scheduler.schedule(afterMs: delay) { [self] in
+            state.withLock { s in
+                s.writerBackingOff = false
+                kickWriters(&s)
+            }
+        }
+        if let resume { proceedToToken(resume.id) }
+        releaseDropLaterOnExit()
     }
 
     /// Milliseconds until a sync of the queue log is due (0 or less: due now).
@@ -782,16 +873,48 @@ public final class ScoreClient: Sendable {
         return last + queueSyncIntervalMs - now
     }
 
-    /// Syncs the queue log's unsynced appends to the device (see ``queueSyncIntervalMs``).
-    private func syncQueueNow() async {
-        let now = clock.nowMs()
-        state.withLock { s in
-            s.queueUnsynced = false
-            s.queueSyncedAtMs = now
+    /// Claims a sync of the queue log's unsynced appends (see ``queueSyncIntervalMs``); returns
+    /// whether the caller must start the sync task (none is running; one running syncs again
+    /// when it ends).
+    static func claimQueueSync(_ s: inout ClientState, now: Int64) -> Bool {
+        s.queueUnsynced = false
+        s.queueSyncedAtMs = now
+        if s.queueSyncRunning {
+            s.queueSyncAgain = true
+            return false
         }
-        do { try await store.syncQueue() } catch {
+        s.queueSyncRunning = true
+        return true
+    }
+
+    /// Syncs the queue log's unsynced appends to the device on a task of its own, not the
+    /// writer's: the writer goes on appending while an `fsync` runs, so an event reaches the
+    /// file (and survives the app being killed) without waiting for the device.
+    private func startQueueSync(now: Int64) {
+        let start = state.withLock { ScoreClient.claimQueueSync(&$0, now: now) }
+        if start { scheduler.spawn { [self] in await runQueueSync() } }
+    }
+
+    private func runQueueSync() async {
+        while true {
+            var ok = true
+            do { try await store.syncQueue() } catch { ok = false }
             // Not retried: after a failed fsync the system may already have dropped the pages.
-            diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device"))
+            // Diagnosed once per run of failures (a sync may run every 50 ms).
+            let first = state.withLock { s in
+                defer { s.queueSyncFailing = !ok }
+                return !ok && !s.queueSyncFailing
+            }
+            if first { diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device")) }
+            let again = state.withLock { s in
+                if s.queueSyncAgain {
+                    s.queueSyncAgain = false
+                    return true
+                }
+                s.queueSyncRunning = false
+                return false
+            }
+            if !again { return }
         }
     }
 
@@ -802,7 +925,7 @@ public final class ScoreClient: Sendable {
             s.queueSyncTimerArmed = false
             return s.queueUnsynced && !s.writerRunning
         }
-        if sync { await syncQueueNow() }
+        if sync { startQueueSync(now: clock.nowMs()) }
     }
 
     /// Rewrites the queue log with the queued events only.
@@ -880,14 +1003,37 @@ public final class ScoreClient: Sendable {
         var anonymousId: String?
         var userId: String?
         var linked: Set<String> = []
+        /// What was discarded as invalid (oversized or empty), for one diagnostic.
+        var discarded: [String] = []
     }
 
+    /// The stored identity, each value checked as `identify` checks its input: an oversized
+    /// (or empty) `anonymousId` or `userId` is discarded (a new `anonymousId` is minted; the fan
+    /// is anonymous until the next `identify`), and so is a linked pair holding one.
     static func parseIdentity(_ bytes: [UInt8]?) -> StoredIdentity {
         guard let bytes, let v = try? WireJSONDecoderShim.decode(bytes) else { return StoredIdentity() }
         var out = StoredIdentity()
-        out.anonymousId = v["anonymousId"]?.stringValue
-        out.userId = v["userId"]?.stringValue
-        out.linked = Set((v["linked"]?.arrayValue ?? []).compactMap(\.stringValue))
+        if let anon = v["anonymousId"]?.stringValue {
+            if !anon.isEmpty, withinCodePoints(anon, maxAnonymousIdCodePoints) {
+                out.anonymousId = anon
+            } else {
+                out.discarded.append("anonymousId")
+            }
+        }
+        if let user = v["userId"]?.stringValue {
+            if validUserId(user) { out.userId = user } else { out.discarded.append("userId") }
+        }
+        var droppedPairs = 0
+        for pair in (v["linked"]?.arrayValue ?? []).compactMap(\.stringValue) {
+            let parts = pair.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2, !parts[0].isEmpty, withinCodePoints(String(parts[0]), maxAnonymousIdCodePoints),
+               validUserId(String(parts[1])) {
+                out.linked.insert(pair)
+            } else {
+                droppedPairs += 1
+            }
+        }
+        if droppedPairs > 0 { out.discarded.append("\(droppedPairs) linked pair(s)") }
         return out
     }
 

@@ -86,6 +86,18 @@ struct ClientState {
     var queueUnsynced = false
     var queueSyncedAtMs: Int64?
     var queueSyncTimerArmed = false
+    /// Whether a queue sync runs (on a task of its own, see `ScoreClient.claimQueueSync`), and
+    /// whether appends written meanwhile want another one when it ends.
+    var queueSyncRunning = false
+    var queueSyncAgain = false
+    /// Whether the last queue sync failed (diagnosed once per run of failures).
+    var queueSyncFailing = false
+    /// Whether the last queue-log write failed (a full disk, a read-only directory): the failed
+    /// operations wait at the front of `writeOps` for a retry (`writerBackingOff` until then),
+    /// and a flush does not wait for events to be persisted meanwhile.
+    var storeFailing = false
+    var writerBackingOff = false
+    var writeFailures = 0
     var deadRecords = 0
     var identityDirty = false
     var identityWriterRunning = false

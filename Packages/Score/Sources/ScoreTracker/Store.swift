@@ -36,12 +36,21 @@ public struct ScoreStoreContents: Sendable, Equatable {
     public var queueLocations: [ScoreRecordLocation]?
     /// The identity file (`anonymousId`, `userId`, linked pairs), when present.
     public var identity: [UInt8]?
+    /// Whether the queue could only be read, not opened for writing (a read-only directory or
+    /// file system): the records are sent, but nothing new is stored until writing works again.
+    public var readOnly: Bool
+    /// Damaged regions the queue log's load skipped (the client reports them as a `storage`
+    /// diagnostic); `.none` when the log was intact or the store keeps no log.
+    public var queueDamage: AppendLog.Damage = .none
 
     /// Creates contents.
-    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil) {
+    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil,
+                readOnly: Bool = false, queueDamage: AppendLog.Damage = .none) {
         self.queueRecords = queueRecords
         self.queueLocations = queueLocations
         self.identity = identity
+        self.readOnly = readOnly
+        self.queueDamage = queueDamage
     }
 }
 
@@ -145,11 +154,17 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The directory holding the files.
     public let directory: String
     private let sync: Bool
-    /// Guards `log`, `generation` and `forward`.
+    /// Guards `log`, `generation`, `forward` and `renameUnsynced`.
     private let lock = LockedState(())
     private var log: AppendLog?
     private var generation = 0
     private var forward: [Int: Int] = [:]
+    /// Whether a compaction's rename still waits for the directory's sync (see ``syncQueue()``).
+    private var renameUnsynced = false
+    /// Opens the queue log for appending (tests replace it to inject faults).
+    let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
+    /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
+    let beforeSync: (@Sendable () -> Void)?
 
     /// The queue log's path.
     public var queuePath: String { directory + "/queue.log" }
@@ -161,6 +176,18 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     public init(directory: String, sync: Bool = true) {
         self.directory = directory
         self.sync = sync
+        self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
+        self.beforeSync = nil
+    }
+
+    /// A store with fault hooks, for tests.
+    init(directory: String, sync: Bool = true,
+         openForAppending: @escaping @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]]),
+         beforeSync: (@Sendable () -> Void)? = nil) {
+        self.directory = directory
+        self.sync = sync
+        self.openForAppending = openForAppending
+        self.beforeSync = beforeSync
     }
 
     /// The default directory for `siteId`.
@@ -184,7 +211,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     private func openLog() throws -> (AppendLog, [[UInt8]]) {
         try ensureDirectory()
-        let (log, records) = try AppendLog.open(path: queuePath, sync: sync)
+        let (log, records) = try openForAppending(queuePath, sync)
         return (log, records)
     }
 
@@ -193,13 +220,24 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     private func loadLocked() throws -> ScoreStoreContents {
-        let (log, records) = try openLog()
+        let identity = (try? FileIO.readBytes(identityPath)) ?? nil
+        let log: AppendLog
+        let records: [[UInt8]]
+        do {
+            (log, records) = try openLog()
+        } catch {
+            // Not writable (a read-only directory or file system, no space to create the file):
+            // read what is stored so it can still be sent. Without locations the client keeps
+            // the events' bytes in memory; each later write retries opening the log.
+            guard let bytes = try? FileIO.readBytes(queuePath) else { throw error }
+            self.log = nil
+            return ScoreStoreContents(queueRecords: AppendLog.parse(bytes).records, identity: identity, readOnly: true)
+        }
         self.log = log
         generation += 1
         forward = [:]
         let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
-        let identity = (try? FileIO.readBytes(identityPath)) ?? nil
-        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity)
+        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity, queueDamage: log.damage)
     }
 
     private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
@@ -221,13 +259,44 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     /// Writes the records at once and leaves their `fsync` to ``syncQueue()``.
     public func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try appendDeferringSyncNow(records)
+    }
+
+    /// ``appendQueueRecordsDeferringSync(_:)``'s work, on the calling thread.
+    func appendDeferringSyncNow(_ records: [[UInt8]]) throws -> [ScoreRecordLocation] {
         try withLog { log in
             try log.append(records, sync: false).map { ScoreRecordLocation(generation: generation, offset: $0) }
         }
     }
 
+    /// Syncs the log file (and a compaction's rename) to the device outside the store's lock:
+    /// appends and reads go on while the `fsync` runs (it can take seconds on a busy device).
+    /// The appends it covers are those written before it started.
     public func syncQueue() async throws {
-        try withLog { log in try log.sync() }
+        try syncNow()
+    }
+
+    /// ``syncQueue()``'s work, on the calling thread.
+    func syncNow() throws {
+        guard sync else { return }
+        let rename: Bool = lock.withLock { _ in
+            defer { renameUnsynced = false }
+            return renameUnsynced
+        }
+        beforeSync?()
+        // A descriptor of its own: the log's may be replaced by a compaction meanwhile (that
+        // compaction syncs its new file itself; its rename is synced by the next call).
+        let fd = open(queuePath, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            throw AppendLogError("open", errno: errno)
+        }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        if rename {
+            let dfd = open(directory, O_RDONLY | O_CLOEXEC)
+            if dfd >= 0 { _ = fsync(dfd); close(dfd) }
+        }
     }
 
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
@@ -235,6 +304,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             _ = try log.rewrite(records, deferDirectorySync: true)
             forward = [:]
             generation += 1
+            renameUnsynced = true
         }
     }
 
@@ -267,6 +337,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
                 }
             }
             let newOffsets = try log.rewrite(records, deferDirectorySync: true)
+            renameUnsynced = true
             var map: [Int: Int] = [:]
             map.reserveCapacity(newOffsets.count)
             for (old, new) in zip(oldOffsets, newOffsets) { map[old] = new }
@@ -289,7 +360,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             if n < 0 { if errno == EINTR { continue }; throw AppendLogError("write", errno: errno) }
             written += n
         }
-        if sync { _ = fsync(fd) }
+        if sync { _ = durableSync(fd) }
         guard rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
     }
 }

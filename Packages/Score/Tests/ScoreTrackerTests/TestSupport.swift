@@ -69,7 +69,7 @@ struct Recorded: Sendable {
 /// The recording transport TX.
 final class TX: HTTPTransport, @unchecked Sendable {
     let clock: ManualClock
-    private let state = LockedState<(records: [Recorded], hung: [CheckedContinuation<Void, Never>])>(([], []))
+    private let state = LockedState<(records: [Recorded], hung: [CheckedContinuation<Int, Never>])>(([], []))
     private let scriptBox = LockedState<@Sendable (HTTPRequest, Int) -> Answer>({ _, _ in .status(200) })
 
     init(clock: ManualClock) { self.clock = clock }
@@ -84,10 +84,10 @@ final class TX: HTTPTransport, @unchecked Sendable {
     var batches: [[String]] { eventRequests.map(\.ids) }
     var bodies: [String] { requests.map(\.bodyText) }
 
-    /// Resumes every hung request with a 200.
-    func releaseHung() {
-        let hung = state.withLock { s -> [CheckedContinuation<Void, Never>] in defer { s.hung = [] }; return s.hung }
-        for h in hung { h.resume() }
+    /// Resumes every hung request with `status` (a 200 by default).
+    func releaseHung(status: Int = 200) {
+        let hung = state.withLock { s -> [CheckedContinuation<Int, Never>] in defer { s.hung = [] }; return s.hung }
+        for h in hung { h.resume(returning: status) }
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -102,8 +102,8 @@ final class TX: HTTPTransport, @unchecked Sendable {
             await clockSleep(clock, ms)
             return HTTPResponse(status: code)
         case .hang:
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in state.withLock { $0.hung.append(c) } }
-            return HTTPResponse(status: 200)
+            let status = await withCheckedContinuation { (c: CheckedContinuation<Int, Never>) in state.withLock { $0.hung.append(c) } }
+            return HTTPResponse(status: status)
         }
     }
 }
@@ -187,7 +187,7 @@ final class Harness: @unchecked Sendable {
     /// Starts a flush without awaiting it (for scenarios that move time meanwhile).
     /// The flush's task runs on the clock's executor and has started (and settled) on return.
     func startFlush(_ c: ScoreClient) async -> Task<Result<Void, Error>, Never> {
-        let t = Task(executorPreference: clock.executor) { () -> Result<Void, Error> in
+        let t = clock.executor.startTask { () -> Result<Void, Error> in
             do { try await c.flush(); return .success(()) } catch { return .failure(error) }
         }
         await clock.settle()
@@ -213,4 +213,5 @@ final class DiagnosticLog: Sendable {
     private let items = LockedState<[Diagnostic]>([])
     func add(_ d: Diagnostic) { items.withLock { $0.append(d) } }
     var all: [Diagnostic] { items.withLock { $0 } }
+    func clear() { items.withLock { $0 = [] } }
 }

@@ -5,6 +5,7 @@
  * them. Every wrapper passes exactly the C type libcurl expects for the option kind.
  */
 #include <curl/curl.h>
+#include <stdint.h>
 
 typedef size_t (*ctracker_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
 
@@ -41,5 +42,47 @@ void ctracker_name_current_thread(const char *name);
  * does nothing. Returns 0 on success.
  */
 int ctracker_nice_current_thread(int nice);
+
+/*
+ * Lock-free operations on a caller-allocated uint64_t, for Swift code that deploys to systems
+ * older than Synchronization.Atomic (macOS 15, iOS 18, tvOS 18, visionOS 2). Clang and GCC
+ * builtins; ThreadSanitizer understands them.
+ */
+static inline uint64_t ctracker_atomic_load_acquire(const uint64_t *cell) {
+    return __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+}
+static inline void ctracker_atomic_store_release(uint64_t *cell, uint64_t value) {
+    __atomic_store_n(cell, value, __ATOMIC_RELEASE);
+}
+static inline void ctracker_atomic_store_relaxed(uint64_t *cell, uint64_t value) {
+    __atomic_store_n(cell, value, __ATOMIC_RELAXED);
+}
+/* Adds `delta` (wrapping) and returns the new value. */
+static inline uint64_t ctracker_atomic_add_relaxed(uint64_t *cell, uint64_t delta) {
+    return __atomic_add_fetch(cell, delta, __ATOMIC_RELAXED);
+}
+
+/*
+ * What the linked libcurl is (curl_version_info(CURLVERSION_NOW)), flattened for Swift:
+ * version_num (0xXXYYZZ), the feature bits the transport relies on, and the version strings.
+ * `protocols` and `feature_names` are libcurl's NULL-terminated lists (feature_names is NULL
+ * before curl 7.87).
+ */
+typedef struct {
+    unsigned int version_num;
+    const char *version;
+    const char *ssl_version;
+    int has_ssl;
+    int has_http2;
+    const char *const *protocols;
+    const char *const *feature_names;
+} ctracker_curl_info;
+ctracker_curl_info ctracker_curl_version_info(void);
+
+/*
+ * CURLOPT_CAINFO_BLOB: trust anchors as PEM bytes (libcurl copies them). Passing NULL clears
+ * the option.
+ */
+CURLcode ctracker_easy_setopt_cainfo_blob(CURL *handle, const void *pem, size_t length);
 
 #endif

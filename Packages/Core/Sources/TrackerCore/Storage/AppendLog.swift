@@ -25,13 +25,63 @@ public struct AppendLogError: Error, Sendable, Equatable, CustomStringConvertibl
 /// A crash-safe append-only log of binary records in one owner-only (0600) file.
 ///
 /// Each record is framed as `length (UInt32 LE) | CRC-32 of the payload (UInt32 LE) | payload`.
-/// Loading reads frames until the first incomplete or mismatching one and cuts the file there,
-/// so a file cut at any byte loses at most the record that was being written, and later
-/// appends are never blocked by a torn tail. ``rewrite(_:)`` compacts by writing a new file,
-/// syncing it and renaming it over the old one.
+/// Loading reads frames in order. At a frame that is incomplete or does not match its checksum
+/// it looks for the next intact frame further on (trying every byte offset): when one is found
+/// the bytes in between are a damaged region, skipped and counted in ``damage``, and every
+/// intact record after it is kept; when none follows, the bytes from the bad frame on are a
+/// torn tail and are cut off the file. So a file cut at any byte loses at most the record that
+/// was being written, a damaged record loses that record only, and later appends are never
+/// blocked by a torn tail. ``rewrite(_:)`` compacts by writing a new file, syncing it and
+/// renaming it over the old one (which also drops the damaged regions).
+///
+/// No sync marker is needed to find frames again: a candidate frame must have a non-zero
+/// length that fits in the file and a payload matching its CRC-32 (a chance of 2⁻³² for a
+/// random candidate). An empty record directly after a damaged region is counted as damaged
+/// (eight zero bytes are a valid empty frame, and zeroed blocks are a common kind of damage).
+/// The format is the one earlier versions wrote, so their logs load unchanged.
 ///
 /// An `AppendLog` is not thread-safe: its owner serialises the calls (an actor or a lock).
 public final class AppendLog {
+    /// What loading skipped or cut: damaged regions between intact records, and a torn tail.
+    public struct Damage: Sendable, Equatable, CustomStringConvertible {
+        /// Damaged regions skipped between intact records (each lost one record or more).
+        public var skippedRegions: Int
+        /// Bytes in those regions.
+        public var skippedBytes: Int
+        /// Bytes cut off the end: a record torn by a crash, or damage with no intact record after it.
+        public var tornTailBytes: Int
+
+        /// Creates a report.
+        public init(skippedRegions: Int = 0, skippedBytes: Int = 0, tornTailBytes: Int = 0) {
+            self.skippedRegions = skippedRegions
+            self.skippedBytes = skippedBytes
+            self.tornTailBytes = tornTailBytes
+        }
+
+        /// Nothing skipped and nothing cut.
+        public static let none = Damage()
+
+        /// Whether intact-looking data was skipped in the middle of the log (a damaged file, not
+        /// a crash: worth a diagnostic).
+        public var hasSkippedRegions: Bool { skippedRegions > 0 }
+
+        public var description: String {
+            "\(skippedBytes) damaged byte(s) in \(skippedRegions) region(s) skipped, \(tornTailBytes) torn tail byte(s) cut"
+        }
+    }
+
+    /// The result of ``scan(_:)``.
+    public struct Scan: Sendable, Equatable {
+        /// The intact records, in order.
+        public var records: [[UInt8]]
+        /// Their frame offsets.
+        public var offsets: [Int]
+        /// Where the last intact record ends: the file is cut here.
+        public var end: Int
+        /// What was skipped and what is cut.
+        public var damage: Damage
+    }
+
     /// The largest payload accepted in one record (64 MiB); a longer frame on disk counts as torn.
     public static let maxRecordBytes = 64 << 20
     /// Frame header size in bytes.
@@ -51,6 +101,9 @@ public final class AppendLog {
     /// Whether a ``rewrite(_:deferDirectorySync:)`` made with `deferDirectorySync: true` has not
     /// had its rename synced yet (see ``sync()``).
     public private(set) var hasUnsyncedRename = false
+    /// What ``open(path:sync:)`` skipped and cut; a damaged region stays in the file (skipped
+    /// again at each load) until the next ``rewrite(_:deferDirectorySync:)``.
+    public private(set) var damage = Damage.none
 
     private init(path: String, fd: Int32, byteCount: Int, syncs: Bool) {
         self.path = path
@@ -59,36 +112,42 @@ public final class AppendLog {
         self.syncs = syncs
     }
 
-    deinit { if fd >= 0 { _ = Glibc_close(fd) } }
+    deinit { if fd >= 0 { _ = FileFaults.close(fd) } }
 
     /// Opens (creating when absent, with mode 0600) the log at `path`, returns it with every
-    /// intact record in order, and cuts a torn or mismatching tail off the file.
+    /// intact record in order, skips damaged regions between intact records (reported in
+    /// ``damage``) and cuts a torn or damaged tail off the file.
     public static func open(path: String, sync: Bool = true) throws(AppendLogError) -> (log: AppendLog, records: [[UInt8]]) {
-        let fd = Glibc_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = FileFaults.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
         _ = fchmod(fd, 0o600)
         let bytes: [UInt8]
-        do { bytes = try readAll(fd) } catch { _ = Glibc_close(fd); throw error }
-        let (records, offsets, goodEnd) = parseWithOffsets(bytes)
+        do { bytes = try readAll(fd) } catch { _ = FileFaults.close(fd); throw error }
+        // A compaction killed before its rename leaves its temporary file: never read, remove it.
+        _ = FileFaults.unlink(path + ".tmp")
+        let scanned = scan(bytes)
+        let (records, offsets, goodEnd) = (scanned.records, scanned.offsets, scanned.end)
         if goodEnd < bytes.count {
-            guard ftruncate(fd, off_t(goodEnd)) == 0 else {
+            guard FileFaults.ftruncate(fd, off_t(goodEnd)) == 0 else {
                 let e = errno
-                _ = Glibc_close(fd)
+                _ = FileFaults.close(fd)
                 throw AppendLogError("ftruncate", errno: e)
             }
-            if sync { _ = fsync(fd) }
+            if sync { _ = FileFaults.fsync(fd) }
         }
         guard lseek(fd, off_t(goodEnd), SEEK_SET) >= 0 else {
             let e = errno
-            _ = Glibc_close(fd)
+            _ = FileFaults.close(fd)
             throw AppendLogError("lseek", errno: e)
         }
         let log = AppendLog(path: path, fd: fd, byteCount: goodEnd, syncs: sync)
         log.loadedOffsets = offsets
+        log.damage = scanned.damage
         return (log, records)
     }
 
-    /// Splits `bytes` into the intact records and the offset where intact data ends.
+    /// Splits `bytes` into the intact records (skipping damaged regions between them) and the
+    /// offset where the last intact record ends.
     public static func parse(_ bytes: [UInt8]) -> (records: [[UInt8]], end: Int) {
         let (records, _, end) = parseWithOffsets(bytes)
         return (records, end)
@@ -96,21 +155,52 @@ public final class AppendLog {
 
     /// Splits `bytes` into the intact records, their frame offsets, and where intact data ends.
     public static func parseWithOffsets(_ bytes: [UInt8]) -> (records: [[UInt8]], offsets: [Int], end: Int) {
+        let s = scan(bytes)
+        return (s.records, s.offsets, s.end)
+    }
+
+    /// Splits `bytes` into the intact records (skipping damaged regions between them), their
+    /// frame offsets, where the last intact record ends, and what was skipped or is cut.
+    public static func scan(_ bytes: [UInt8]) -> Scan {
         var records: [[UInt8]] = []
         var offsets: [Int] = []
+        var damage = Damage()
         var at = 0
-        while bytes.count - at >= frameOverhead {
-            let len = Int(readU32(bytes, at))
-            let crc = readU32(bytes, at + 4)
-            guard len <= maxRecordBytes, bytes.count - at - frameOverhead >= len else { break }
-            let start = at + frameOverhead
-            let sum = bytes.withUnsafeBufferPointer { CRC32.checksum(UnsafeBufferPointer(rebasing: $0[start..<(start + len)])) }
-            guard sum == crc else { break }
-            records.append(Array(bytes[start..<(start + len)]))
-            offsets.append(at)
-            at += frameOverhead + len
+        bytes.withUnsafeBufferPointer { buf in
+            while buf.count - at >= frameOverhead {
+                if let len = frameLength(buf, at, allowEmpty: true) {
+                    let start = at + frameOverhead
+                    records.append(Array(buf[start..<(start + len)]))
+                    offsets.append(at)
+                    at = start + len
+                    continue
+                }
+                // A bad frame: damage in the middle when an intact frame follows, else the tail.
+                var next = at + 1
+                var found: Int?
+                while buf.count - next >= frameOverhead {
+                    if frameLength(buf, next, allowEmpty: false) != nil { found = next; break }
+                    next += 1
+                }
+                guard let resume = found else { break }
+                damage.skippedRegions += 1
+                damage.skippedBytes += resume - at
+                at = resume
+            }
         }
-        return (records, offsets, at)
+        damage.tornTailBytes = bytes.count - at
+        return Scan(records: records, offsets: offsets, end: at, damage: damage)
+    }
+
+    /// The payload length of the intact frame at `at`, or `nil` when none starts there.
+    @inline(__always)
+    private static func frameLength(_ buf: UnsafeBufferPointer<UInt8>, _ at: Int, allowEmpty: Bool) -> Int? {
+        let b = buf.baseAddress!
+        let len = Int(UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24)
+        guard len <= maxRecordBytes, buf.count - at - frameOverhead >= len, allowEmpty || len > 0 else { return nil }
+        let crc = UInt32(b[at + 4]) | UInt32(b[at + 5]) << 8 | UInt32(b[at + 6]) << 16 | UInt32(b[at + 7]) << 24
+        let start = at + frameOverhead
+        return CRC32.checksum(UnsafeBufferPointer(rebasing: buf[start..<(start + len)])) == crc ? len : nil
     }
 
     /// Reads back the record framed at `offset` (as returned by ``append(_:)``, ``rewrite(_:)``
@@ -132,7 +222,7 @@ public final class AppendLog {
         var done = 0
         let count = buffer.count
         while done < count {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            let n = buffer.withUnsafeMutableBytes { FileFaults.pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw AppendLogError("pread", errno: errno)
@@ -170,13 +260,13 @@ public final class AppendLog {
         do throws(AppendLogError) {
             try AppendLog.writeAll(fd, bytes)
             if syncs && syncNow {
-                if fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+                if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
                 hasUnsyncedAppends = false
             } else if syncs {
                 hasUnsyncedAppends = true
             }
         } catch {
-            _ = ftruncate(fd, off_t(byteCount))
+            _ = FileFaults.ftruncate(fd, off_t(byteCount))
             _ = lseek(fd, off_t(byteCount), SEEK_SET)
             throw error
         }
@@ -206,22 +296,22 @@ public final class AppendLog {
     @discardableResult
     public func rewrite(_ records: [[UInt8]], deferDirectorySync: Bool = false) throws(AppendLogError) -> [Int] {
         let tmp = path + ".tmp"
-        let tfd = Glibc_open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let tfd = FileFaults.open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard tfd >= 0 else { throw AppendLogError("open", errno: errno) }
         _ = fchmod(tfd, 0o600)
         let bytes = AppendLog.frame(records)
         do throws(AppendLogError) {
             try AppendLog.writeAll(tfd, bytes)
-            if syncs, fsync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
+            if syncs, FileFaults.fsync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
         } catch {
-            _ = Glibc_close(tfd)
-            _ = unlink(tmp)
+            _ = FileFaults.close(tfd)
+            _ = FileFaults.unlink(tmp)
             throw error
         }
-        guard rename(tmp, path) == 0 else {
+        guard FileFaults.rename(tmp, path) == 0 else {
             let e = errno
-            _ = Glibc_close(tfd)
-            _ = unlink(tmp)
+            _ = FileFaults.close(tfd)
+            _ = FileFaults.unlink(tmp)
             throw AppendLogError("rename", errno: e)
         }
         if syncs && deferDirectorySync {
@@ -230,7 +320,7 @@ public final class AppendLog {
             AppendLog.syncDirectory(of: path)
             hasUnsyncedRename = false
         }
-        _ = Glibc_close(fd)
+        _ = FileFaults.close(fd)
         fd = tfd
         _ = lseek(fd, off_t(bytes.count), SEEK_SET)
         byteCount = bytes.count
@@ -244,7 +334,7 @@ public final class AppendLog {
     public func sync() throws(AppendLogError) {
         guard syncs else { return }
         if hasUnsyncedAppends {
-            guard fsync(fd) == 0 else { throw AppendLogError("fsync", errno: errno) }
+            guard FileFaults.fsync(fd) == 0 else { throw AppendLogError("fsync", errno: errno) }
             hasUnsyncedAppends = false
         }
         if hasUnsyncedRename {
@@ -255,7 +345,7 @@ public final class AppendLog {
 
     /// Closes the file; later calls fail.
     public func close() {
-        if fd >= 0 { _ = Glibc_close(fd) }
+        if fd >= 0 { _ = FileFaults.close(fd) }
         fd = -1
     }
 
@@ -265,8 +355,8 @@ public final class AppendLog {
         var dir = path
         if let slash = dir.lastIndex(of: "/") { dir = String(dir[..<slash]) } else { dir = "." }
         if dir.isEmpty { dir = "/" }
-        let dfd = Glibc_open(dir, O_RDONLY | O_CLOEXEC, 0)
-        if dfd >= 0 { _ = fsync(dfd); _ = Glibc_close(dfd) }
+        let dfd = FileFaults.open(dir, O_RDONLY | O_CLOEXEC, 0)
+        if dfd >= 0 { _ = FileFaults.fsync(dfd); _ = FileFaults.close(dfd) }
     }
 
     static func readAll(_ fd: Int32) throws(AppendLogError) -> [UInt8] {
@@ -276,7 +366,7 @@ public final class AppendLog {
         if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size)) }
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc_read(fd, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { FileFaults.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw AppendLogError("read", errno: errno)
@@ -290,7 +380,7 @@ public final class AppendLog {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(AppendLogError) {
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            let n = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + written, bytes.count - written) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw AppendLogError("write", errno: errno)
@@ -361,16 +451,4 @@ public enum CRC32 {
         }
         return c ^ 0xFFFF_FFFF
     }
-}
-
-@inline(__always) private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-    open(path, flags, mode)
-}
-
-@inline(__always) private func Glibc_read(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int {
-    read(fd, buf, n)
-}
-
-@inline(__always) private func Glibc_close(_ fd: Int32) -> Int32 {
-    close(fd)
 }

@@ -14,14 +14,25 @@ import Darwin
 /// leaves either the old or the new value, never a mix. The directory is created with mode
 /// 0700. File I/O runs on a private serial queue, never on the caller's thread, and operations
 /// apply in call order.
+///
+/// A write killed between creating its temporary file and the rename leaves that file
+/// (`<key>.kv.tmp-<uuid>`) behind. Opening a store removes such files when they are older than
+/// ``staleTemporaryFileAge`` (first thing on its queue, before any other operation): a younger
+/// one may be a write in flight in another process or store on the same directory.
 public final class FileKeyValueStorage: KeyValueStorage {
     /// Where the files live.
     public let directory: String
     private let queue = DispatchQueue(label: "tracker.file-storage")
 
-    /// Creates a store in `directory` (created on first write when missing).
+    /// How old (by modification time) a leftover temporary file must be for a store opening
+    /// the directory to remove it: 60 s, far longer than any write of a small value takes.
+    public static let staleTemporaryFileAge = 60
+
+    /// Creates a store in `directory` (created on first write when missing), and starts the
+    /// removal of stale temporary files on its queue.
     public init(directory: String) {
         self.directory = directory
+        queue.async { _ = FileIO.removeStaleTemporaryFiles(in: directory, olderThanSeconds: Self.staleTemporaryFileAge) }
     }
 
     /// The file that holds `key`: the key percent-encoded to a safe file name.
@@ -73,6 +84,12 @@ public struct FileStorageError: Error, Sendable, Equatable, CustomStringConverti
     /// The `errno` value.
     public let code: Int32
     public var description: String { "\(operation) failed (errno \(code))" }
+
+    /// Creates an error.
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
 }
 
 /// Small, durable POSIX file helpers shared by the file-backed stores.
@@ -85,16 +102,16 @@ public enum FileIO {
 
     /// Reads a whole file; `nil` when it does not exist.
     public static func readBytes(_ path: String) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = FileFaults.open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw FileStorageError(operation: "open", code: errno)
         }
-        defer { close(fd) }
+        defer { FileFaults.close(fd) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let n = chunk.withUnsafeMutableBytes { posixRead(fd, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { FileFaults.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw FileStorageError(operation: "read", code: errno)
@@ -110,7 +127,7 @@ public enum FileIO {
         var prefix = directory.hasPrefix("/") ? "" : "."
         for part in directory.split(separator: "/") {
             prefix += "/" + part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+            if FileFaults.mkdir(prefix, 0o700) != 0 && errno != EEXIST {
                 throw FileStorageError(operation: "mkdir", code: errno)
             }
         }
@@ -122,28 +139,73 @@ public enum FileIO {
         // A unique temporary name: two stores (or two processes) writing the same key never
         // rename each other's half-written file.
         let temp = path + ".tmp-" + IDs.uuidV4()
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = FileFaults.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 { throw FileStorageError(operation: "open", code: errno) }
         var ok = false
         defer {
-            if !ok { unlink(temp) }
+            if !ok { FileFaults.unlink(temp) }
         }
         do {
-            defer { close(fd) }
+            defer { FileFaults.close(fd) }
             fchmod(fd, 0o600)
             try writeAll(fd, bytes)
-            if fsync(fd) != 0 { throw FileStorageError(operation: "fsync", code: errno) }
+            if FileFaults.fsync(fd) != 0 { throw FileStorageError(operation: "fsync", code: errno) }
         }
-        if rename(temp, path) != 0 { throw FileStorageError(operation: "rename", code: errno) }
+        if FileFaults.rename(temp, path) != 0 { throw FileStorageError(operation: "rename", code: errno) }
         ok = true
         syncDirectory(directory)
+    }
+
+    /// Removes the temporary files ``writeAtomically(_:to:directory:)`` leaves when the process
+    /// dies before its rename (`*.kv.tmp-<uuid>` in `directory`) whose modification time is at
+    /// least `olderThanSeconds` in the past. Returns how many were removed; best effort (a
+    /// missing or unreadable directory removes nothing).
+    @discardableResult
+    public static func removeStaleTemporaryFiles(in directory: String, olderThanSeconds: Int) -> Int {
+        guard let dir = opendir(directory) else { return 0 }
+        defer { closedir(dir) }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var removed = 0
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard isTemporaryName(name) else { continue }
+            let path = directory + "/" + name
+            var st = stat()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            #if canImport(Darwin)
+            let modified = Int(st.st_mtimespec.tv_sec)
+            #else
+            let modified = Int(st.st_mtim.tv_sec)
+            #endif
+            guard Int(now.tv_sec) - modified >= olderThanSeconds else { continue }
+            if FileFaults.unlink(path) == 0 { removed += 1 }
+        }
+        if removed > 0 { syncDirectory(directory) }
+        return removed
+    }
+
+    /// Whether `name` is one of ``writeAtomically(_:to:directory:)``'s temporary files:
+    /// `<name>.kv.tmp-` followed by a UUID (36 characters of hex digits and dashes).
+    static func isTemporaryName(_ name: String) -> Bool {
+        let u = Array(name.utf8)
+        let marker = Array(".kv.tmp-".utf8)
+        guard u.count > marker.count + 36 else { return false }
+        let tail = u.suffix(36)
+        let head = u.dropLast(36)
+        guard head.count > marker.count, Array(head.suffix(marker.count)) == marker else { return false }
+        return tail.allSatisfy { b in
+            (b >= 48 && b <= 57) || (b >= 65 && b <= 70) || (b >= 97 && b <= 102) || b == 45
+        }
     }
 
     /// Writes every byte, retrying short writes and `EINTR`.
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { posixWrite(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            let n = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw FileStorageError(operation: "write", code: errno)
@@ -154,7 +216,7 @@ public enum FileIO {
 
     /// Removes `path` when it exists, and syncs the directory.
     public static func remove(_ path: String, directory: String) throws {
-        if unlink(path) != 0 {
+        if FileFaults.unlink(path) != 0 {
             if errno == ENOENT { return }
             throw FileStorageError(operation: "unlink", code: errno)
         }
@@ -163,20 +225,10 @@ public enum FileIO {
 
     /// Flushes a directory entry change to disk (best effort).
     public static func syncDirectory(_ directory: String) {
-        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dfd = FileFaults.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
-            fsync(dfd)
-            close(dfd)
+            FileFaults.fsync(dfd)
+            FileFaults.close(dfd)
         }
     }
-}
-
-@inline(__always)
-private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
-
-@inline(__always)
-private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(fd, buffer, count)
 }

@@ -1,4 +1,3 @@
-import Synchronization
 import CTrackerCurlShim
 #if canImport(Darwin)
 import Foundation
@@ -76,13 +75,14 @@ final class CurlEngine: @unchecked Sendable {
     private let spinNs: UInt64
     private let state = Locked(State())
     /// Set (under the lock) when the inbox gains work; read lock-free while spinning.
-    private let inboxSignal = Atomic<Bool>(false)
+    private let inboxSignal = AtomicCell(0)
 
-    init(options: CurlTransport.Options) {
-        _ = curlGlobalInit
+    /// `start: false` (the libcurl check failed) makes an engine that refuses everything and
+    /// starts no thread.
+    init(options: CurlTransport.Options, start: Bool = true) {
         self.options = options
         self.spinNs = UInt64(max(0, options.idleSpinMicroseconds)) * 1000
-        let multi = curl_multi_init()
+        let multi = start && curlGlobalInit ? curl_multi_init() : nil
         self.multi = multi
         if let multi {
             _ = ctracker_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, options.maxConnections))
@@ -154,7 +154,7 @@ final class CurlEngine: @unchecked Sendable {
     /// anyway before sleeping. Waking under the lock also keeps the wake-up away from a closed
     /// multi handle: `sleeping` is never true once the loop has left for its clean-up.
     private func signal(_ s: inout State) {
-        inboxSignal.store(true, ordering: .releasing)
+        inboxSignal.store(1)
         if s.sleeping {
             s.sleeping = false
             if let multi { _ = curl_multi_wakeup(multi) }
@@ -178,6 +178,13 @@ final class CurlEngine: @unchecked Sendable {
         check(ctracker_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
         if let agent = options.userAgent {
             check(ctracker_easy_setopt_string(h, CURLOPT_USERAGENT, agent))
+        }
+        if let pem = options.trustAnchorsPEM {
+            // The fallback trust store: these CA certificates replace the platform's (libcurl
+            // copies the blob). Verification stays on.
+            pem.withUnsafeBytes { raw in
+                check(ctracker_easy_setopt_cainfo_blob(h, raw.baseAddress, raw.count))
+            }
         }
         check(ctracker_easy_setopt_data_cb(h, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check(ctracker_easy_setopt_data_cb(h, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
@@ -303,7 +310,7 @@ final class CurlEngine: @unchecked Sendable {
                 swap(&jobs, &s.jobs)
                 stop = s.shutdown
                 s.sleeping = false
-                inboxSignal.store(false, ordering: .relaxed)
+                inboxSignal.storeRelaxed(0)
             }
             if !jobs.isEmpty {
                 // One batch per round: a task that keeps re-enqueueing itself cannot starve the
@@ -318,7 +325,7 @@ final class CurlEngine: @unchecked Sendable {
                     cancels.append(contentsOf: s.cancels)
                     s.cancels.removeAll(keepingCapacity: true)
                     stop = s.shutdown
-                    inboxSignal.store(!s.jobs.isEmpty, ordering: .relaxed)
+                    inboxSignal.storeRelaxed(s.jobs.isEmpty ? 0 : 1)
                 }
             }
             for transfer in adds {
@@ -405,7 +412,7 @@ final class CurlEngine: @unchecked Sendable {
     /// not wake it. The loop looks at the inbox under the lock afterwards in any case.
     private func spinForWork() {
         let deadline = MonotonicClock.nowNs() &+ spinNs
-        while !inboxSignal.load(ordering: .acquiring), MonotonicClock.nowNs() < deadline {
+        while inboxSignal.load() == 0, MonotonicClock.nowNs() < deadline {
             sched_yield()
         }
     }

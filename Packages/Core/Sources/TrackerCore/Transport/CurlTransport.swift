@@ -6,7 +6,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
 
 /// The default ``HTTPTransport``: libcurl's multi interface driven by one dedicated thread.
 ///
@@ -18,7 +17,15 @@ import Synchronization
 /// - Cancelling the calling task removes the transfer from the loop at once and throws
 ///   ``HTTPError/Code/cancelled``.
 /// - Only `http` and `https` are spoken (checked before any I/O, and enforced in libcurl too);
-///   redirects are never followed; TLS peers and host names are always verified.
+///   plain `http` only to loopback addresses unless ``Options/plainHTTP`` names the host (App
+///   Transport Security does not cover libcurl's sockets, so this rule holds on every
+///   platform); redirects are never followed; TLS peers and host names are always verified.
+/// - Trust: on Apple platforms libcurl (our XCFramework) verifies peers with Apple SecTrust,
+///   the system trust store URLSession uses; on Linux, the system CA bundle libcurl was built
+///   with. ``Options/trustAnchorsPEM`` replaces either with the given CA certificates (the
+///   fallback for a store that cannot be used, and for pinning a private CA).
+/// - At start-up the transport checks the linked libcurl (``LibcurlRequirements``); one that
+///   falls short fails every request with ``HTTPError/Code/libcurlUnsupported``.
 /// - A response body larger than ``HTTPRequest/maxResponseBytes`` aborts the transfer with
 ///   ``HTTPError/Code/responseTooLarge``.
 /// - The loop thread doubles as a task executor (``taskExecutor``): a sending loop run under
@@ -41,17 +48,25 @@ public final class CurlTransport: HTTPTransport {
         /// thread keeps looking for a next request before it goes to sleep. This saves a thread
         /// wake-up per request for back-to-back senders; 0 turns it off.
         public var idleSpinMicroseconds: Int
+        /// Where plain `http://` may go: loopback only unless hosts are named explicitly.
+        public var plainHTTP: PlainHTTPPolicy
+        /// CA certificates (PEM) to verify peers against instead of the platform's store
+        /// (`CURLOPT_CAINFO_BLOB`); `nil` uses the store: Apple SecTrust on Apple platforms, the
+        /// system CA bundle on Linux. Verification itself is never off.
+        public var trustAnchorsPEM: [UInt8]?
 
         /// Creates options.
         public init(
             maxConnections: Int = 16, maxConnectionsPerHost: Int = 8, pooledHandles: Int = 16, userAgent: String? = nil,
-            idleSpinMicroseconds: Int = 100
+            idleSpinMicroseconds: Int = 100, plainHTTP: PlainHTTPPolicy = .loopbackOnly, trustAnchorsPEM: [UInt8]? = nil
         ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.pooledHandles = pooledHandles
             self.userAgent = userAgent
             self.idleSpinMicroseconds = idleSpinMicroseconds
+            self.plainHTTP = plainHTTP
+            self.trustAnchorsPEM = trustAnchorsPEM
         }
     }
 
@@ -62,10 +77,23 @@ public final class CurlTransport: HTTPTransport {
     public let options: Options
     private let engine: CurlEngine
 
-    /// Creates a transport with its own connection cache and loop thread.
-    public init(options: Options = Options()) {
+    /// Why this transport refuses every request: the linked libcurl falls short of
+    /// ``LibcurlRequirements/current``; `nil` when it is fine.
+    public let libcurlProblem: HTTPError?
+
+    /// Creates a transport with its own connection cache and loop thread, after checking the
+    /// linked libcurl.
+    public convenience init(options: Options = Options()) {
+        self.init(options: options, libcurl: .linked, requirements: .current)
+    }
+
+    /// Creates a transport checking `libcurl` against `requirements` (tests describe other
+    /// builds with it); a transport that fails the check starts no thread.
+    init(options: Options, libcurl: LibcurlInfo, requirements: LibcurlRequirements) {
         self.options = options
-        self.engine = CurlEngine(options: options)
+        let problem = requirements.check(libcurl)
+        self.libcurlProblem = problem
+        self.engine = CurlEngine(options: options, start: problem == nil)
     }
 
     deinit {
@@ -108,7 +136,9 @@ public final class CurlTransport: HTTPTransport {
     /// `timeoutMs` (or `connectTimeoutMs` for connecting) elapsed, ``HTTPError/Code/cancelled``
     /// when the calling task was cancelled, and the connection, TLS and size failures.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if let libcurlProblem { throw libcurlProblem }
         try CurlTransport.checkURL(request.url)
+        try CurlTransport.checkPlainHTTP(request.url, options.plainHTTP)
         try CurlTransport.checkFields(request)
         if Task.isCancelled { throw HTTPError(.cancelled, "the task was cancelled before sending") }
         let transfer = try engine.prepare(request)
@@ -151,6 +181,16 @@ public final class CurlTransport: HTTPTransport {
         }
         guard !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw HTTPError(.invalidURL, "the URL contains whitespace or control characters")
+        }
+    }
+
+    /// Refuses `http` to a host the policy does not allow (after ``checkURL(_:)``).
+    static func checkPlainHTTP(_ url: String, _ policy: PlainHTTPPolicy) throws(HTTPError) {
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              String(decoding: bytes[..<colon], as: UTF8.self).lowercased() == "http" else { return }
+        guard policy.allows(host: PlainHTTPPolicy.host(ofURL: url)) else {
+            throw HTTPError(.insecureHTTP, "plain http is allowed only to loopback addresses or to hosts named in CurlTransport.Options.plainHTTP; use https")
         }
     }
 

@@ -78,6 +78,12 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidURL = "invalid-url"
         /// The scheme is neither `http` nor `https`.
         case unsupportedScheme = "unsupported-scheme"
+        /// A plain `http` URL to a host that is neither loopback nor allowed by the transport's
+        /// ``PlainHTTPPolicy``; refused before any I/O.
+        case insecureHTTP = "insecure-http"
+        /// The linked libcurl lacks a version or feature the transport relies on (checked when
+        /// the transport starts; see ``LibcurlRequirements``).
+        case libcurlUnsupported = "libcurl-unsupported"
         /// The total or connect timeout elapsed.
         case timeout
         /// The calling task was cancelled; the transfer was aborted.

@@ -1,7 +1,7 @@
 import Foundation
 import TrackerCore
 
-/// Wraps a sink to let the demo wait until a given snapshot was settled (real network, bounded wait).
+/// Wraps a sink to let the sample app wait until a given snapshot was settled (real network, bounded wait).
 final class TrackedSink<Inner: Sink>: Sink, @unchecked Sendable {
     typealias Payload = Inner.Payload
     let inner: Inner

@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The integrations an app wires, compiled and run end to end (issue 13 item 2): every package by
+// path, tests only. `Examples` holds the README's snippets that join two packages (the client's
+// example is the RocalyticsClient package's own file, linked here so that its step 4, which needs
+// the Onboarding package, is compiled); `make test-all` runs `IntegrationTests`.
+let package = Package(
+    name: "Integration",
+    dependencies: [
+        .package(name: "Core", path: "../Packages/Core"),
+        .package(name: "Onboarding", path: "../Packages/Onboarding"),
+        .package(name: "Paywall", path: "../Packages/Paywall"),
+        .package(name: "RocalyticsClient", path: "../Packages/RocalyticsClient"),
+        .package(name: "Score", path: "../Packages/Score"),
+    ],
+    targets: [
+        // The README's integration snippets. Compiled for (and run by) the test target only.
+        .target(
+            name: "IntegrationExamples",
+            dependencies: [
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
+                .product(name: "RocalyticsClient", package: "RocalyticsClient"),
+                .product(name: "ScoreTracker", package: "Score"),
+            ],
+            path: "Examples"
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "IntegrationExamples",
+                .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
+                .product(name: "OnboardingTracker", package: "Onboarding"),
+                .product(name: "PaywallTracker", package: "Paywall"),
+                .product(name: "RocalyticsClient", package: "RocalyticsClient"),
+                .product(name: "RocalyticsClientTestSupport", package: "RocalyticsClient"),
+                .product(name: "ScoreTracker", package: "Score"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

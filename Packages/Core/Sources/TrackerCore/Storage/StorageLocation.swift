@@ -1,0 +1,112 @@
+/// Where and how the SDKs keep their files on each platform (issue 17, item 4), as portable
+/// policy: the decisions are made here and tested on Linux; `AppleStorageDirectory.swift` only
+/// applies them through the OS.
+///
+/// - iOS, visionOS, macOS: Application Support (the app's own data, kept across launches and
+///   not purged by the system), excluded from iCloud and device backups (the events are resent
+///   from the device, a restored backup would resend stale ones), iOS and visionOS with the
+///   "complete until first user authentication" protection class so that background sends work
+///   while the device is locked after its first unlock.
+/// - tvOS: Caches (tvOS gives apps no persistent local storage beyond it), never backed up.
+/// - Linux: the directory the host passes; nothing else applies.
+public struct StorageLocation: Sendable, Equatable {
+    /// The platform a location is for.
+    public enum Platform: Sendable, Equatable, CaseIterable {
+        case iOS, macOS, tvOS, visionOS, linux
+
+        /// The platform this code was built for.
+        public static var current: Platform {
+            #if os(iOS)
+            return .iOS
+            #elseif os(tvOS)
+            return .tvOS
+            #elseif os(visionOS)
+            return .visionOS
+            #elseif os(macOS)
+            return .macOS
+            #else
+            return .linux
+            #endif
+        }
+    }
+
+    /// The system directory the SDK folder lives in.
+    public enum BaseDirectory: Sendable, Equatable {
+        /// `FileManager.SearchPathDirectory.applicationSupportDirectory`.
+        case applicationSupport
+        /// `FileManager.SearchPathDirectory.cachesDirectory`.
+        case caches
+        /// A directory the host chose (Linux, tests).
+        case hostProvided
+    }
+
+    /// Data protection classes the SDK uses (`FileProtectionType`).
+    public enum FileProtection: String, Sendable, Equatable {
+        /// `FileProtectionType.completeUntilFirstUserAuthentication`: readable once the user has
+        /// unlocked the device after boot, also while it is locked later.
+        case completeUntilFirstUserAuthentication = "NSFileProtectionCompleteUntilFirstUserAuthentication"
+    }
+
+    /// The base directory.
+    public var base: BaseDirectory
+    /// Whether the SDK folder is marked excluded from backup (`isExcludedFromBackup`).
+    public var excludedFromBackup: Bool
+    /// The protection class set on the folder and its files; `nil` sets none.
+    public var protection: FileProtection?
+
+    /// Creates a location.
+    public init(base: BaseDirectory, excludedFromBackup: Bool, protection: FileProtection?) {
+        self.base = base
+        self.excludedFromBackup = excludedFromBackup
+        self.protection = protection
+    }
+
+    /// The SDKs' location on `platform`.
+    public static func standard(for platform: Platform = .current) -> StorageLocation {
+        switch platform {
+        case .iOS, .visionOS:
+            return StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication)
+        case .macOS:
+            // File protection classes have no effect for a Mac app's container; backup exclusion does (Time Machine).
+            return StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: nil)
+        case .tvOS:
+            return StorageLocation(base: .caches, excludedFromBackup: true, protection: nil)
+        case .linux:
+            return StorageLocation(base: .hostProvided, excludedFromBackup: false, protection: nil)
+        }
+    }
+
+    /// The folder of SDK `name` (e.g. `score`) under `basePath`: `<base>/Rocalytics/<name>`.
+    /// `name` keeps only letters, digits, `-`, `_` and `.` (never `..`), so it cannot escape.
+    public static func folder(_ name: String, under basePath: String) -> String {
+        var safe = String(name.unicodeScalars.filter {
+            ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_" || $0 == "."
+        }.map(Character.init))
+        if safe.isEmpty || safe.allSatisfy({ $0 == "." }) { safe = "default" }
+        let trimmed = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
+        return "\(trimmed)/Rocalytics/\(safe)"
+    }
+
+    /// Why a stored file could not be read.
+    public enum ReadFailure: Sendable, Equatable {
+        /// The data exists but is protected and the device has not been unlocked since boot
+        /// (Darwin answers `EPERM`/`EACCES` for a protected file): try again later. A store in
+        /// this state must never be treated as empty: no new identity is minted, no event is
+        /// compacted away, nothing is overwritten.
+        case protectedDataUnavailable
+        /// Any other failure.
+        case other
+    }
+
+    /// Classifies the `errno` of a failed open or read of an existing SDK file.
+    public static func readFailure(errno code: Int32, platform: Platform = .current) -> ReadFailure {
+        switch platform {
+        case .iOS, .visionOS, .tvOS, .macOS:
+            // EPERM = 1, EACCES = 13 on every Darwin; the SDK's own 0600 files never deny their
+            // owner otherwise.
+            return code == 1 || code == 13 ? .protectedDataUnavailable : .other
+        case .linux:
+            return .other
+        }
+    }
+}

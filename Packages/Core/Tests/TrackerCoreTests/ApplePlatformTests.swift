@@ -1,0 +1,262 @@
+import Foundation
+import Testing
+@testable import TrackerCore
+import TrackerCoreTestKit
+
+// Issue 17 (every package builds into an iOS/macOS/tvOS/visionOS app): the platform-independent
+// decisions behind the Apple builds, driven on Linux.
+//
+// New scenarios:
+//   AP1  plain http to a non-loopback host is refused before any I/O (insecure-http)
+//   AP2  plain http to a loopback address goes through
+//   AP3  what counts as loopback (and what does not)
+//   AP4  the host is taken after the user info and before the port
+//   AP5  a host app opts in for named hosts only
+//   AP6  an HTTPSink posting to a refused http URL gets a transient outcome (nothing lost)
+//   AP7  https is never affected by the plain-http policy
+//   AP8  a libcurl older than required fails every request with libcurl-unsupported, no thread
+//   AP9  the Apple requirements name each missing feature (HTTP/2, AppleSecTrust, https)
+//   AP10 the libcurl linked here meets this platform's requirements
+//   AP11 a transport with CA certificates of its own (the trust fallback) still sends
+//   AP12 AtomicCell adds from several threads without losing one, and wraps
+//   AP13 Core's privacy manifest declares exactly the categories its sources use
+//   AP14 the audit flags a used but undeclared category, and a package with no manifest
+//   AP15 the audit flags a declared but unused category, and unknown reason codes
+//   AP16 comments and string literals do not count as uses
+//   AP17 every manifest has the deployment floors; the Linux branch names no binary target
+//        and no checksum is committed
+//   (AP18-AP21: the privacy manifest test of each other package)
+//   AP22 the standard storage location per platform (Application Support, Caches on tvOS,
+//        backup exclusion, complete-until-first-user-authentication on iOS and visionOS)
+//   AP23 an SDK folder name cannot escape its base directory
+//   AP24 a read refused because protected data is unavailable is told apart from other failures
+//   AP25 durableSync flushes a file and reports a bad descriptor
+@Suite struct ApplePlatformTests {
+    @Test func AP1_plainHTTPToAnotherHostIsRefusedBeforeIO() async {
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        // TEST-NET-1: a connect attempt would hang until the timeout; the refusal is immediate.
+        let error = await httpError { try await transport.send(HTTPRequest(url: "http://192.0.2.1/v1/events", timeoutMs: 60_000)) }
+        #expect(error?.code == .insecureHTTP)
+        #expect(error?.message.contains("https") == true)
+        let named = await httpError { try await transport.send(HTTPRequest(url: "HTTP://collector.example.com/x")) }
+        #expect(named?.code == .insecureHTTP)
+    }
+
+    @Test func AP2_plainHTTPToLoopbackGoesThrough() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: "ok") }
+        defer { server.stop() }
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.baseURL + "/x"))
+        #expect(response.status == 200)
+    }
+
+    @Test func AP3_loopbackAddresses() {
+        for host in ["127.0.0.1", "127.255.3.4", "localhost", "LocalHost", "[::1]", "::1", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"] {
+            #expect(PlainHTTPPolicy.isLoopback(host), "\(host)")
+        }
+        for host in ["127.1", "2130706433", "128.0.0.1", "10.0.0.1", "localhost.example.com", "127.0.0.1.nip.io",
+                     "example.com", "[::2]", "[::ffff:10.0.0.1]", "", "localhost."] {
+            #expect(!PlainHTTPPolicy.isLoopback(host), "\(host)")
+        }
+    }
+
+    @Test func AP4_hostIsTakenAfterUserInfoAndBeforeThePort() throws {
+        #expect(PlainHTTPPolicy.host(ofURL: "http://127.0.0.1:8080/p?q#f") == "127.0.0.1")
+        #expect(PlainHTTPPolicy.host(ofURL: "http://user:pw@127.0.0.1:1/") == "127.0.0.1")
+        #expect(PlainHTTPPolicy.host(ofURL: "http://[::1]:80/x") == "[::1]")
+        #expect(PlainHTTPPolicy.host(ofURL: "http://localhost") == "localhost")
+        // A loopback address in the user info does not make the request local.
+        #expect(PlainHTTPPolicy.host(ofURL: "http://127.0.0.1@evil.example/") == "evil.example")
+        #expect(throws: HTTPError.self) { try CurlTransport.checkPlainHTTP("http://127.0.0.1@evil.example/", .loopbackOnly) }
+        #expect(throws: HTTPError.self) { try CurlTransport.checkPlainHTTP("http://127.0.0.1:80@evil.example:80/", .loopbackOnly) }
+        try CurlTransport.checkPlainHTTP("http://evil.example@127.0.0.1/", .loopbackOnly)
+    }
+
+    @Test func AP5_hostsOptInByName() throws {
+        let policy = PlainHTTPPolicy.loopbackAnd(hosts: ["staging.lan", "[FD00::5]"])
+        #expect(policy.allows(host: "staging.lan"))
+        #expect(policy.allows(host: "STAGING.LAN"))
+        #expect(policy.allows(host: "[fd00::5]"))
+        #expect(policy.allows(host: "127.0.0.1"))
+        #expect(!policy.allows(host: "other.lan"))
+        #expect(!policy.allows(host: "staging.lan.evil.example"))
+        #expect(!PlainHTTPPolicy.loopbackOnly.allows(host: "staging.lan"))
+        try CurlTransport.checkPlainHTTP("http://staging.lan:8080/v1", policy)
+        #expect(CurlTransport.Options().plainHTTP == .loopbackOnly, "the default refuses")
+    }
+
+    @Test func AP6_aSinkPostingToARefusedURLStaysTransient() async {
+        let sink = HTTPSink<JSONValue>(url: "http://collector.example.com/v1/runs")
+        let result = await sink.send(["n": 1])
+        #expect(result.outcome == .transient)
+        #expect(result.reason == "transport: insecure-http")
+    }
+
+    @Test func AP7_httpsIsNotAffected() throws {
+        try CurlTransport.checkPlainHTTP("https://collector.example.com/v1", .loopbackOnly)
+        try CurlTransport.checkPlainHTTP("HTTPS://collector.example.com/v1", .loopbackOnly)
+    }
+
+    static func info(version: UInt32 = 0x08_14_00, ssl: Bool = true, http2: Bool = true,
+                     protocols: [String] = ["http", "https"], features: [String] = ["SSL", "HTTP2", "AppleSecTrust"]) -> LibcurlInfo {
+        LibcurlInfo(versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.7" : nil,
+                    hasSSL: ssl, hasHTTP2: http2, protocols: protocols, featureNames: features)
+    }
+
+    @Test func AP8_anOldLibcurlFailsEveryRequestClearly() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: "ok") }
+        defer { server.stop() }
+        let transport = CurlTransport(options: .init(), libcurl: Self.info(version: 0x07_50_00), requirements: .linux)
+        #expect(transport.libcurlProblem?.code == .libcurlUnsupported)
+        #expect(transport.libcurlProblem?.message == "libcurl 7.80.0 is older than 7.85.0")
+        let error = await httpError { try await transport.send(HTTPRequest(url: server.baseURL + "/x")) }
+        #expect(error == transport.libcurlProblem)
+        #expect(server.requests.isEmpty, "nothing was sent")
+    }
+
+    @Test func AP9_appleRequirementsNameEachMissingFeature() {
+        #expect(LibcurlRequirements.apple.check(Self.info()) == nil)
+        let problems = LibcurlRequirements.apple.problems(
+            Self.info(version: 0x08_11_00, http2: false, protocols: ["http"], features: ["SSL"]))
+        #expect(problems == [
+            "libcurl 8.17.0 is older than 8.20.0",
+            "libcurl was built without HTTP/2 (nghttp2)",
+            "libcurl does not speak https",
+            "libcurl lacks the AppleSecTrust feature",
+        ])
+        #expect(LibcurlRequirements.linux.problems(Self.info(ssl: false, http2: false, features: [])) == ["libcurl was built without TLS"])
+    }
+
+    @Test func AP10_theLinkedLibcurlMeetsThisPlatformsRequirements() {
+        let linked = LibcurlInfo.linked
+        #expect(linked.hasSSL)
+        #expect(linked.protocols.contains("https"))
+        #expect(LibcurlRequirements.current.problems(linked) == [])
+        #expect(CurlTransport.shared.libcurlProblem == nil)
+    }
+
+    @Test func AP11_ownTrustAnchorsStillSend() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: "ok") }
+        defer { server.stop() }
+        let pem = Array("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8)
+        let transport = CurlTransport(options: .init(trustAnchorsPEM: pem))
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.baseURL + "/x"))
+        #expect(response.status == 200)
+    }
+
+    @Test func AP12_atomicCellAddsAndWraps() async {
+        let cell = AtomicCell(UInt64.max)
+        #expect(cell.wrappingAddRelaxed(2) == 1)
+        cell.store(0)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { for _ in 0..<10_000 { cell.wrappingAddRelaxed(1) } } }
+        }
+        #expect(cell.load() == 80_000)
+    }
+
+    @Test func AP13_coresPrivacyManifestMatchesItsSources() throws {
+        let root = PackagePaths.packageRoot(#filePath)
+        #expect(PrivacyManifestAudit.problems(packageRoot: root) == [])
+        let data = try #require(FileManager.default.contents(atPath: root + "/Sources/TrackerCore/PrivacyInfo.xcprivacy"))
+        #expect(PrivacyManifestAudit.declaredCategories(manifest: data) == [
+            "NSPrivacyAccessedAPICategoryFileTimestamp": ["C617.1"],
+            "NSPrivacyAccessedAPICategorySystemBootTime": ["35F9.1"],
+        ])
+    }
+
+    @Test func AP14_anUndeclaredUseIsFlagged() {
+        let used = PrivacyManifestAudit.categoriesUsed(inSource: "let d = UserDefaults.standard\nvar st = stat()\n")
+        #expect(used == [.userDefaults: ["UserDefaults"], .fileTimestamp: ["stat"]])
+        let problems = PrivacyManifestAudit.compare(
+            used: used, declared: ["NSPrivacyAccessedAPICategoryFileTimestamp": ["C617.1"]], hasManifest: true, packageManifest: nil)
+        #expect(problems == ["NSPrivacyAccessedAPICategoryUserDefaults is used (UserDefaults) but not declared"])
+        let none = PrivacyManifestAudit.compare(used: used, declared: [:], hasManifest: false, packageManifest: nil)
+        #expect(none.first == "sources use required-reason APIs but the package has no PrivacyInfo.xcprivacy")
+    }
+
+    @Test func AP15_aDeclarationWithoutUseOrWithAWrongReasonIsFlagged() {
+        let problems = PrivacyManifestAudit.compare(
+            used: [.fileTimestamp: ["fstat"]],
+            declared: ["NSPrivacyAccessedAPICategoryFileTimestamp": ["35F9.1"], "NSPrivacyAccessedAPICategoryDiskSpace": ["E174.1"]],
+            hasManifest: true, packageManifest: "resources: [.copy(\"PrivacyInfo.xcprivacy\")] exclude = [\"PrivacyInfo.xcprivacy\"]")
+        #expect(problems == [
+            "NSPrivacyAccessedAPICategoryDiskSpace is declared but no source uses it",
+            "35F9.1 is not a reason Apple accepts for NSPrivacyAccessedAPICategoryFileTimestamp",
+        ])
+        let undeclaredResource = PrivacyManifestAudit.compare(used: [:], declared: [:], hasManifest: true, packageManifest: "targets: []")
+        #expect(undeclaredResource.count == 1)
+    }
+
+    @Test func AP16_commentsAndStringsAreNotUses() {
+        let source = """
+        // fstat(fd, &st) would read the size
+        /* UserDefaults.standard */
+        let label = "systemUptime"
+        let fstatLike = 1
+        """
+        #expect(PrivacyManifestAudit.categoriesUsed(inSource: source).isEmpty)
+        #expect(PrivacyManifestAudit.categoriesUsed(inSource: "clock_gettime(CLOCK_MONOTONIC, &ts)") == [.systemBootTime: ["CLOCK_MONOTONIC"]])
+    }
+
+    @Test func AP17_manifestsDeclareTheFloorsAndLinuxNamesNoBinaryTarget() throws {
+        let repo = PackagePaths.repositoryRoot(#filePath)
+        var checked = 0
+        for name in ["Core", "Onboarding", "Paywall", "RocalyticsClient", "Score"] {
+            // A released package stands alone: only the packages present are checked.
+            guard let text = try? String(contentsOfFile: "\(repo)/Packages/\(name)/Package.swift", encoding: .utf8) else { continue }
+            checked += 1
+            #expect(text.contains("platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .visionOS(.v1)]"), "\(name)")
+            #expect(!text.contains(".watchOS("), "\(name): watchOS is not supported")
+            #expect(!text.contains("checksum:"), "\(name): no checksum is committed before a release pins one")
+        }
+        #expect(checked >= 1)
+        let core = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Package.swift", encoding: .utf8)
+        let linux = try #require(core.range(of: "#if os(Linux)")).upperBound
+        let other = try #require(core.range(of: "#else", range: linux..<core.endIndex))
+        let linuxBranch = core[linux..<other.lowerBound]
+        #expect(linuxBranch.contains(".systemLibrary("))
+        #expect(!linuxBranch.contains("binaryTarget"))
+        #expect(!core.contains("url: \"http"), "no URL binary target until a release pins it")
+        let platform = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Sources/TrackerCore/Platform.swift", encoding: .utf8)
+        #expect(platform.contains("#if os(watchOS)\n#error("))
+    }
+
+    @Test func AP22_standardStorageLocations() {
+        #expect(StorageLocation.standard(for: .iOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication))
+        #expect(StorageLocation.standard(for: .visionOS) == StorageLocation.standard(for: .iOS))
+        #expect(StorageLocation.standard(for: .macOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: nil))
+        #expect(StorageLocation.standard(for: .tvOS).base == .caches)
+        #expect(StorageLocation.standard(for: .linux) == StorageLocation(base: .hostProvided, excludedFromBackup: false, protection: nil))
+        #expect(StorageLocation.Platform.current == .linux)
+    }
+
+    @Test func AP23_folderNamesCannotEscape() {
+        #expect(StorageLocation.folder("score", under: "/var/app/Library/Application Support/") == "/var/app/Library/Application Support/Rocalytics/score")
+        #expect(StorageLocation.folder("../../etc", under: "/b") == "/b/Rocalytics/....etc")
+        #expect(StorageLocation.folder("..", under: "/b") == "/b/Rocalytics/default")
+        #expect(StorageLocation.folder("a/b", under: "/b") == "/b/Rocalytics/ab")
+    }
+
+    @Test func AP24_lockedReadsAreToldApart() {
+        for platform in [StorageLocation.Platform.iOS, .tvOS, .visionOS, .macOS] {
+            #expect(StorageLocation.readFailure(errno: 1, platform: platform) == .protectedDataUnavailable)
+            #expect(StorageLocation.readFailure(errno: 13, platform: platform) == .protectedDataUnavailable)
+            #expect(StorageLocation.readFailure(errno: 5, platform: platform) == .other)
+        }
+        #expect(StorageLocation.readFailure(errno: 1, platform: .linux) == .other)
+    }
+
+    @Test func AP25_durableSyncFlushesAndReportsBadDescriptors() throws {
+        let dir = NSTemporaryDirectory() + "ap25-\(UUID().uuidString)"
+        try FileIO.ensureDirectory(dir)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fd = open(dir + "/f", O_WRONLY | O_CREAT, 0o600)
+        #expect(fd >= 0)
+        #expect(durableSync(fd) == 0)
+        close(fd)
+        #expect(durableSync(-1) == -1)
+    }
+}

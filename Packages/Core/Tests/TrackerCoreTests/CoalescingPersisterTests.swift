@@ -1,0 +1,195 @@
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+
+/// The coalescing persist-before-send writer (issue 14 item 4) and the delivery machine's attempt
+/// ids (issue 14, planted bug "attempt ids never incremented").
+///
+/// New scenario ids: S200–S206 (the persister), S207–S208 (a late answer of a timed-out attempt).
+@Suite struct CoalescingPersisterTests {
+    final class Fixture: Sendable {
+        let clock = ManualClock()
+        let storage: FaultInjectingStorage
+        let errors = Locked<[String]>([])
+        let store: SerialStore
+        let persister: CoalescingPersister
+        /// The state a write stores (the "latest state").
+        let value = Locked(0)
+        /// Hand-overs so far: (request number, result).
+        let handed = Locked<[(Int, PersistResult)]>([])
+
+        init(timeoutMs: Int64 = 1000, faults: (inout FaultInjectingStorage.Faults) -> Void = { _ in }) {
+            storage = FaultInjectingStorage(clock: clock)
+            storage.update(faults)
+            let errors = self.errors
+            store = SerialStore(storage: storage, key: "k", scheduler: clock) { e in errors.withLock { $0.append(e) } }
+            persister = CoalescingPersister(store: store, scheduler: clock, persistTimeoutMs: timeoutMs)
+        }
+
+        /// Sets the state to `v` and requests a write, with a hand-over numbered `v`.
+        func change(_ v: Int) {
+            value.withLock { $0 = v }
+            let value = self.value
+            let handed = self.handed
+            persister.request(compose: { .value(["v": .number(Double(value.value))]) }) { r in
+                handed.withLock { $0.append((v, r)) }
+            }
+        }
+
+        var stored: String? { storage.stored("k") }
+        var handedIds: [Int] { handed.value.map(\.0) }
+    }
+
+    @Test func S200_handsOverOnlyOnceTheWriteHasLanded() async {
+        let f = Fixture(timeoutMs: 0) { $0.holdWrites = true }
+        f.change(1)
+        await f.clock.advance(byMs: 60_000)
+        #expect(f.handed.value.isEmpty)
+        #expect(f.stored == nil)
+        f.storage.releaseWrites()
+        await f.clock.settle()
+        #expect(f.stored == #"{"v":1}"#)
+        #expect(f.handed.value.map(\.1) == [.landed])
+        #expect(f.clock.pendingTimerCount == 0)
+    }
+
+    @Test func S201_requestsWhileAWriteWaitsAreCoalescedLatestWins() async {
+        let f = Fixture(timeoutMs: 0) { $0.holdWrites = true }
+        f.change(1) // starts, held in the storage
+        await f.clock.settle()
+        for v in 2...100 { f.change(v) } // all join one queued write
+        await f.clock.settle()
+        #expect(f.storage.writeCount == 1)
+        f.storage.releaseWrites()
+        await f.clock.settle()
+        #expect(f.storage.writeCount == 2)
+        #expect(f.stored == #"{"v":100}"#)
+        #expect(f.handedIds == Array(1...100))
+        #expect(f.handed.value.allSatisfy { $0.1 == .landed })
+        #expect(f.persister.counts == (requests: 100, writes: 2))
+    }
+
+    @Test func S202_aRequestDuringARunningWriteWaitsForTheNextOne() async {
+        let f = Fixture(timeoutMs: 0) { $0.writeDelayMs = 100 }
+        f.change(1)
+        await f.clock.advance(byMs: 50) // write 1 composed {"v":1} and runs until 100
+        f.change(2)
+        await f.clock.advance(byMs: 50)
+        #expect(f.stored == #"{"v":1}"#)
+        #expect(f.handedIds == [1], "2 was not in the write that landed")
+        await f.clock.advance(byMs: 99)
+        #expect(f.handedIds == [1])
+        await f.clock.advance(byMs: 1)
+        #expect(f.stored == #"{"v":2}"#)
+        #expect(f.handedIds == [1, 2])
+    }
+
+    @Test func S203_aFailedWriteHandsOverAsFailed() async {
+        let f = Fixture { $0.failNextWrites = 1 }
+        f.change(1)
+        await f.clock.settle()
+        #expect(f.handed.value.map(\.1) == [.failed])
+        #expect(f.errors.value.count == 1)
+        #expect(f.stored == nil)
+        f.change(2)
+        await f.clock.settle()
+        #expect(f.handed.value.map(\.1) == [.failed, .landed])
+        #expect(f.stored == #"{"v":2}"#)
+        #expect(f.clock.pendingTimerCount == 0)
+    }
+
+    @Test func S204_aHungWriteHandsOverAfterTheTimeoutOnce() async {
+        let f = Fixture(timeoutMs: 1000) { $0.holdWrites = true }
+        f.change(1)
+        await f.clock.advance(byMs: 999)
+        #expect(f.handed.value.isEmpty)
+        await f.clock.advance(byMs: 1)
+        #expect(f.handed.value.map(\.1) == [.timedOut])
+        f.storage.releaseWrites()
+        await f.clock.settle()
+        #expect(f.handed.value.map(\.1) == [.timedOut], "the late landing does not hand over again")
+        #expect(f.stored == #"{"v":1}"#)
+    }
+
+    @Test func S205_slowWritesNeverHandOverBeforeTheirState() async {
+        let f = Fixture(timeoutMs: 0) { $0.writeDelayMs = 150 }
+        // A change every 40 ms while each write takes 150 ms: at each hand-over the stored state
+        // already holds that change (or a later one).
+        let violations = Locked<[Int]>([])
+        let storage = f.storage
+        for v in 1...30 {
+            f.value.withLock { $0 = v }
+            let value = f.value
+            f.persister.request(compose: { .value(["v": .number(Double(value.value))]) }) { _ in
+                let stored = storage.stored("k").flatMap { try? WireJSON.decode($0) }?["v"]?.intValue ?? 0
+                if stored < v { violations.withLock { $0.append(v) } }
+            }
+            await f.clock.advance(byMs: 40)
+        }
+        await f.clock.advance(byMs: 1000)
+        #expect(violations.value.isEmpty, "handed over before stored: \(violations.value)")
+        #expect(f.stored == #"{"v":30}"#)
+        #expect(f.storage.writeCount < 15, "writes were not coalesced: \(f.storage.writeCount)")
+    }
+
+    @Test func S206_aRequestWithoutHandOverArmsNoTimer() async {
+        let f = Fixture(timeoutMs: 1000) { $0.holdWrites = true }
+        f.persister.request(compose: { .remove })
+        await f.clock.settle()
+        #expect(f.clock.pendingTimerCount == 0)
+        f.storage.releaseWrites()
+        await f.clock.settle()
+        #expect(f.persister.counts == (requests: 1, writes: 1))
+    }
+}
+
+/// A sink answer that arrives after its attempt timed out must never settle the retry.
+@Suite struct LateAnswerTests {
+    struct Body: Sendable, Equatable { let seq: Int }
+
+    /// The machine alone: attempt 1 times out, the retry (attempt 2) is in flight, then attempt 1's
+    /// answer arrives.
+    @Test func S207_machineIgnoresALateAnswerWhileTheRetryIsInFlight() {
+        var m = DeliveryMachine<Body>(retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000)
+        var actions = m.handle(.enqueue(Outbound(seq: 1, payload: Body(seq: 1))))
+        guard case let .send(first, _)? = actions.last else { Issue.record("expected a send"); return }
+        _ = m.handle(.attemptTimedOut(attempt: first))
+        actions = m.handle(.retryTimerFired)
+        guard case let .send(retry, _)? = actions.last else { Issue.record("expected the retry"); return }
+        #expect(retry != first, "each attempt has its own id")
+        actions = m.handle(.answered(attempt: first, SinkResult(.accepted)))
+        #expect(actions.isEmpty)
+        #expect(m.settledSeq == 0)
+        #expect(m.inFlight?.attempt == retry)
+        #expect(m.pending?.seq == 1)
+        // The retry's own answer settles it.
+        actions = m.handle(.answered(attempt: retry, SinkResult(.transient)))
+        #expect(m.settledSeq == 0)
+        #expect(m.retryScheduled)
+    }
+
+    /// Through the runtime: the first call answers `accepted` only after its attempt timed out,
+    /// while the retry is still open; the retry then answers transient, so the snapshot must
+    /// still be pending and be retried.
+    @Test func S208_runtimeIgnoresALateAnswerFromATimedOutAttempt() async {
+        let clock = ManualClock()
+        let sink = RecordingSink<Body> { n, _ in n == 1 ? .hold : n == 2 ? .never : .result(.accepted) }
+        let settled = Locked<[(Int, SinkOutcome)]>([])
+        let delivery = DeliveryRuntime(sink: sink, scheduler: clock, retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000,
+                                       onSettled: { item, r in settled.withLock { $0.append((item.seq, r.outcome)) } })
+        delivery.enqueue(Outbound(seq: 1, payload: Body(seq: 1)))
+        await clock.advance(byMs: 30_000) // attempt 1 times out
+        await clock.advance(byMs: 1000) // the retry goes out and never answers
+        #expect(sink.callCount == 2)
+        sink.releaseHeld(with: .result(SinkResult(.accepted))) // attempt 1's late answer
+        await clock.settle()
+        #expect(settled.value.isEmpty, "a late answer settled the retry: \(settled.value)")
+        #expect(delivery.pending?.seq == 1)
+        #expect(delivery.isBusy)
+        // The retry times out in its turn; the next attempt is accepted and settles.
+        await clock.advance(byMs: 30_000 + 2000)
+        #expect(sink.callCount == 3)
+        #expect(settled.value.map(\.0) == [1])
+        #expect(delivery.pending == nil)
+    }
+}

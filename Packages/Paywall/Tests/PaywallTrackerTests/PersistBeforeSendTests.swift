@@ -1,0 +1,224 @@
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+@testable import PaywallTracker
+
+/// Persist-before-send (issue 14 item 4): a snapshot reaches the sink only after the write that
+/// records it has finished; writes are coalesced (latest state wins, one write running); never an
+/// older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
+/// hang their writes on the manual clock.
+///
+/// New scenario ids: P60–P66.
+@Suite struct PersistBeforeSendTests {
+    /// What a sink saw at each receipt: whether the storage already held that snapshot (its seq or
+    /// a newer one, the state a relaunch after a kill at that instant would find), and whether a
+    /// presentation ever got an older seq after a newer one.
+    final class ReceiptCheck: Sendable {
+        let backing: InMemoryKeyValueStorage
+        let unstored = Locked<[String]>([])
+        let reordered = Locked<[String]>([])
+        let highest = Locked<[String: Int]>([:])
+        /// The stored text at each receipt (the disk of a process killed at that moment).
+        let disks = Locked<[(snapshot: PaywallSnapshot, stored: String?)]>([])
+
+        init(_ backing: InMemoryKeyValueStorage) { self.backing = backing }
+
+        func check(_ s: PaywallSnapshot) {
+            let raw = backing.snapshot[STORAGE_KEY]
+            disks.withLock { $0.append((s, raw)) }
+            let entry = raw.flatMap { try? WireJSON.decode($0) }?[s.presentationId]
+            let storedSeq = entry?["seq"]?.intValue ?? 0
+            if storedSeq < s.seq { unstored.withLock { $0.append("\(s.presentationId) seq \(s.seq) (stored \(storedSeq))") } }
+            highest.withLock { h in
+                if let top = h[s.presentationId], top > s.seq { reordered.withLock { $0.append("\(s.presentationId) seq \(s.seq) after \(top)") } }
+                h[s.presentationId] = max(h[s.presentationId] ?? 0, s.seq)
+            }
+        }
+    }
+
+    @Test func P60_aSnapshotIsSentOnlyAfterItsWriteLanded() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.holdWrites = true; return f }())
+        let receipts = ReceiptCheck(storage.backing)
+        let h = Harness(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) }, persistTimeoutMs: 0)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(60_000)
+        #expect(h.received.isEmpty, "sent before its write landed")
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        storage.releaseWrites()
+        await h.settle()
+        #expect(h.received.map(\.seq) == [1])
+        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        // Settled: the entry is removed.
+        await h.settle()
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        p.end(.dismissed)
+        await h.settle()
+        #expect(h.received.map(\.seq) == [1, 2])
+        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
+    }
+
+    @Test func P61_writesAreCoalescedAndTheLatestSnapshotWins() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.holdWrites = true; return f }())
+        let receipts = ReceiptCheck(storage.backing)
+        let h = Harness(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .hold }, persistTimeoutMs: 0)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle() // its write is running, held by the storage
+        p.shown()
+        p.end(.dismissed)
+        var others: [PaywallPresentation] = []
+        for _ in 0..<5 { others.append(try #require(h.tracker.start(INFO) as? PaywallPresentation)) }
+        await h.settle()
+        #expect(storage.writeCount == 1)
+        storage.releaseWrites()
+        await h.settle()
+        // One write for seq 1, one coalesced write for the seven changes made while it ran.
+        #expect(storage.writeCount == 2)
+        let stored = try #require(storedMap(storage.backing))
+        #expect(stored.keys == [p.id] + others.map(\.id))
+        #expect(stored[p.id]?["seq"]?.intValue == 3)
+        // Latest wins: by the time seq 1's write landed, seq 3 was built, so neither seq 1 nor
+        // seq 2 is ever sent; seq 3 goes out once the coalesced write recorded it.
+        #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [3])
+        h.sink.recorder.respond(always: .accepted)
+        h.sink.recorder.releaseHeld(with: .result(.accepted))
+        await h.settle()
+        #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [3])
+        #expect(h.received.count == 6)
+        #expect(Set(h.received.map(\.presentationId)) == Set([p.id] + others.map(\.id)))
+        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
+        await h.tracker.idle()
+        #expect(storage.stored(STORAGE_KEY) == nil, "every settled entry is removed")
+    }
+
+    @Test func P62_slowWritesNeverLetAnUnstoredOrOlderSnapshotOut() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writeDelayMs = 120; return f }())
+        let receipts = ReceiptCheck(storage.backing)
+        // Every third call answers transient, so retries mix with new snapshots.
+        let h = Harness(storage: storage, clock: clock, behavior: { n, s in
+            receipts.check(s)
+            return n % 3 == 0 ? .result(.transient) : .result(.accepted)
+        })
+        var live: [PaywallPresentation] = []
+        var changes = 0
+        for i in 0..<40 {
+            switch i % 4 {
+            case 0, 1: live.append(try #require(h.tracker.start(INFO) as? PaywallPresentation))
+            case 2: live.first?.shown()
+            default: live.removeFirst().end(.dismissed)
+            }
+            changes += 1
+            await h.advance(30)
+        }
+        for p in live { p.end(.cancelled) }
+        changes += live.count
+        await h.advance(120_000)
+        await h.tracker.idle()
+        #expect(receipts.unstored.value.isEmpty, "sent before stored: \(receipts.unstored.value.prefix(5))")
+        #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value.prefix(5))")
+        // Every presentation's end arrived and nothing is left stored.
+        let last = Dictionary(h.received.map { ($0.presentationId, $0) }, uniquingKeysWith: { $0.seq >= $1.seq ? $0 : $1 })
+        #expect(last.count == 20)
+        #expect(last.values.allSatisfy { $0.status == .ended })
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        #expect(storage.writeCount < changes, "\(storage.writeCount) writes for \(changes) changes: not coalesced")
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
+    }
+
+    /// Decision: a failed write is reported (`storage`, with the error text) and the snapshot is
+    /// sent anyway, as the onboarding tracker does. Paywall never resumes a presentation after a
+    /// relaunch (stored entries are resent unchanged, no later seq is built), so sending an
+    /// unstored snapshot can never give a seq two bodies; holding it back would only lose it
+    /// without storing it. The entry stays in the pending map, so the next write records it.
+    /// The cost: killed before any later write lands, the next launch resends the older stored
+    /// seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
+    @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.failNextWrites = 1; return f }())
+        let h = Harness(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle()
+        #expect(h.received.map(\.seq) == [1])
+        #expect(h.log.codes == ["storage"])
+        #expect(h.log.all.first?.message.contains("injected write failure") == true)
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        p.shown()
+        await h.settle()
+        #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 2)
+        #expect(h.log.codes == ["storage"])
+    }
+
+    @Test func P64_aStorageThatAlwaysFailsStillDeliversEverySnapshot() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true; return f }())
+        let h = Harness(storage: storage, clock: clock)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle()
+        p.shown()
+        await h.settle()
+        p.end(.dismissed)
+        await h.advance(10_000)
+        #expect(h.received.map(\.seq) == [1, 2, 3])
+        #expect(!h.log.with("storage").isEmpty)
+        #expect(Set(h.log.codes) == ["storage"])
+        #expect(storage.stored(STORAGE_KEY) == nil)
+    }
+
+    @Test func P65_aHungWriteSendsAfterThePersistTimeout() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true; return f }())
+        let h = Harness(storage: storage, clock: clock)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(999)
+        #expect(h.received.isEmpty)
+        await h.advance(1)
+        #expect(h.received.map(\.seq) == [1])
+        #expect(h.sink.callTimes.value == [T0 + 1000])
+        p.end(.dismissed)
+        await h.advance(999)
+        #expect(h.received.map(\.seq) == [1])
+        await h.advance(1)
+        #expect(h.received.map(\.seq) == [1, 2])
+
+        // With no bound, a hung write holds its snapshot back for good.
+        let clock2 = ManualClock(startMs: T0)
+        let hung = FaultInjectingStorage(clock: clock2, faults: { var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true; return f }())
+        let h2 = Harness(storage: hung, clock: clock2, persistTimeoutMs: 0)
+        _ = try #require(h2.tracker.start(INFO))
+        await h2.advance(600_000)
+        #expect(h2.received.isEmpty)
+        #expect(clock2.pendingTimerCount == 0)
+    }
+
+    /// The issue's case, on the manual clock: a process killed the moment the server receives a
+    /// snapshot leaves a disk that already holds it, and the next launch resends it unchanged.
+    @Test func P66_aKillAtReceiptLeavesTheSnapshotForTheNextLaunch() async throws {
+        let clock = ManualClock(startMs: T0)
+        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writeDelayMs = 50; return f }())
+        let receipts = ReceiptCheck(storage.backing)
+        let h = Harness(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) })
+        for _ in 0..<6 {
+            let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+            await h.advance(10)
+            p.shown()
+            p.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000123", productId: "pro")))
+            await h.advance(10)
+        }
+        await h.advance(10_000)
+        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        let ends = receipts.disks.value.filter { $0.snapshot.status == .ended }
+        #expect(ends.count == 6)
+        // Relaunch on the disk left by a kill at the receipt of each ended snapshot.
+        for (snapshot, stored) in ends {
+            let disk = InMemoryKeyValueStorage(stored.map { [STORAGE_KEY: $0] } ?? [:])
+            let next = Harness(storage: disk) { _, _ in .result(.accepted) }
+            await next.settle()
+            let resent = next.received.filter { $0.presentationId == snapshot.presentationId }
+            #expect(resent.map { $0.wireBytes() } == [snapshot.wireBytes()], "the relaunch did not resend \(snapshot.presentationId) unchanged")
+        }
+    }
+}

@@ -1,0 +1,205 @@
+// The demo and the sample app run as real processes (built by `swift test` next to this bundle).
+//
+// Scenarios (new ids, issue 13 items 3 and 4):
+//   DM1  the demo against a running collector: the sample app is SIGKILLed after two screens and
+//        relaunched on the same data; the collector's stored state has one onboarding run,
+//        completed once, no seq with two bodies, the paywall presentation ended, and every Score
+//        event stored once; the demo's verdicts come from the collector's /api/requests.
+//   DM2  Ctrl-C (SIGINT) or SIGTERM while the sample app is held at the kill point: the demo
+//        stops the collector and the sample app and removes its temporary folder.
+//   DM3  a failing demo (no collector at the given URL) exits non-zero and removes its folder.
+//   DM4  a successful demo leaves no child process and no temporary folder behind.
+import CollectorKit
+import Foundation
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The directory of the built executables (this test bundle sits there).
+let binDirectory: String = {
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    // On Linux the bundle is .build/<triple>/debug/ToolsPackageTests.xctest; on macOS a bundle folder.
+    while !FileManager.default.fileExists(atPath: url.appendingPathComponent("demo").path), url.path != "/" {
+        url.deleteLastPathComponent()
+    }
+    return url.path
+}()
+
+/// A process started by a test, its standard output read line by line.
+final class Spawned: @unchecked Sendable {
+    let process = Process()
+    private let handle: FileHandle
+    private var buffer = Data()
+    private(set) var lines: [String] = []
+
+    init(_ binary: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: binDirectory + "/" + binary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        handle = pipe.fileHandleForReading
+        try process.run()
+    }
+
+    /// Reads output until a line contains `text` (nil when the output ends first).
+    func readUntil(_ text: String) -> String? {
+        while true {
+            if let nl = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...nl)
+                lines.append(line)
+                if line.contains(text) { return line }
+                continue
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+
+    /// Reads everything until the process closes its output, then waits for it to exit.
+    func finish() -> Int32 {
+        _ = readUntil("\u{0}never\u{0}")
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    var output: String { lines.joined(separator: "\n") }
+}
+
+/// Whether `pid` names a live process (a zombie counts as ended).
+func isAlive(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return false }
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return true }
+    return stat[stat.index(close, offsetBy: 2)] != "Z"
+}
+
+/// The pids a demo printed (`(pid N)` and `pid N` after its children's names).
+func childPids(_ output: String) -> [Int32] {
+    output.split(separator: "\n").compactMap { line -> Int32? in
+        guard line.contains("collector at") || line.contains("sample-app pid"),
+              let range = line.range(of: "pid ") else { return nil }
+        return Int32(line[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+func workDirectory(_ output: String) -> String? {
+    output.split(separator: "\n").first { $0.hasPrefix("== work directory ") }.map { String($0.dropFirst("== work directory ".count)) }
+}
+
+@Suite(.serialized) struct DemoTests {
+    @Test func DM1_killAndRelaunchAgainstCollector_storedStateHasOneCompletedRunAndEveryEventOnce() throws {
+        let folder = NSTemporaryDirectory() + "demo-test-\(IDs.uuidV4())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let db = folder + "/collector.sqlite"
+        let collector = try Spawned("collector", ["serve", "--port", "0", "--db", db, "--exit-with-parent"])
+        defer {
+            kill(collector.process.processIdentifier, SIGTERM)
+            collector.process.waitUntilExit()
+        }
+        let listening = try #require(collector.readUntil("listening on"))
+        let url = String(listening[try #require(listening.range(of: "http://")).lowerBound...])
+
+        let demo = try Spawned("demo", ["--collector", url])
+        let status = demo.finish()
+        let output = demo.output
+        #expect(status == 0, "demo output:\n\(output)")
+        #expect(output.contains("SIGKILL"))
+        #expect(output.contains("resumed run="))
+        // The verdicts were read back from the collector, not from its output.
+        #expect(output.contains("/functions/v1/onboarding-response kind=onboarding-run"))
+        #expect(output.contains("Totals: Started 1 · Completed 1"))
+        let pids = childPids(output)
+        #expect(pids.count == 2) // the two launches of the sample app (the collector is ours)
+        for pid in pids { #expect(!isAlive(pid), "pid \(pid) outlived the demo") }
+
+        let store = try Collector(databasePath: db, contractsDirectory: ContractExamples.contractsDirectory)
+        // One onboarding run, completed.
+        let runs = try store.storedRuns()
+        #expect(runs.count == 1)
+        #expect(runs.first?.status == "completed")
+        // Completed once: one accepted completed snapshot, one onboarding_completed event.
+        let onboardingRequests = try store.requests(kind: "onboarding-run")
+        let completedAccepted = onboardingRequests.filter {
+            $0.outcome == "accepted" && (try? WireJSON.decode($0.body))?["status"]?.stringValue == "completed"
+        }
+        #expect(completedAccepted.count == 1)
+        let completionEvents = try store.requests(kind: "rocalytics-track").filter { $0.subject == "onboarding_completed" && $0.outcome == "accepted" }
+        #expect(completionEvents.count == 1)
+        // No seq with two different bodies (the Rocalytics body's own keys left aside).
+        var bodiesBySeq: [Int: Set<String>] = [:]
+        for r in onboardingRequests {
+            guard let seq = r.seq, case var .object(o) = try WireJSON.decode(r.body) else { continue }
+            o["responses"] = nil
+            o["onboarding_metadata"] = nil
+            bodiesBySeq[seq, default: []].insert(WireJSON.encodeString(.object(o)))
+        }
+        #expect(!bodiesBySeq.isEmpty)
+        for (seq, bodies) in bodiesBySeq { #expect(bodies.count == 1, "seq \(seq) has \(bodies.count) bodies") }
+        // The paywall presentation ended.
+        let paywall = try store.requests(kind: "paywall-presentation").filter { $0.outcome == "accepted" }
+        #expect(paywall.last.flatMap { try? WireJSON.decode($0.body) }?["status"]?.stringValue == "ended")
+        // Every Score event stored once: the names the sample app tracks, each once per launch
+        // that tracks it, and no event id stored twice.
+        var stored: [String: Int] = [:]
+        var ids: [String: Int] = [:]
+        for batch in try store.requests(kind: "score-batch") where batch.outcome == "accepted" {
+            for event in try WireJSON.decode(batch.body)["events"]?.arrayValue ?? [] {
+                let id = event["eventId"]?.stringValue ?? ""
+                if ids[id] == nil { stored[event["name"]?.stringValue ?? "", default: 0] += 1 }
+                ids[id, default: 0] += 1
+            }
+        }
+        #expect(stored == ["app_opened": 2, "onboarding_goal_chosen": 1, "lesson_completed": 1, "subscription_started": 1, "identify": 1])
+        #expect(try store.scoreEventCount() == 6)
+        #expect(try store.requests().allSatisfy { $0.outcome != "rejected" })
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM])
+    func DM2_signalAtTheKillPoint_stopsEveryChildAndRemovesTheFolder(sig: Int32) throws {
+        let demo = try Spawned("demo", [], environment: ["DEMO_PAUSE_AT_KILL": "1"])
+        #expect(demo.readUntil("paused at the kill point") != nil, "demo output:\n\(demo.output)")
+        let pids = childPids(demo.output)
+        #expect(pids.count == 2) // the collector and the held sample app
+        for pid in pids { #expect(isAlive(pid)) }
+        let folder = try #require(workDirectory(demo.output))
+        #expect(FileManager.default.fileExists(atPath: folder))
+
+        kill(demo.process.processIdentifier, sig)
+        let status = demo.finish()
+        #expect(demo.process.terminationReason == .exit)
+        #expect(status == 128 + sig)
+        for pid in pids { #expect(!isAlive(pid), "pid \(pid) outlived the demo") }
+        #expect(!FileManager.default.fileExists(atPath: folder))
+    }
+
+    @Test func DM3_failingDemo_exitsNonZeroAndRemovesTheFolder() throws {
+        let demo = try Spawned("demo", ["--collector", "http://127.0.0.1:9"]) // nothing listens on the discard port
+        let status = demo.finish()
+        #expect(status == 1)
+        #expect(demo.output.contains("demo: FAILED"))
+        let folder = try #require(workDirectory(demo.output))
+        #expect(!FileManager.default.fileExists(atPath: folder))
+    }
+
+    @Test func DM4_successfulDemo_leavesNoChildAndNoFolder() throws {
+        let demo = try Spawned("demo", [])
+        let status = demo.finish()
+        #expect(status == 0, "demo output:\n\(demo.output)")
+        let pids = childPids(demo.output)
+        #expect(pids.count == 3) // collector, first and second launch
+        for pid in pids { #expect(!isAlive(pid), "pid \(pid) outlived the demo") }
+        let folder = try #require(workDirectory(demo.output))
+        #expect(!FileManager.default.fileExists(atPath: folder))
+    }
+}
