@@ -1,6 +1,17 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The privacy manifest (`.systemDefault` reads the Documents directory's creation date) is a
+// resource on Apple hosts only: on Linux a resource makes SwiftPM add a Foundation-importing
+// `Bundle.module` accessor, so it is left out there (as in Core's manifest).
+#if os(Linux)
+let privacyResources: [Resource]? = nil
+let privacyExclude = ["PrivacyInfo.xcprivacy"]
+#else
+let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
+let privacyExclude: [String] = []
+#endif
+
 let package = Package(
     name: "RocalyticsClient",
     // The same floors as Core (watchOS is not supported).
@@ -16,7 +27,9 @@ let package = Package(
     targets: [
         .target(
             name: "RocalyticsClient",
-            dependencies: [.product(name: "TrackerCore", package: "Core")]
+            dependencies: [.product(name: "TrackerCore", package: "Core")],
+            exclude: privacyExclude,
+            resources: privacyResources
         ),
         .target(
             name: "RocalyticsClientTestSupport",
