@@ -541,7 +541,11 @@ public final class OnboardingRunTracker: Sendable {
                 s.staging -= 1
                 // A snapshot whose seq storage has not reserved is held until a write lands:
                 // sent now, a resumed run could send that seq again with another body.
-                guard self.store != nil, !self.mayLeave(item, s) else { return (true, false) }
+                guard self.store != nil, !self.mayLeave(item, s) else {
+                    // A newer snapshot leaves: an older one held for storage is not worth sending.
+                    if let held = s.heldForStorage[item.payload.runId], held.seq < item.seq { s.heldForStorage[item.payload.runId] = nil }
+                    return (true, false)
+                }
                 if (s.heldForStorage[item.payload.runId]?.seq ?? 0) < item.seq { s.heldForStorage[item.payload.runId] = item }
                 defer { s.heldForStorageReported = true }
                 return (false, !s.heldForStorageReported)
