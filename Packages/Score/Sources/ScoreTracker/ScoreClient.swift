@@ -97,7 +97,8 @@ public final class ScoreClient: Sendable {
     ///   - clock: time source (tests inject a manual clock).
     ///   - scheduler: runs every timer and background step (tests inject a manual scheduler).
     ///   - idSource: mints event, anonymous and session ids.
-    ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default stderr.
+    ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default: the unified
+    ///     log (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
     public init(
         publishableKey: String, siteId: String, endpoint: String,
         appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
@@ -132,7 +133,7 @@ public final class ScoreClient: Sendable {
         self.clock = clock
         self.scheduler = scheduler
         self.ids = idSource
-        self.diagnose = onDiagnostic ?? Diagnostics.consolePrinter(prefix: "score-tracker")
+        self.diagnose = onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
 
         // Start-up: load the queue and identity (the only I/O on the constructing thread).
         var contents = ScoreStoreContents()

@@ -292,7 +292,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             throw AppendLogError("open", errno: errno)
         }
         defer { _ = FileFaults.close(fd) }
-        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) } // durableSync, with faults
         if rename {
             let dfd = FileFaults.open(directory, O_RDONLY | O_CLOEXEC)
             if dfd >= 0 { _ = FileFaults.fsync(dfd); _ = FileFaults.close(dfd) }
