@@ -286,16 +286,16 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         beforeSync?()
         // A descriptor of its own: the log's may be replaced by a compaction meanwhile (that
         // compaction syncs its new file itself; its rename is synced by the next call).
-        let fd = open(queuePath, O_RDONLY | O_CLOEXEC)
+        let fd = FileFaults.open(queuePath, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return }
             throw AppendLogError("open", errno: errno)
         }
-        defer { close(fd) }
-        if durableSync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        defer { _ = FileFaults.close(fd) }
+        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) } // durableSync, with faults
         if rename {
-            let dfd = open(directory, O_RDONLY | O_CLOEXEC)
-            if dfd >= 0 { _ = fsync(dfd); close(dfd) }
+            let dfd = FileFaults.open(directory, O_RDONLY | O_CLOEXEC)
+            if dfd >= 0 { _ = FileFaults.fsync(dfd); _ = FileFaults.close(dfd) }
         }
     }
 
