@@ -1,9 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The privacy manifest (`.systemDefault` reads the Documents directory's creation date) is a
-// resource on Apple hosts only: on Linux a resource makes SwiftPM add a Foundation-importing
-// `Bundle.module` accessor, so it is left out there (as in Core's manifest).
+// The privacy manifest is declared on Apple hosts only: on Linux a resource makes SwiftPM add a
+// Foundation-importing `Bundle.module` accessor, so the file is left out of the target there.
 #if os(Linux)
 let privacyResources: [Resource]? = nil
 let privacyExclude = ["PrivacyInfo.xcprivacy"]

@@ -828,14 +828,14 @@ public final class ScoreClient: Sendable {
         }
     }
 
-    /// First retry of a failed queue-log write, in milliseconds; each failure in a row doubles it
-    /// up to ``writeRetryMaxMs``.
-    static let writeRetryMs: Int64 = 1_000
+    /// First retry of a failed queue-log write, in milliseconds (soon: a full disk often frees
+    /// space within moments); each failure in a row doubles it up to ``writeRetryMaxMs``.
+    static let writeRetryMs: Int64 = 100
     static let writeRetryMaxMs: Int64 = 30_000
 
     /// A queue-log append failed (ENOSPC, EROFS, EIO…): `ops` (the failed operations, then the
     /// rest of the writer's backlog) go back to the front of `writeOps` unpersisted, and the
-    /// writer stops until a retry timer (1 s, doubling to 30 s) starts it again. Recording calls
+    /// writer stops until a retry timer (100 ms, doubling to 30 s) starts it again. Recording calls
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     private func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
@@ -848,7 +848,7 @@ public final class ScoreClient: Sendable {
             s.writeFailures += 1
             s.writerRunning = false
             s.writerBackingOff = true
-            let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(5, s.writeFailures - 1)))
+            let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(9, s.writeFailures - 1)))
             var resume: Flight?
             if let f = s.flight, f.waitingPersist {
                 f.waitingPersist = false
