@@ -9,8 +9,8 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
-        $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
+        $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
@@ -20,9 +20,10 @@ help:
 	@echo "make test-integration  the integrations an app wires, end to end (Integration/)"
 	@echo "make test-reliability  the reliability and security suite (crashes, faults, hostile input, concurrency)"
 	@echo "make test-soak         the same suite with much longer crash and property loops (SOAK=1)"
+	@echo "make test-browser      the collector's web debugger in headless chromium (screenshots in out/)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
-	@echo "make deps              install what is missing (libcurl headers, Python jsonschema)"
+	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
 # On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).
@@ -32,6 +33,10 @@ curl-apple:
 # Installs the system and Python packages the build and the tests need, when missing.
 deps:
 	@sh Tools/scripts/install-deps.sh
+
+# The same, plus chromium, chromium-driver and Python's selenium for the browser test.
+deps-browser:
+	@sh Tools/scripts/install-deps.sh --browser
 
 test-all: deps
 	@rm -rf $(CAPTURE_DIR)
@@ -46,6 +51,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
 	@$(MAKE) --no-print-directory test-release
+	@$(MAKE) --no-print-directory test-browser
 	@echo "== demo (smoke run)"
 	@$(MAKE) --no-print-directory demo > out-demo.log 2>&1 || { cat out-demo.log; exit 1; }
 	@tail -1 out-demo.log
@@ -125,8 +131,18 @@ demo: deps
 PORT ?= 8787
 DB   ?= out/collector.sqlite
 collector: deps
-	$(SWIFT) build --package-path Tools --product collector
+	@echo "web debugger: http://127.0.0.1:$(PORT)/ (open it in a browser; the collector is loopback only)"
+	@$(SWIFT) build --package-path Tools --product collector
 	Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
+
+# The collector's web debugger in headless chromium (Selenium): live stream, rejections, funnels
+# equal to `collector report`, hostile payloads. Screenshots in out/.
+test-browser: deps-browser
+	@echo "== browser test: collector web debugger"
+	@$(SWIFT) build --package-path Tools --product collector
+	@$(SWIFT) build --package-path Tools --product sample-app
+	@$(SWIFT) build --package-path Tools --product demo
+	@$(PYTHON) Tools/scripts/browser-test.py
 
 # `make release PACKAGE=Onboarding VERSION=0.1.0`: see Tools/release/release.sh.
 release:

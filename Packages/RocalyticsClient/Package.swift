@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The privacy manifest is a resource on Apple hosts only: on Linux a resource makes SwiftPM add a
+// The privacy manifest is declared on Apple hosts only: on Linux a resource makes SwiftPM add a
 // Foundation-importing `Bundle.module` accessor, so the file is left out of the target there.
 #if os(Linux)
 let privacyResources: [Resource]? = nil

@@ -79,7 +79,7 @@ import Glibc
             let diags = Locked<[Diagnostic]>([])
             func tracker(_ clock: ManualClock) -> OnboardingRunTracker {
                 OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-                    sink: RecordingSink<OnboardingRunPayload>(destination: "https://collector.example/onboarding"),
+                    sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding"),
                     context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
                                                     timezone: "Europe/Paris")),
                     storage: FileKeyValueStorage(directory: dir.path), debounceMs: 0, persistTimeoutMs: 600_000,

@@ -120,7 +120,7 @@ import TrackerCoreTestKit
     /// which never moves, so the state stays stored (pending) as after a kill.
     private func onboardingTracker(_ dir: String, clock: ManualClock, diags: Locked<[Diagnostic]>) -> OnboardingRunTracker {
         OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunPayload>(destination: "https://collector.example/onboarding") { _, _ in .result(.transient) },
+            sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding") { _, _ in .result(.transient) },
             context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
                                             timezone: "Europe/Paris")),
             storage: FileKeyValueStorage(directory: dir), debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,

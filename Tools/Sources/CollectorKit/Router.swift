@@ -16,6 +16,11 @@ public struct CollectorRouter: Sendable {
         ("POST", "/install", "Rocalytics install ping (attribution base; 200)"),
         ("POST", "/api/events", "Score batch (200; > 512 KiB: 413; invalid: 400)"),
         ("POST", "/api/identity/link-anonymous", "Score identity link (200)"),
+        ("GET", "/", "the web debugger (live requests, payloads, funnels, paywalls, Score, Rocalytics)"),
+        ("GET", "/api/funnels", "the onboarding funnels as JSON (the figures of `collector report`)"),
+        ("GET", "/api/paywalls", "presentations per moment/paywall with outcome counts, conversion and timelines"),
+        ("GET", "/api/score", "Score events by name, scrubbed fields, duplicates after acknowledgement, identity links"),
+        ("GET", "/api/rocalytics", "Rocalytics requests per roca id, completed runs and their onboarding_completed"),
         ("GET", "/api/requests", "the request log with verdicts, newest first (?after=ID&before=ID&limit=N&kind=K&outcome=O)"),
         ("GET", "/api/requests/ID", "one logged request with its body as received"),
         ("GET", "/api/report", "the onboarding funnels as `collector report` prints them (text)"),
@@ -53,8 +58,12 @@ public struct CollectorRouter: Sendable {
     /// Handles one request.
     public func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let path = request.path
-        if request.method == "GET", path == "/health" || path == "/" {
+        if request.method == "GET", path == "/health" {
             return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
+        }
+        if request.method == "GET", let asset = Self.webAsset(path) {
+            return HTTPServerResponse(status: 200, body: Array(asset.text.utf8), contentType: asset.type,
+                                      extraHeaders: ["Content-Security-Policy: \(WebAssets.contentSecurityPolicy)", "Referrer-Policy: no-referrer"])
         }
         if request.method == "GET", path.hasPrefix("/api/"), let answer = CollectorAPI(collector: collector).answer(request) {
             return answer
@@ -104,6 +113,16 @@ public struct CollectorRouter: Sendable {
             violations: verdict.violations, rocaId: request.header("X-Roca-ID"), body: body
         ))
         return HTTPServerResponse(status: verdict.httpStatus, body: verdict.responseBody)
+    }
+
+    /// The web debugger's files: `/` (and `/index.html`), `/app.css`, `/app.js`.
+    static func webAsset(_ path: String) -> (text: String, type: String)? {
+        switch path {
+        case "/", "/index.html": (WebAssets.html, "text/html; charset=utf-8")
+        case "/app.css": (WebAssets.css, "text/css; charset=utf-8")
+        case "/app.js": (WebAssets.js, "text/javascript; charset=utf-8")
+        default: nil
+        }
     }
 
     private func record(_ request: HTTPServerRequest, kind: String, outcome: String, status: Int) {

@@ -18,8 +18,8 @@ private final class SizeSink: OnboardingSink, @unchecked Sendable {
     let destination: String? = nil
     let sizes = Locked<[Int]>([])
     let sema = DispatchSemaphore(value: 0)
-    func send(_ payload: OnboardingRunPayload) async throws -> SinkResult {
-        sizes.withLock { $0.append(payload.bytes.count) }
+    func send(_ payload: OnboardingRunSnapshot) async throws -> SinkResult {
+        sizes.withLock { $0.append(payload.wireBytes().count) }
         sema.signal()
         return .accepted
     }

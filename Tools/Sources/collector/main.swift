@@ -139,6 +139,8 @@ case "-h", "--help", "help":
     print(usage)
 case "serve":
     let o = parse(arguments.dropFirst())
+    // The database keeps every body as received (payload data): owner-only files (0600 in 0700).
+    umask(0o077)
     let collector = open(o)
     let router = CollectorRouter(collector: collector, log: emit)
     signal(SIGPIPE, SIG_IGN)
@@ -146,6 +148,7 @@ case "serve":
     let port: UInt16
     do { port = try server.start() } catch { fail("\(error)") }
     emit("listening on http://127.0.0.1:\(port)")
+    emit("web debugger: http://127.0.0.1:\(port)/ (live requests, payloads, funnels, paywalls, Score, Rocalytics)")
     if o.exitWithParent {
         let parent = getppid()
         Thread.detachNewThread {

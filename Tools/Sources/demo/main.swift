@@ -84,7 +84,7 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
               let range = first.range(of: "http://")
         else { throw DemoError("the collector did not start") }
         base = String(first[range.lowerBound...]).trimmingCharacters(in: .whitespaces)
-        out("== collector at \(base) (pid \(collector.pid))")
+        out("== collector at \(base) (pid \(collector.pid)); its web debugger is at \(base)/ while the demo runs")
     }
     // Only what this demo sends: the log's newest id before it starts.
     let startId = try await requestLog(base, after: 0).first?["id"]?.intValue.map(Int64.init) ?? 0

@@ -10,7 +10,8 @@
 // prints `sample-app: ready-to-kill run=<id>` and, with --hold-after-screens, waits to be killed
 // (the demo SIGKILLs it there). A resumed run (or a new one without the hold) finishes the
 // onboarding, then the app identifies the user, buys through a paywall (the purchase and the
-// presentation share the transaction's join key), records Score events, waits until every
+// presentation share the transaction's join key), sends a custom event, asks for the demand
+// score, records Score events, waits until every
 // snapshot is settled and the Score queue is flushed, prints `sample-app: done` and exits 0
 // (1 when something was not settled within its bound).
 import Foundation
@@ -66,7 +67,7 @@ let rocalytics = RocalyticsClient(options: RocalyticsClient.Options(
     platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
     baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
 
-let onboardingSink = TrackedSink(RocalyticsOnboardingSink<OnboardingRunPayload>(client: rocalytics))
+let onboardingSink = TrackedSink(createRocalyticsOnboardingSink(rocalytics)) // the seed's one-liner
 let onboarding = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
     sink: onboardingSink,
     context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
@@ -157,6 +158,9 @@ do {
     try await rocalytics.identify(ids)
     try await rocalytics.trackPurchase(TrackPurchaseParams(
         isTrial: false, value: 59.99, currency: "EUR", originalTransactionIdentifier: transaction, productId: "pro_yearly"))
+    try await rocalytics.trackCustomEvent("tutorial_finished", properties: ["lessons": 3])
+    let demand = try await rocalytics.getDemandScore()
+    say("demand score \(demand.demandScore), cold start \(demand.coldStart)")
 } catch {
     say("client call failed: \(error)")
 }

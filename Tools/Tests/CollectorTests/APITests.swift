@@ -7,6 +7,10 @@
 //         snapshot, the previous accepted body of the same run.
 //   API3  after=ID returns only newer requests (the page's live stream polls with it); kind and
 //         outcome filter; the API's own GET requests are not logged.
+//   API5  the request log survives a collector restart (a new collector on the same file).
+//   API6  GET / serves the page as HTML under a Content-Security-Policy that allows only the
+//         collector's own script; the page has no inline script, and its script never turns text
+//         into markup (no innerHTML, outerHTML, insertAdjacentHTML, document.write or eval).
 //   API4  GET /api/report is the text `collector report` prints (one funnel computation), and
 //         /api/funnels carries the same figures.
 import CollectorKit
@@ -101,5 +105,39 @@ struct APITests {
             #expect((j["positions"]?.arrayValue ?? []).map { $0["saw_it"]?.intValue ?? -1 } == f.positions.map(\.sawIt))
             #expect((j["positions"]?.arrayValue ?? []).map { $0["quit_here"]?.intValue ?? -1 } == f.positions.map(\.quitHere))
         }
+    }
+
+    @Test func API5_requestLogSurvivesARestart() throws {
+        let folder = NSTemporaryDirectory() + "collector-api-\(IDs.uuidV4())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/collector.sqlite"
+        do {
+            let router = CollectorRouter(collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
+            _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Fixtures.bytes(try onboardingExample())))
+            _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Array("{}".utf8)))
+        }
+        let reopened = CollectorRouter(collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
+        let list = try get(reopened, "/api/requests")["requests"]?.arrayValue ?? []
+        #expect(list.map { $0["outcome"]?.stringValue } == ["rejected", "accepted"])
+        #expect(try get(reopened, "/api/requests/\(list[1]["id"]?.intValue ?? 0)")["body"]?.stringValue == WireJSON.encodeString(try onboardingExample()))
+    }
+
+    @Test func API6_pageIsServedUnderAStrictPolicyAndItsScriptNeverWritesMarkup() throws {
+        let router = CollectorRouter(collector: try Fixtures.collector(), log: { _ in })
+        let page = router.handle(HTTPServerRequest(method: "GET", path: "/"))
+        #expect(page.status == 200)
+        #expect(page.contentType.hasPrefix("text/html"))
+        let policy = page.extraHeaders.first { $0.hasPrefix("Content-Security-Policy:") } ?? ""
+        #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline") && policy.contains("default-src 'none'"))
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains(#"<script src="/app.js" defer></script>"#))
+        #expect(html.components(separatedBy: "<script").count == 2) // the one external script only
+        let js = router.handle(HTTPServerRequest(method: "GET", path: "/app.js"))
+        #expect(js.contentType.hasPrefix("text/javascript"))
+        let code = String(decoding: js.body, as: UTF8.self)
+        for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
+            #expect(!code.contains(sink), "app.js uses \(sink)")
+        }
+        #expect(router.handle(HTTPServerRequest(method: "GET", path: "/app.css")).contentType.hasPrefix("text/css"))
     }
 }
