@@ -231,7 +231,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             // the events' bytes in memory; each later write retries opening the log.
             guard let bytes = try? FileIO.readBytes(queuePath) else { throw error }
             self.log = nil
-            return ScoreStoreContents(queueRecords: AppendLog.parse(bytes).records, identity: identity, readOnly: true)
+            let scanned = AppendLog.scan(bytes)
+            return ScoreStoreContents(queueRecords: scanned.records, identity: identity, readOnly: true, queueDamage: scanned.damage)
         }
         self.log = log
         generation += 1
