@@ -16,7 +16,8 @@ import Glibc
 /// diagnostic, and what was stored before the fault survives a relaunch.
 ///
 /// Scenarios: R30 Score under each fault then space returning, R31 onboarding under each fault,
-/// R32 paywall under each fault, R33 Score on a real full tmpfs (root only).
+/// R32 paywall under each fault, R33 Score on a real full tmpfs (root only), R34 Score's identity
+/// write on a full disk.
 @Suite struct FileFaultTrackerTests {
     static let faults: [(String, FaultyFileSystem.Condition)] = [
         ("ENOSPC on write", .diskFull), ("ENOSPC on write and sync", .diskFull(syncFails: true)),
@@ -69,6 +70,24 @@ import Glibc
             // Issue 14 item 6: events recorded on a faulty disk are written once it recovers.
             #expect(depth == 15, "\(name): \(depth) of 15 events after a relaunch")
         }
+    }
+
+    @Test func R34_scoreIdentityWriteUnderAFullDisk() async {
+        let dir = TempDir("score-identity-fault")
+        defer { dir.remove() }
+        let diags = Locked<[Diagnostic]>([])
+        let (client, clock) = scoreClient(dir.path, diags)
+        await run(clock, ms: 200)
+        let fs = FaultyFileSystem(directory: dir.path, condition: .diskFull)
+        client.identify(userId: "fan_9", traits: [:], replayAnonymousEvents: false)
+        await run(clock, ms: 200)
+        #expect(fs.failures(.write) > 0, "the identity write never reached the fault layer")
+        #expect(diags.value.contains { $0.code == "storage" })
+        #expect(client.inspect().identity.userId == "fan_9") // kept in memory
+        fs.uninstall()
+        let (relaunched, c2) = scoreClient(dir.path, Locked([]))
+        await c2.settle()
+        #expect(IDs.isLowercaseUUID(relaunched.inspect().identity.anonymousId))
     }
 
     static let options = StartOptions(onboarding: OnboardingInput(key: "fault_flow", version: "1"),
