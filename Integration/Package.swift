@@ -7,6 +7,8 @@ import PackageDescription
 // the Onboarding package, is compiled); `make test-all` runs `IntegrationTests`.
 let package = Package(
     name: "Integration",
+    // The same floors as the packages it joins (watchOS is not supported).
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .visionOS(.v1)],
     dependencies: [
         .package(name: "Core", path: "../Packages/Core"),
         .package(name: "Onboarding", path: "../Packages/Onboarding"),

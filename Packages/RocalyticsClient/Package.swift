@@ -1,6 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The privacy manifest is declared on Apple hosts only: on Linux a resource makes SwiftPM add a
+// Foundation-importing `Bundle.module` accessor, so the file is left out of the target there.
+#if os(Linux)
+let privacyResources: [Resource]? = nil
+let privacyExclude = ["PrivacyInfo.xcprivacy"]
+#else
+let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
+let privacyExclude: [String] = []
+#endif
+
 let package = Package(
     name: "RocalyticsClient",
     // The same floors as Core (watchOS is not supported).
@@ -16,7 +26,9 @@ let package = Package(
     targets: [
         .target(
             name: "RocalyticsClient",
-            dependencies: [.product(name: "TrackerCore", package: "Core")]
+            dependencies: [.product(name: "TrackerCore", package: "Core")],
+            exclude: privacyExclude,
+            resources: privacyResources
         ),
         .target(
             name: "RocalyticsClientTestSupport",

@@ -14,7 +14,8 @@ import TrackerCore
 
 /// 1. One client per app, created once at startup. It starts itself: it reads (or mints) the
 ///    device's roca id, identifies the device, and sends `install` once per device. Every method
-///    waits for that. In an app, `options.platform` is `.custom(YourPlatformServices())`.
+///    waits for that. On Apple platforms the default options are all an app needs; elsewhere
+///    `options.platform` is `.custom(YourPlatformServices())`.
 public func startRocalytics(_ options: RocalyticsClient.Options = .init()) -> RocalyticsClient {
     RocalyticsClient(options: options)
 }

@@ -14,6 +14,8 @@ import Network
 /// foreground/background methods there.
 @available(iOSApplicationExtension, unavailable)
 @available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 public final class UIKitLifecycleSystem: AppLifecycleSystem, @unchecked Sendable {
     // Touched only on the main thread (the monitor's hop), except `monitor`'s own queue.
     private var observers: [NSObjectProtocol] = []
@@ -105,6 +107,8 @@ extension AppLifecycleMonitor {
     /// there is none (Linux, watchOS) or in an app extension build that cannot use it.
     @available(iOSApplicationExtension, unavailable)
     @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
     public static func system() -> AppLifecycleMonitor? {
         #if canImport(UIKit) && !os(watchOS)
         AppLifecycleMonitor(system: UIKitLifecycleSystem())

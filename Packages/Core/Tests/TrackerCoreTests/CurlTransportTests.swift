@@ -118,7 +118,9 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
         }
         #expect(error?.code == .timeout)
         #expect(ms >= 140)
-        #expect(ms < 2000)
+        // Only a guard against a hang (the server never answers; nothing but the 150 ms bound ends
+        // the transfer): a wall-clock ceiling tighter than this fails on a loaded machine.
+        #expect(ms < 20_000)
     }
 
     @Test func slowDripIsReadAndTimesOutWhenTooSlow() async throws {
@@ -146,7 +148,7 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
             error = await task.value
         }
         #expect(error?.code == .cancelled)
-        #expect(ms < 1000)
+        #expect(ms < 15_000) // well under the 30 s timeout: the cancellation ended it (a tight wall-clock bound fails on a loaded machine)
     }
 
     @Test func alreadyCancelledTaskSendsNothing() async throws {
@@ -267,10 +269,11 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
     @Test func refusedConnectionFailsQuickly() async throws {
         var error: HTTPError?
         let ms = await elapsedMs {
-            error = await httpError { try await transport.send(HTTPRequest(url: "http://127.0.0.1:9/", timeoutMs: 5000)) }
+            error = await httpError { try await transport.send(HTTPRequest(url: "http://127.0.0.1:9/", timeoutMs: 60_000)) }
         }
+        // A refusal ends the transfer at once: the error is the refusal, not the 60 s timeout.
         #expect(error?.code == .connectionFailed)
-        #expect(ms < 2000)
+        #expect(ms < 30_000)
     }
 
     @Test(arguments: ["mid", "before", "reset"])

@@ -82,7 +82,7 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         var result: SinkResult?
         let ms = await elapsedMs { result = await sink.send(Self.payload) }
         #expect(result?.outcome == .transient)
-        #expect(ms < 2000)
+        #expect(ms < 15_000) // the 150 ms bound ended it, not the 30 s default (a tight wall-clock bound fails on a loaded machine)
     }
 
     @Test func S66_timeoutAlsoBoundsAnInjectedTransport() async throws {
@@ -90,7 +90,7 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         var result: SinkResult?
         let ms = await elapsedMs { result = await sink.send(Self.payload) }
         #expect(result?.outcome == .transient)
-        #expect(ms < 2000)
+        #expect(ms < 15_000) // the 150 ms bound ended it, not the 30 s default (a tight wall-clock bound fails on a loaded machine)
     }
 
     @Test func S67_unreachableHostIsTransient() async throws {

@@ -21,7 +21,9 @@ public struct OnboardingRunConfiguration: Sendable {
     public var retry: RetryPolicy
     /// A sink call with no answer after this long counts as transient. Default 30000.
     public var attemptTimeoutMs: Int64
-    /// Receives diagnostics; `nil` prints `[rocalytics-sdk] <code>: <message>` on standard error.
+    /// Receives diagnostics; `nil` writes them to the unified log (`os.Logger`, subsystem
+    /// `com.rocapine.rocalytics.onboarding`) on Apple platforms and prints
+    /// `[rocalytics-sdk] <code>: <message>` on standard error elsewhere.
     public var onDiagnostic: DiagnosticHandler?
     /// Time source; `nil` is the system clock.
     public var clock: (any TrackerClock)?

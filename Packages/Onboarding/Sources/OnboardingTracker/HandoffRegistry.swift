@@ -23,13 +23,16 @@ final class Handoff: Sendable {
     let run: HandedRun
     let outboxes: [String: Outbound<OnboardingRunSnapshot>]
     let leftover: Deferred<Leftover>
+    /// The run the disposed tracker's last landed write stored as resumable, with its reservation.
+    let storedRun: StoredRunMark?
 
-    init(sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunSnapshot>], leftover: Deferred<Leftover>) {
+    init(sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunSnapshot>], leftover: Deferred<Leftover>, storedRun: StoredRunMark? = nil) {
         self.sink = sink
         self.destination = destination
         self.run = run
         self.outboxes = outboxes
         self.leftover = leftover
+        self.storedRun = storedRun
     }
 }
 

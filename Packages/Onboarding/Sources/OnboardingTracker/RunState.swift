@@ -233,10 +233,13 @@ struct RunState: Sendable {
 
     // MARK: Stored form (onboarding-tracker.md §5.2)
 
-    mutating func storedJSON() -> JSONValue {
+    /// The stored form; `seqReserved` (≥ `lastSeq`) is the highest seq the run may have used:
+    /// a run restored from it continues past it.
+    mutating func storedJSON(seqReserved: Int) -> JSONValue {
         var o = JSONObject()
         o.appendUnchecked("runId", .string(runId))
         o.appendUnchecked("lastSeq", .number(Double(lastSeq)))
+        o.appendUnchecked("seqReserved", .number(Double(max(seqReserved, lastSeq))))
         o.appendUnchecked("onboarding", onboarding)
         if let studio { o.appendUnchecked("studio", studio) }
         o.appendUnchecked("context", context)
@@ -259,7 +262,14 @@ struct RunState: Sendable {
     static func fromStored(_ v: JSONValue) -> (RunState?, String?) {
         guard let o = v.objectValue else { return (nil, "current is not an object") }
         guard let runId = o["runId"]?.stringValue, IDs.isLowercaseUUID(runId) else { return (nil, "current.runId is invalid") }
-        guard let lastSeq = o["lastSeq"]?.intValue, lastSeq >= 0 else { return (nil, "current.lastSeq is invalid") }
+        guard let storedLastSeq = o["lastSeq"]?.intValue, storedLastSeq >= 0 else { return (nil, "current.lastSeq is invalid") }
+        // The reservation (absent in states written before it existed): seqs up to it may have
+        // been sent without their write landing, so the restored run continues past it.
+        var lastSeq = storedLastSeq
+        if let r = o["seqReserved"] {
+            guard let reserved = r.intValue, reserved >= storedLastSeq else { return (nil, "current.seqReserved is invalid") }
+            lastSeq = reserved
+        }
         guard let ob = o["onboarding"]?.objectValue, ob["key"]?.stringValue != nil, ob["version"]?.stringValue != nil
         else { return (nil, "current.onboarding is invalid") }
         guard let ctx = o["context"], ctx.objectValue != nil else { return (nil, "current.context is invalid") }

@@ -118,23 +118,47 @@ func awaitCancellable(_ register: (@escaping @Sendable () -> Void) -> Void) asyn
 }
 
 /// A storage wrapper that reports each write that landed (for re-writing after a predecessor's
-/// late write, onboarding-tracker.md §7.5 W2).
+/// late write, onboarding-tracker.md §7.5 W2, and for the seq reservation) and each that failed.
 final class LandingObserverStorage: KeyValueStorage {
     let inner: any KeyValueStorage
-    let onLanded: @Sendable () -> Void
+    let onFinished: @Sendable (_ landed: Bool) -> Void
 
-    init(_ inner: any KeyValueStorage, onLanded: @escaping @Sendable () -> Void) {
+    init(_ inner: any KeyValueStorage, onFinished: @escaping @Sendable (_ landed: Bool) -> Void) {
         self.inner = inner
-        self.onLanded = onLanded
+        self.onFinished = onFinished
     }
 
     func getItem(_ key: String) async throws -> String? { try await inner.getItem(key) }
     func setItem(_ key: String, _ value: String) async throws {
-        try await inner.setItem(key, value)
-        onLanded()
+        do { try await inner.setItem(key, value) } catch {
+            onFinished(false)
+            throw error
+        }
+        onFinished(true)
     }
     func removeItem(_ key: String) async throws {
-        try await inner.removeItem(key)
-        onLanded()
+        do { try await inner.removeItem(key) } catch {
+            onFinished(false)
+            throw error
+        }
+        onFinished(true)
     }
 }
+
+/// Which run a stored state (landed, or being written) holds as its resumable `current`, and the
+/// highest seq it reserves for that run: a later launch resumes that run past this seq.
+/// `runId == nil`: no run in progress is stored.
+struct StoredRunMark: Sendable, Equatable {
+    var runId: String?
+    var reserved: Int
+
+    static let none = StoredRunMark(runId: nil, reserved: 0)
+
+    /// Whether a snapshot `seq` of `runId` can never be built again from this stored state.
+    func covers(_ runId: String, seq: Int) -> Bool { self.runId != runId || seq <= reserved }
+}
+
+/// How many seqs a write of the live run reserves beyond its last assigned one (issue 14 item 5):
+/// that many snapshots may be sent while writes fail or hang, and a run resumed from that state
+/// continues past them, so it never reuses one of their seqs for another body.
+let seqReservation = 16

@@ -30,6 +30,15 @@ public final class OnboardingRunTracker: Sendable {
         var queuedWrites = 0
         var slowReadStarted = false
         var slowReadReported = false
+        /// What the stored state holds as resumable, as far as this tracker knows (from the
+        /// read, the predecessor, or the last write of this tracker that landed); `nil`: nothing
+        /// known to constrain a send.
+        var storedRun: StoredRunMark?
+        /// The write under way (composed, not yet landed or failed).
+        var writing: StoredRunMark?
+        /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
+        var heldForStorage: [String: Item] = [:]
+        var heldForStorageReported = false
         var leftover: Deferred<Leftover>?
     }
 
@@ -59,13 +68,13 @@ public final class OnboardingRunTracker: Sendable {
         config = configuration
         clock = configuration.clock ?? SystemClock()
         scheduler = configuration.scheduler ?? SystemScheduler.shared
-        onDiagnostic = configuration.onDiagnostic ?? Diagnostics.consolePrinter()
+        onDiagnostic = configuration.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk")
         sinkObject = configuration.sink as AnyObject & Sendable
         destination = configuration.sink.destination
         let handlerBox = Locked<(@Sendable (String) -> Void)?>(nil)
-        let landedBox = Locked<(@Sendable () -> Void)?>(nil)
+        let landedBox = Locked<(@Sendable (Bool) -> Void)?>(nil)
         if let storage = configuration.storage {
-            let observed = LandingObserverStorage(storage) { landedBox.value?() }
+            let observed = LandingObserverStorage(storage) { landedBox.value?($0) }
             store = SerialStore(storage: observed, key: configuration.storageKey, scheduler: scheduler) { handlerBox.value?($0) }
         } else {
             store = nil
@@ -76,8 +85,10 @@ public final class OnboardingRunTracker: Sendable {
         let registry = configuration.registry
         let key = configuration.storageKey
         landedBox.withLock {
-            $0 = { [weak self] in
-                guard let self, self.state.withLock({ $0.disposed }) else { return }
+            $0 = { [weak self] landed in
+                guard let self else { return }
+                self.writeFinished(landed: landed)
+                guard landed, self.state.withLock({ $0.disposed }) else { return }
                 registry.lateWriteLanded(key: key, from: me)
             }
         }
@@ -94,6 +105,7 @@ public final class OnboardingRunTracker: Sendable {
             state.withLock { s in
                 s.predecessorDone = false
                 if same {
+                    s.storedRun = handoff.storedRun
                     s.handedRun = handoff.run
                     if case let .run(r) = handoff.run { s.resumable = r }
                     for (id, item) in handoff.outboxes {
@@ -525,12 +537,23 @@ public final class OnboardingRunTracker: Sendable {
         s.staging += 1
         let handOver: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            self.state.withLock { $0.staging -= 1 }
+            let (send, report) = self.state.withLock { s -> (Bool, Bool) in
+                s.staging -= 1
+                // A snapshot whose seq storage has not reserved is held until a write lands:
+                // sent now, a resumed run could send that seq again with another body.
+                guard self.store != nil, !self.mayLeave(item, s) else { return (true, false) }
+                if (s.heldForStorage[item.payload.runId]?.seq ?? 0) < item.seq { s.heldForStorage[item.payload.runId] = item }
+                defer { s.heldForStorageReported = true }
+                return (false, !s.heldForStorageReported)
+            }
+            if report {
+                self.emit([Diagnostic(code: "storage", message: "snapshot seq \(item.seq) is held until storage takes a write: storage has not recorded that its seq is used, so sending it could let a resumed run reuse the seq", runId: item.payload.runId)])
+            }
             // Every staged snapshot is handed over when its write finished or timed out, even
             // when a newer one was built meanwhile (§6.2): latest-wins applies among handed
             // snapshots (§6.3 rule 2), so a newer one replaces it only once it is handed over
             // itself. (Dropping it here starved the sink while writes were slow, issue 15.)
-            d.enqueue(item)
+            if send { d.enqueue(item) }
             if flush { d.flush() }
             self.checkLeftover()
         }
@@ -584,11 +607,18 @@ public final class OnboardingRunTracker: Sendable {
 
     func compose(_ s: inout State) -> StoreWrite {
         var current: JSONValue = .null
+        var mark = StoredRunMark.none
         if s.current != nil, !s.current!.completed {
-            current = s.current!.storedJSON()
+            // The live run reserves seqs ahead (issue 14 item 5).
+            let reserved = s.current!.lastSeq + seqReservation
+            current = s.current!.storedJSON(seqReserved: reserved)
+            mark = StoredRunMark(runId: s.current!.runId, reserved: reserved)
         } else if s.resumable != nil {
-            current = s.resumable!.storedJSON()
+            // Nothing was sent for it this session: its reservation stays what it was.
+            current = s.resumable!.storedJSON(seqReserved: s.resumable!.lastSeq)
+            mark = StoredRunMark(runId: s.resumable!.runId, reserved: s.resumable!.lastSeq)
         }
+        s.writing = mark
         var outboxes = JSONObject()
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
             outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": item.payload.wireJSON()]))
@@ -600,6 +630,33 @@ public final class OnboardingRunTracker: Sendable {
         o.appendUnchecked("current", current)
         o.appendUnchecked("outboxes", .object(outboxes))
         return .value(.object(o))
+    }
+
+    /// Whether `item` may go to delivery now: no stored state this tracker knows of (landed or
+    /// being written) could make a resumed run build its seq again.
+    func mayLeave(_ item: Item, _ s: State) -> Bool {
+        let id = item.payload.runId
+        if let stored = s.storedRun, !stored.covers(id, seq: item.seq) { return false }
+        if let writing = s.writing, !writing.covers(id, seq: item.seq) { return false }
+        return true
+    }
+
+    /// A write of this tracker finished: landed (its state is now what is stored) or failed.
+    func writeFinished(landed: Bool) {
+        let released: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = state.withLock { s in
+            if landed, let w = s.writing { s.storedRun = w }
+            s.writing = nil
+            guard landed, !s.heldForStorage.isEmpty else { return [] }
+            var out: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = []
+            for id in s.heldForStorage.keys.sorted() {
+                guard let item = s.heldForStorage[id], mayLeave(item, s) else { continue }
+                s.heldForStorage[id] = nil
+                // Only the run's newest snapshot is worth sending; the delivery ignores older ones.
+                if let d = s.deliveries[id] { out.append((d, item)) }
+            }
+            return out
+        }
+        for (d, item) in released { d.enqueue(item) }
     }
 
     enum RawRead { case ok(String?), failed }
@@ -662,6 +719,10 @@ public final class OnboardingRunTracker: Sendable {
                     fx.diag("storage", "malformed stored parts were dropped: " + problems.joined(separator: "; "))
                     rewrite = true
                 }
+            }
+            // What is stored now (after the predecessor's drain): the run it would resume.
+            if !s.persistenceOff {
+                if let c = current, !c.completed { s.storedRun = StoredRunMark(runId: c.runId, reserved: c.lastSeq) } else { s.storedRun = StoredRunMark.none }
             }
             let usable = current != nil || !stored.isEmpty
             if usable && (s.handoffRefused || stamp != destination) {
@@ -760,6 +821,11 @@ public final class OnboardingRunTracker: Sendable {
                 }
                 if !s.disposed {
                     let d = delivery(id, &s)
+                    // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
+                    if store != nil && !mayLeave(item, s) {
+                        s.heldForStorage[id] = item
+                        continue
+                    }
                     fx.run { d.enqueue(item) }
                 }
             }
@@ -939,7 +1005,8 @@ public final class OnboardingRunTracker: Sendable {
             }
             let left = Deferred<Leftover>()
             s.leftover = left
-            let handoff = Handoff(sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left)
+            let handoff = Handoff(sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
+                                  storedRun: s.storedRun)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
             return (handoff, store != nil ? Deferred<Void>() : nil)

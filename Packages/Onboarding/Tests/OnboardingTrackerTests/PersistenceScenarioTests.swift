@@ -235,7 +235,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
         await b.tick(0)
         let l = b.sink.last!
         #expect(l["run_id"]?.stringValue == run.runId)
-        #expect(l["seq"]!.intValue! == L["seq"]!.intValue! + 1)
+        #expect(l["seq"]!.intValue! == L["seq"]!.intValue! + 1 + seqReservation) // past the stored reservation (issue 14 item 5)
         #expect(keys(l) == ["welcome", "goal", "goal"])
         #expect(steps(l)[1]["exited_at"]?.stringValue == ts("08:00:15.000"))
         #expect(WireJSON.encodeString(steps(l)[2]) == #"{"step_key":"goal","entered_at":"2026-01-10T08:10:00.000Z","exited_at":null,"answers":[]}"#)
@@ -278,7 +278,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
         let b = Harness(w)
         b.sink.always(.transient)
         _ = await resumeT(b); await b.tick(60_000)
-        #expect(b.sink.seqs.last == M + 1)
+        #expect(b.sink.seqs.last == M + 1 + seqReservation) // past the stored reservation (issue 14 item 5)
         #expect(keys(b.sink.last) == ["welcome", "goal", "goal"])
         _ = run
     }
@@ -337,7 +337,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
             let old = b.sink.bodies.filter { $0["run_id"]?.stringValue == run.runId }
             #expect(old.count == 1)
             #expect(keys(old.first) == ["welcome", "goal"])
-            #expect(old.first?["seq"]?.intValue == lastSeq + 1)
+            #expect(old.first?["seq"]?.intValue == lastSeq + 1 + seqReservation) // past the stored reservation (issue 14 item 5)
             #expect(old.first?["status"] == "in_progress")
         }
     }
@@ -432,7 +432,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
             let r = await resumeT(b, expected: expected)
             #expect(r?.runId == old)
             await b.tick(0)
-            #expect(b.sink.last?["seq"] == 2)
+            #expect(b.sink.last?["seq"]?.intValue == 2 + seqReservation) // past the stored reservation (issue 14 item 5)
             #expect(!b.codes.contains("resume-mismatch"))
         }
     }
@@ -574,7 +574,7 @@ let KEY = "rocalytics-sdk:onboarding-run"
                 let c = Harness(w)
                 #expect(await resumeT(c)?.runId == run.runId)
                 await c.tick(0)
-                #expect(c.sink.last?["seq"] == 4)
+                #expect(c.sink.last?["seq"]?.intValue == 4 + seqReservation) // past the stored reservation (issue 14 item 5)
             }
         }
     }

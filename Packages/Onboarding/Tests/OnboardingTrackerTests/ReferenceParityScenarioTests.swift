@@ -20,6 +20,12 @@ import TrackerCoreTestKit
 // S178 test kit: held steps start from the executor in spawn order; steps spawned by executor
 //      work are never held
 // S179 the byte budget counts the next seq's digits (a change at seq 9, 99, 999)
+// S180 a full disk mid-run: snapshots within the stored seq reservation still go out, and the
+//      resumed run continues past the reservation (no seq sent with two bodies)
+// S181 a read-only directory: a resumed run's snapshots past the stored reservation are held,
+//      never sent, so the next launch's resume cannot reuse their seqs
+// S182 held snapshots go out once storage takes a write again
+// S183 the reservation runs out within one session: the rest is held, reported once
 
 /// A truncated run whose last entry (`experience`) is still open: the budget was crossed by
 /// answers given to the second-to-last entry.
@@ -273,5 +279,91 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
             let m = h.tracker.debugMeasure()!
             #expect(m.incremental == m.encoded, "at seq \(seq)")
         }
+    }
+
+    // MARK: issue 14 item 5: the seq reservation
+
+    @Test func S180_aFullDiskMidRunNeverLetsAResumedRunReuseASeq() async {
+        let w = World()
+        let a = Harness(w)
+        let run = a.start()
+        run.enterStep("welcome"); await a.tick(1000)
+        #expect(a.storedJSON?["current"]?["seqReserved"]?.intValue == 1 + seqReservation)
+        a.storage!.update { $0.writesAlwaysFail = true } // ENOSPC from now on
+        run.enterStep("goal"); await a.tick(1000)
+        run.enterStep("experience"); await a.tick(1000)
+        // Sent although not stored: within the reservation the last landed write made.
+        #expect(a.sink.seqs == [1, 2, 3])
+        #expect(a.count("storage") > 0)
+        await w.nextLaunch()
+        let b = Harness(w)
+        #expect(await resumeT(b)?.runId == run.runId)
+        await b.tick(0)
+        #expect(b.sink.seqs == [2 + seqReservation])
+        noSeqReused([a, b])
+    }
+
+    @Test func S181_aReadOnlyDirectoryHoldsWhatItCannotReserve() async {
+        let w = World()
+        let a = Harness(w)
+        let run = a.start()
+        run.enterStep("welcome"); await a.tick(1000)
+        await w.nextLaunch()
+        var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true // read-only: reads work
+        let b = Harness(w, faults: f)
+        let r = await resumeT(b)
+        #expect(r?.runId == run.runId)
+        r?.enterStep("goal"); await b.tick(1000)
+        // Seq 18 and 19 are past the stored reservation (17): held, not sent.
+        #expect(b.sink.bodies.isEmpty)
+        #expect(b.diags("storage").filter { $0.message.contains("held") }.count == 1)
+        // A run started now has nothing stored that could resume it: it is sent.
+        let fresh = b.start()
+        fresh.enterStep("welcome"); await b.tick(1000)
+        #expect(b.sink.bodies.map { $0["run_id"]!.stringValue! } == [fresh.runId])
+        await w.nextLaunch()
+        let c = Harness(w)
+        #expect(await resumeT(c)?.runId == run.runId)
+        await c.tick(0)
+        #expect(c.sink.seqs == [2 + seqReservation])
+        noSeqReused([a, b, c])
+    }
+
+    @Test func S182_heldSnapshotsGoOutOnceStorageTakesAWriteAgain() async {
+        let w = World()
+        let a = Harness(w)
+        let run = a.start()
+        run.enterStep("welcome"); await a.tick(1000)
+        await w.nextLaunch()
+        let b = Harness(w)
+        b.storage!.update { $0.writesAlwaysFail = true }
+        let r = await resumeT(b)
+        await b.tick(1000)
+        #expect(b.sink.bodies.isEmpty)
+        b.storage!.update { $0.writesAlwaysFail = false } // space returns
+        r?.enterStep("goal"); await b.tick(1000)
+        #expect(b.sink.seqs == [2 + seqReservation, 3 + seqReservation])
+        #expect(b.storedJSON?["current"]?["lastSeq"]?.intValue == 3 + seqReservation)
+        noSeqReused([a, b])
+    }
+
+    @Test func S183_theReservationRunsOutWithinASession() async {
+        let w = World()
+        let a = Harness(w)
+        let run = a.start()
+        run.enterStep("welcome"); await a.tick(1000)
+        a.storage!.update { $0.writesAlwaysFail = true }
+        for i in 0..<20 { run.enterStep(i % 2 == 0 ? "goal" : "welcome"); await a.tick(1000) }
+        // Seqs 2...17 are within the reservation; 18...21 are held.
+        #expect(a.sink.seqs == Array(1...(1 + seqReservation)))
+        #expect(a.diags("storage").filter { $0.message.contains("held") }.count == 1)
+        a.storage!.update { $0.writesAlwaysFail = false }
+        run.enterStep("experience"); await a.tick(1000)
+        #expect(a.sink.seqs == Array(1...(1 + seqReservation)) + [21, 22])
+        await w.nextLaunch()
+        let b = Harness(w)
+        _ = await resumeT(b); await b.tick(0)
+        #expect(b.sink.seqs == [22 + seqReservation + 1])
+        noSeqReused([a, b])
     }
 }

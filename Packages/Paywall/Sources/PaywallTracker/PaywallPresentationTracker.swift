@@ -33,7 +33,7 @@ public struct PaywallTrackerConfiguration: Sendable {
         storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
         scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
         retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000, persistTimeoutMs: Int64 = 1000,
-        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.consolePrinter(prefix: "rocalytics-sdk")
+        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
         self.sink = sink
         self.context = context
@@ -112,7 +112,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     public convenience init(
         sink: any Sink<PaywallSnapshot>, context: PaywallContextSource, storage: (any KeyValueStorage)? = nil,
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
-        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.consolePrinter(prefix: "rocalytics-sdk")
+        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
         self.init(configuration: PaywallTrackerConfiguration(
             sink: sink, context: context, storage: storage, clock: clock, scheduler: scheduler, onDiagnostic: onDiagnostic))
@@ -202,6 +202,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     var isDisposed: Bool { state.withLock { $0.disposed } }
     /// Number of live delivery queues (for tests).
     var deliveryCount: Int { state.withLock { $0.deliveries.count } }
+    /// The live delivery queues and the scheduler (for the lifecycle binding, AppLifecycleBinding.swift).
+    var liveDeliveries: [DeliveryRuntime<PaywallSnapshot>] { state.withLock { $0.disposed ? [] : Array($0.deliveries.values) } }
+    var lifecycleScheduler: any TrackerScheduler { config.scheduler }
 
     func report(_ code: String, _ message: String, runId: String? = nil) {
         config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId))

@@ -15,10 +15,12 @@ import TrackerCore
 /// ``RocalyticsError`` (`[ROCALYTICS] <endpoint> failed: <status>`). The client never logs a
 /// request, a response or purchase properties.
 public final class RocalyticsClient: Sendable {
-    /// How the client is built. Every option is for tests or unusual hosts, except
-    /// ``platform``, which a real app sets to its own ``RocalyticsPlatform``.
+    /// How the client is built. Every option is for tests or unusual hosts: on Apple platforms
+    /// the default ``platform`` (`.systemDefault`) is what an app needs; elsewhere an app sets
+    /// it to its own ``RocalyticsPlatform``.
     public struct Options: Sendable {
-        /// The platform services (`.custom(...)` in an app; `.none` to run inert on purpose).
+        /// The platform services: `.systemDefault` (the system's, on iOS, iPadOS, tvOS and
+        /// visionOS), `.custom(...)` (your own), or `.none` to run inert on purpose.
         public var platform: RocalyticsPlatformChoice
         /// The HTTP transport; `nil` is Core's libcurl transport (`CurlTransport.shared`). An
         /// injected transport is the "custom fetch" case and marks the sink destinations.

@@ -54,6 +54,15 @@ struct UIKitSnapshot: Sendable {
     var screen: RocalyticsScreen
 }
 
+/// The application object without naming `UIApplication.shared`, which is unavailable to code
+/// that may be linked into an app extension (Xcode compiles packages extension-safe, so naming it
+/// fails every build). `nil` inside an app extension, which has no application object.
+@MainActor private func applicationIfAny() -> UIApplication? {
+    guard !Bundle.main.bundlePath.hasSuffix(".appex") else { return nil }
+    // +[UIApplication sharedApplication] through key-value coding on the class object.
+    return (UIApplication.self as AnyObject).value(forKey: "sharedApplication") as? UIApplication
+}
+
 /// Signals waiters of ``ProtectedDataSignal`` from the OS notifications.
 private let protectedData: ProtectedDataSignal = {
     let signal = ProtectedDataSignal()
@@ -90,7 +99,7 @@ struct AppleSystemPlatform: RocalyticsPlatform {
 
     @MainActor private static func mainScreen() -> RocalyticsScreen {
         #if os(iOS) || os(tvOS)
-        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }.map { scene in
+        let scenes = (applicationIfAny()?.connectedScenes ?? []).compactMap { $0 as? UIWindowScene }.map { scene in
             let rank: Int
             switch scene.activationState {
             case .foregroundActive: rank = 0
@@ -139,7 +148,7 @@ struct AppleSystemPlatform: RocalyticsPlatform {
         await readRetryingOnce({ await MainActor.run { AppleDeviceFacts.idfv(UIDevice.current.identifierForVendor) } },
                                waitForRetry: {
                                    // nil before the first unlock after a restart: wait for it; otherwise do not wait.
-                                   let locked = await MainActor.run { !UIApplication.shared.isProtectedDataAvailable }
+                                   let locked = await MainActor.run { !(applicationIfAny()?.isProtectedDataAvailable ?? true) }
                                    return locked ? await protectedData.wait() : false
                                })
     }

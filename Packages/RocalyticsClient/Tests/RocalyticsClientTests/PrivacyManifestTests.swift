@@ -5,7 +5,7 @@ import TrackerCoreTestKit
 // required-reason API, declaring exactly those categories (TrackerCoreTestKit.PrivacyManifestAudit).
 //
 // New scenario:
-//   AP20 the RocalyticsClient package's privacy manifest (none while it uses no required-reason API)
+//   AP20 the RocalyticsClient package's privacy manifest (FileTimestamp C617.1 for the install time)
 //        matches its sources
 @Suite struct PrivacyManifestTests {
     @Test func AP20_privacyManifestMatchesTheSources() {

@@ -1,5 +1,6 @@
 import Foundation
 import RocalyticsClient
+import RocalyticsClientExamples
 import RocalyticsClientTestSupport
 import Testing
 import TrackerCore
@@ -11,17 +12,18 @@ import TrackerCoreTestKit
 /// device facts.
 ///
 /// New scenarios:
-/// - AP1: item and query dictionaries use Apple's literal keys and values.
-/// - AP2: a roca id written by an Expo build (`app:no-auth`) is found: no new id, no second install.
-/// - AP3: a legacy `app` item is found and kept.
-/// - AP4: `app:auth` is never searched (it would prompt for biometry).
-/// - AP5: a locked device at a background launch: start-up waits, mints nothing, and starts once protected data is available.
-/// - AP6: what we write, an Expo build's own lookup (rollback) finds; a second write updates in place.
-/// - AP7: other Keychain failures keep the client inert without minting.
-/// - AP8: model names, BCP 47 locale, idfv, bundle names, OS name, time zone.
-/// - AP9: IP address: first IPv4 of en0/en1 from getifaddrs; screen of the most active scene.
-/// - AP10: install time from a directory's creation date; a value read again once after the unlock.
-/// - AP11: on Linux `.systemDefault` stays inert with its diagnostic.
+/// - SV1: item and query dictionaries use Apple's literal keys and values.
+/// - SV2: a roca id written by an Expo build (`app:no-auth`) is found: no new id, no second install.
+/// - SV3: a legacy `app` item is found and kept.
+/// - SV4: `app:auth` is never searched (it would prompt for biometry).
+/// - SV5: a locked device at a background launch: start-up waits, mints nothing, and starts once protected data is available.
+/// - SV6: what we write, an Expo build's own lookup (rollback) finds; a second write updates in place.
+/// - SV7: other Keychain failures keep the client inert without minting.
+/// - SV8: model names, BCP 47 locale, idfv, bundle names, OS name, time zone.
+/// - SV9: IP address: first IPv4 of en0/en1 from getifaddrs; screen of the most active scene.
+/// - SV10: install time from a directory's creation date; a value read again once after the unlock.
+/// - SV11: on Linux `.systemDefault` stays inert with its diagnostic.
+/// - SV12: the README's one-line Apple setup (`RocalyticsClient()`) compiles and runs (inert on Linux).
 @Suite struct SystemPlatformTests {
     func bytes(_ s: String) -> KeychainValue { .data(Array(s.utf8)) }
 
@@ -30,7 +32,7 @@ import TrackerCoreTestKit
         return (Harness(choice: .custom(p)), p)
     }
 
-    @Test func AP1_literalAttributeValues() {
+    @Test func SV1_literalAttributeValues() {
         #expect(ExpoKeychainLayout.itemQuery(key: "rocalytics-roca-id", service: "app:no-auth") == [
             "class": .string("genp"), "svce": .string("app:no-auth"),
             "acct": bytes("rocalytics-roca-id"), "gena": bytes("rocalytics-roca-id"),
@@ -49,7 +51,7 @@ import TrackerCoreTestKit
         #expect(KeychainStatus.interactionNotAllowed == -25308 && KeychainStatus.itemNotFound == -25300)
     }
 
-    @Test func AP2_anIdWrittenByAnExpoBuildIsFound() async {
+    @Test func SV2_anIdWrittenByAnExpoBuildIsFound() async {
         let keychain = FakeKeychain(items: [
             FakeKeychain.expoItem(key: ROCA_ID_KEY, value: OTHER),
             FakeKeychain.expoItem(key: INSTALL_TRACKED_KEY, value: "true"),
@@ -62,7 +64,7 @@ import TrackerCoreTestKit
         #expect(h.log.codes.isEmpty)
     }
 
-    @Test func AP3_aLegacyAppItemIsFound() async {
+    @Test func SV3_aLegacyAppItemIsFound() async {
         let keychain = FakeKeychain(items: [
             FakeKeychain.expoItem(key: ROCA_ID_KEY, value: OTHER, service: "app"),
             FakeKeychain.expoItem(key: INSTALL_TRACKED_KEY, value: "true", service: "app"),
@@ -74,7 +76,7 @@ import TrackerCoreTestKit
         #expect(Array(keychain.searchedServices.prefix(2)) == ["app:no-auth", "app"])
     }
 
-    @Test func AP4_appAuthIsNeverSearched() async {
+    @Test func SV4_appAuthIsNeverSearched() async {
         let keychain = FakeKeychain(items: [FakeKeychain.expoItem(key: ROCA_ID_KEY, value: OTHER, service: "app:auth")])
         let (h, _) = harness(keychain)
         await h.client.ready()
@@ -83,7 +85,7 @@ import TrackerCoreTestKit
         #expect(keychain.queries.allSatisfy { $0["u_AuthUI"] == .string("u_AuthUIF") }) // never a prompt
     }
 
-    @Test func AP5_aLockedDeviceRetriesAndNeverMints() async {
+    @Test func SV5_aLockedDeviceRetriesAndNeverMints() async {
         let keychain = FakeKeychain(items: [
             FakeKeychain.expoItem(key: ROCA_ID_KEY, value: OTHER),
             FakeKeychain.expoItem(key: INSTALL_TRACKED_KEY, value: "true"),
@@ -111,7 +113,7 @@ import TrackerCoreTestKit
         #expect(keychain.items.count == 2)
     }
 
-    @Test func AP6_whatWeWriteAnExpoRollbackReads() throws {
+    @Test func SV6_whatWeWriteAnExpoRollbackReads() throws {
         let keychain = FakeKeychain()
         let store = KeychainSecureStore(backend: keychain)
         try store.setValue(ID, forKey: ROCA_ID_KEY)
@@ -130,7 +132,7 @@ import TrackerCoreTestKit
         #expect(k2.items.first?["pdmn"] == .string("ck"))
     }
 
-    @Test func AP7_otherKeychainFailuresNeverMint() async throws {
+    @Test func SV7_otherKeychainFailuresNeverMint() async throws {
         final class Failing: KeychainBackend {
             func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?) { (-34018, nil) } // errSecMissingEntitlement
             func add(_ item: KeychainQuery) -> Int32 { 0 }
@@ -146,7 +148,7 @@ import TrackerCoreTestKit
         #expect(throws: RocalyticsSecureStoreError.locked) { try KeychainSecureStore(backend: lockedWrite).setValue("v", forKey: "k") }
     }
 
-    @Test func AP8_deviceFacts() {
+    @Test func SV8_deviceFacts() {
         #expect(AppleDeviceFacts.modelName(forHardwareId: "iPhone16,1") == "iPhone 15 Pro")
         #expect(AppleDeviceFacts.modelName(forHardwareId: "iPhone17,3") == "iPhone 16")
         #expect(AppleDeviceFacts.modelName(forHardwareId: "iPad13,18") == "iPad (10th generation)")
@@ -176,7 +178,7 @@ import TrackerCoreTestKit
         #expect(AppleDeviceFacts.timeZone("") == "UTC")
     }
 
-    @Test func AP9_ipAddressAndScreen() throws {
+    @Test func SV9_ipAddressAndScreen() throws {
         typealias I = AppleDeviceFacts.InterfaceAddress
         #expect(AppleDeviceFacts.ipAddress(from: [I(name: "lo0", ipv4: "127.0.0.1"), I(name: "pdp_ip0", ipv4: "10.1.2.3"),
                                                   I(name: "en0", ipv4: "192.168.1.20"), I(name: "en1", ipv4: "192.168.2.9")]) == "192.168.1.20")
@@ -195,7 +197,7 @@ import TrackerCoreTestKit
         #expect(AppleDeviceFacts.screen(of: [S(activation: 1, screen: phone), S(activation: 1, screen: ext)], fallback: fallback) == phone)
     }
 
-    @Test func AP10_installTimeAndOneRetry() async throws {
+    @Test func SV10_installTimeAndOneRetry() async throws {
         let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("ap10-\(IDs.uuidV4())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -215,7 +217,7 @@ import TrackerCoreTestKit
         #expect(never == nil)
     }
 
-    @Test func AP11_systemDefaultIsInertOnLinux() async {
+    @Test func SV11_systemDefaultIsInertOnLinux() async {
         #if os(Linux)
         let log = DiagnosticLog()
         let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: RecordingTransport(), onDiagnostic: log.handler))
@@ -224,4 +226,19 @@ import TrackerCoreTestKit
         #expect(log.all.first?.message.contains("Linux") == true)
         #endif
     }
+}
+
+/// SV12: the README's one-line Apple setup compiles here; it is `RocalyticsClient()` with the
+/// default options, which C26 runs (inert on Linux, one diagnostic on standard error). Not run
+/// here: it would print while OutputTests captures the process's standard error.
+@Suite struct AppleSetupExampleTests {
+    @Test func SV12_theOneLineSetupIsTheDefaultClient() {
+        let setup: () -> RocalyticsClient = startRocalyticsOnApplePlatforms
+        #expect(type(of: setup) == (() -> RocalyticsClient).self)
+        #expect(RocalyticsClient.Options().platform.isSystemDefault)
+    }
+}
+
+extension RocalyticsPlatformChoice {
+    var isSystemDefault: Bool { if case .systemDefault = self { true } else { false } }
 }

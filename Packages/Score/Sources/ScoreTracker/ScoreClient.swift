@@ -97,7 +97,8 @@ public final class ScoreClient: Sendable {
     ///   - clock: time source (tests inject a manual clock).
     ///   - scheduler: runs every timer and background step (tests inject a manual scheduler).
     ///   - idSource: mints event, anonymous and session ids.
-    ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default stderr.
+    ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default: the unified
+    ///     log (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
     public init(
         publishableKey: String, siteId: String, endpoint: String,
         appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
@@ -132,7 +133,7 @@ public final class ScoreClient: Sendable {
         self.clock = clock
         self.scheduler = scheduler
         self.ids = idSource
-        self.diagnose = onDiagnostic ?? Diagnostics.consolePrinter(prefix: "score-tracker")
+        self.diagnose = onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
 
         // Start-up: load the queue and identity (the only I/O on the constructing thread).
         var contents = ScoreStoreContents()
@@ -827,14 +828,14 @@ public final class ScoreClient: Sendable {
         }
     }
 
-    /// First retry of a failed queue-log write, in milliseconds; each failure in a row doubles it
-    /// up to ``writeRetryMaxMs``.
-    static let writeRetryMs: Int64 = 1_000
+    /// First retry of a failed queue-log write, in milliseconds (soon: a full disk often frees
+    /// space within moments); each failure in a row doubles it up to ``writeRetryMaxMs``.
+    static let writeRetryMs: Int64 = 100
     static let writeRetryMaxMs: Int64 = 30_000
 
     /// A queue-log append failed (ENOSPC, EROFS, EIO…): `ops` (the failed operations, then the
     /// rest of the writer's backlog) go back to the front of `writeOps` unpersisted, and the
-    /// writer stops until a retry timer (1 s, doubling to 30 s) starts it again. Recording calls
+    /// writer stops until a retry timer (100 ms, doubling to 30 s) starts it again. Recording calls
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     private func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
@@ -847,7 +848,7 @@ public final class ScoreClient: Sendable {
             s.writeFailures += 1
             s.writerRunning = false
             s.writerBackingOff = true
-            let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(5, s.writeFailures - 1)))
+            let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(9, s.writeFailures - 1)))
             var resume: Flight?
             if let f = s.flight, f.waitingPersist {
                 f.waitingPersist = false

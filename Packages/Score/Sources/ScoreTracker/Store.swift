@@ -293,7 +293,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             throw AppendLogError("open", errno: errno)
         }
         defer { close(fd) }
-        if fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        if durableSync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
         if rename {
             let dfd = open(directory, O_RDONLY | O_CLOEXEC)
             if dfd >= 0 { _ = fsync(dfd); close(dfd) }

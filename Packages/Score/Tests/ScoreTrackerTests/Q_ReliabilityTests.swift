@@ -193,12 +193,14 @@ import TrackerCoreTestKit
         await h.settle()
         #expect(store.inner.queueRecords.isEmpty)
         #expect(h.diagnostics.all.filter { $0.code == "storage" }.count == 1)
-        // Still failing at the first retry (1 s), then space returns before the second (2 s later).
-        await h.advance(SEC)
+        // Still failing at the first retry (100 ms), then space returns before the second (200 ms later).
+        await h.advance(100)
         #expect(store.attempts.withLock { $0 } == 2)
         for _ in 0..<10 { c.pv() }
+        await h.advance(150)
+        #expect(store.attempts.withLock { $0 } == 2) // backing off: recording calls do not retry
         store.full.withLock { $0 = false }
-        await h.advance(2 * SEC)
+        await h.advance(50)
         #expect(store.inner.queueRecords.count == 210)
         #expect(h.diagnostics.all.filter { $0.code == "storage" }.count == 1) // one per run of failures
         // Killed now: a relaunch finds every event, in order, and sends each once.

@@ -14,6 +14,8 @@ import TrackerCoreTestKit
 /// - LC11: the OS expiration of the background task abandons the flush at once and loses nothing.
 /// - LC12: regression: `bindToAppLifecycle(source:)` reads `currentState` outside the client's lock,
 ///   so a source that waits for the main thread cannot block `track()`.
+/// - LC20: `NWPathMonitor` updates flush only when the network comes back; protected-data
+///   notifications do not flush; unbinding stops the OS notifications.
 @Suite struct SystemLifecycleScenarios {
     /// Runs `body` on its own thread and waits for it at most `seconds` (a watchdog, so that a
     /// regression fails instead of hanging the suite). Returns whether it finished.
@@ -135,5 +137,24 @@ import TrackerCoreTestKit
         if !ok { _ = finishes(within: 10) {} }
         await h.settle()
         #expect(c.inspect().queue.depth == 1)
+    }
+
+    @Test func LC20_networkComebackFlushesAndUnbindStops() async {
+        let h = Harness()
+        let c = h.client(granted: true)
+        let system = FakeLifecycleSystem(appState: .background)
+        c.bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop())))
+        await h.settle()
+        c.pv()
+        system.post(.networkPath(satisfied: true)) // the first path: not a comeback
+        system.post(.protectedDataAvailable)
+        await h.settle()
+        #expect(h.tx.eventRequests.isEmpty)
+        system.post(.networkPath(satisfied: false))
+        system.post(.networkPath(satisfied: true))
+        await h.settle()
+        #expect(h.tx.eventRequests.map(\.ids) == [[E(1)]])
+        c.unbindAppLifecycle()
+        #expect(!system.isObserving)
     }
 }

@@ -1,0 +1,93 @@
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+@testable import OnboardingTracker
+
+/// The opt-in lifecycle binding (issue 18), driven by Core's `AppLifecycleMonitor` over a fake
+/// OS side and a main-thread hop the test can hold.
+///
+/// New scenarios:
+/// - LC13: entering the background backgrounds the current run and sends it inside a background task, ended once sent.
+/// - LC14: a send that fails keeps its snapshot (nothing lost); the background task ends at the budget.
+/// - LC15: with the main thread held, the run is still backgrounded and sent at once; the OS task waits for the main thread.
+/// - LC16: without a run (or after unbind), nothing is recorded and no diagnostic is reported.
+@Suite struct LifecycleBindingTests {
+    @Test func LC13_backgroundSendsTheRunInsideABackgroundTask() async {
+        let w = World()
+        let h = Harness(w) { $0.debounceMs = 60_000 }
+        let system = FakeLifecycleSystem()
+        h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()))
+        let run = h.start()
+        run.enterStep("welcome")
+        await h.tick(1000)
+        let before = h.sink.payloads.count
+        system.post(.didEnterBackground)
+        #expect(system.begunTasks == ["onboarding.send"])
+        await h.tick(0)
+        #expect(h.sink.payloads.count == before + 1)
+        #expect(h.sink.last?["run_id"]?.stringValue == run.runId)
+        #expect(system.runningTasks == 0)
+        #expect(system.endedTasks.count == 1)
+        #expect(h.codes.isEmpty)
+    }
+
+    @Test func LC14_aFailedSendKeepsItsSnapshotAndTheTaskEndsAtTheBudget() async {
+        let w = World()
+        let h = Harness(w) { $0.debounceMs = 60_000 }
+        let system = FakeLifecycleSystem()
+        h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 3)
+        let run = h.start()
+        run.enterStep("welcome")
+        await h.tick(1000)
+        h.sink.answer { _, _ in .hang }
+        system.post(.didEnterBackground)
+        await h.tick(2999)
+        #expect(system.runningTasks == 1)
+        await h.tick(1)
+        #expect(system.runningTasks == 0)
+        let pending = h.tracker.state.withLock { s in s.deliveries[run.runId]?.pending != nil }
+        #expect(pending) // still to be delivered: nothing lost
+    }
+
+    @Test func LC15_aHeldMainThreadDelaysOnlyTheOSCall() async {
+        let w = World()
+        let h = Harness(w) { $0.debounceMs = 60_000 }
+        let system = FakeLifecycleSystem()
+        let hop = HeldMainHop()
+        h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: hop))
+        let run = h.start()
+        run.enterStep("welcome")
+        await h.tick(1000)
+        let before = h.sink.payloads.count
+        hop.hold()
+        system.post(.didEnterBackground)
+        run.enterStep("goal") // recording goes on while the main thread is held
+        await h.tick(0)
+        #expect(h.sink.payloads.count > before)
+        #expect(system.begunTasks.isEmpty)
+        hop.release()
+        #expect(system.runningTasks == 0) // the work was done before the OS task could begin
+    }
+
+    @Test func LC16_noRunNoDiagnosticAndUnbind() async {
+        let w = World()
+        let h = Harness(w)
+        let system = FakeLifecycleSystem()
+        let binding = h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()))
+        system.post(.didEnterBackground)
+        await h.tick(0)
+        h.tracker.appDidEnterBackground()
+        await h.tick(0)
+        #expect(h.codes.isEmpty)
+        #expect(h.sink.payloads.isEmpty)
+        binding.unbind()
+        #expect(!system.isObserving)
+        let run = h.start()
+        run.enterStep("welcome")
+        await h.tick(1000)
+        let sent = h.sink.payloads.count
+        system.post(.didEnterBackground)
+        await h.tick(0)
+        #expect(h.sink.payloads.count == sent)
+    }
+}

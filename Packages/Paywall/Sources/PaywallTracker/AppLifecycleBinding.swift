@@ -1,0 +1,54 @@
+import TrackerCore
+
+// The opt-in app-lifecycle binding of the paywall tracker: entering the background gives every
+// unsent snapshot its send inside a bounded OS background task. The logic is Core's
+// platform-independent `AppLifecycleMonitor`; only `bindToAppLifecycle()` without arguments
+// reaches UIKit or AppKit.
+
+extension PaywallPresentationTracker {
+    /// Binds this tracker to `monitor`: when the app enters the background, every unsent
+    /// snapshot is sent now (skipping a running backoff) inside a background task of at most
+    /// `backgroundBudgetSeconds`. A snapshot whose send fails stays stored and is retried as
+    /// usual. Keep the returned binding to ``AppLifecycleBinding/unbind()`` later.
+    @discardableResult
+    public func bindToAppLifecycle(monitor: AppLifecycleMonitor, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding {
+        let budgetMs = Int64((max(0, backgroundBudgetSeconds) * 1000).rounded())
+        monitor.start(assuming: .foreground) { [weak self] change in
+            guard change == .background, let self else { return }
+            self.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
+        }
+        return AppLifecycleBinding(monitor: monitor)
+    }
+
+    #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
+    /// Binds this tracker to the application lifecycle (UIKit, or AppKit's resign-active) in one
+    /// call. Not available in app extensions: call ``appDidEnterBackground()`` instead.
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @discardableResult
+    public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
+        guard let monitor = AppLifecycleMonitor.system() else { return nil }
+        return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
+    }
+    #endif
+
+    /// The app entered the background (the manual, extension-safe call): sends every unsent
+    /// snapshot now. Never blocks.
+    public func appDidEnterBackground() {
+        for d in liveDeliveries { d.flush() }
+    }
+
+    func appDidEnterBackground(monitor: AppLifecycleMonitor, budgetMs: Int64) {
+        let scheduler = lifecycleScheduler
+        runInBackgroundTask(monitor: monitor, name: "paywall.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
+            guard let self else { return done() }
+            scheduler.spawn {
+                await self.idle() // snapshots still being stored reach their delivery first
+                let deliveries = self.liveDeliveries
+                for d in deliveries { d.flush() }
+                for d in deliveries { await d.idle() }
+                done()
+            }
+        }
+    }
+}
