@@ -19,6 +19,9 @@ cases += httpBenchCases()
 cases += onboardingBenchCases()
 cases += paywallBenchCases()
 cases += scoreBenchCases()
+// Opt-in cases (they idle for real, or build packages): run only when `--filter` names them.
+let optInCases = idleBenchCases() + sizeBenchCases()
+if let filter { cases += optInCases.filter { $0.name.contains(filter) } }
 
 var results: [String: [String: Double]] = [:]
 for c in cases where filter.map({ c.name.contains($0) }) ?? true {

@@ -39,33 +39,51 @@ extension TrackerScheduler {
 }
 
 /// The production scheduler: timers on a Dispatch queue, steps as detached tasks.
+///
+/// Each timer is a Dispatch timer source, cancelled by ``cancel(_:)``: a cancelled timer is gone,
+/// it does not wake a thread at its deadline only to find that it has nothing to do.
 public final class SystemScheduler: TrackerScheduler {
     /// A process-wide instance.
     public static let shared = SystemScheduler()
 
+    /// A timer source (Dispatch's sources are thread-safe; the wrapper only carries it across the lock).
+    private struct Source: @unchecked Sendable {
+        let timer: any DispatchSourceTimer
+    }
+
     private let queue = DispatchQueue(label: "tracker.scheduler", attributes: .concurrent)
-    private let state = Locked<(next: UInt64, live: Set<UInt64>)>((1, []))
+    private let state = Locked<(next: UInt64, live: [UInt64: Source])>((1, [:]))
 
     /// Creates a scheduler.
     public init() {}
 
     @discardableResult
     public func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken {
+        let delay = Int(min(max(0, afterMs), Int64(Int32.max)))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(delay))
         let id = state.withLock { s -> UInt64 in
             let id = s.next
             s.next += 1
-            s.live.insert(id)
+            s.live[id] = Source(timer: timer)
             return id
         }
-        let delay = Int(min(max(0, afterMs), Int64(Int32.max)))
-        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
-            if state.withLock({ $0.live.remove(id) != nil }) { work() }
+        timer.setEventHandler { [self] in
+            guard let source = state.withLock({ $0.live.removeValue(forKey: id) }) else { return }
+            source.timer.cancel()
+            work()
         }
+        timer.resume()
         return TimerToken(id: id)
     }
 
     public func cancel(_ token: TimerToken) {
-        _ = state.withLock { $0.live.remove(token.id) }
+        state.withLock { $0.live.removeValue(forKey: token.id) }?.timer.cancel()
+    }
+
+    /// The Dispatch source of a timer that has neither fired nor been cancelled (for tests).
+    func timerSource(_ token: TimerToken) -> (any DispatchSourceTimer)? {
+        state.withLock { $0.live[token.id]?.timer }
     }
 
     public func spawn(_ work: @escaping @Sendable () async -> Void) {

@@ -68,6 +68,8 @@ final class CurlEngine: @unchecked Sendable {
         /// the first submitter that wakes it and by the loop's next drain. While it is false the
         /// loop is running and will look at the inbox before it sleeps, so nobody needs to wake it.
         var sleeping = false
+        /// The timeout of the loop's latest sleep in `curl_multi_poll` (see ``pollTimeoutMs(activeTransfers:)``).
+        var sleepTimeoutMs: Int32 = 0
     }
 
     private let multi: UnsafeMutableRawPointer?
@@ -354,13 +356,16 @@ final class CurlEngine: @unchecked Sendable {
                 completed = true
             }
             if completed, active.isEmpty, spinNs > 0 { spinForWork() }
+            // libcurl shortens the timeout to its own next deadline (transfer timeouts). With
+            // nothing in flight there is no deadline: the loop sleeps until work wakes it.
+            let timeout = Self.pollTimeoutMs(activeTransfers: active.count)
             let sleep = state.withLock { s in
                 guard s.adds.isEmpty, s.cancels.isEmpty, s.jobs.isEmpty, !s.shutdown else { return false }
                 s.sleeping = true
+                s.sleepTimeoutMs = timeout
                 return true
             }
-            // libcurl shortens the timeout to its own next deadline (transfer timeouts).
-            if sleep { curl_multi_poll(multi, nil, 0, 1000, nil) }
+            if sleep { curl_multi_poll(multi, nil, 0, timeout, nil) }
         }
 
         // Failing the transfers resumes their tasks; those preferring this engine land in
@@ -385,6 +390,23 @@ final class CurlEngine: @unchecked Sendable {
         for handle in idle { curl_easy_cleanup(handle) }
         curl_multi_cleanup(multi)
         for job in lateJobs { forward(job) }
+    }
+
+    /// Whether the loop sleeps (or is about to) in `curl_multi_poll`, that sleep's timeout, and
+    /// whether the loop has ended: what the tests of the idle wake-up logic look at.
+    var loopState: (sleeping: Bool, timeoutMs: Int32, finished: Bool) {
+        state.withLock { ($0.sleeping, $0.sleepTimeoutMs, $0.finished) }
+    }
+
+    /// How long the loop may sleep in `curl_multi_poll` when its inbox is empty.
+    ///
+    /// With transfers in flight, one second at most (libcurl shortens it to its own next
+    /// deadline). With none, libcurl has no deadline of its own and the loop waits until a
+    /// submitter, a cancellation, an executor job or `shutdown` wakes it (`curl_multi_wakeup`):
+    /// an idle transport wakes no thread. (`Int32.max` ms is about 24.8 days; a spurious return
+    /// only costs one more round.)
+    static func pollTimeoutMs(activeTransfers: Int) -> Int32 {
+        activeTransfers > 0 ? 1000 : Int32.max
     }
 
     /// Runs jobs of tasks preferring this engine, on the loop thread.
