@@ -3,8 +3,9 @@ import PackageDescription
 
 // The integrations an app wires, compiled and run end to end (issue 13 item 2): every package by
 // path, tests only. `Examples` holds the README's snippets that join two packages (the client's
-// example is the RocalyticsClient package's own file, linked here so that its step 4, which needs
-// the Onboarding package, is compiled); `make test-all` runs `IntegrationTests`.
+// examples are the RocalyticsClient package's own files, linked here so that the parts that need
+// the trackers are compiled: `ClientExample.swift` step 4 everywhere, `AppleSetupExample.swift`
+// step 2 in an Apple build, as it needs UIKit); `make test-all` runs `IntegrationTests`.
 let package = Package(
     name: "Integration",
     // The same floors as the packages it joins (watchOS is not supported).

@@ -7,7 +7,9 @@ import TrackerCoreTestKit
 // New scenario:
 // - INT6: every `<!-- example: PATH -->` excerpt of the README that uses the API of two SDK
 //   packages names a file compiled by this package (in `Integration/Examples`, or linked there),
-//   and the README shows the seed's one-liners for the Rocalytics sinks from such a file.
+//   and the README shows the seed's one-liners for the Rocalytics sinks from such a file. (A part
+//   behind `#if canImport(UIKit)`, as in `AppleSetupExample.swift`, compiles only in an Apple
+//   build of this package.)
 
 /// Words that only code using a package's API contains.
 let packageMarkers: [String: [String]] = [

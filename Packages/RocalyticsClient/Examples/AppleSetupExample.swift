@@ -20,6 +20,9 @@ import ScoreTracker
 
 /// 2. Lifecycle, opt-in, one call per surface (at launch, after configuring the trackers).
 @available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 public func bindTrackersToTheAppLifecycle(score: ScoreClient, paywalls: PaywallPresentationTracker) {
     // Flush in the foreground and every 30 s, a bounded background flush, a flush when the network comes back.
     score.bindToAppLifecycle()

@@ -16,7 +16,8 @@ import Glibc
 /// diagnostic, and what was stored before the fault survives a relaunch.
 ///
 /// Scenarios: R30 Score under each fault then space returning, R31 onboarding under each fault,
-/// R32 paywall under each fault, R33 Score on a real full tmpfs (root only).
+/// R32 paywall under each fault, R33 Score on a real full tmpfs (root only), R34 Score's identity
+/// write on a full disk.
 @Suite struct FileFaultTrackerTests {
     static let faults: [(String, FaultyFileSystem.Condition)] = [
         ("ENOSPC on write", .diskFull), ("ENOSPC on write and sync", .diskFull(syncFails: true)),
@@ -32,13 +33,17 @@ import Glibc
         return (client, clock)
     }
 
-    private func run(_ clock: ManualClock, ms: Int64) async {
-        for _ in 0..<Int(ms / 50) {
+    private func run(_ clock: ManualClock, ms: Int64, stepMs: Int64 = 50) async {
+        for _ in 0..<Int(ms / stepMs) {
             await clock.settle()
-            await clock.advance(byMs: 50)
+            await clock.advance(byMs: stepMs)
         }
         await clock.settle()
     }
+
+    /// Longer than the Score writer's longest retry of a failed write (30 s), so that a retry
+    /// after the space returned has run.
+    static let retryWindowMs: Int64 = 35_000
 
     @Test func R30_scoreUnderEachFaultThenSpaceReturning() async {
         for (name, condition) in Self.faults {
@@ -56,16 +61,33 @@ import Glibc
             #expect(client.inspect().queue.depth == 10, "\(name): events recorded on a faulty disk stay queued in memory")
             fs.set(.healthy)
             for i in 0..<5 { client.track("after", props: ["n": i]) }
-            await run(clock, ms: 200)
+            await run(clock, ms: Self.retryWindowMs, stepMs: 500)
             fs.uninstall()
             let (relaunched, c2) = scoreClient(dir.path, Locked([]))
             await c2.settle()
             let depth = relaunched.inspect().queue.depth
             #expect(depth >= 10, "\(name): \(depth) events after a relaunch, the 5 before and 5 after the fault at least")
-            withKnownIssue("issue 14 item 6: events recorded on a full disk are not written once space returns", isIntermittent: true) {
-                #expect(depth == 15, "\(name): \(depth) of 15 events after a relaunch")
-            }
+            // Issue 14 item 6: events recorded on a faulty disk are written once it recovers.
+            #expect(depth == 15, "\(name): \(depth) of 15 events after a relaunch")
         }
+    }
+
+    @Test func R34_scoreIdentityWriteUnderAFullDisk() async {
+        let dir = TempDir("score-identity-fault")
+        defer { dir.remove() }
+        let diags = Locked<[Diagnostic]>([])
+        let (client, clock) = scoreClient(dir.path, diags)
+        await run(clock, ms: 200)
+        let fs = FaultyFileSystem(directory: dir.path, condition: .diskFull)
+        client.identify(userId: "fan_9", traits: [:], replayAnonymousEvents: false)
+        await run(clock, ms: 200)
+        #expect(fs.failures(.write) > 0, "the identity write never reached the fault layer")
+        #expect(diags.value.contains { $0.code == "storage" })
+        #expect(client.inspect().identity.userId == "fan_9") // kept in memory
+        fs.uninstall()
+        let (relaunched, c2) = scoreClient(dir.path, Locked([]))
+        await c2.settle()
+        #expect(IDs.isLowercaseUUID(relaunched.inspect().identity.anonymousId))
     }
 
     static let options = StartOptions(onboarding: OnboardingInput(key: "fault_flow", version: "1"),
@@ -168,14 +190,12 @@ import Glibc
         #expect(client.inspect().queue.depth == 5 + during)
         unlink(filler)
         for i in 0..<5 { client.track("after", props: ["n": i]) }
-        await run(clock, ms: 200)
+        await run(clock, ms: Self.retryWindowMs, stepMs: 500)
         let (relaunched, c2) = scoreClient(dir, Locked([]))
         await c2.settle()
         let depth = relaunched.inspect().queue.depth
         #expect(depth >= 10, "\(depth) events after a relaunch")
-        withKnownIssue("issue 14 item 6: events recorded on a full disk are not written once space returns", isIntermittent: true) {
-            #expect(depth == 10 + during, "\(depth) of \(10 + during) events after a relaunch")
-        }
+        #expect(depth == 10 + during, "\(depth) of \(10 + during) events after a relaunch")
         print("[reliability] R33 full tmpfs: \(depth) of \(10 + during) events after a relaunch")
     }
 

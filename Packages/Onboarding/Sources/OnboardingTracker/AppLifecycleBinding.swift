@@ -26,6 +26,8 @@ extension OnboardingRunTracker {
     /// extension's own lifecycle instead.
     @available(iOSApplicationExtension, unavailable)
     @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
     @discardableResult
     public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
         guard let monitor = AppLifecycleMonitor.system() else { return nil }
@@ -88,6 +90,8 @@ extension OnboardingRun {
     /// Not available in app extensions: call `OnboardingRun.shared?.appDidEnterBackground()`.
     @available(iOSApplicationExtension, unavailable)
     @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
     @discardableResult
     public static func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
         guard let monitor = AppLifecycleMonitor.system() else { return nil }

@@ -326,9 +326,11 @@ public final class OnboardingRunTracker: Sendable {
             let t = now(r)
             var changed = false
             var refused = false
+            // One diagnostic per call and code, with the count (not one per dropped answer).
+            var invalid = DropTally(), overCap = DropTally()
             for a in answers {
                 guard let json = StartValidation.answer(a) else {
-                    fx.diag("invalid-answer", "answer \"\(Patterns.isKey(a.questionKey) ? a.questionKey : "?")\" is invalid and dropped", r.runId)
+                    invalid.add(Patterns.isKey(a.questionKey) ? a.questionKey : "?")
                     continue
                 }
                 if r.truncated || refused {
@@ -338,7 +340,7 @@ public final class OnboardingRunTracker: Sendable {
                 let ans = AnswerState(questionKey: a.questionKey, json: json)
                 let (delta, idx) = r.steps[target].sizeDelta(for: ans)
                 if idx == nil && r.steps[target].answers.count >= 50 {
-                    fx.diag("too-many-answers", "an entry holds at most 50 questions; \"\(a.questionKey)\" dropped", r.runId)
+                    overCap.add(a.questionKey)
                     continue
                 }
                 if r.measure(extra: delta) > recordingBudget {
@@ -349,6 +351,12 @@ public final class OnboardingRunTracker: Sendable {
                 }
                 r.applyAnswer(ans, entry: target, at: idx, delta: delta)
                 changed = true
+            }
+            if let m = invalid.message(one: "answer", many: "answers", "invalid and dropped") {
+                fx.diag("invalid-answer", m, r.runId)
+            }
+            if let m = overCap.message(one: "answer", many: "answers", "dropped: an entry holds at most 50 questions") {
+                fx.diag("too-many-answers", m, r.runId)
             }
             // Only a valid answer that recording refused reports `truncated`; answers that are
             // all invalid report `invalid-answer` alone (§4).
@@ -371,19 +379,27 @@ public final class OnboardingRunTracker: Sendable {
     @discardableResult
     func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
         var changed = false
+        // One diagnostic per call and code, with the count (not one per dropped key).
+        var invalid = DropTally(), overCap = DropTally()
         for (k, v) in patch.entries {
             guard let json = StartValidation.property(k, v) else {
-                fx.diag("invalid-property", "property \"\(Patterns.isPropertyKey(k) ? k : "?")\" is invalid and dropped", runId)
+                invalid.add(Patterns.isPropertyKey(k) ? k : "?")
                 continue
             }
             if let old = props[k] {
                 if old != json { props[k] = json; changed = true }
             } else if props.count >= 20 {
-                fx.diag("too-many-properties", "a run holds at most 20 properties; \"\(k)\" dropped", runId)
+                overCap.add(k)
             } else {
                 props.appendUnchecked(k, json)
                 changed = true
             }
+        }
+        if let m = invalid.message(one: "property", many: "properties", "invalid and dropped") {
+            fx.diag("invalid-property", m, runId)
+        }
+        if let m = overCap.message(one: "property", many: "properties", "dropped: a run holds at most 20 properties") {
+            fx.diag("too-many-properties", m, runId)
         }
         return changed
     }
@@ -541,7 +557,11 @@ public final class OnboardingRunTracker: Sendable {
                 s.staging -= 1
                 // A snapshot whose seq storage has not reserved is held until a write lands:
                 // sent now, a resumed run could send that seq again with another body.
-                guard self.store != nil, !self.mayLeave(item, s) else { return (true, false) }
+                guard self.store != nil, !self.mayLeave(item, s) else {
+                    // A newer snapshot leaves: an older one held for storage is not worth sending.
+                    if let held = s.heldForStorage[item.payload.runId], held.seq < item.seq { s.heldForStorage[item.payload.runId] = nil }
+                    return (true, false)
+                }
                 if (s.heldForStorage[item.payload.runId]?.seq ?? 0) < item.seq { s.heldForStorage[item.payload.runId] = item }
                 defer { s.heldForStorageReported = true }
                 return (false, !s.heldForStorageReported)
@@ -1047,5 +1067,23 @@ public final class OnboardingRunTracker: Sendable {
             guard let r = s.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
+    }
+}
+
+/// Counts what one recording call dropped for one reason, so that the call reports it once.
+struct DropTally {
+    private(set) var count = 0
+    private var first: String?
+
+    mutating func add(_ key: String) {
+        if count == 0 { first = key }
+        count += 1
+    }
+
+    /// The diagnostic's message, `nil` when nothing was dropped.
+    func message(one: String, many: String, _ what: String) -> String? {
+        guard count > 0 else { return nil }
+        if count == 1 { return "\(one) \"\(first ?? "?")\" \(what)" }
+        return "\(count) \(many) (the first \"\(first ?? "?")\") \(what)"
     }
 }

@@ -424,8 +424,12 @@ import TrackerCoreTestKit
         #expect(answers.map { $0["question_key"]!.stringValue! } == ["a", "e", "f"])
         #expect(answers[0]["value"] == "changed")
         #expect(answers[2]["value"] == ["x", "y"])
-        #expect(h.count("invalid-property") == 3)
-        #expect(h.count("invalid-answer") == 3)
+        // One diagnostic per call and code, with the count (the developers' guide; issue 14 item 10),
+        // where the reference reports one per dropped entry.
+        #expect(h.count("invalid-property") == 1)
+        #expect(h.diags("invalid-property").first?.message.hasPrefix("3 properties") == true)
+        #expect(h.count("invalid-answer") == 1)
+        #expect(h.diags("invalid-answer").first?.message.hasPrefix("3 answers") == true)
     }
 
     @Test func S38_caps() async {
@@ -436,8 +440,25 @@ import TrackerCoreTestKit
         let l = h.sink.last!
         #expect(l["properties"]!.objectValue!.keys == (0..<20).map { "p\($0)" })
         #expect(steps(l)[0]["answers"]!.arrayValue!.count == 50)
-        #expect(h.count("too-many-properties") == 5)
-        #expect(h.count("too-many-answers") == 5)
+        #expect(h.count("too-many-properties") == 1)
+        #expect(h.diags("too-many-properties").first?.message.hasPrefix("5 properties (the first \"p20\")") == true)
+        #expect(h.count("too-many-answers") == 1)
+        #expect(h.diags("too-many-answers").first?.message.hasPrefix("5 answers (the first \"q50\")") == true)
+    }
+
+    /// S185 — a flood of properties gives one diagnostic per call (issue 14 item 10: 100,000
+    /// properties gave 199,960 diagnostics, one per dropped key).
+    @Test func S185_oneDiagnosticPerCallForAFloodOfProperties() async {
+        let h = Harness(World())
+        let many = RunProperties((0..<100_000).map { ("k\($0)", .number(Double($0))) })
+        let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: many))
+        let extra: [(String, PropertyValue)] = (0..<1_000).map { ("x\($0)", .number(1)) } + [("Bad Key", .number(1))]
+        run.setProperties(RunProperties(extra))
+        run.enterStep("goal"); await h.tick()
+        #expect(h.count("too-many-properties") == 2)
+        #expect(h.diags("too-many-properties").map { $0.message.split(separator: " ").first ?? "" } == ["99980", "1000"])
+        #expect(h.count("invalid-property") == 1)
+        #expect(h.sink.last?["properties"]?.objectValue?.keys.count == 20)
     }
 
     @Test func S39_capWithBuiltInLookingNames() async {

@@ -26,6 +26,9 @@ import TrackerCoreTestKit
 //      never sent, so the next launch's resume cannot reuse their seqs
 // S182 held snapshots go out once storage takes a write again
 // S183 the reservation runs out within one session: the rest is held, reported once
+// S184 a snapshot held for storage stays held in the tracker a reconfigure hands it to
+// S185 (in RecordingScenarioTests) one diagnostic per call and code, with the count, for dropped
+//      properties and answers (100,000 properties: one `too-many-properties`, not 99,980)
 
 /// A truncated run whose last entry (`experience`) is still open: the budget was crossed by
 /// answers given to the second-to-last entry.
@@ -204,7 +207,8 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let truncated = h.count("truncated")
         #expect(truncated == 1)
         run.exitStep("experience", answers: [.numeric(questionKey: "n", value: .nan), .text(questionKey: "BAD KEY", value: "x")])
-        #expect(h.count("invalid-answer") == 2)
+        #expect(h.count("invalid-answer") == 1) // one per call, with the count
+        #expect(h.diags("invalid-answer").first?.message.hasPrefix("2 answers") == true)
         #expect(h.count("truncated") == truncated)
         // A valid answer is still refused with `truncated`.
         run.exitStep("experience", answers: [.numeric(questionKey: "n", value: .nan), .single(questionKey: "s", value: "x")])
@@ -365,5 +369,32 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         _ = await resumeT(b); await b.tick(0)
         #expect(b.sink.seqs == [22 + seqReservation + 1])
         noSeqReused([a, b])
+    }
+
+    @Test func S184_aSnapshotHeldForStorageStaysHeldInTheSuccessor() async {
+        let w = World()
+        let first = Harness(w)
+        let run = first.start()
+        run.enterStep("welcome"); await first.tick(1000)
+        await w.nextLaunch()
+        var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true
+        let a = Harness(w, faults: f)
+        #expect(await resumeT(a)?.runId == run.runId)
+        await a.tick(1000)
+        #expect(a.sink.bodies.isEmpty) // seq 18 held: past the stored reservation (17)
+        a.tracker.dispose()
+        let b = Harness(w, faults: f) // same process: takes the hand-over
+        await b.tick(15_000)
+        #expect(b.sink.bodies.isEmpty)
+        b.storage!.update { $0.writesAlwaysFail = false } // space returns
+        #expect(await resumeT(b)?.runId == run.runId)
+        await b.tick(1000)
+        #expect(b.sink.seqs.last == 3 + seqReservation)
+        await w.nextLaunch()
+        let c = Harness(w)
+        #expect(await resumeT(c)?.runId == run.runId)
+        await c.tick(0)
+        #expect(c.sink.seqs.last! > b.sink.seqs.last!)
+        noSeqReused([first, a, b, c])
     }
 }

@@ -25,6 +25,8 @@ extension PaywallPresentationTracker {
     /// call. Not available in app extensions: call ``appDidEnterBackground()`` instead.
     @available(iOSApplicationExtension, unavailable)
     @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
     @discardableResult
     public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
         guard let monitor = AppLifecycleMonitor.system() else { return nil }

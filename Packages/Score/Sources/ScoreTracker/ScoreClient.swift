@@ -370,10 +370,6 @@ public final class ScoreClient: Sendable {
     /// while a userId, which every envelope carries, stays under 1.5 KB even fully escaped.
     public static let maxUserIdCodePoints = 256
 
-    /// Stored `anonymousId` length at most, in code points (a UUID has 36; a custom
-    /// ``ScoreIdSource`` may mint longer ones).
-    static let maxAnonymousIdCodePoints = 128
-
     static func withinCodePoints(_ text: String, _ limit: Int) -> Bool {
         if text.utf8.count <= limit { return true }
         var n = 0
@@ -1007,14 +1003,16 @@ public final class ScoreClient: Sendable {
         var discarded: [String] = []
     }
 
-    /// The stored identity, each value checked as `identify` checks its input: an oversized
-    /// (or empty) `anonymousId` or `userId` is discarded (a new `anonymousId` is minted; the fan
-    /// is anonymous until the next `identify`), and so is a linked pair holding one.
+    /// The stored identity, each value checked: an `anonymousId` that is not a lowercase UUID
+    /// (damaged, oversized) and a `userId` that `identify` would reject are discarded (a new
+    /// `anonymousId` is minted; the fan is anonymous until the next `identify`), and so is a
+    /// linked pair holding one.
     static func parseIdentity(_ bytes: [UInt8]?) -> StoredIdentity {
         guard let bytes, let v = try? WireJSONDecoderShim.decode(bytes) else { return StoredIdentity() }
         var out = StoredIdentity()
         if let anon = v["anonymousId"]?.stringValue {
-            if !anon.isEmpty, withinCodePoints(anon, maxAnonymousIdCodePoints) {
+            // Section 2: a lowercase UUID (a flipped byte may still parse as a string).
+            if IDs.isLowercaseUUID(anon) {
                 out.anonymousId = anon
             } else {
                 out.discarded.append("anonymousId")
@@ -1026,8 +1024,7 @@ public final class ScoreClient: Sendable {
         var droppedPairs = 0
         for pair in (v["linked"]?.arrayValue ?? []).compactMap(\.stringValue) {
             let parts = pair.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.count == 2, !parts[0].isEmpty, withinCodePoints(String(parts[0]), maxAnonymousIdCodePoints),
-               validUserId(String(parts[1])) {
+            if parts.count == 2, IDs.isLowercaseUUID(String(parts[0])), validUserId(String(parts[1])) {
                 out.linked.insert(pair)
             } else {
                 droppedPairs += 1

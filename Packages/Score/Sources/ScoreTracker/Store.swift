@@ -231,7 +231,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             // the events' bytes in memory; each later write retries opening the log.
             guard let bytes = try? FileIO.readBytes(queuePath) else { throw error }
             self.log = nil
-            return ScoreStoreContents(queueRecords: AppendLog.parse(bytes).records, identity: identity, readOnly: true)
+            let scanned = AppendLog.scan(bytes)
+            return ScoreStoreContents(queueRecords: scanned.records, identity: identity, readOnly: true, queueDamage: scanned.damage)
         }
         self.log = log
         generation += 1
@@ -286,16 +287,16 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         beforeSync?()
         // A descriptor of its own: the log's may be replaced by a compaction meanwhile (that
         // compaction syncs its new file itself; its rename is synced by the next call).
-        let fd = open(queuePath, O_RDONLY | O_CLOEXEC)
+        let fd = FileFaults.open(queuePath, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return }
             throw AppendLogError("open", errno: errno)
         }
-        defer { close(fd) }
-        if durableSync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        defer { _ = FileFaults.close(fd) }
+        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) } // durableSync, with faults
         if rename {
-            let dfd = open(directory, O_RDONLY | O_CLOEXEC)
-            if dfd >= 0 { _ = fsync(dfd); close(dfd) }
+            let dfd = FileFaults.open(directory, O_RDONLY | O_CLOEXEC)
+            if dfd >= 0 { _ = FileFaults.fsync(dfd); _ = FileFaults.close(dfd) }
         }
     }
 
@@ -350,17 +351,17 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     public func saveIdentity(_ bytes: [UInt8]) async throws {
         try ensureDirectory()
         let tmp = identityPath + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = FileFaults.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
-        defer { close(fd) }
+        defer { FileFaults.close(fd) }
         _ = fchmod(fd, 0o600)
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            let n = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + written, bytes.count - written) }
             if n < 0 { if errno == EINTR { continue }; throw AppendLogError("write", errno: errno) }
             written += n
         }
-        if sync { _ = durableSync(fd) }
-        guard rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
+        if sync { _ = FileFaults.fsync(fd) } // durableSync, through the fault layer
+        guard FileFaults.rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
     }
 }

@@ -120,6 +120,12 @@ import TrackerCoreTestKit
         #expect(c3.inspect().identity.anonymousId == A(1))
         #expect(c3.inspect().identity.userId == "u1")
         #expect(h2.diagnostics.all.count == 1)
+        // So is a damaged one that still parses (not a lowercase UUID any more).
+        let h3 = Harness()
+        try await h3.store.saveIdentity(identityFile(anonymousId: "0000000a-0000-4000-8000-00000000000Z", userId: "u1", linked: []))
+        let c4 = h3.client(granted: true)
+        #expect(c4.inspect().identity.anonymousId == A(1))
+        #expect(h3.diagnostics.all.count == 1)
     }
 
     @Test func SC122_aStoredEventTooLargeForAnyRequestIsDroppedWhenSent() async throws {

@@ -1,0 +1,1 @@
+../../Packages/RocalyticsClient/Examples/AppleSetupExample.swift
