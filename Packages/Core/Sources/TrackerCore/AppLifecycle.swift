@@ -225,6 +225,21 @@ public final class AppLifecycleMonitor: Sendable {
     }
 }
 
+extension AppLifecycleMonitor {
+    /// Starts observing (assuming the app is in the foreground until the OS says otherwise) and
+    /// calls `onBackground` with the background-task budget, in milliseconds, each time the app
+    /// enters the background: the shared body of the trackers' `bindToAppLifecycle(monitor:)`.
+    public func bindBackground(budgetSeconds: Double,
+                               _ onBackground: @escaping @Sendable (_ budgetMs: Int64) -> Void) -> AppLifecycleBinding {
+        let budgetMs = Int64((max(0, budgetSeconds) * 1000).rounded())
+        start(assuming: .foreground) { change in
+            guard change == .background else { return }
+            onBackground(budgetMs)
+        }
+        return AppLifecycleBinding(monitor: self)
+    }
+}
+
 /// A lifecycle binding an app keeps (or discards: the binding lives as long as its OS
 /// observation). ``unbind()`` stops it.
 public final class AppLifecycleBinding: Sendable {

@@ -12,12 +12,9 @@ extension OnboardingRunTracker {
     /// Keep the returned binding to ``AppLifecycleBinding/unbind()`` later.
     @discardableResult
     public func bindToAppLifecycle(monitor: AppLifecycleMonitor, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding {
-        let budgetMs = Int64((max(0, backgroundBudgetSeconds) * 1000).rounded())
-        monitor.start(assuming: .foreground) { [weak self] change in
-            guard change == .background, let self else { return }
-            self.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
+        monitor.bindBackground(budgetSeconds: backgroundBudgetSeconds) { [weak self] budgetMs in
+            self?.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
         }
-        return AppLifecycleBinding(monitor: monitor)
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
@@ -77,12 +74,9 @@ extension OnboardingRun {
     /// goes to the background) to `monitor`. See ``OnboardingRunTracker/bindToAppLifecycle(monitor:backgroundBudgetSeconds:)``.
     @discardableResult
     public static func bindToAppLifecycle(monitor: AppLifecycleMonitor, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding {
-        let budgetMs = Int64((max(0, backgroundBudgetSeconds) * 1000).rounded())
-        monitor.start(assuming: .foreground) { change in
-            guard change == .background, let tracker = OnboardingRun.shared else { return }
-            tracker.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
+        monitor.bindBackground(budgetSeconds: backgroundBudgetSeconds) { budgetMs in
+            OnboardingRun.shared?.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
         }
-        return AppLifecycleBinding(monitor: monitor)
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)

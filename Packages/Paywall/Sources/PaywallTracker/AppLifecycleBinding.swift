@@ -12,12 +12,9 @@ extension PaywallPresentationTracker {
     /// usual. Keep the returned binding to ``AppLifecycleBinding/unbind()`` later.
     @discardableResult
     public func bindToAppLifecycle(monitor: AppLifecycleMonitor, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding {
-        let budgetMs = Int64((max(0, backgroundBudgetSeconds) * 1000).rounded())
-        monitor.start(assuming: .foreground) { [weak self] change in
-            guard change == .background, let self else { return }
-            self.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
+        monitor.bindBackground(budgetSeconds: backgroundBudgetSeconds) { [weak self] budgetMs in
+            self?.appDidEnterBackground(monitor: monitor, budgetMs: budgetMs)
         }
-        return AppLifecycleBinding(monitor: monitor)
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
