@@ -103,11 +103,9 @@ import TrackerCoreTestKit
             }
         }
         for p in problems.prefix(10) { Issue.record(Comment(rawValue: p)) }
-        // Found here: a flipped byte inside the stored anonymousId still parses, and the client
-        // keeps the malformed id (sent with every later event) instead of minting a new one.
-        withKnownIssue("Score keeps a damaged anonymousId from identity.json (not a UUID)", isIntermittent: true) {
-            #expect(malformed.isEmpty, "flips at \(malformed) left an anonymousId that is not a UUID")
-        }
+        // A flipped byte inside the stored anonymousId still parses as JSON: the client must not
+        // keep the malformed id (it would go out with every later event), it mints a new one.
+        #expect(malformed.isEmpty, "flips at \(malformed) left an anonymousId that is not a UUID")
         print("[reliability] score identity: \(identity.count) positions flipped and cut, \(problems.count) problem(s)")
     }
 
