@@ -50,7 +50,12 @@ SWIFT
 resolved=$(ls "$tmp/consumer/.build/checkouts" | tr '\n' ' ')
 echo "test-release: consumer resolved: $resolved"
 [ -d "$tmp/consumer/.build/checkouts/Core" ] || fail "Core not resolved transitively"
-if grep -rlE 'RocalyticsClient|ScoreTracker|ScoreClient' "$tmp/consumer/.build/checkouts" --include='*.swift' >/dev/null; then
+# Code of the client or Score: their packages, their module folders, or a file that imports or
+# defines them (a name in a comment or a string, such as a log subsystem table, is not code).
+if ls "$tmp/consumer/.build/checkouts" | grep -qxE 'RocalyticsClient|Score' \
+   || find "$tmp/consumer/.build/checkouts" -type d \( -name RocalyticsClient -o -name ScoreTracker \) | grep -q . \
+   || grep -rlE '^[[:space:]]*(@testable[[:space:]]+)?import[[:space:]]+(RocalyticsClient|ScoreTracker)\b|(class|struct|enum)[[:space:]]+(RocalyticsClient|ScoreClient)\b' \
+        "$tmp/consumer/.build/checkouts" --include='*.swift' >/dev/null; then
   fail "the consumer's dependencies contain code of the client or Score"
 fi
 "$tmp/consumer/.build/debug/Consumer"

@@ -21,6 +21,12 @@ import Glibc
     }
 }
 
+enum PaywallCap {
+    /// A drain launch runs once more presentations than this are stored (the tracker keeps at
+    /// most 20 unsent ones).
+    static let drainAbove = 10
+}
+
 struct ReceiptKillReport: CustomStringConvertible {
     var lives = 0
     var killsAtReceipt = 0
@@ -84,6 +90,10 @@ final class ReceiptKillHarness {
         var owed: [(id: String, seq: Int, after: Int)] = []
         let started = Date()
 
+        func storedCount() -> Int {
+            FileManager.default.contents(atPath: file).flatMap { try? WireJSON.decode([UInt8]($0)) }?.objectValue?.count ?? 0
+        }
+
         func spawn(_ generation: Int, drain: Bool, target: Int) throws -> Child {
             received.setGeneration(generation)
             var args = ["paywall", dir.path, server.baseURL, String(seed &+ UInt64(generation)), String(stepsPerLife)]
@@ -143,6 +153,23 @@ final class ReceiptKillHarness {
                 problems.append("life \(generation): \(id) seq \(seq) was received unstored (stored: \(storedSeq.map(String.init) ?? "none"))")
             }
             if problems.count > 5 { break }
+            // Kills leave unsent presentations stored, and the next life's kill can land before
+            // its restored ones are resent: keep the store under the tracker's cap of unsent
+            // presentations (a documented limit, reported as `storage-cap`) with a launch that is
+            // not killed until it has delivered what is stored.
+            if storedCount() > PaywallCap.drainAbove {
+                let drain = try spawn(lives + 1 + generation, drain: true, target: 0)
+                // The last removal is written after its answer, so no request marks it: look again
+                // every 200 ms (another process's file), for at most 60 s.
+                let deadline = Date().addingTimeInterval(60)
+                var drained = storedCount() == 0
+                while !drained && Date() < deadline {
+                    _ = received.wait(until: Date().addingTimeInterval(0.2)) { _ in false }
+                    drained = storedCount() == 0
+                }
+                for line in drain.kill() where line.hasPrefix("D ") { problems.append("diagnostic \(line.dropFirst(2)) reported") }
+                if !drained { problems.append("life \(generation): a drain launch did not deliver the stored presentations") }
+            }
         }
 
         // A last launch, never killed, delivers what the kills left stored.

@@ -5,13 +5,13 @@ import os
 /// The log subsystems of the packages (one per package), as ``Diagnostics/systemLog(subsystem:prefix:)``
 /// uses them on Apple platforms.
 public enum LogSubsystem {
-    /// `OnboardingTracker`.
+    /// The onboarding tracker package.
     public static let onboarding = "com.rocapine.rocalytics.onboarding"
-    /// `PaywallTracker`.
+    /// The paywall tracker package.
     public static let paywall = "com.rocapine.rocalytics.paywall"
-    /// `RocalyticsClient`.
+    /// The Rocalytics client package.
     public static let rocalyticsClient = "com.rocapine.rocalytics.client"
-    /// `ScoreTracker`.
+    /// The Score tracker package.
     public static let score = "com.rocapine.score"
 }
 
