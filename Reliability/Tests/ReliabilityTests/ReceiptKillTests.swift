@@ -108,6 +108,23 @@ final class ReceiptKillHarness {
                 print("[reliability] receipt-kill: budget spent after \(generation) lives")
                 break
             }
+            // Kills leave unsent presentations stored, and the next life's kill can land before
+            // its restored ones are resent: keep the store under the tracker's cap of unsent
+            // presentations (a documented limit, reported as `storage-cap`) with a launch that is
+            // not killed until it has delivered what is stored.
+            if storedCount() > PaywallCap.drainAbove {
+                let drain = try spawn(lives + 1 + generation, drain: true, target: 0)
+                // The last removal is written after its answer, so no request marks it: look again
+                // every 200 ms (another process's file), for at most 60 s.
+                let deadline = Date().addingTimeInterval(60)
+                var drained = storedCount() == 0
+                while !drained && Date() < deadline {
+                    _ = received.wait(until: Date().addingTimeInterval(0.2)) { _ in false }
+                    drained = storedCount() == 0
+                }
+                for line in drain.kill() where line.hasPrefix("D ") { problems.append("diagnostic \(line.dropFirst(2)) reported") }
+                if !drained { problems.append("life \(generation): a drain launch did not deliver the stored presentations") }
+            }
             let child = try spawn(generation, drain: false, target: 1 + rng.below(8))
             report.lives += 1
             // Read until the process dies (the kill closes its output) or its script ends.
@@ -153,23 +170,6 @@ final class ReceiptKillHarness {
                 problems.append("life \(generation): \(id) seq \(seq) was received unstored (stored: \(storedSeq.map(String.init) ?? "none"))")
             }
             if problems.count > 5 { break }
-            // Kills leave unsent presentations stored, and the next life's kill can land before
-            // its restored ones are resent: keep the store under the tracker's cap of unsent
-            // presentations (a documented limit, reported as `storage-cap`) with a launch that is
-            // not killed until it has delivered what is stored.
-            if storedCount() > PaywallCap.drainAbove {
-                let drain = try spawn(lives + 1 + generation, drain: true, target: 0)
-                // The last removal is written after its answer, so no request marks it: look again
-                // every 200 ms (another process's file), for at most 60 s.
-                let deadline = Date().addingTimeInterval(60)
-                var drained = storedCount() == 0
-                while !drained && Date() < deadline {
-                    _ = received.wait(until: Date().addingTimeInterval(0.2)) { _ in false }
-                    drained = storedCount() == 0
-                }
-                for line in drain.kill() where line.hasPrefix("D ") { problems.append("diagnostic \(line.dropFirst(2)) reported") }
-                if !drained { problems.append("life \(generation): a drain launch did not deliver the stored presentations") }
-            }
         }
 
         // A last launch, never killed, delivers what the kills left stored.
