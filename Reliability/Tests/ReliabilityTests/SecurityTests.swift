@@ -92,7 +92,10 @@ func mode(_ path: String) -> mode_t? {
         run.enterStep(TestSecrets.token)
         run.exitStep(TestSecrets.email)
         tracker.dispose()
-        #expect(Set(diags.value.map(\.code)) == ["invalid-property", "invalid-answer", "unknown-step", "not-current-step"])
+        // `destination-changed` may come first: a tracker of a test running beside this one in the
+        // same process, for another destination, can hand its run over (reconfigure hand-over).
+        #expect(Set(diags.value.map(\.code)).subtracting(["destination-changed"])
+                == ["invalid-property", "invalid-answer", "unknown-step", "not-current-step"])
         let property = diags.value.first { $0.code == "invalid-property" }
         #expect(property.map { TestSecrets.leaks($0.message).isEmpty } == true, "invalid-property masks an invalid key")
         // invalid-answer, unknown-step and not-current-step never echo a key that is not a
