@@ -21,7 +21,7 @@ import Musl
 ///   Transport Security does not cover libcurl's sockets, so this rule holds on every
 ///   platform); redirects are never followed; TLS peers and host names are always verified.
 /// - Trust: on Apple platforms libcurl (our XCFramework) verifies peers with Apple SecTrust,
-///   the system trust store URLSession uses; on Linux, the system CA bundle libcurl was built
+///   the same system trust store as Apple's own URL loading system; on Linux, the system CA bundle libcurl was built
 ///   with. ``Options/trustAnchorsPEM`` replaces either with the given CA certificates (the
 ///   fallback for a store that cannot be used, and for pinning a private CA).
 /// - At start-up the transport checks the linked libcurl (``LibcurlRequirements``); one that

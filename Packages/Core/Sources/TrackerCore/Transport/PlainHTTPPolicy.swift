@@ -8,7 +8,7 @@ import Darwin
 
 /// Where ``CurlTransport`` may send plain `http://` requests.
 ///
-/// App Transport Security covers URLSession, not the sockets libcurl opens, so the transport
+/// App Transport Security covers Apple's URL loading system, not the sockets libcurl opens, so the transport
 /// applies its own rule on every platform (Linux included): `https` always; `http` only to a
 /// loopback address (`localhost`, `127.0.0.0/8`, `::1`) unless the host app opts in for
 /// named hosts. A refused request fails before any I/O with ``HTTPError/Code/insecureHTTP``.
