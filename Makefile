@@ -14,7 +14,7 @@ SWIFT_TEST_FLAGS ?=
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
-	@echo "make test-all          every package's tests, generator drift checks, payload validation"
+	@echo "make test-all          every package's tests, generator drift checks, payload validation, docs"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
 	@echo "make test-integration  the integrations an app wires, end to end (Integration/)"
@@ -51,6 +51,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
+	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory test-release
 	@$(MAKE) --no-print-directory test-browser
 	@echo "== demo (smoke run)"

@@ -70,7 +70,7 @@ for pair in $selected; do
         --additional-symbol-graph-dir "$dir" \
         --fallback-display-name "$module" \
         --fallback-bundle-identifier "com.rocalytics.$module" \
-        --transform-for-static-hosting --hosting-base-path "$module" \
+        --transform-for-static-hosting \
         --warnings-as-errors \
         --output-path "$out/$module.doccarchive" >"$log" 2>&1 \
      || grep -q "warning:" "$log"; then
@@ -79,5 +79,5 @@ for pair in $selected; do
     status=1
   fi
 done
-[ "$status" = 0 ] && echo "docs: $out/<Module>.doccarchive (open one with: docc preview <catalog> or any static web server)"
+[ "$status" = 0 ] && echo "docs: $out/<Module>.doccarchive (serve one with a static web server, then open /documentation/<module>/)"
 exit "$status"
