@@ -71,6 +71,7 @@ for pair in $selected; do
         --fallback-display-name "$module" \
         --fallback-bundle-identifier "com.rocalytics.$module" \
         --transform-for-static-hosting \
+        --enable-inherited-docs \
         --warnings-as-errors \
         --output-path "$out/$module.doccarchive" >"$log" 2>&1 \
      || grep -q "warning:" "$log"; then
