@@ -203,10 +203,13 @@ public final class OnboardingRunTracker: Sendable {
             abandonResumable(&s, fx: &fx)
             s.sessionStarted = true
             s.generation += 1
-            var r = RunState(runId: runId, onboarding: spec.onboarding, studio: spec.studio, context: spec.context,
-                             manifest: spec.manifest, manifestKeys: spec.manifestKeys, lastActiveAt: now)
-            let size = RunState.propertiesSize(props)
-            r.setProperties(props, size: size)
+            guard var r = RunState(runId: runId, spec: spec, lastActiveAt: now) else {
+                // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
+                fx.diag("internal-error", "the run's start does not fit contract v1; nothing is recorded", runId)
+                return OnboardingRun(runId: runId, tracker: nil, generation: 0)
+            }
+            let map = scalarMap(props)
+            r.setProperties(map, header: r.headerSize(properties: map))
             s.current = r
             requestWrite(&s, fx: &fx)
             return OnboardingRun(runId: runId, tracker: self, generation: s.generation)
@@ -337,7 +340,10 @@ public final class OnboardingRunTracker: Sendable {
                     refused = true
                     continue
                 }
-                let ans = AnswerState(questionKey: a.questionKey, json: json)
+                guard let ans = AnswerState(json: json) else {
+                    invalid.add(a.questionKey)
+                    continue
+                }
                 let (delta, idx) = r.steps[target].sizeDelta(for: ans)
                 if idx == nil && r.steps[target].answers.count >= 50 {
                     overCap.add(a.questionKey)
@@ -410,20 +416,21 @@ public final class OnboardingRunTracker: Sendable {
             guard guardRun(run, s, &fx), var r = s.current else { return }
             s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.current = r }
-            var props = r.properties
+            var props = r.properties.wireJSON().objectValue ?? JSONObject()
             let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
             guard changed else { return }
             if r.truncated {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
                 return
             }
-            let size = RunState.propertiesSize(props)
-            if r.measure(propertiesSize: size) > recordingBudget {
+            let map = scalarMap(props)
+            let header = r.headerSize(properties: map)
+            if r.measure(header: header) > recordingBudget {
                 r.truncated = true
                 r.provisionalExit = false
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             } else {
-                r.setProperties(props, size: size)
+                r.setProperties(map, header: header)
             }
             recordChange(&r, s: &s, fx: &fx)
             s.current = r
@@ -535,14 +542,7 @@ public final class OnboardingRunTracker: Sendable {
         guard r.hasEntries else { return }
         let t = at ?? now(r)
         let seq = r.lastSeq + 1
-        let payload: OnboardingRunSnapshot
-        do {
-            payload = try OnboardingRunSnapshot(json: r.snapshotJSON(seq: seq, sentAt: t))
-        } catch {
-            // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
-            fx.diag("internal-error", "a snapshot could not be built (\(error.path)); nothing is sent for this change", r.runId)
-            return
-        }
+        let payload = r.snapshot(seq: seq, sentAt: t)
         r.lastSeq = seq
         if !r.completed { r.lastActiveAt = t }
         r.dirty = false
@@ -906,8 +906,8 @@ public final class OnboardingRunTracker: Sendable {
             guard !s.sessionStarted, var r = s.resumable, !r.completed else { return nil }
             if expected != nil {
                 let same = !expectedInvalid && expectedSpec.map {
-                    Self.canonical(r.onboarding).semanticallyEquals(Self.canonical($0.onboarding))
-                        && Self.canonical(r.manifest).semanticallyEquals(Self.canonical($0.manifest))
+                    Self.canonical(r.onboarding.wireJSON()).semanticallyEquals(Self.canonical($0.onboarding))
+                        && Self.canonical(r.manifest.wireJSON()).semanticallyEquals(Self.canonical($0.manifest))
                 } == true
                 if !same {
                     fx.diag("resume-mismatch", "the stored run belongs to another onboarding identity or manifest", r.runId)
@@ -1068,6 +1068,11 @@ public final class OnboardingRunTracker: Sendable {
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
     }
+}
+
+/// Validated properties (scalars only) in their contract type.
+func scalarMap(_ props: JSONObject) -> OrderedScalarMap {
+    (try? OrderedScalarMap(json: .object(props), path: "$")) ?? OrderedScalarMap()
 }
 
 /// Counts what one recording call dropped for one reason, so that the call reports it once.
