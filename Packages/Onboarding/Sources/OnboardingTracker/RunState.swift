@@ -50,6 +50,8 @@ struct EntryState: Sendable {
     let baseSize: Int
     /// Bytes of the answers, commas included.
     private(set) var answersSize = 0
+    /// The stored form's JSON of this entry (`wire` as JSON), kept until the entry changes.
+    private var storedCache: JSONValue?
 
     init(stepKey: String, enteredAt: Int64, exitedAt: Int64? = nil) {
         self.enteredAt = enteredAt
@@ -85,11 +87,21 @@ struct EntryState: Sendable {
             answerSizes.append(answer.size)
         }
         answersSize += delta
+        storedCache = nil
     }
 
     mutating func setExit(_ ms: Int64?) {
         exitedAt = ms
         wire.exitedAt = ms.map { Timestamp.format(ms: $0) }
+        storedCache = nil
+    }
+
+    /// The entry as the stored state writes it (cached).
+    mutating func storedForm() -> JSONValue {
+        if let storedCache { return storedCache }
+        let j = wire.wireJSON()
+        storedCache = j
+        return j
     }
 }
 
@@ -227,7 +239,7 @@ struct RunState: Sendable {
 
     /// The stored form; `seqReserved` (≥ `lastSeq`) is the highest seq the run may have used:
     /// a run restored from it continues past it.
-    func storedJSON(seqReserved: Int) -> JSONValue {
+    mutating func storedJSON(seqReserved: Int) -> JSONValue {
         var o = JSONObject()
         o.appendUnchecked("runId", .string(runId))
         o.appendUnchecked("lastSeq", .number(Double(lastSeq)))
@@ -237,7 +249,10 @@ struct RunState: Sendable {
         o.appendUnchecked("context", context.wireJSON())
         o.appendUnchecked("manifest", manifest.wireJSON())
         if !properties.isEmpty { o.appendUnchecked("properties", properties.wireJSON()) }
-        o.appendUnchecked("steps", .array(steps.map { $0.wire.wireJSON() }))
+        var arr: [JSONValue] = []
+        arr.reserveCapacity(steps.count)
+        for i in steps.indices { arr.append(steps[i].storedForm()) }
+        o.appendUnchecked("steps", .array(arr))
         o.appendUnchecked("provisionalExit", .bool(provisionalExit))
         o.appendUnchecked("truncated", .bool(truncated))
         o.appendUnchecked("status", completed ? "completed" : "in_progress")

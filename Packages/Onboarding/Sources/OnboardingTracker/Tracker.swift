@@ -27,7 +27,6 @@ public final class OnboardingRunTracker: Sendable {
         var destinationChangedReported = false
         var predecessorDone = true
         var staging = 0
-        var queuedWrites = 0
         var slowReadStarted = false
         var slowReadReported = false
         /// What the stored state holds as resumable, as far as this tracker knows (from the
@@ -39,6 +38,8 @@ public final class OnboardingRunTracker: Sendable {
         /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
         var heldForStorage: [String: Item] = [:]
         var heldForStorageReported = false
+        /// Each outbox body's JSON for the stored state, built once per snapshot.
+        var storedBodies: [String: (seq: Int, json: JSONValue)] = [:]
         var leftover: Deferred<Leftover>?
     }
 
@@ -58,6 +59,10 @@ public final class OnboardingRunTracker: Sendable {
     let sinkObject: AnyObject & Sendable
     let destination: String?
     let store: SerialStore?
+    /// Every write of the whole state goes through it: requests made while a write waits join
+    /// it, and a staged snapshot is handed over once the write after it finished (Core's
+    /// persist-before-send).
+    let persister: CoalescingPersister?
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
     private let selfId = Locked<ObjectIdentifier?>(nil)
@@ -79,6 +84,10 @@ public final class OnboardingRunTracker: Sendable {
         } else {
             store = nil
         }
+        // A timeout of 0 hands a snapshot over at once (the persister reads `<= 0` as "no bound").
+        let timeoutMs = max(1, configuration.persistTimeoutMs)
+        let sched = scheduler
+        persister = store.map { CoalescingPersister(store: $0, scheduler: sched, persistTimeoutMs: timeoutMs) }
         let me = ObjectIdentifier(self)
         selfId.withLock { $0 = me }
         handlerBox.withLock { $0 = { [weak self] message in self?.emit([Diagnostic(code: "storage", message: message)]) } }
@@ -577,13 +586,9 @@ public final class OnboardingRunTracker: Sendable {
             if flush { d.flush() }
             self.checkLeftover()
         }
-        if let store {
-            s.queuedWrites += 1
-            let timeout = config.persistTimeoutMs
-            let scheduler = self.scheduler
+        if let persister {
             fx.run { [weak self] in
-                PersistBeforeSend.stage(store: store, scheduler: scheduler, persistTimeoutMs: timeout,
-                                        write: { [weak self] in self?.composeWrite(staged: true) ?? .skip }, handOver: handOver)
+                persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip }, handOver: { _ in handOver() })
             }
         } else {
             fx.run { handOver() }
@@ -607,22 +612,16 @@ public final class OnboardingRunTracker: Sendable {
 
     // MARK: Storage
 
-    /// Queues a write of the whole state, composed when it runs.
+    /// Requests a write of the whole state, composed when it runs (joining one already waiting).
     func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
-        guard let store, !s.disposed || evenIfDisposed else { return }
-        s.queuedWrites += 1
+        guard let persister, !s.disposed || evenIfDisposed else { return }
         fx.run { [weak self] in
-            store.enqueueSaveWith { [weak self] in self?.composeWrite(staged: false) ?? .skip }
+            persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip })
         }
     }
 
-    func composeWrite(staged: Bool) -> StoreWrite {
-        state.withLock { s in
-            s.queuedWrites -= 1
-            if s.persistenceOff { return .skip }
-            if !staged && s.queuedWrites > 0 { return .skip } // a later write stores the latest state
-            return compose(&s)
-        }
+    func composeWrite() -> StoreWrite {
+        state.withLock { s in s.persistenceOff ? .skip : compose(&s) }
     }
 
     func compose(_ s: inout State) -> StoreWrite {
@@ -640,9 +639,14 @@ public final class OnboardingRunTracker: Sendable {
         }
         s.writing = mark
         var outboxes = JSONObject()
+        var bodies: [String: (seq: Int, json: JSONValue)] = [:]
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
-            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": item.payload.wireJSON()]))
+            let body: JSONValue
+            if let b = s.storedBodies[id], b.seq == item.seq { body = b.json } else { body = item.payload.wireJSON() }
+            bodies[id] = (item.seq, body)
+            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": body]))
         }
+        s.storedBodies = bodies
         if current == .null && outboxes.isEmpty { return .remove }
         var o = JSONObject()
         o.appendUnchecked("format", 1)
