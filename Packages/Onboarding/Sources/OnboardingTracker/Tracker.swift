@@ -692,115 +692,40 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// Applies the stored-state read (§5.4).
+    /// Applies the stored-state read (§5.4): ``StoredReadMachine`` decides, this performs.
     func processRead(_ raw: RawRead) {
+        let parsed = StoredReadMachine.parse(raw)
         var fx = Effects()
         state.withLock { s in
             defer { s.readDone = true }
-            var rewrite = false
-            var problems: [String] = []
-            var current: RunState?
-            var stored: [String: Item] = [:]
-            var stamp: String?
-            switch raw {
-            case .failed:
-                s.persistenceOff = true
-                fx.diag("storage", "the stored state could not be read (twice); this session runs without persistence")
-                return
-            case .ok(nil):
-                break
-            case let .ok(.some(text)):
-                guard let value = try? WireJSON.decode(text) else {
-                    fx.diag("storage", "the stored state is not JSON; it is discarded")
-                    rewrite = true
-                    break
-                }
-                guard let obj = value.objectValue, let format = obj["format"]?.numberValue else {
-                    fx.diag("storage", "the stored state is not recognised; it is discarded")
-                    rewrite = true
-                    break
-                }
-                guard format == 1 else {
-                    s.persistenceOff = true
-                    fx.diag("storage", "the stored state has an unknown format \(WireJSON.formatNumber(format)); it is left untouched and this session runs without persistence")
-                    return
-                }
-                stamp = obj["destination"]?.stringValue
-                if let c = obj["current"], !c.isNull {
-                    let (r, problem) = RunState.fromStored(c)
-                    if let problem { problems.append(problem) } else { current = r }
-                }
-                if let ob = obj["outboxes"] {
-                    if let oo = ob.objectValue {
-                        for (id, member) in oo.entries {
-                            if let item = validOutbox(id, member) { stored[id] = item } else { problems.append("outbox \(id.prefix(36)) is malformed") }
-                        }
+            var handedNothing = false
+            if case .nothing = s.handedRun { handedNothing = true }
+            let ctx = StoredReadMachine.Context(
+                destination: destination, handoffRefused: s.handoffRefused, destinationChangedReported: s.destinationChangedReported,
+                settled: s.settled, outboxSeqs: s.outboxes.mapValues(\.seq), handedNothing: handedNothing,
+                sessionStarted: s.sessionStarted, hasCurrent: s.current != nil, predecessorDone: s.predecessorDone, disposed: s.disposed)
+            for action in StoredReadMachine.decide(parsed, ctx) {
+                switch action {
+                case let .diagnose(code, message): fx.diag(code, message)
+                case .persistenceOff: s.persistenceOff = true
+                case let .storedRun(mark): s.storedRun = mark
+                case .destinationChangedReported: s.destinationChangedReported = true
+                case let .adoptOutbox(id, item, deliver):
+                    s.outboxes[id] = item
+                    if deliver {
+                        let d = delivery(id, &s)
+                        fx.run { d.enqueue(item) }
                     } else {
-                        problems.append("outboxes is not an object")
+                        s.held.insert(id)
                     }
-                }
-                if !problems.isEmpty {
-                    fx.diag("storage", "malformed stored parts were dropped: " + problems.joined(separator: "; "))
-                    rewrite = true
-                }
-            }
-            // What is stored now (after the predecessor's drain): the run it would resume.
-            if !s.persistenceOff {
-                if let c = current, !c.completed { s.storedRun = StoredRunMark(runId: c.runId, reserved: c.lastSeq) } else { s.storedRun = StoredRunMark.none }
-            }
-            let usable = current != nil || !stored.isEmpty
-            if usable && (s.handoffRefused || stamp != destination) {
-                current = nil
-                stored = [:]
-                rewrite = true
-                if !s.destinationChangedReported {
-                    s.destinationChangedReported = true
-                    fx.diag("destination-changed", "stored state written for another destination is discarded unsent")
+                case let .keepResumable(r): s.resumable = r
+                case var .stage(r): buildAndStage(&r, s: &s, fx: &fx, flush: false)
+                case .write: requestWrite(&s, fx: &fx)
                 }
             }
-            if s.handoffRefused { rewrite = true }
-            // Outboxes (§7.3 S2, S4).
-            for (id, item) in stored.sorted(by: { $0.key < $1.key }) {
-                if let settled = s.settled[id], item.seq <= settled { rewrite = true; continue }
-                if let have = s.outboxes[id], have.seq >= item.seq { continue }
-                s.outboxes[id] = item
-                if !s.predecessorDone || s.disposed {
-                    s.held.insert(id)
-                } else {
-                    let d = delivery(id, &s)
-                    fx.run { d.enqueue(item) }
-                }
-            }
-            // The stored run (§5.4 step 8, §7.6 R1).
-            if var r = current, !r.completed {
-                if case .nothing = s.handedRun, !s.handoffRefused {
-                    if s.sessionStarted {
-                        if r.dirty && r.hasEntries {
-                            buildAndStage(&r, s: &s, fx: &fx, flush: false)
-                        }
-                        rewrite = true
-                    } else {
-                        s.resumable = r
-                    }
-                }
-            }
-            if rewrite || s.sessionStarted || s.current != nil { requestWrite(&s, fx: &fx) }
         }
         finish(fx)
         readDeferred.complete(())
-    }
-
-    private func validOutbox(_ id: String, _ member: JSONValue) -> Item? {
-        guard let m = member.objectValue, let seq = m["seq"]?.intValue, seq >= 1, let body = m["body"], let b = body.objectValue,
-              b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
-              let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
-              let steps = b["steps"]?.arrayValue, !steps.isEmpty,
-              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
-              // A body that does not fit contract v1's typed form would be rejected by the ingest
-              // anyway; it is dropped with the other malformed parts.
-              let payload = try? OnboardingRunSnapshot(json: body)
-        else { return nil }
-        return Item(seq: seq, payload: payload)
     }
 
     /// A write of a disposed predecessor landed after this tracker's read: write our state again.
