@@ -28,37 +28,68 @@ struct AnswerState: Sendable {
         self.size = wireSize(answer)
     }
 
-    /// The validated answer JSON (`StartValidation.answer`) in its contract type.
+    /// An answer's JSON in its contract type: the validated form `StartValidation.answer`
+    /// builds (read directly), or a stored one (decoded, so anything outside the contract fails).
     init?(json: JSONValue) {
-        guard let a = try? Snapshot.Answer(json: json) else { return nil }
+        guard let a = AnswerState.validated(json) ?? (try? Snapshot.Answer(json: json)) else { return nil }
         self.init(a)
+    }
+
+    /// The answer when `json` is exactly `{question_key, kind, value[, unit]}` with the right types.
+    private static func validated(_ json: JSONValue) -> Snapshot.Answer? {
+        guard case let .object(o) = json, o.count == 3 || o.count == 4, o.entries[0].key == "question_key", o.entries[1].key == "kind",
+              o.entries[2].key == "value", case let .string(question) = o.entries[0].value, case let .string(kind) = o.entries[1].value
+        else { return nil }
+        let value = o.entries[2].value
+        let unit: String?
+        if o.count == 4 {
+            guard kind == "numeric", o.entries[3].key == "unit", case let .string(u) = o.entries[3].value else { return nil }
+            unit = u
+        } else {
+            unit = nil
+        }
+        switch (kind, value) {
+        case let ("single", .string(v)): return Snapshot.Answer(questionKey: question, value: .single(v))
+        case let ("text", .string(v)): return Snapshot.Answer(questionKey: question, value: .text(v))
+        case let ("numeric", .number(n)): return Snapshot.Answer(questionKey: question, value: .numeric(n, unit: unit))
+        case let ("multi", .array(items)):
+            var keys: [String] = []
+            keys.reserveCapacity(items.count)
+            for i in items {
+                guard case let .string(k) = i else { return nil }
+                keys.append(k)
+            }
+            return Snapshot.Answer(questionKey: question, value: .multi(keys))
+        default: return nil
+        }
     }
 
     var questionKey: String { answer.questionKey }
 }
 
-/// One entry in its contract type (its exit as recorded), with running byte counts of its
-/// completion form.
+/// One entry (its exit as recorded) with running byte counts of its completion form; its
+/// contract type is built when a snapshot or a write needs it, and kept until the entry changes.
 struct EntryState: Sendable {
-    /// The entry as recorded; the open last entry of a run in progress is sent with no exit.
-    private(set) var wire: Snapshot.Entry
+    let stepKey: String
     private(set) var enteredAt: Int64
     private(set) var exitedAt: Int64?
-    /// Encoded size of each answer, in `wire.answers` order.
+    private(set) var answers: [Snapshot.Answer] = []
+    /// Encoded size of each answer, in `answers` order.
     private var answerSizes: [Int] = []
     /// Bytes of the completion form with no answer (`{"step_key":…,"answers":[]}`).
     let baseSize: Int
     /// Bytes of the answers, commas included.
     private(set) var answersSize = 0
-    /// The stored form's JSON of this entry (`wire` as JSON), kept until the entry changes.
+    /// The entry in its contract type, and its stored form's JSON, until the entry changes.
+    private var wireCache: Snapshot.Entry?
     private var storedCache: JSONValue?
 
-    init(stepKey: String, enteredAt: Int64, exitedAt: Int64? = nil) {
+    /// `baseSize`: ``baseSize(_:)`` of `stepKey`, when the caller has it.
+    init(stepKey: String, enteredAt: Int64, exitedAt: Int64? = nil, baseSize: Int? = nil) {
+        self.stepKey = stepKey
         self.enteredAt = enteredAt
         self.exitedAt = exitedAt
-        wire = Snapshot.Entry(stepKey: stepKey, enteredAt: Timestamp.format(ms: enteredAt),
-                              exitedAt: exitedAt.map { Timestamp.format(ms: $0) }, answers: [])
-        baseSize = EntryState.baseSize(stepKey)
+        self.baseSize = baseSize ?? EntryState.baseSize(stepKey)
     }
 
     /// The completion-form bytes of an entry of `stepKey` with no answer.
@@ -66,40 +97,48 @@ struct EntryState: Sendable {
         wireSize(Snapshot.Entry(stepKey: stepKey, enteredAt: widthTimestamp, exitedAt: widthTimestamp, answers: []))
     }
 
-    var stepKey: String { wire.stepKey }
-    var answers: [Snapshot.Answer] { wire.answers }
     var completionSize: Int { baseSize + answersSize }
 
     /// Size change if `answer` were recorded (replacing the same question in place, or appended).
     func sizeDelta(for answer: AnswerState) -> (delta: Int, index: Int?) {
-        if let i = wire.answers.firstIndex(where: { $0.questionKey == answer.questionKey }) {
+        if let i = answers.firstIndex(where: { $0.questionKey == answer.questionKey }) {
             return (answer.size - answerSizes[i], i)
         }
-        return (answer.size + (wire.answers.isEmpty ? 0 : 1), nil)
+        return (answer.size + (answers.isEmpty ? 0 : 1), nil)
     }
 
     mutating func apply(_ answer: AnswerState, at index: Int?, delta: Int) {
         if let index {
-            wire.answers[index] = answer.answer
+            answers[index] = answer.answer
             answerSizes[index] = answer.size
         } else {
-            wire.answers.append(answer.answer)
+            answers.append(answer.answer)
             answerSizes.append(answer.size)
         }
         answersSize += delta
+        wireCache = nil
         storedCache = nil
     }
 
     mutating func setExit(_ ms: Int64?) {
         exitedAt = ms
-        wire.exitedAt = ms.map { Timestamp.format(ms: $0) }
+        wireCache = nil
         storedCache = nil
+    }
+
+    /// The entry in its contract type, with its recorded exit (cached).
+    mutating func wire() -> Snapshot.Entry {
+        if let wireCache { return wireCache }
+        let e = Snapshot.Entry(stepKey: stepKey, enteredAt: Timestamp.format(ms: enteredAt),
+                               exitedAt: exitedAt.map { Timestamp.format(ms: $0) }, answers: answers)
+        wireCache = e
+        return e
     }
 
     /// The entry as the stored state writes it (cached).
     mutating func storedForm() -> JSONValue {
         if let storedCache { return storedCache }
-        let j = wire.wireJSON()
+        let j = wire().wireJSON()
         storedCache = j
         return j
     }
@@ -116,6 +155,8 @@ struct RunState: Sendable {
     let context: Snapshot.Context
     let manifest: Snapshot.Manifest
     let manifestKeys: Set<String>
+    /// ``EntryState/baseSize(_:)`` of each manifest step key, measured once.
+    let entryBaseSizes: [String: Int]
     private(set) var properties = OrderedScalarMap()
     var steps: [EntryState] = []
     var provisionalExit = false
@@ -139,6 +180,9 @@ struct RunState: Sendable {
         self.context = context
         self.manifest = manifest
         self.manifestKeys = manifestKeys
+        var sizes: [String: Int] = [:]
+        for k in manifestKeys { sizes[k] = EntryState.baseSize(k) }
+        entryBaseSizes = sizes
         self.lastActiveAt = lastActiveAt
         headerSize = headerSize(properties: properties)
     }
@@ -188,9 +232,14 @@ struct RunState: Sendable {
 
     // MARK: Mutations keeping the byte counts
 
+    /// A new entry for `key` at `enteredAt`.
+    func newEntry(_ key: String, enteredAt: Int64) -> EntryState {
+        EntryState(stepKey: key, enteredAt: enteredAt, baseSize: entryBaseSizes[key])
+    }
+
     /// Bytes a new entry for `key` adds.
-    static func entryCost(_ key: String, count: Int) -> Int {
-        EntryState.baseSize(key) + (count == 0 ? 0 : 1)
+    func entryCost(_ key: String) -> Int {
+        (entryBaseSizes[key] ?? EntryState.baseSize(key)) + (steps.isEmpty ? 0 : 1)
     }
 
     mutating func append(_ entry: EntryState) {
@@ -213,10 +262,10 @@ struct RunState: Sendable {
 
     /// The snapshot at `sentAt` with `seq` (onboarding-tracker.md §3): the open last entry of a
     /// run in progress goes without its exit.
-    func snapshot(seq: Int, sentAt: Int64) -> Snapshot {
+    mutating func snapshot(seq: Int, sentAt: Int64) -> Snapshot {
         var entries: [Snapshot.Entry] = []
         entries.reserveCapacity(steps.count)
-        for s in steps { entries.append(s.wire) }
+        for i in steps.indices { entries.append(steps[i].wire()) }
         if !completed && !truncated, !entries.isEmpty { entries[entries.count - 1].exitedAt = nil }
         return Snapshot(runId: runId, seq: seq, status: completed ? .completed : .inProgress,
                         startedAt: Timestamp.format(ms: steps.first?.enteredAt ?? sentAt),

@@ -301,7 +301,7 @@ public final class OnboardingRunTracker: Sendable {
                     changed = true
                 }
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            } else if r.steps.count >= maxEntries || r.measure(extra: RunState.entryCost(stepKey, count: r.steps.count)) > recordingBudget {
+            } else if r.steps.count >= maxEntries || r.measure(extra: r.entryCost(stepKey)) > recordingBudget {
                 r.truncated = true
                 if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
                 r.provisionalExit = false
@@ -309,7 +309,7 @@ public final class OnboardingRunTracker: Sendable {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             } else {
                 if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
-                r.append(EntryState(stepKey: stepKey, enteredAt: t))
+                r.append(r.newEntry(stepKey, enteredAt: t))
                 r.provisionalExit = false
                 r.lastActiveAt = t
                 changed = true
@@ -901,12 +901,12 @@ public final class OnboardingRunTracker: Sendable {
         r.lastActiveAt = t
         if r.truncated { return }
         let key = r.steps[last].stepKey
-        if r.steps.count >= maxEntries || r.measure(extra: RunState.entryCost(key, count: r.steps.count)) > recordingBudget {
+        if r.steps.count >= maxEntries || r.measure(extra: r.entryCost(key)) > recordingBudget {
             r.truncated = true
             fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             return
         }
-        r.append(EntryState(stepKey: key, enteredAt: t))
+        r.append(r.newEntry(key, enteredAt: t))
     }
 
     // MARK: idle, dispose
