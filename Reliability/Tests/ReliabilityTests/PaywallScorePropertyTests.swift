@@ -15,7 +15,7 @@ let paywallCodes: Set<String> = [
 let scoreCodes: Set<String> = ["invalid-event", "storage"]
 
 @Suite struct PaywallScorePropertyTests {
-    static let context = PaywallContext(appVersion: "1.0.0", build: nil, platform: "ios", osVersion: "18.1",
+    static let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1",
                                         locale: "en-US", timezone: "Europe/Paris")
 
     mutating func hostileJSON(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
