@@ -15,14 +15,14 @@ public struct AppDevice: Sendable {
     /// The build number (`build`).
     public var build: String
     /// `ios` or `android`, from the device.
-    public var platform: String
+    public var platform: Platform
     /// The OS version (`os_version`).
     public var osVersion: String
     /// The device locale as a BCP 47 tag.
     public var locale: String
 
     /// Creates the device facts.
-    public init(appVersion: String, build: String, platform: String, osVersion: String, locale: String) {
+    public init(appVersion: String, build: String, platform: Platform, osVersion: String, locale: String) {
         self.appVersion = appVersion
         self.build = build
         self.platform = platform
@@ -40,9 +40,9 @@ public func setUpPaywallTracking(
     var config = PaywallTrackerConfiguration(
         sink: createRocalyticsPaywallSink(rocalytics),
         context: .provider {
-            PaywallContext(appVersion: device.appVersion, build: device.build, platform: device.platform,
-                           osVersion: device.osVersion, locale: device.locale,
-                           timezone: TimeZone.current.identifier)
+            RunContextInput(appVersion: device.appVersion, build: device.build, platform: device.platform,
+                            osVersion: device.osVersion, locale: device.locale,
+                            timezone: TimeZone.current.identifier)
         },
         storage: storage // e.g. FileKeyValueStorage: an unsent snapshot survives the app being killed
     )

@@ -46,7 +46,7 @@ enum Tracking {
         return PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: createRocalyticsPaywallSink(client, for: PaywallSnapshot.self),
             context: .provider {
-                PaywallContext(appVersion: version, build: nil, platform: "ios", osVersion: nil,
+                RunContextInput(appVersion: version, build: nil, platform: .ios, osVersion: nil,
                                locale: "en-US", timezone: TimeZone.current.identifier)
             },
             storage: storage))

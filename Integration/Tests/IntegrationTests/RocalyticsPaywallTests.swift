@@ -20,7 +20,7 @@ import TrackerCoreTestKit
 //   as v1.1 snapshots (seq rising, the end last).
 
 /// The device facts the app passes in.
-let device = AppDevice(appVersion: "2.4.0", build: "412", platform: "ios", osVersion: "18.1", locale: "en-US")
+let device = AppDevice(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US")
 
 @Suite struct RocalyticsPaywallTests {
     @Test(.timeLimit(.minutes(2))) func INT3_aStudioPaywallEndingInAPurchaseCarriesTheJoinKey() async throws {

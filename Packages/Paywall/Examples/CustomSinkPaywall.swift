@@ -8,7 +8,7 @@ import TrackerCore
 struct DeviceFacts: Sendable {
     var appVersion: String
     var build: String
-    var platform: String // "ios" or "android", from the device
+    var platform: Platform // .ios or .android, from the device
     var osVersion: String
     var locale: String // the device locale as a BCP 47 tag, e.g. Locale.current.identifier(.bcp47)
 }
@@ -38,7 +38,7 @@ func setUpPaywallTracking(
     PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
         sink: BackendPaywallSink(post: post),
         context: .provider {
-            PaywallContext(
+            RunContextInput(
                 appVersion: device.appVersion, build: device.build,
                 platform: device.platform, // from the device, never hard-coded
                 osVersion: device.osVersion,

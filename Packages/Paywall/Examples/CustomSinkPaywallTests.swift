@@ -35,7 +35,7 @@ private final class FakeBackend: Sendable {
         let backend = FakeBackend()
         let diagnostics = Locked<[Diagnostic]>([])
         // On Linux there is no device: the test passes the platform and locale explicitly.
-        let device = DeviceFacts(appVersion: "2.4.0", build: "412", platform: "ios", osVersion: "18.1", locale: "en-US")
+        let device = DeviceFacts(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US")
         let storage = InMemoryKeyValueStorage()
         let tracker = setUpPaywallTracking(device: device, storage: storage, post: { try await backend.post($0) },
                                            clock: clock, scheduler: clock, onDiagnostic: { d in diagnostics.withLock { $0.append(d) } })

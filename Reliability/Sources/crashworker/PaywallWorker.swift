@@ -9,7 +9,7 @@ enum PaywallWorker {
         let printer = Diagnostics.consolePrinter(prefix: "rocalytics-sdk")
         let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: HTTPSink<PaywallSnapshot>(url: url + "/paywall", timeoutMs: 10_000),
-            context: .value(PaywallContext(appVersion: "1.0.0", build: "7", platform: "ios", osVersion: "18.1",
+            context: .value(RunContextInput(appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1",
                                            locale: "en-US", timezone: "Europe/Paris")),
             storage: FileKeyValueStorage(directory: directory),
             retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,

@@ -155,7 +155,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall", always: .accepted)
         let storage = InMemoryKeyValueStorage()
         let diags = Locked<[Diagnostic]>([])
-        let context = PaywallContext(appVersion: "1", build: nil, platform: "ios", osVersion: nil, locale: "en-US", timezone: "UTC")
+        let context = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")
         @Sendable func make() -> PaywallPresentationTracker {
             PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,

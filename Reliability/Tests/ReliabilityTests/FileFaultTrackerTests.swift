@@ -130,7 +130,7 @@ import Glibc
     }
 
     @Test func R32_paywallUnderEachFault() async {
-        let context = PaywallContext(appVersion: "1.0.0", build: nil, platform: "ios", osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
+        let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
         for (name, condition) in Self.faults {
             let dir = TempDir("paywall-fault")
             defer { dir.remove() }

@@ -29,7 +29,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
 }
 
 @Suite struct PaywallScorePropertyTests {
-    static let context = PaywallContext(appVersion: "1.0.0", build: nil, platform: "ios", osVersion: "18.1",
+    static let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1",
                                         locale: "en-US", timezone: "Europe/Paris")
 
     mutating func hostileJSON(_ rng: inout SeededRandom, depth: Int = 0) -> JSONValue {

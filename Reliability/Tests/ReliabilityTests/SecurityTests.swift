@@ -110,7 +110,7 @@ func mode(_ path: String) -> mode_t? {
         }
         let diags = Locked<[Diagnostic]>([])
         let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: sink, context: .value(PaywallContext(appVersion: "1", build: nil, platform: "ios", osVersion: nil,
+            sink: sink, context: .value(RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil,
                                                        locale: "en-US", timezone: "UTC")),
             storage: FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true; return f }()),
             clock: clock, scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d) } }))
@@ -185,7 +185,7 @@ func mode(_ path: String) -> mode_t? {
         run.enterStep("welcome")
         let paywall = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: RecordingSink<PaywallSnapshot>(always: .transient),
-            context: .value(PaywallContext(appVersion: "1", build: nil, platform: "ios", osVersion: nil, locale: "en-US", timezone: "UTC")),
+            context: .value(RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")),
             storage: storage, clock: clock, scheduler: clock, onDiagnostic: { _ in }))
         _ = paywall.start(PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present))
         _ = await onClock(clock) { await onboarding.idle(); await paywall.idle(); return true }
@@ -256,7 +256,7 @@ func mode(_ path: String) -> mode_t? {
 
     @Test func paywallForeignStoredValuesFollowTheSpec() async {
         let key = PaywallPresentationTracker.defaultStorageKey
-        let context = PaywallContext(appVersion: "1", build: nil, platform: "ios", osVersion: nil, locale: "en-US", timezone: "UTC")
+        let context = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")
         func launch(_ storage: any KeyValueStorage, _ clock: ManualClock, _ sink: RecordingSink<PaywallSnapshot>,
                     _ diags: Locked<[Diagnostic]>) -> PaywallPresentationTracker {
             PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(

@@ -172,7 +172,7 @@ import TrackerCoreTestKit
     @Test func R24_paywallStateDamagedOrCutAtEveryByte() async {
         let base = TempDir("paywall-state")
         defer { base.remove() }
-        let context = PaywallContext(appVersion: "1.0.0", build: nil, platform: "ios", osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
+        let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
         func tracker(_ dir: String, _ clock: ManualClock, _ diags: Locked<[Diagnostic]>) -> PaywallPresentationTracker {
             PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall") { _, _ in .result(.transient) },

@@ -69,7 +69,7 @@ func paywallBenchCases() -> [BenchCase] {
         let burst = 10
         let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: sink,
-            context: .value(PaywallContext(appVersion: "2.4.0", build: "412", platform: "ios", osVersion: "18.1",
+            context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
                                            locale: "en-US", timezone: "America/New_York")),
             storage: storage, onDiagnostic: { _ in }))
         let info = PaywallPresentationInfo(moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil,

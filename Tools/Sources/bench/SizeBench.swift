@@ -55,7 +55,7 @@ private let probes: [Probe] = [
         import TrackerCore
         let tracker = PaywallPresentationTracker(
             sink: HTTPSink<PaywallSnapshot>(url: "https://collector.example.com/v1/paywall-presentations"),
-            context: .value(PaywallContext(appVersion: "1.0", build: nil, platform: "ios", osVersion: nil,
+            context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: nil,
                                            locale: "en-US", timezone: "UTC")))
         print("probe", tracker.start(json: .null) == nil)
         """),

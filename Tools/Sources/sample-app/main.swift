@@ -79,7 +79,7 @@ let onboarding = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
 let paywallSink = TrackedSink(createRocalyticsPaywallSink(rocalytics, for: PaywallPresentationSnapshotV1_1.self))
 let paywalls = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
     sink: paywallSink,
-    context: .value(PaywallContext(appVersion: "2.4.0", build: "412", platform: "ios", osVersion: "18.1",
+    context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
                                    locale: "en-US", timezone: "Europe/Paris")),
     storage: FileKeyValueStorage(directory: dataDirectory + "/paywall"),
     onDiagnostic: showDiagnostic))

@@ -330,7 +330,7 @@ public final class OnboardingRunTracker: Sendable {
             var invalid = DropTally(), overCap = DropTally()
             for a in answers {
                 guard let json = StartValidation.answer(a) else {
-                    invalid.add(Patterns.isKey(a.questionKey) ? a.questionKey : "?")
+                    invalid.add(InputPatterns.isKey(a.questionKey) ? a.questionKey : "?")
                     continue
                 }
                 if r.truncated || refused {
@@ -383,7 +383,7 @@ public final class OnboardingRunTracker: Sendable {
         var invalid = DropTally(), overCap = DropTally()
         for (k, v) in patch.entries {
             guard let json = StartValidation.property(k, v) else {
-                invalid.add(Patterns.isPropertyKey(k) ? k : "?")
+                invalid.add(InputPatterns.isPropertyKey(k) ? k : "?")
                 continue
             }
             if let old = props[k] {

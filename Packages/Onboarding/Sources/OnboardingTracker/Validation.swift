@@ -1,84 +1,5 @@
 import TrackerCore
 
-/// Input patterns of onboarding-tracker.md §9 (hand-written matchers, no regex engine).
-enum Patterns {
-    @inline(__always) static func isAlnum(_ c: UInt8) -> Bool {
-        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
-    }
-
-    /// `^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`
-    static func isKey(_ s: String) -> Bool {
-        var n = 0
-        for c in s.utf8 {
-            if n == 0 { guard isAlnum(c) else { return false } } else {
-                guard isAlnum(c) || c == 0x5F || c == 0x2E || c == 0x3A || c == 0x2D else { return false }
-            }
-            n += 1
-            if n > 128 { return false }
-        }
-        return n >= 1
-    }
-
-    /// `^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}$`
-    static func isVersion(_ s: String) -> Bool {
-        var n = 0
-        for c in s.utf8 {
-            if n == 0 { guard isAlnum(c) else { return false } } else {
-                guard isAlnum(c) || c == 0x5F || c == 0x2E || c == 0x3A || c == 0x2B || c == 0x2D else { return false }
-            }
-            n += 1
-            if n > 64 { return false }
-        }
-        return n >= 1
-    }
-
-    /// `^[a-z][a-z0-9_]{0,39}$`
-    static func isPropertyKey(_ s: String) -> Bool {
-        var n = 0
-        for c in s.utf8 {
-            let lower = c >= 0x61 && c <= 0x7A
-            if n == 0 { guard lower else { return false } } else {
-                guard lower || (c >= 0x30 && c <= 0x39) || c == 0x5F else { return false }
-            }
-            n += 1
-            if n > 40 { return false }
-        }
-        return n >= 1
-    }
-
-    /// `^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`
-    static func isLocale(_ s: String) -> Bool {
-        let parts = s.utf8.split(separator: 0x2D, omittingEmptySubsequences: false)
-        guard let first = parts.first, (2...3).contains(first.count),
-              first.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) }) else { return false }
-        for p in parts.dropFirst() {
-            guard (1...8).contains(p.count), p.allSatisfy(isAlnum) else { return false }
-        }
-        return true
-    }
-
-    /// `^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$`, at most 64 characters.
-    static func isTimezone(_ s: String) -> Bool {
-        let bytes = Array(s.utf8)
-        guard !bytes.isEmpty, bytes.count <= 64 else { return false }
-        let parts = bytes.split(separator: 0x2F, omittingEmptySubsequences: false)
-        for (i, p) in parts.enumerated() {
-            guard !p.isEmpty else { return false }
-            for (j, c) in p.enumerated() {
-                if i == 0 && j == 0 {
-                    guard (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) else { return false }
-                } else {
-                    guard isAlnum(c) || c == 0x5F || c == 0x2B || c == 0x2D else { return false }
-                }
-            }
-        }
-        return true
-    }
-
-    /// Length in Unicode code points (never `String.count`).
-    @inline(__always) static func codePoints(_ s: String) -> Int { s.unicodeScalars.count }
-}
-
 /// The normalised, validated parts of a start: what the run records and sends.
 struct RunSpec: Sendable {
     var onboarding: JSONValue
@@ -96,7 +17,7 @@ enum StartValidation {
         guard let id else { return nil }
         switch id {
         case let .string(s):
-            let n = Patterns.codePoints(s)
+            let n = InputPatterns.codePoints(s)
             if n < 1 || n > 128 { problems.append("studio.\(name) must be 1-128 characters"); return nil }
             return s
         case let .number(d):
@@ -109,28 +30,8 @@ enum StartValidation {
     }
 
     static func context(_ c: RunContextInput, problems: inout [String]) -> JSONValue {
-        func short(_ s: String?, _ name: String, nullable: Bool) {
-            guard let s else {
-                if !nullable { problems.append("context.\(name) is required") }
-                return
-            }
-            let n = Patterns.codePoints(s)
-            if n < 1 || n > 32 { problems.append("context.\(name) must be 1-32 characters") }
-        }
-        short(c.appVersion, "appVersion", nullable: false)
-        short(c.build, "build", nullable: true)
-        short(c.osVersion, "osVersion", nullable: true)
-        if !Patterns.isLocale(c.locale) { problems.append("context.locale is not a BCP 47 tag") }
-        if !Patterns.isTimezone(c.timezone) { problems.append("context.timezone is not an IANA name") }
-        var o = JSONObject()
-        o.appendUnchecked("app_version", .string(c.appVersion))
-        o.appendUnchecked("build", c.build.map { .string($0) } ?? .null)
-        o.appendUnchecked("platform", .string(c.platform.rawValue))
-        o.appendUnchecked("os_version", c.osVersion.map { .string($0) } ?? .null)
-        o.appendUnchecked("locale", .string(c.locale))
-        o.appendUnchecked("timezone", .string(c.timezone))
-        o.appendUnchecked("library_version", .string(OnboardingTrackerVersion.current))
-        return .object(o)
+        problems += c.problems.map { "context." + $0 }
+        return c.onboardingRunContext(libraryVersion: OnboardingTrackerVersion.current)?.wireJSON() ?? .null
     }
 
     static func manifest(_ steps: [ManifestStepInput], problems: inout [String]) -> (JSONValue, Set<String>) {
@@ -141,10 +42,10 @@ enum StartValidation {
         var arr: [JSONValue] = []
         arr.reserveCapacity(steps.count)
         for (i, s) in steps.enumerated() {
-            if !Patterns.isKey(s.stepKey) { problems.append("manifest step \(i) has an invalid step key") }
+            if !InputPatterns.isKey(s.stepKey) { problems.append("manifest step \(i) has an invalid step key") }
             if !keys.insert(s.stepKey).inserted { problems.append("manifest step key \(s.stepKey) is repeated") }
             if let slot = s.slot {
-                if !Patterns.isKey(slot) { problems.append("manifest step \(i) has an invalid slot") }
+                if !InputPatterns.isKey(slot) { problems.append("manifest step \(i) has an invalid slot") }
                 if closed.contains(slot) { problems.append("slot \(slot) is not contiguous") }
                 let next = i + 1 < steps.count ? steps[i + 1].slot : nil
                 if next != slot { closed.insert(slot) }
@@ -182,14 +83,14 @@ enum StartValidation {
         let studioServed = hasLink || draft
         var identity = JSONObject()
         if let ob = options.onboarding {
-            if !Patterns.isKey(ob.key) { problems.append("onboarding.key is not a key") }
+            if !InputPatterns.isKey(ob.key) { problems.append("onboarding.key is not a key") }
             var version = ob.version
             if draft {
                 if ob.version != "draft" {
                     warnings.append(("draft-version", "a draft sends onboarding.version \"draft\" (declared \(ob.version))"))
                 }
                 version = "draft"
-            } else if !Patterns.isVersion(ob.version) {
+            } else if !InputPatterns.isVersion(ob.version) {
                 problems.append("onboarding.version is not a version string")
             }
             identity.appendUnchecked("key", .string(ob.key))
@@ -197,18 +98,18 @@ enum StartValidation {
             if let vk = ob.variantKey {
                 if studioServed {
                     warnings.append(("studio-variant-dropped", "a Studio-served run does not send onboarding.variant_key"))
-                } else if !Patterns.isKey(vk) {
+                } else if !InputPatterns.isKey(vk) {
                     problems.append("onboarding.variantKey is not a key")
                 } else {
                     identity.appendUnchecked("variant_key", .string(vk))
                 }
             }
         } else {
-            if let id = onboardingId, Patterns.isKey(id) {
+            if let id = onboardingId, InputPatterns.isKey(id) {
                 identity.appendUnchecked("key", .string(id))
                 if draft || deploymentId == nil {
                     identity.appendUnchecked("version", "draft")
-                } else if let dep = deploymentId, Patterns.isVersion(dep) {
+                } else if let dep = deploymentId, InputPatterns.isVersion(dep) {
                     identity.appendUnchecked("version", .string(dep))
                 } else {
                     problems.append("studio.deploymentId is not a version string")
@@ -226,19 +127,19 @@ enum StartValidation {
 
     /// Validates one answer (§9.6); returns its wire JSON or a problem.
     static func answer(_ a: AnswerInput) -> JSONValue? {
-        guard Patterns.isKey(a.questionKey) else { return nil }
+        guard InputPatterns.isKey(a.questionKey) else { return nil }
         var o = JSONObject()
         o.appendUnchecked("question_key", .string(a.questionKey))
         switch a {
         case let .single(_, v):
-            guard Patterns.isKey(v) else { return nil }
+            guard InputPatterns.isKey(v) else { return nil }
             o.appendUnchecked("kind", "single")
             o.appendUnchecked("value", .string(v))
         case let .multi(_, values):
             var seen = Set<String>()
             var out: [JSONValue] = []
             for v in values {
-                guard Patterns.isKey(v) else { return nil }
+                guard InputPatterns.isKey(v) else { return nil }
                 if seen.insert(v).inserted { out.append(.string(v)) }
             }
             guard out.count <= 50 else { return nil }
@@ -246,12 +147,12 @@ enum StartValidation {
             o.appendUnchecked("value", .array(out))
         case let .numeric(_, v, unit):
             guard v.isFinite else { return nil }
-            if let unit, !Patterns.isKey(unit) { return nil }
+            if let unit, !InputPatterns.isKey(unit) { return nil }
             o.appendUnchecked("kind", "numeric")
             o.appendUnchecked("value", .number(v == 0 ? 0 : v))
             if let unit { o.appendUnchecked("unit", .string(unit)) }
         case let .text(_, v):
-            guard Patterns.codePoints(v) <= 1000 else { return nil }
+            guard InputPatterns.codePoints(v) <= 1000 else { return nil }
             o.appendUnchecked("kind", "text")
             o.appendUnchecked("value", .string(v))
         }
@@ -260,9 +161,9 @@ enum StartValidation {
 
     /// Validates one property; `nil` when invalid.
     static func property(_ key: String, _ value: PropertyValue) -> JSONValue? {
-        guard Patterns.isPropertyKey(key) else { return nil }
+        guard InputPatterns.isPropertyKey(key) else { return nil }
         switch value {
-        case let .string(s): return Patterns.codePoints(s) <= 256 ? .string(s) : nil
+        case let .string(s): return InputPatterns.codePoints(s) <= 256 ? .string(s) : nil
         case let .number(n): return n.isFinite ? .number(n) : nil
         case let .bool(b): return .bool(b)
         case .null: return .null

@@ -42,7 +42,7 @@ enum InfoValidation {
         }
         func isId(_ v: JSONValue?, max: Int = 128) -> Bool {
             guard let s = v?.stringValue else { return false }
-            return Patterns.utf16Length(s, 1...max)
+            return InputPatterns.utf16Length(s, 1...max)
         }
         let providerValue = given("provider")
         let hasProvider = providerValue != nil
@@ -73,8 +73,8 @@ enum InfoValidation {
         if let v = i["deploymentId"], !isId(v) { errors.append("deploymentId must be 1 to 128 characters") }
         var run: (String, String)?
         if let r = i["onboardingRun"] {
-            if let runId = r["runId"]?.stringValue, Patterns.isLowercaseUUID(runId),
-               let stepKey = r["stepKey"]?.stringValue, Patterns.isKey(stepKey) {
+            if let runId = r["runId"]?.stringValue, InputPatterns.isLowercaseUUID(runId),
+               let stepKey = r["stepKey"]?.stringValue, InputPatterns.isKey(stepKey) {
                 run = (runId, stepKey)
             } else {
                 errors.append("onboardingRun must be { runId: lowercase UUID, stepKey: key }")

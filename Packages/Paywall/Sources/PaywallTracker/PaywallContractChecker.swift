@@ -84,7 +84,7 @@ public enum PaywallContractChecker {
         case .v1: if version != 1 { p.append("schema_version must be 1") }
         case .v1_1: if version != 1 && version != 1.1 { p.append("schema_version must be 1 or 1.1") }
         }
-        if let v = o["presentation_id"], !(v.stringValue.map(Patterns.isLowercaseUUID) ?? false) { p.append("presentation_id must be a lowercase UUID") }
+        if let v = o["presentation_id"], !(v.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) { p.append("presentation_id must be a lowercase UUID") }
         if let v = o["seq"], !(v.intValue.map { $0 >= 1 } ?? false) { p.append("seq must be an integer >= 1") }
         if let v = o["status"], !["in_progress", "ended"].contains(v.stringValue ?? "") { p.append("status must be in_progress or ended") }
         for key in ["started_at", "sent_at"] {
@@ -105,8 +105,8 @@ public enum PaywallContractChecker {
         if let v = o["onboarding_run"] {
             if case let .object(run) = v {
                 closed(run, ["run_id", "step_key"], "onboarding_run.", &p)
-                if !(run["run_id"]?.stringValue.map(Patterns.isLowercaseUUID) ?? false) { p.append("onboarding_run.run_id must be a lowercase UUID") }
-                if !(run["step_key"]?.stringValue.map(Patterns.isKey) ?? false) { p.append("onboarding_run.step_key must be a key") }
+                if !(run["run_id"]?.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) { p.append("onboarding_run.run_id must be a lowercase UUID") }
+                if !(run["step_key"]?.stringValue.map(InputPatterns.isKey) ?? false) { p.append("onboarding_run.step_key must be a key") }
             } else {
                 p.append("onboarding_run must be an object")
             }
@@ -117,7 +117,7 @@ public enum PaywallContractChecker {
                 if !["purchased", "dismissed", "cancelled", "error"].contains(out["status"]?.stringValue ?? "") {
                     p.append("outcome.status must be purchased, dismissed, cancelled or error")
                 }
-                if let r = out["reason"], !(r.stringValue.map(Patterns.isKey) ?? false) { p.append("outcome.reason must be a key") }
+                if let r = out["reason"], !(r.stringValue.map(InputPatterns.isKey) ?? false) { p.append("outcome.reason must be a key") }
                 if let t = out["transaction"] {
                     if case let .object(tx) = t {
                         closed(tx, ["original_transaction_identifier", "purchase_token", "product_id", "restored"], "outcome.transaction.", &p)
@@ -179,8 +179,8 @@ public enum PaywallContractChecker {
             if let v = c[key], !v.isNull, !isText(v, 1...32) { p.append("context.\(key) must be null or 1 to 32 characters") }
         }
         if let v = c["platform"], !["ios", "android", "web"].contains(v.stringValue ?? "") { p.append("context.platform must be ios, android or web") }
-        if let v = c["locale"], !(v.stringValue.map(Patterns.isLocale) ?? false) { p.append("context.locale must be a BCP 47 tag") }
-        if let v = c["timezone"], !(v.stringValue.map(Patterns.isTimezone) ?? false) { p.append("context.timezone must be an IANA name") }
+        if let v = c["locale"], !(v.stringValue.map(InputPatterns.isLocale) ?? false) { p.append("context.locale must be a BCP 47 tag") }
+        if let v = c["timezone"], !(v.stringValue.map(InputPatterns.isTimezone) ?? false) { p.append("context.timezone must be an IANA name") }
     }
 
     // MARK: Rules beyond the schema (spec section 5)
@@ -223,6 +223,6 @@ public enum PaywallContractChecker {
 
     /// A string whose length in code points (JSON Schema counting) is in `range`.
     private static func isText(_ v: JSONValue, _ range: ClosedRange<Int>) -> Bool {
-        v.stringValue.map { Patterns.codePointLength($0, range) } ?? false
+        v.stringValue.map { InputPatterns.codePointLength($0, range) } ?? false
     }
 }

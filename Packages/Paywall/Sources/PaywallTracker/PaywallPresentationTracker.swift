@@ -5,7 +5,7 @@ public struct PaywallTrackerConfiguration: Sendable {
     /// Where snapshots go: the Rocalytics paywall sink, an `HTTPSink`, or a custom sink.
     public var sink: any Sink<PaywallSnapshot>
     /// Device and app facts, read once per presentation at `start()`.
-    public var context: PaywallContextSource
+    public var context: ContextSource
     /// Keeps unsent snapshots across launches; without it nothing survives a restart.
     public var storage: (any KeyValueStorage)?
     /// The storage key (default ``PaywallPresentationTracker/defaultStorageKey``).
@@ -29,7 +29,7 @@ public struct PaywallTrackerConfiguration: Sendable {
 
     /// Creates a configuration.
     public init(
-        sink: any Sink<PaywallSnapshot>, context: PaywallContextSource, storage: (any KeyValueStorage)? = nil,
+        sink: any Sink<PaywallSnapshot>, context: ContextSource, storage: (any KeyValueStorage)? = nil,
         storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
         scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
         retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000, persistTimeoutMs: Int64 = 1000,
@@ -110,7 +110,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     /// Creates a tracker (see ``PaywallTrackerConfiguration`` for each option).
     public convenience init(
-        sink: any Sink<PaywallSnapshot>, context: PaywallContextSource, storage: (any KeyValueStorage)? = nil,
+        sink: any Sink<PaywallSnapshot>, context: ContextSource, storage: (any KeyValueStorage)? = nil,
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
@@ -149,7 +149,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         case let .success(v):
             fixed = v
         }
-        let context: PaywallContext
+        let context: RunContextInput
         switch config.context {
         case let .value(c):
             context = c
@@ -161,8 +161,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 return nil
             }
         }
-        let problems = context.problems()
-        if !problems.isEmpty {
+        let problems = context.problems
+        guard problems.isEmpty else {
             report("invalid-context", problems.joined(separator: "; "))
             return nil
         }

@@ -45,7 +45,7 @@ struct PresentationState: Sendable {
         }
         var o = JSONObject()
         o.appendUnchecked("status", .string(status.rawValue))
-        if status == .error, let reason = end["reason"]?.stringValue, Patterns.isKey(reason) {
+        if status == .error, let reason = end["reason"]?.stringValue, InputPatterns.isKey(reason) {
             o.appendUnchecked("reason", .string(reason))
         }
         if status == .purchased, let t = Self.transaction(end["transaction"]) {
@@ -63,7 +63,7 @@ struct PresentationState: Sendable {
         guard case let .object(t)? = value else { return nil }
         var out = JSONObject()
         func storeId(_ from: String, _ to: String) {
-            if let s = t[from]?.stringValue, Patterns.utf16Length(s, 1...1024) { out.appendUnchecked(to, .string(s)) }
+            if let s = t[from]?.stringValue, InputPatterns.utf16Length(s, 1...1024) { out.appendUnchecked(to, .string(s)) }
         }
         storeId("originalTransactionIdentifier", "original_transaction_identifier")
         storeId("purchaseToken", "purchase_token")

@@ -9,7 +9,7 @@ let T0: Int64 = 1_768_032_000_000 // 2026-01-10T08:00:00.000Z
 let T9: Int64 = 1_768_035_600_000 // 2026-01-10T09:00:00.000Z
 let FIXED_ID = "0192f1a2-7c3d-7e4f-8a5b-6c7d8e9f0a1b"
 let LIB = PaywallTrackerVersion.current
-let CTX_IN = PaywallContext(appVersion: "2.4.0", build: "412", platform: "ios", osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
+let CTX_IN = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
 let CTX = #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"\#(LIB)"}"#
 let INFO = PaywallPresentationInfo(moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil, renderMode: .custom, billing: .store, surface: .present)
 let PW = #"{"moment_key":"settings_upgrade","paywall_id":"pw-1","audience_id":null,"render_mode":"custom","billing":"store"}"#
@@ -84,7 +84,7 @@ struct Harness {
     let log = DiagnosticLog()
     let tracker: PaywallPresentationTracker
 
-    init(startMs: Int64 = T0, context: PaywallContextSource = .value(CTX_IN), storage: (any KeyValueStorage)? = nil,
+    init(startMs: Int64 = T0, context: ContextSource = .value(CTX_IN), storage: (any KeyValueStorage)? = nil,
          clock: ManualClock? = nil,
          behavior: @escaping @Sendable (Int, PaywallSnapshot) -> SinkBehavior = { _, _ in .result(.accepted) },
          uuid: (@Sendable () -> String)? = nil, persistTimeoutMs: Int64 = 1000) {

@@ -3,7 +3,7 @@ import TrackerCore
 import TrackerCoreTestKit
 @testable import PaywallTracker
 
-private let ANDROID = PaywallContext(appVersion: "2.4.0", build: "412", platform: "android", osVersion: "15", locale: "en-US", timezone: "America/New_York")
+private let ANDROID = RunContextInput(appVersion: "2.4.0", build: "412", platform: .android, osVersion: "15", locale: "en-US", timezone: "America/New_York")
 
 private func example(_ name: String) throws -> JSONValue {
     try WireJSON.decode(ContractExamples.bytes(ContractExamples.contractsDirectory + "/examples/paywall-presentation-v1_1/" + name))

@@ -56,7 +56,7 @@ let D30_BODY = TRACK("purchase", "\(ID)-purchase-t-1", #"{"is_trial":false,"orig
 
     @Test func D37_demandScoreFailures() async throws {
         let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            RecordingTransport.path(of: r.url) == "/functions/v1/demand-score" ? HTTPResponse(status: 404) : try await RecordingTransport.defaultReplies(r)
+            RecordingTransport.path(of: r.url) == "/functions/v1/demand-score" ? HTTPResponse(status: 404) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let message = await errorMessage { _ = try await h.client.getDemandScore() }
         #expect(message == "[ROCALYTICS] demand-score failed: 404")
@@ -65,11 +65,11 @@ let D30_BODY = TRACK("purchase", "\(ID)-purchase-t-1", #"{"is_trial":false,"orig
     @Test func D38_trackOnboardingFailuresKeepTheState() async throws {
         let h = Harness(store: RETURNING())
         h.transport.setHandler { r in
-            RecordingTransport.path(of: r.url) == "/functions/v1/onboarding-response" ? HTTPResponse(status: 500) : try await RecordingTransport.defaultReplies(r)
+            RecordingTransport.path(of: r.url) == "/functions/v1/onboarding-response" ? HTTPResponse(status: 500) : try await RecordingTransport.rocalyticsReplies(r)
         }
         let message = await errorMessage { try await h.client.trackOnboarding(stepId: "welcome") }
         #expect(message == "[ROCALYTICS] onboarding-response failed: 500")
-        h.transport.setHandler(RecordingTransport.defaultReplies)
+        h.transport.setHandler(RecordingTransport.rocalyticsReplies)
         await h.clock.set(ms: T0ms + 2000)
         try await h.client.trackOnboarding(stepId: "goal")
         expectRequest(h.requests.last, "\(API)/onboarding-response", body: #"{"sent_at":"2026-01-10T08:00:02.000Z","responses":[{"step_id":"welcome","entered_at":"\#(T0)","exited_at":"2026-01-10T08:00:02.000Z","answers":{}},{"step_id":"goal","entered_at":"2026-01-10T08:00:02.000Z","exited_at":null,"answers":{}}]}"#)

@@ -132,7 +132,7 @@ import TrackerCoreTestKit
 
     @Test func C25_theDefaultPlatformOnLinuxIsInertAndDoesNotThrow() async throws {
         let log = DiagnosticLog()
-        let transport = RecordingTransport()
+        let transport = RecordingTransport.rocalytics()
         let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: transport, onDiagnostic: log.handler))
         await client.ready()
         #expect(client.rocaId == nil)

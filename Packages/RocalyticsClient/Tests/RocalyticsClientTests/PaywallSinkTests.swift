@@ -15,7 +15,7 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
 @Suite struct PaywallSinkTests {
     @Test func P47_requestShape() async throws {
         let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let sink = createRocalyticsPaywallSink(h.client, for: PaywallPresentationSnapshot.self)
         for name in ["purchased-android-1-start-in-progress", "purchased-android-2-shown-in-progress", "purchased-android-3-ended-purchased"] {
@@ -57,7 +57,7 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
     }
 
     @Test func P50_destination() async {
-        let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport(), onDiagnostic: { _ in }))
+        let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
         #expect(createRocalyticsPaywallSink(custom).destination == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations (custom fetch)")
         let plain = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
         #expect(createRocalyticsPaywallSink(plain).destination == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations")

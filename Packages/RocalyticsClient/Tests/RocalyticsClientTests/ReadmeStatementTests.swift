@@ -37,7 +37,7 @@ final class Signal: Sendable {
                 arrived.fire()
                 await answer.wait()
             }
-            return try await RecordingTransport.defaultReplies(r)
+            return try await RecordingTransport.rocalyticsReplies(r)
         })
         await arrived.wait()
         #expect(h.client.rocaId == nil)
@@ -83,7 +83,7 @@ final class Signal: Sendable {
     @Test func G72_aDemandScoreResponseFromBeforeVersioningStillDecodes() async throws {
         let body = #"{"demandScore":42,"coldStart":true,"signals":[{"signal":"paywallViews","value":null,"weight":14,"weighted":0}]}"#
         let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/demand-score") ? HTTPResponse(status: 200, body: Array(body.utf8)) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("/demand-score") ? HTTPResponse(status: 200, body: Array(body.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let result = try await h.client.getDemandScore()
         #expect(result.demandScore == 42)
@@ -158,7 +158,7 @@ final class Signal: Sendable {
 
     @Test func G76_aCompletionEventThatTrackAlwaysRefusesKeepsTheSendTransient() async throws {
         let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/track") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"unknown event"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("/track") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"unknown event"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         for _ in 0..<3 { #expect(await h.client.sendOnboardingRun(COMPLETED).outcome == .transient) }
         #expect(Array(h.paths.dropFirst()) == Array(repeating: ["/functions/v1/onboarding-response", "/functions/v1/track"], count: 3).flatMap { $0 })

@@ -79,7 +79,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test func F63_noPingWhenTheInstallEventFails() async throws {
         let h = Harness(transport: RecordingTransport { r in
-            r.url.hasSuffix("/track") ? HTTPResponse(status: 500) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("/track") ? HTTPResponse(status: 500) : try await RecordingTransport.rocalyticsReplies(r)
         }, installPing: true)
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
@@ -93,7 +93,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
                 if transportThrows { throw HTTPError(.connectionFailed, "no route") }
                 return HTTPResponse(status: 503)
             }
-            return try await RecordingTransport.defaultReplies(r)
+            return try await RecordingTransport.rocalyticsReplies(r)
         }, installPing: true)
         await h.client.ready()
         #expect(h.requests.map(\.url) == ["\(API)/identify", "\(API)/track", PING])

@@ -40,14 +40,6 @@ func obj(_ text: String) -> JSONObject { json(text).objectValue! }
 /// The body text of a request ("" when none).
 func bodyText(_ r: HTTPRequest) -> String { r.body.map { String(decoding: $0, as: UTF8.self) } ?? "" }
 
-/// Collects diagnostics.
-final class DiagnosticLog: Sendable {
-    private let items = Locked<[Diagnostic]>([])
-    var handler: DiagnosticHandler { { [items] d in items.withLock { $0.append(d) } } }
-    var all: [Diagnostic] { items.value }
-    var codes: [String] { all.map(\.code) }
-}
-
 /// A client on the fixture platform with a recording transport, on a manual clock.
 struct Harness {
     let store: InMemorySecureStore
@@ -58,7 +50,7 @@ struct Harness {
 
     init(
         platform: FixturePlatform? = nil, store: InMemorySecureStore = InMemorySecureStore(),
-        transport: RecordingTransport = RecordingTransport(), clock: ManualClock = ManualClock(),
+        transport: RecordingTransport = RecordingTransport.rocalytics(), clock: ManualClock = ManualClock(),
         installPing: Bool = false, identifyOnStart: Bool = true, baseURL: String = rocalyticsDefaultBaseURL,
         attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL, choice: RocalyticsPlatformChoice? = nil
     ) {

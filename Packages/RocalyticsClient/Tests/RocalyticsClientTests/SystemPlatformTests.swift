@@ -220,7 +220,7 @@ import TrackerCoreTestKit
     @Test func SV11_systemDefaultIsInertOnLinux() async {
         #if os(Linux)
         let log = DiagnosticLog()
-        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: RecordingTransport(), onDiagnostic: log.handler))
+        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: RecordingTransport.rocalytics(), onDiagnostic: log.handler))
         await client.ready()
         #expect(client.isInert)
         #expect(log.all.first?.message.contains("Linux") == true)

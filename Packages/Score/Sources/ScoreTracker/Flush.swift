@@ -22,6 +22,12 @@ extension ScoreClient {
                 if let waiter { f.waiters.append(waiter) }
                 return nil
             }
+            guard s.loaded else {
+                // Started right after the start-up load (see `loadStored()`).
+                s.flushBeforeLoad.requested = true
+                if let waiter { s.flushBeforeLoad.waiters.append(waiter) }
+                return nil
+            }
             let now = clock.nowMs()
             applyRetention(&s, now: now)
             kickWriters(&s)
@@ -358,6 +364,11 @@ extension ScoreClient {
         let result: Result<Void, ScoreError> = ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
         for w in f.waiters { w.resume(returning: result) }
         f.waiters = []
+        // Nothing left to do: no periodic wake-up until work arrives (see `armAutoFlushIfIdle`).
+        if let t = s.autoFlushTimer, !hasAutoFlushWork(&s) {
+            scheduler.cancel(t)
+            s.autoFlushTimer = nil
+        }
     }
 
     /// The bounded background flush ran out of time: abandon it; nothing is lost.
@@ -394,12 +405,22 @@ extension ScoreClient {
         }
         let taskId = source?.beginBackgroundTask()
         startFlush()
+        attachBackground(source: source, taskId: taskId, deadlineMs: clock.nowMs() + budget)
+    }
+
+    /// Binds a background flush's task and budget to the flush in flight, or ends the task when
+    /// none runs. Before the start-up load they wait for the flush that starts after it.
+    func attachBackground(source: AppLifecycleSource?, taskId: BackgroundTaskID?, deadlineMs: Int64) {
         let ended: Bool = state.withLock { s in
-            guard let f = s.flight else { return true }
+            guard let f = s.flight else {
+                if s.loaded { return true }
+                s.backgroundBeforeLoad.append(DeferredBackground(source: source, taskId: taskId, deadlineMs: deadlineMs))
+                return false
+            }
             if let source, let taskId { f.backgroundTasks.append((source, taskId)) }
             if f.budgetTimer == nil {
                 let id = f.id
-                f.budgetTimer = scheduler.schedule(afterMs: budget) { [self] in abandon(id) }
+                f.budgetTimer = scheduler.schedule(afterMs: max(0, deadlineMs - clock.nowMs())) { [self] in abandon(id) }
             }
             return false
         }
@@ -428,11 +449,32 @@ extension ScoreClient {
         }
     }
 
+    /// Starts the periodic flush's period now; its timer is armed only when there is work (see
+    /// ``hasAutoFlushWork(_:)``): an idle client has no timer to wake it.
     func restartAutoFlushTimer(_ s: inout ClientState) {
         if let t = s.autoFlushTimer { scheduler.cancel(t) }
         s.autoFlushTimer = nil
-        guard let every = s.autoFlushMs, !s.inBackground else { return }
+        s.autoFlushAnchorMs = clock.nowMs()
+        guard let every = s.autoFlushMs, !s.inBackground, hasAutoFlushWork(&s) else { return }
         s.autoFlushTimer = scheduler.schedule(afterMs: every) { [self] in autoFlushTick() }
+    }
+
+    /// Arms the periodic flush's timer, when it is on and not armed, for the period's next tick
+    /// (work arrived after an idle spell).
+    func armAutoFlushIfIdle(_ s: inout ClientState) {
+        guard let every = s.autoFlushMs, s.autoFlushTimer == nil, !s.inBackground else { return }
+        let now = clock.nowMs()
+        let due = s.autoFlushAnchorMs + (max(0, now - s.autoFlushAnchorMs) / every + 1) * every
+        s.autoFlushTimer = scheduler.schedule(afterMs: due - now) { [self] in autoFlushTick() }
+    }
+
+    /// Whether a periodic flush would have something to do: a queued event whose consent is
+    /// granted, or a link-anonymous request that can be made (analytics granted, a token or a
+    /// provider known).
+    func hasAutoFlushWork(_ s: inout ClientState) -> Bool {
+        if let uid = s.userId, s.consent.analytics, s.token != nil || s.provider != nil,
+           !s.linked.contains(linkKey(s.anonymousId, uid)) { return true }
+        return s.queue.contains { allowed($0.requires, s.consent) }
     }
 
     private func autoFlushTick() {
