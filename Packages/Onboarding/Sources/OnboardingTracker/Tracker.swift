@@ -11,8 +11,11 @@ public final class OnboardingRunTracker: Sendable {
         var disposed = false
         var current: RunState?
         var generation: UInt64 = 0
-        var sessionStarted = false
-        var resumable: RunState?
+        /// Where this tracker's session stands: before its first `start()`/`resume()`, with the
+        /// run a `resume()` would continue, or in session (the run is `current`).
+        var session: SessionPhase = .awaiting(resumable: nil)
+        var sessionStarted: Bool { session.started }
+        var resumable: RunState? { session.resumable }
         /// The hand-over from the predecessor on the storage key (``HandoverMachine``).
         var handover: HandoverMachine.Phase = .none
         var outboxes: [String: Item] = [:]
@@ -113,7 +116,7 @@ public final class OnboardingRunTracker: Sendable {
                 s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
                     s.storedRun = handoff.storedRun
-                    if case let .run(r) = handoff.run { s.resumable = r }
+                    if case let .run(r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
                         s.outboxes[id] = item
                         s.held.insert(id)
@@ -205,7 +208,7 @@ public final class OnboardingRunTracker: Sendable {
             }
             cancelDebounce(&s)
             abandonResumable(&s, fx: &fx)
-            s.sessionStarted = true
+            s.session = .started
             s.generation += 1
             guard var r = RunState(runId: runId, spec: spec, lastActiveAt: now) else {
                 // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
@@ -236,7 +239,7 @@ public final class OnboardingRunTracker: Sendable {
     /// A resumable run is abandoned by a start (§5.6).
     func abandonResumable(_ s: inout State, fx: inout Effects) {
         guard var r = s.resumable else { return }
-        s.resumable = nil
+        s.session = .awaiting(resumable: nil)
         if r.dirty && r.hasEntries && !r.completed {
             buildAndStage(&r, s: &s, fx: &fx, flush: false)
         }
@@ -627,10 +630,11 @@ public final class OnboardingRunTracker: Sendable {
             let reserved = s.current!.lastSeq + seqReservation
             current = s.current!.storedJSON(seqReserved: reserved)
             mark = StoredRunMark(runId: s.current!.runId, reserved: reserved)
-        } else if s.resumable != nil {
+        } else if case .awaiting(var r?) = s.session {
             // Nothing was sent for it this session: its reservation stays what it was.
-            current = s.resumable!.storedJSON(seqReserved: s.resumable!.lastSeq)
-            mark = StoredRunMark(runId: s.resumable!.runId, reserved: s.resumable!.lastSeq)
+            current = r.storedJSON(seqReserved: r.lastSeq)
+            mark = StoredRunMark(runId: r.runId, reserved: r.lastSeq)
+            s.session = .awaiting(resumable: r)
         }
         s.writing = mark
         var outboxes = JSONObject()
@@ -709,7 +713,7 @@ public final class OnboardingRunTracker: Sendable {
                     } else {
                         s.held.insert(id)
                     }
-                case let .keepResumable(r): s.resumable = r
+                case let .keepResumable(r): s.session = .awaiting(resumable: r)
                 case var .stage(r): buildAndStage(&r, s: &s, fx: &fx, flush: false)
                 case .write: requestWrite(&s, fx: &fx)
                 }
@@ -825,8 +829,7 @@ public final class OnboardingRunTracker: Sendable {
                     return nil
                 }
             }
-            s.resumable = nil
-            s.sessionStarted = true
+            s.session = .started
             s.generation += 1
             if r.hasEntries {
                 let t = max(nowRaw, r.floor, r.lastActiveAt)
@@ -978,6 +981,25 @@ public final class OnboardingRunTracker: Sendable {
             guard let r = s.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
+    }
+}
+
+/// A tracker's session (the run lifecycle before and after its first `start()` or `resume()`).
+enum SessionPhase: Sendable {
+    /// No `start()` or `resume()` yet; `resumable` is the run a `resume()` would continue (from
+    /// the predecessor's hand-over or the stored state), if any.
+    case awaiting(resumable: RunState?)
+    /// `start()` or `resume()` ran: the session's run is the tracker's `current`.
+    case started
+
+    var started: Bool {
+        if case .started = self { return true }
+        return false
+    }
+
+    var resumable: RunState? {
+        if case let .awaiting(r) = self { return r }
+        return nil
     }
 }
 

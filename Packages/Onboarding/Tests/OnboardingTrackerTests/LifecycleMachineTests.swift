@@ -19,6 +19,8 @@ import TrackerCore
 // S191 an accepted leftover: settled seqs merge, a newer unsent snapshot is taken, a settled one
 //      dropped (rewrite), one storage does not cover held for storage, the rest delivered; a
 //      disposed tracker keeps them held.
+// S192 the session phase: awaiting (with or without a resumable run) until start() or resume(),
+//      then started, which has no resumable run.
 @Suite struct LifecycleMachineTests {
     static let runA = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f"
     static let runB = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8ea0"
@@ -200,5 +202,13 @@ import TrackerCore
         #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)).isEmpty)
         #expect(!HandoverMachine.mayLeave(Self.item(seq: 5), storedRun: nil, writing: StoredRunMark(runId: Self.runA, reserved: 4)))
         #expect(HandoverMachine.mayLeave(Self.item(seq: 5), storedRun: StoredRunMark.none, writing: nil))
+    }
+
+    @Test func S192_theSessionPhase() {
+        let fresh = SessionPhase.awaiting(resumable: nil)
+        #expect(!fresh.started && fresh.resumable == nil)
+        let waiting = SessionPhase.awaiting(resumable: Self.run())
+        #expect(!waiting.started && waiting.resumable?.runId == Self.runA)
+        #expect(SessionPhase.started.started && SessionPhase.started.resumable == nil)
     }
 }
