@@ -160,6 +160,10 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
     /// Number of requests currently held open by ``Reply/hang``.
     public var hungCount: Int { state.withLock { $0.hung.count } }
 
+    /// Forgets the requests recorded so far: ``requests`` is empty again and the script's
+    /// indexes start again at 0. Held requests stay held.
+    public func clear() { state.withLock { $0.records = [] } }
+
     /// Answers every request held by ``Reply/hang`` with `reply` (200 by default). A held
     /// request answered `.hang` again stays held.
     public func releaseHung(with reply: Reply = .status(200)) {

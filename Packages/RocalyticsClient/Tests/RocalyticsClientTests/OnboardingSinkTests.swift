@@ -8,11 +8,11 @@ import TrackerCoreTestKit
 /// E. Onboarding-run sink.
 @Suite struct OnboardingSinkTests {
     /// SINKCLIENT: an IOS client on RETURNING.
-    func sinkClient(_ transport: RecordingTransport = RecordingTransport.rocalytics(), identifyOnStart: Bool = true) -> Harness {
-        Harness(store: RETURNING(), transport: transport, identifyOnStart: identifyOnStart)
+    func sinkClient(_ transport: RecordingTransport = RecordingTransport.rocalytics(), identifyOnStart: Bool = true) -> ClientFixture {
+        ClientFixture(store: RETURNING(), transport: transport, identifyOnStart: identifyOnStart)
     }
 
-    func trackBodies(_ h: Harness) -> [String] {
+    func trackBodies(_ h: ClientFixture) -> [String] {
         h.requests.filter { $0.url.hasSuffix("/track") }.map(bodyText)
     }
 
@@ -115,7 +115,7 @@ import TrackerCoreTestKit
     }
 
     @Test func E49_anInertClientsSinkAnswersTransient() async throws {
-        let h = Harness(choice: RocalyticsPlatformChoice.none)
+        let h = ClientFixture(choice: RocalyticsPlatformChoice.none)
         #expect(await h.client.sendOnboardingRun(COMPLETED) == SinkResult(.transient, reason: "the Rocalytics client is inert"))
         #expect(h.requests.isEmpty)
     }
@@ -151,7 +151,7 @@ import TrackerCoreTestKit
         }
         let first = sinkClient(server)
         #expect(await first.client.sendOnboardingRun(COMPLETED) == .accepted)
-        let second = Harness(store: first.store, transport: server)
+        let second = ClientFixture(store: first.store, transport: server)
         #expect(await second.client.sendOnboardingRun(COMPLETED) == .accepted)
         #expect(server.paths.filter { $0 == "/functions/v1/track" }.count == 2)
         #expect(stored.value.count == 1)

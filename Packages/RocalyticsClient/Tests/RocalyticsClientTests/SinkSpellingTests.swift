@@ -29,7 +29,7 @@ import TrackerCoreTestKit
     }
 
     @Test func SK2_swiftSpellingsAreTheSameSinks() async throws {
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
             r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let onboarding: [any Sink<OnboardingRunSnapshot>] = [
@@ -54,7 +54,7 @@ import TrackerCoreTestKit
     }
 
     @Test func SK3_aV1SnapshotAsTheTrackersTypePostsTheV1Bytes() async throws {
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
             r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let example = try paywallExample("purchased-android-3-ended-purchased")

@@ -41,7 +41,7 @@ func obj(_ text: String) -> JSONObject { json(text).objectValue! }
 func bodyText(_ r: HTTPRequest) -> String { r.body.map { String(decoding: $0, as: UTF8.self) } ?? "" }
 
 /// A client on the fixture platform with a recording transport, on a manual clock.
-struct Harness {
+struct ClientFixture {
     let store: InMemorySecureStore
     let transport: RecordingTransport
     let log = DiagnosticLog()
@@ -65,8 +65,8 @@ struct Harness {
     }
 
     /// Another launch on the same store (and transport).
-    func relaunch(installPing: Bool = false, platform: FixturePlatform? = nil) -> Harness {
-        Harness(platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock, installPing: installPing)
+    func relaunch(installPing: Bool = false, platform: FixturePlatform? = nil) -> ClientFixture {
+        ClientFixture(platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock, installPing: installPing)
     }
 
     var requests: [HTTPRequest] { transport.requests }
