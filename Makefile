@@ -9,12 +9,12 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme test-tsan test-soak test-reliability \
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme docs test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
-	@echo "make test-all          every package's tests, generator drift checks, payload validation"
+	@echo "make test-all          every package's tests, generator drift checks, payload validation, docs"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
 	@echo "make test-integration  the integrations an app wires, end to end (Integration/)"
@@ -23,6 +23,7 @@ help:
 	@echo "make test-browser      the collector's web debugger in headless chromium (screenshots in out/)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
+	@echo "make docs              DocC documentation of every package, in out/docs/<Module>.doccarchive (fails on any DocC warning)"
 	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
@@ -50,6 +51,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
+	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory test-release
 	@$(MAKE) --no-print-directory test-browser
 	@echo "== demo (smoke run)"
@@ -115,9 +117,16 @@ check-generated:
 check-readme:
 	@$(PYTHON) Tools/scripts/check-readme.py
 
-# Validates every payload the tests captured against its JSON Schema (draft 2020-12).
+# The DocC documentation of every package module (catalog + symbol graphs), out/docs/<Module>.doccarchive.
+# Any DocC warning (a broken symbol or article link) fails it. `make docs MODULES=ScoreTracker` builds one.
+docs:
+	@sh Tools/scripts/build-docs.sh $(MODULES)
+
+# Validates every payload the tests captured against its JSON Schema (draft 2020-12), each distinct
+# payload once; the self-test first shows the faster validator gives the plain validator's errors.
 validate-payloads:
 	@echo "== payload validation"
+	@$(PYTHON) Tools/scripts/validate-payloads.py --self-test
 	@$(PYTHON) Tools/scripts/validate-payloads.py $(CAPTURE_DIR)
 
 # The README's main job. `make demo COLLECTOR=http://127.0.0.1:8787` sends to a collector that already runs.

@@ -20,6 +20,8 @@ let package = Package(
             name: "crashworker",
             dependencies: [
                 .product(name: "TrackerCore", package: "Core"),
+                // Its seeded generator (SplitMix64), the same as the tests'.
+                .product(name: "TrackerCoreTestKit", package: "Core"),
                 .product(name: "OnboardingTracker", package: "Onboarding"),
                 .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "ScoreTracker", package: "Score"),

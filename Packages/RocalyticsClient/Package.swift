@@ -32,7 +32,10 @@ let package = Package(
         ),
         .target(
             name: "RocalyticsClientTestSupport",
-            dependencies: ["RocalyticsClient", .product(name: "TrackerCore", package: "Core")]
+            dependencies: [
+                "RocalyticsClient", .product(name: "TrackerCore", package: "Core"),
+                .product(name: "TrackerCoreTestKit", package: "Core"),
+            ]
         ),
         // The README's examples, in Swift. Compiled for (and run by) the test target only.
         .target(

@@ -3,13 +3,6 @@ import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
-/// Collects diagnostics; the tests assert that a working integration reports none.
-final class DiagnosticLog: Sendable {
-    private let entries = Locked<[Diagnostic]>([])
-    var all: [Diagnostic] { entries.value }
-    var handler: DiagnosticHandler { { [entries] d in entries.withLock { $0.append(d) } } }
-}
-
 /// A fresh private directory under the temporary directory, removed by `remove()`.
 struct TempDirectory {
     let path: String

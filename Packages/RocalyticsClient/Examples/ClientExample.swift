@@ -16,7 +16,7 @@ import TrackerCore
 ///    device's roca id, identifies the device, and sends `install` once per device. Every method
 ///    waits for that. On Apple platforms the default options are all an app needs; elsewhere
 ///    `options.platform` is `.custom(YourPlatformServices())`.
-public func startRocalytics(_ options: RocalyticsClient.Options = .init()) -> RocalyticsClient {
+public func startRocalytics(_ options: RocalyticsConfiguration = .init()) -> RocalyticsClient {
     RocalyticsClient(options: options)
 }
 

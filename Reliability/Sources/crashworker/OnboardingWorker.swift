@@ -1,5 +1,6 @@
 import OnboardingTracker
 import TrackerCore
+import TrackerCoreTestKit // SplitMix64
 
 /// Records onboarding runs into `FileKeyValueStorage`; one persist point after each call.
 enum OnboardingWorker {
@@ -9,7 +10,7 @@ enum OnboardingWorker {
         manifest: steps.map { ManifestStepInput(stepKey: $0) })
 
     static func run(directory: String, url: String, seed: UInt64, steps count: Int, drain: Bool) async {
-        var rng = WorkerRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter()
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
             sink: HTTPSink<OnboardingRunSnapshot>(url: url + "/onboarding", timeoutMs: 10_000),

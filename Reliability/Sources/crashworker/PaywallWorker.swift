@@ -1,11 +1,12 @@
 import PaywallTracker
 import TrackerCore
+import TrackerCoreTestKit // SplitMix64
 
 /// Records paywall presentations (start, shown, end with every outcome) into
 /// `FileKeyValueStorage`; one persist point after each call.
 enum PaywallWorker {
     static func run(directory: String, url: String, seed: UInt64, steps count: Int, drain: Bool) async {
-        var rng = WorkerRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter(prefix: "rocalytics-sdk")
         let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: HTTPSink<PaywallSnapshot>(url: url + "/paywall", timeoutMs: 10_000),

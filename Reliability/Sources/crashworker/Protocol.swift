@@ -51,20 +51,6 @@ enum Parking {
     }
 }
 
-/// A small seeded generator (SplitMix64): the same seed gives the same script.
-struct WorkerRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-}
-
 /// Known test secrets: the harness scans every output for them.
 enum Secrets {
     static let publishableKey = "pk_SECRET_crashworker_7f3a"

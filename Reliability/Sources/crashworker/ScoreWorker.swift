@@ -1,12 +1,13 @@
 import ScoreTracker
 import TrackerCore
+import TrackerCoreTestKit // SplitMix64
 
 /// Records Score events into the Score file store (its append-only queue log) and flushes to
 /// the loopback server. The store is wrapped so that each durable append or compaction is
 /// announced with the event ids it made durable.
 enum ScoreWorker {
     static func run(directory: String, url: String, seed: UInt64, steps count: Int, drain: Bool) async {
-        var rng = WorkerRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter(prefix: "score-tracker")
         let client = ScoreClient(
             publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",

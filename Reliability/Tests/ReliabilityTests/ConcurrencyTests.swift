@@ -55,7 +55,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let reconfigures = Locked(0)
 
         await onThreads(Self.threads) { t in
-            var rng = SeededRandom(seed: UInt64(t) &* 7919 &+ 1)
+            var rng = SplitMix64(seed: UInt64(t) &* 7919 &+ 1)
             for i in 0..<Self.callsPerThread {
                 let (tracker, run, generation) = live.value
                 run.setProperties(["t\(t)": .number(Double(i))])
@@ -170,7 +170,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let straddling = Locked<Set<String>>([])
         let info = PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present)
         await onThreads(nThreads) { t in
-            var rng = SeededRandom(seed: UInt64(t) &+ 99)
+            var rng = SplitMix64(seed: UInt64(t) &+ 99)
             var calls = 0
             while calls < Self.callsPerThread {
                 let epoch = disposals.withLock { $0 }
@@ -234,13 +234,13 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
 
     @Test func score8Threads10kTracksWithFlushes() async {
         let clock = ManualClock()
-        let transport = RecordingTransport { i in i % 10 == 4 ? 500 : 200 }
+        let transport = RecordingTransport(statuses: { i in i % 10 == 4 ? 500 : 200 })
         let diags = Locked<[String]>([])
         let client = ScoreClient(publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
                                  maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
                                  scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d.code) } })
         await onThreads(Self.threads) { t in
-            var rng = SeededRandom(seed: UInt64(t) &+ 7)
+            var rng = SplitMix64(seed: UInt64(t) &+ 7)
             for i in 0..<Self.callsPerThread {
                 client.track("conc_event", props: ["k": "\(t)-\(i)"])
                 switch rng.below(300) {
@@ -258,7 +258,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         }
         await clock.settle()
         var accepted: [String: Int] = [:]
-        for (n, r) in transport.all.enumerated() where r.url.hasSuffix("/api/events") && n % 10 != 4 {
+        for (n, r) in transport.requests.enumerated() where r.url.hasSuffix("/api/events") && n % 10 != 4 {
             for e in (try? WireJSON.decode(r.body ?? []))?["events"]?.arrayValue ?? [] {
                 if let k = e["props"]?["k"]?.stringValue { accepted[k, default: 0] += 1 }
             }
@@ -266,6 +266,6 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         #expect(diags.value.isEmpty, "\(diags.value.prefix(5))")
         #expect(accepted.count == Self.threads * Self.callsPerThread, "\(Self.threads * Self.callsPerThread - accepted.count) events lost")
         #expect(accepted.values.allSatisfy { $0 == 1 }, "\(accepted.values.filter { $0 > 1 }.count) events accepted twice")
-        print("[reliability] score concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) tracks, \(accepted.count) delivered once, \(transport.all.count) requests")
+        print("[reliability] score concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) tracks, \(accepted.count) delivered once, \(transport.requests.count) requests")
     }
 }

@@ -59,14 +59,14 @@ final class CrashHarness {
 
     func run() throws -> CrashReport {
         let seed = Soak.seed("crash-\(kind.rawValue)")
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let dir = TempDir("crash-\(kind.rawValue)")
         let logs = TempDir("crash-\(kind.rawValue)-logs")
         defer { dir.remove(); logs.remove() }
         let stderrPath = logs.path + "/stderr.log"
 
         let received = Received()
-        let faults = Locked((on: true, rng: SeededRandom(seed: seed ^ 0x5EED)))
+        let faults = Locked((on: true, rng: SplitMix64(seed: seed ^ 0x5EED)))
         let kind = self.kind
         let server = try LoopbackHTTPServer(recordRequests: false) { req in
             let fail = faults.withLock { f in f.on && f.rng.chance(10) }

@@ -28,7 +28,7 @@ import Glibc
         let clock = ManualClock()
         let client = ScoreClient(
             publishableKey: "pk_test_faults", siteId: "faults", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
-            initialConsent: .all, store: FileScoreStore(directory: dir), transport: RecordingTransport { _ in 500 },
+            initialConsent: .all, store: FileScoreStore(directory: dir), transport: RecordingTransport(statuses: { _ in 500 }),
             clock: clock, scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d) } })
         return (client, clock)
     }

@@ -1,7 +1,8 @@
 import Foundation
+import TrackerCoreTestKit
 
 /// Generators of odd and hostile input for the property tests.
-extension SeededRandom {
+extension SplitMix64 {
     /// A string: empty, 10,000 code points, emoji, NUL, replacement characters (what a lone
     /// surrogate becomes in Swift), right-to-left text, control characters, a valid-looking key…
     mutating func hostileString() -> String {

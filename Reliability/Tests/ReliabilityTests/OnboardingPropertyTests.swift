@@ -16,7 +16,7 @@ let onboardingCodes: Set<String> = [
 /// keys, strings and numbers, in any order, on the manual clock.
 @Suite struct OnboardingPropertyTests {
     @Test(arguments: Soak.seeds("onboarding-properties")) func randomCallSequencesNeverThrowAndEverySnapshotConforms(seed: UInt64) async {
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let sequences = Soak.scale(400, soak: 8_000)
         var captured = 0
         var sent = 0
@@ -36,7 +36,7 @@ let onboardingCodes: Set<String> = [
         var captured = 0
     }
 
-    func runSequence(_ rng: inout SeededRandom, capture: Bool) async -> Outcome {
+    func runSequence(_ rng: inout SplitMix64, capture: Bool) async -> Outcome {
         var out = Outcome()
         let clock = ManualClock()
         let sink = RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding") { i, _ in
@@ -54,7 +54,7 @@ let onboardingCodes: Set<String> = [
         }
         var tracker = makeTracker()
         let manifestKeys = ["welcome", "goal", "age", "plan", "paywall"]
-        func options(_ rng: inout SeededRandom) -> (StartOptions, valid: Bool) {
+        func options(_ rng: inout SplitMix64) -> (StartOptions, valid: Bool) {
             if rng.chance(85) {
                 var props = RunProperties()
                 for _ in 0..<rng.below(3) { props.entries.append((key: rng.hostileKey(), value: .string(rng.hostileString()))) }

@@ -14,25 +14,11 @@ let paywallCodes: Set<String> = [
 /// The Score tracker's diagnostic codes (score-tracker.md).
 let scoreCodes: Set<String> = ["invalid-event", "storage"]
 
-/// An HTTP transport on the manual clock: records every request and answers by a script.
-final class RecordingTransport: HTTPTransport, Sendable {
-    let requests = Locked<[HTTPRequest]>([])
-    let answer: @Sendable (Int) -> Int
-    init(answer: @escaping @Sendable (Int) -> Int = { _ in 200 }) { self.answer = answer }
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let n = requests.withLock { $0.append(request); return $0.count - 1 }
-        let status = answer(n)
-        if status == 0 { throw HTTPError(.connectionFailed, "scripted") }
-        return HTTPResponse(status: status)
-    }
-    var all: [HTTPRequest] { requests.withLock { $0 } }
-}
-
 @Suite struct PaywallScorePropertyTests {
     static let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1",
                                         locale: "en-US", timezone: "Europe/Paris")
 
-    mutating func hostileJSON(_ rng: inout SeededRandom, depth: Int = 0) -> JSONValue {
+    mutating func hostileJSON(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
         switch rng.below(depth > 2 ? 5 : 7) {
         case 0: return .null
         case 1: return .bool(rng.chance(50))
@@ -47,7 +33,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
     }
 
     /// A plausible info object with some fields replaced by hostile values.
-    mutating func infoJSON(_ rng: inout SeededRandom) -> JSONValue {
+    mutating func infoJSON(_ rng: inout SplitMix64) -> JSONValue {
         var o = JSONObject()
         let studio = rng.chance(50)
         if studio {
@@ -72,7 +58,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
         return rng.chance(5) ? hostileJSON(&rng) : .object(o)
     }
 
-    mutating func outcomeJSON(_ rng: inout SeededRandom) -> JSONValue {
+    mutating func outcomeJSON(_ rng: inout SplitMix64) -> JSONValue {
         var o = JSONObject()
         o["status"] = .string(rng.pick(["purchased", "dismissed", "cancelled", "error", "refunded", ""]))
         if rng.chance(40) { o["reason"] = rng.chance(70) ? .string(rng.hostileString()) : hostileJSON(&rng) }
@@ -87,7 +73,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
     }
 
     @Test(arguments: Soak.seeds("paywall-properties")) mutating func paywallRandomCallSequencesConform(seed: UInt64) async {
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let sequences = Soak.scale(300, soak: 6_000)
         var sent = 0
         var captured = 0
@@ -146,7 +132,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
     }
 
     /// A hostile `props` value for Score (`[String: Any]` allows anything).
-    mutating func anyValue(_ rng: inout SeededRandom, depth: Int = 0) -> Any {
+    mutating func anyValue(_ rng: inout SplitMix64, depth: Int = 0) -> Any {
         switch rng.below(depth > 2 ? 8 : 10) {
         case 0: return rng.hostileString()
         case 1: return rng.hostileNumber()
@@ -165,12 +151,12 @@ final class RecordingTransport: HTTPTransport, Sendable {
     }
 
     @Test(arguments: Soak.seeds("score-properties")) mutating func scoreRandomCallSequencesConform(seed: UInt64) async {
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let sequences = Soak.scale(200, soak: 4_000)
         var events = 0
         for n in 0..<sequences {
             let clock = ManualClock()
-            let transport = RecordingTransport { i in [200, 200, 500, 0, 413, 200][i % 6] }
+            let transport = RecordingTransport(statuses: { i in [200, 200, 500, 0, 413, 200][i % 6] })
             let diags = Locked<[Diagnostic]>([])
             let client = ScoreClient(
                 publishableKey: "pk_test_prop", siteId: "prop-site", endpoint: "https://score.example/", appVersion: "1.0",
@@ -195,7 +181,7 @@ final class RecordingTransport: HTTPTransport, Sendable {
             _ = await onClock(clock) { (try? await client.flush()) != nil }
             await clock.settle()
             if (try? WireJSON.decode(Array(client.inspectJson().utf8))) == nil { problems.append("inspectJson() is not JSON") }
-            for r in transport.all where r.url.hasSuffix("/api/events") {
+            for r in transport.requests where r.url.hasSuffix("/api/events") {
                 guard let body = try? WireJSON.decode(r.body ?? []), let list = body["events"]?.arrayValue else {
                     problems.append("an events body is not JSON")
                     continue

@@ -58,7 +58,7 @@ final class ReceiptKillHarness {
 
     func run() throws -> ReceiptKillReport {
         let seed = Soak.seed("receipt-kill-paywall")
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let dir = TempDir("receipt-kill-paywall")
         let logs = TempDir("receipt-kill-paywall-logs")
         defer { dir.remove(); logs.remove() }

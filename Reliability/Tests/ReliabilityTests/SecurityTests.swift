@@ -136,7 +136,7 @@ func mode(_ path: String) -> mode_t? {
 
     @Test func scoreDiagnosticsAndInspectNeverCarrySecretsOrPII() async {
         let clock = ManualClock()
-        let transport = RecordingTransport { i in [401, 500, 0, 413, 200][i % 5] }
+        let transport = RecordingTransport(statuses: { i in [401, 500, 0, 413, 200][i % 5] })
         let diags = Locked<[Diagnostic]>([])
         let client = ScoreClient(
             publishableKey: TestSecrets.publishableKey, siteId: "sec-site", endpoint: "https://score.example", appVersion: "1",
@@ -158,12 +158,12 @@ func mode(_ path: String) -> mode_t? {
             #expect(TestSecrets.leaks(d.message).isEmpty, "\(d.code) leaks: \(TestSecrets.leaks(d.message))")
         }
         // The scrubbed email never leaves either; the token only in its header.
-        for r in transport.all {
+        for r in transport.requests {
             let body = String(decoding: r.body ?? [], as: UTF8.self)
             #expect(!body.contains(TestSecrets.email) && !body.contains(TestSecrets.token))
         }
         // A flush failure's error text carries no secret.
-        transport.requests.withLock { $0.removeAll() }
+        transport.clear()
         client.track("after")
         let error = await onClock(clock) { () -> String in
             do { try await client.flush(); return "" } catch { return String(describing: error) }
@@ -192,7 +192,7 @@ func mode(_ path: String) -> mode_t? {
         // Score: its own file store.
         let scoreDir = root.path + "/score/nested"
         let score = ScoreClient(publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
-                                store: FileScoreStore(directory: scoreDir), transport: RecordingTransport { _ in 500 },
+                                store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
                                 clock: clock, scheduler: clock, onDiagnostic: { _ in })
         score.identify(userId: "u1")
         score.track("e")

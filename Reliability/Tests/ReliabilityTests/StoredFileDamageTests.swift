@@ -32,7 +32,7 @@ import TrackerCoreTestKit
         let clock = ManualClock()
         let client = ScoreClient(
             publishableKey: "pk_test_damage", siteId: "damage", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
-            initialConsent: .all, store: FileScoreStore(directory: dir, sync: false), transport: RecordingTransport { _ in 500 },
+            initialConsent: .all, store: FileScoreStore(directory: dir, sync: false), transport: RecordingTransport(statuses: { _ in 500 }),
             clock: clock, scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d) } })
         return (client, clock)
     }

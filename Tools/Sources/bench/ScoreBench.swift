@@ -279,6 +279,45 @@ func scoreBenchCases() -> [BenchCase] {
             }
             return out
         },
+        BenchCase(name: "score.launch") {
+            // Issue 19's launch figures. `construct_*`: the constructor alone, on the caller's
+            // thread; `ready_*`: constructed and ready to send (the first `inspect()` returns
+            // once the queue is loaded, so it shows the loaded depth).
+            var out: [String: Double] = [:]
+            func fill(_ dir: String, _ n: Int) {
+                let store = CountingStore(benchFileStore(dir))
+                let c = makeClient(store, maxQueueSize: 200_000)
+                let props = benchProps()
+                for _ in 0..<n { c.track("poll_vote", props: props) }
+                waitForAdds(store, n)
+                usleep(100_000)
+            }
+            for (tag, n, rounds) in [("empty", 0, 15), ("10k", 10_000, 15), ("100k", 100_000, 5)] {
+                let dir = tempDir("launch-\(tag)")
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                if n > 0 { fill(dir, n) }
+                var construct = [Double]()
+                var ready = [Double]()
+                var depth = 0
+                for _ in 0..<rounds {
+                    let t0 = MonotonicClock.nowNs()
+                    let c = makeClient(FileScoreStore(directory: dir), maxQueueSize: 200_000)
+                    let t1 = MonotonicClock.nowNs()
+                    depth = c.inspect().queue.depth
+                    let t2 = MonotonicClock.nowNs()
+                    construct.append(Double(t1 - t0) / 1e6)
+                    ready.append(Double(t2 - t0) / 1e6)
+                    usleep(20_000)
+                }
+                out.merge(Stats.summary(construct, prefix: "construct_\(tag)_ms")) { $1 }
+                out.merge(Stats.summary(ready, prefix: "ready_\(tag)_ms")) { $1 }
+                // The first round is the cold one (a real launch has one): no warm allocator.
+                out["construct_\(tag)_first_ms"] = construct.first ?? 0
+                out["ready_\(tag)_first_ms"] = ready.first ?? 0
+                out["queued_events_loaded_\(tag)"] = Double(depth)
+            }
+            return out
+        },
         BenchCase(name: "score.coldstart.10k") {
             let dir = tempDir("cold")
             defer { try? FileManager.default.removeItem(atPath: dir) }

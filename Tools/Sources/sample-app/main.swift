@@ -63,7 +63,7 @@ let showDiagnostic: DiagnosticHandler = { d in say("diagnostic \(d.code): \(d.me
 
 // MARK: App start-up: the four SDKs, each with its files in the data directory
 
-let rocalytics = RocalyticsClient(options: RocalyticsClient.Options(
+let rocalytics = RocalyticsClient(options: RocalyticsConfiguration(
     platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
     baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
 

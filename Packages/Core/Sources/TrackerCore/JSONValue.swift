@@ -1,12 +1,17 @@
 /// An ordered JSON value: object members keep the order they were written in, which is the
 /// order they go on the wire.
 public enum JSONValue: Sendable, Equatable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// Every JSON number is an IEEE-754 double, as in JavaScript.
     case number(Double)
+    /// A string, written as raw UTF-8 with `JSON.stringify`'s escapes.
     case string(String)
+    /// An array, in order.
     case array([JSONValue])
+    /// An object, its members in the order they go on the wire.
     case object(JSONObject)
 }
 

@@ -26,8 +26,11 @@ public struct SinkResult: Sendable, Equatable {
         self.reason = reason
     }
 
+    /// The snapshot is now the stored one: it is settled.
     public static let accepted = SinkResult(.accepted)
+    /// Nothing to do (the same or a newer snapshot is stored, or the run ended): settled too.
     public static let ignored = SinkResult(.ignored)
+    /// No verdict (no answer, no outcome in the body, a failure): retried with backoff.
     public static let transient = SinkResult(.transient)
 
     /// Normalises a JSON answer: an object whose `outcome` is `accepted`, `ignored` or

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCore
+import TrackerCoreTestKit
 
 @Suite struct AppendLogTests {
     private func tempDir() -> String {
@@ -154,7 +155,7 @@ import TrackerCore
     @Test func randomBurstsLoseOnlyTheRecordsTheyTouch() throws {
         let dir = tempDir()
         var payloads: [[UInt8]] = []
-        var rng = SplitMix(seed: 0x5EED_0014)
+        var rng = SplitMix64(seed: 0x5EED_0014)
         for i in 0..<60 {
             let n = 1 + Int(rng.next() % 90)
             payloads.append((0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })
@@ -183,7 +184,7 @@ import TrackerCore
         let dir = tempDir()
         let payloads = (0..<300).map { i in Array("{\"event\":\(i),\"name\":\"screen_view\"}".utf8) }
         var (bytes, frames) = try writeLog(dir + "/q.log", payloads)
-        var rng = SplitMix(seed: 64)
+        var rng = SplitMix64(seed: 64)
         for i in 0..<64 { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
         try Data(bytes).write(to: URL(fileURLWithPath: dir + "/q.log"))
         let (log, records) = try AppendLog.open(path: dir + "/q.log")

@@ -4,27 +4,6 @@ import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
-/// A transport that never answers until cancelled (an injected "custom fetch" that ignores timeouts).
-private struct StuckTransport: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let stream = AsyncStream<Never> { _ in }
-        for await _ in stream {}
-        throw HTTPError(.cancelled, "cancelled")
-    }
-}
-
-/// A transport answering with a fixed response and counting calls.
-private final class CannedTransport: HTTPTransport {
-    let response: HTTPResponse
-    // Locked, not Synchronization.Atomic (macOS 15 / iOS 18): the tests build for the floors.
-    let calls = Locked(0)
-    init(_ response: HTTPResponse) { self.response = response }
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        calls.withLock { $0 += 1 }
-        return response
-    }
-}
-
 private struct HeadersUnavailable: Error, CustomStringConvertible {
     var description: String { "token refresh failed" }
 }
@@ -86,7 +65,7 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
     }
 
     @Test func S66_timeoutAlsoBoundsAnInjectedTransport() async throws {
-        let sink = HTTPSink<JSONValue>(url: "http://127.0.0.1:9/never", timeoutMs: 150, transport: StuckTransport())
+        let sink = HTTPSink<JSONValue>(url: "http://127.0.0.1:9/never", timeoutMs: 150, transport: RecordingTransport(always: .untilCancelled))
         var result: SinkResult?
         let ms = await elapsedMs { result = await sink.send(Self.payload) }
         #expect(result?.outcome == .transient)
@@ -141,11 +120,11 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         #expect(HTTPSink<JSONValue>(url: url).destination == url)
         #expect(HTTPSink<JSONValue>(url: url, headers: .fixed([HTTPHeader("authorization", "Bearer one")])).destination == url)
         #expect(HTTPSink<JSONValue>(url: url, headers: .dynamic { [] }).destination == url)
-        let custom = CannedTransport(HTTPResponse(status: 200, body: Array(#"{"outcome":"ignored"}"#.utf8)))
+        let custom = RecordingTransport(always: .status(200, body: #"{"outcome":"ignored"}"#))
         let sink = HTTPSink<JSONValue>(url: url, transport: custom)
         #expect(sink.destination == "\(url) (custom fetch)")
         #expect(await sink.send(Self.payload) == SinkResult(.ignored))
-        #expect(custom.calls.value == 1)
+        #expect(custom.count == 1)
     }
 
     @Test func unsupportedSchemeIsTransient() async throws {

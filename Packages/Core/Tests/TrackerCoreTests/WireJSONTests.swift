@@ -42,7 +42,7 @@ import TrackerCoreTestKit
     }
 
     @Test func randomDoublesRoundTrip() throws {
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<20_000 {
             let bits = rng.next()
             let d = Double(bitPattern: bits)
@@ -53,19 +53,6 @@ import TrackerCoreTestKit
             // Layout: never a trailing `.0`, never a `+` exponent below 1e21.
             #expect(!text.hasSuffix(".0"))
         }
-    }
-}
-
-/// A deterministic 64-bit generator for property tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -68,15 +68,6 @@ final class CheckedSink: Sink, Sendable {
     var bodies: [String] { received.map(\.wireString) }
 }
 
-/// Collects diagnostics.
-final class DiagnosticLog: Sendable {
-    let items = Locked<[Diagnostic]>([])
-    var handler: DiagnosticHandler { { [items] d in items.withLock { $0.append(d) } } }
-    var all: [Diagnostic] { items.value }
-    var codes: [String] { all.map(\.code) }
-    func with(_ code: String) -> [Diagnostic] { all.filter { $0.code == code } }
-}
-
 /// One tracker on a manual clock with a checked sink.
 struct Harness {
     let clock: ManualClock

@@ -96,21 +96,59 @@ public protocol KeychainBackend: Sendable {
 }
 
 /// Why a secure-store call failed.
-public enum RocalyticsSecureStoreError: Error, Equatable, CustomStringConvertible {
-    /// The device is locked (a background launch before the first unlock, or data protection):
-    /// the client waits for protected data and tries again, minting nothing meanwhile.
-    case locked
-    /// Any other Keychain failure.
-    case keychain(status: Int32)
-    /// The stored item is not UTF-8 text.
-    case undecodable
+///
+/// A struct with a stable ``code`` rather than an enum, so that a new kind of failure never
+/// breaks a `switch` in your code. `error == .locked` and `error.code == .locked` both work.
+public struct RocalyticsSecureStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable kind of failure. New codes may be added in any release.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's kebab-case text, e.g. `locked`.
+        public let rawValue: String
+        /// A code from its text.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    public var description: String {
-        switch self {
-        case .locked: "the Keychain is unavailable while the device is locked"
-        case let .keychain(status): "Keychain error \(status)"
-        case .undecodable: "the Keychain item is not UTF-8 text"
-        }
+        /// The device is locked (a background launch before the first unlock, or data
+        /// protection): the client waits for protected data and tries again, minting nothing
+        /// meanwhile.
+        public static let locked = Code(rawValue: "locked")
+        /// Any other Keychain failure (``RocalyticsSecureStoreError/status``).
+        public static let keychain = Code(rawValue: "keychain")
+        /// The stored item is not UTF-8 text.
+        public static let undecodable = Code(rawValue: "undecodable")
+
+        public var description: String { rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What failed, for developers (never the stored value).
+    public let message: String
+    /// The Keychain's `OSStatus` for a ``Code/keychain`` failure.
+    public let status: Int32?
+
+    /// Creates an error.
+    public init(code: Code, message: String, status: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.status = status
+    }
+
+    /// The device is locked. Was the enum case of the same name.
+    public static let locked = RocalyticsSecureStoreError(code: .locked, message: "the Keychain is unavailable while the device is locked")
+    /// A Keychain failure with `status`. Was the enum case of the same name.
+    public static func keychain(status: Int32) -> RocalyticsSecureStoreError {
+        RocalyticsSecureStoreError(code: .keychain, message: "Keychain error \(status)", status: status)
+    }
+    /// The stored item is not UTF-8 text. Was the enum case of the same name.
+    public static let undecodable = RocalyticsSecureStoreError(code: .undecodable, message: "the Keychain item is not UTF-8 text")
+
+    public var description: String { message }
+
+    /// Lets `catch RocalyticsSecureStoreError.locked` match as it did when this was an enum: by
+    /// code for `locked` and `undecodable`, by code and status for `keychain(status:)`.
+    public static func ~= (pattern: RocalyticsSecureStoreError, error: any Error) -> Bool {
+        guard let e = error as? RocalyticsSecureStoreError else { return false }
+        return e.code == pattern.code && e.status == pattern.status
     }
 }
 

@@ -36,7 +36,7 @@ public struct RocalyticsScreen: Sendable, Equatable {
 
 /// Everything the client reads from the host platform: what the Expo native modules gave the
 /// TypeScript client (secure store, application and device info, network, locale and time zone,
-/// UUIDs). The host injects one value per app through ``RocalyticsClient/Options/platform``.
+/// UUIDs). The host injects one value per app through ``RocalyticsConfiguration/platform``.
 ///
 /// Methods may throw where the native module could; the client turns failures into the
 /// behaviour of the README (inert, or start-up skipped) and never lets them reach the app.

@@ -5,69 +5,19 @@ import TrackerCore
 /// Rocalytics, with the exact requests of the reference TypeScript client.
 ///
 /// Create one per app, at launch. It starts itself: it reads (or mints) the device's roca id,
-/// identifies the device (unless ``Options/identifyOnStart`` is false), sends `install` once per
+/// identifies the device (unless ``RocalyticsConfiguration/identifyOnStart`` is false), sends `install` once per
 /// device and then the install ping. Every method waits for that start-up first.
 ///
 /// Nothing throws at launch. Without platform services, or when the stored id cannot be read,
 /// the client is **inert**: ``ready()`` returns, ``rocaId`` stays `nil`, every method returns
 /// without sending (``getDemandScore(_:)`` throws, having no value to return), and the cause goes
-/// to ``Options/onDiagnostic``. A method whose request gets a non-2xx answer throws
+/// to ``RocalyticsConfiguration/onDiagnostic``. A method whose request gets a non-2xx answer throws
 /// ``RocalyticsError`` (`[ROCALYTICS] <endpoint> failed: <status>`). The client never logs a
 /// request, a response or purchase properties.
 public final class RocalyticsClient: Sendable {
-    /// How the client is built. Every option is for tests or unusual hosts: on Apple platforms
-    /// the default ``platform`` (`.systemDefault`) is what an app needs; elsewhere an app sets
-    /// it to its own ``RocalyticsPlatform``.
-    public struct Options: Sendable {
-        /// The platform services: `.systemDefault` (the system's, on iOS, iPadOS, tvOS and
-        /// visionOS), `.custom(...)` (your own), or `.none` to run inert on purpose.
-        public var platform: RocalyticsPlatformChoice
-        /// The HTTP transport; `nil` is Core's libcurl transport (`CurlTransport.shared`). An
-        /// injected transport is the "custom fetch" case and marks the sink destinations.
-        public var transport: (any HTTPTransport)?
-        /// The API base, joined as given: `<baseURL>/functions/v1/<endpoint>`.
-        public var baseURL: String
-        /// Wall-clock time (the `trackOnboarding` timestamps).
-        public var clock: any TrackerClock
-        /// Runs the start-up in the background.
-        public var scheduler: any TrackerScheduler
-        /// Receives why start-up failed or the client went inert, and the `install-ping-failed`
-        /// and `unknown-purchase-type` reports. Default: the unified log (`os.Logger`, subsystem
-        /// `com.rocapine.rocalytics.client`) on Apple platforms, one line on standard error elsewhere.
-        public var onDiagnostic: DiagnosticHandler
-        /// Sends `{idfv, android_id, locale}` at start-up. Pass `false` when the app identifies
-        /// the device itself with richer fields; it must then call ``identify(_:)`` before
-        /// anything that needs the identity row (the onboarding endpoint answers 404 until then).
-        public var identifyOnStart: Bool
-        /// Follows the install event with `POST <attributionBaseURL>/install` (identity headers,
-        /// no body), once per device, for ad attribution.
-        public var installPing: Bool
-        /// Base of the install ping; a trailing slash is dropped.
-        public var attributionBaseURL: String
-
-        /// Creates options.
-        public init(
-            platform: RocalyticsPlatformChoice = .systemDefault,
-            transport: (any HTTPTransport)? = nil,
-            baseURL: String = rocalyticsDefaultBaseURL,
-            clock: any TrackerClock = SystemClock(),
-            scheduler: any TrackerScheduler = SystemScheduler.shared,
-            onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.rocalyticsClient, prefix: "rocalytics-sdk"),
-            identifyOnStart: Bool = true,
-            installPing: Bool = true,
-            attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL
-        ) {
-            self.platform = platform
-            self.transport = transport
-            self.baseURL = baseURL
-            self.clock = clock
-            self.scheduler = scheduler
-            self.onDiagnostic = onDiagnostic
-            self.identifyOnStart = identifyOnStart
-            self.installPing = installPing
-            self.attributionBaseURL = attributionBaseURL
-        }
-    }
+    /// The former name of ``RocalyticsConfiguration``.
+    @available(*, deprecated, renamed: "RocalyticsConfiguration")
+    public typealias Options = RocalyticsConfiguration
 
     struct Session: Sendable {
         let platform: any RocalyticsPlatform
@@ -91,7 +41,7 @@ public final class RocalyticsClient: Sendable {
         var completedRuns: Set<String> = []
     }
 
-    private let options: Options
+    private let options: RocalyticsConfiguration
     private let transport: any HTTPTransport
     private let state = Locked(State())
 
@@ -104,7 +54,13 @@ public final class RocalyticsClient: Sendable {
     public let paywallPresentationDestination: String
 
     /// Creates the client and starts its start-up in the background.
-    public init(options: Options = Options()) {
+    public convenience init(configuration: RocalyticsConfiguration = RocalyticsConfiguration()) {
+        self.init(options: configuration)
+    }
+
+    /// Creates the client and starts its start-up in the background (the reference client's
+    /// `new RocalyticsClient(options)`; the same as ``init(configuration:)``).
+    public init(options: RocalyticsConfiguration) {
         self.options = options
         transport = options.transport ?? CurlTransport.shared
         let marker = options.transport == nil ? "" : " (custom fetch)"
@@ -238,7 +194,7 @@ public final class RocalyticsClient: Sendable {
     /// a failed read never leads to minting. `locked` when the secure store is locked (the
     /// caller starts again later; nothing was minted or kept).
     private func readOrMintRocaId(_ platform: any RocalyticsPlatform) async -> (id: String?, locked: Bool) {
-        func isLocked(_ error: any Error) -> Bool { (error as? RocalyticsSecureStoreError) == .locked }
+        func isLocked(_ error: any Error) -> Bool { (error as? RocalyticsSecureStoreError)?.code == .locked }
         do {
             if let current = nonEmpty(try await platform.secureValue(forKey: ROCA_ID_KEY)) { return (current, false) }
             if let legacy = nonEmpty(try await platform.secureValue(forKey: LEGACY_ROCA_ID_KEY)) {

@@ -8,7 +8,7 @@ import TrackerCoreTestKit
 /// B. Identity, storage and install (rocalytics-client.md §18).
 @Suite struct IdentityTests {
     @Test func B12_mintingWritesBothKeys() async throws {
-        let h = Harness()
+        let h = ClientFixture()
         await h.client.ready()
         #expect(h.client.rocaId == ID)
         #expect(h.store.writes.prefix(2).map { "\($0.key)=\($0.value)" } == ["rocalytics-roca-id=\(ID)", "rocalitics-roca-id=\(ID)"])
@@ -16,7 +16,7 @@ import TrackerCoreTestKit
     }
 
     @Test func B13_aFailedLegacyWriteKeepsTheMintedId() async throws {
-        let h = Harness(store: InMemorySecureStore(failWrites: ["rocalitics-roca-id"]))
+        let h = ClientFixture(store: InMemorySecureStore(failWrites: ["rocalitics-roca-id"]))
         await h.client.ready()
         #expect(h.client.rocaId == ID)
         #expect(h.store.values["rocalytics-roca-id"] == ID)
@@ -25,7 +25,7 @@ import TrackerCoreTestKit
     }
 
     @Test func B14_aDeviceWithOnlyTheLegacyKeyKeepsItsId() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"]))
         await h.client.ready()
         #expect(h.client.rocaId == OTHER)
         #expect(h.store.values["rocalytics-roca-id"] == OTHER)
@@ -35,21 +35,21 @@ import TrackerCoreTestKit
     }
 
     @Test func B15_withBothKeysTheCurrentKeyWins() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"]))
         await h.client.ready()
         #expect(h.client.rocaId == ID)
         #expect(h.store.writes.isEmpty)
     }
 
     @Test func B16_aFailedMigrationWriteKeepsTheLegacyIdForTheSession() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"], failWrites: ["rocalytics-roca-id"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"], failWrites: ["rocalytics-roca-id"]))
         await h.client.ready()
         #expect(h.client.rocaId == OTHER)
         #expect(h.log.codes.contains("identity-migration-failed"))
     }
 
     @Test func B17_aFailedReadOfTheCurrentKeyNeverMints() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocadata-install-tracked": "true"], failReads: ["rocalytics-roca-id"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocadata-install-tracked": "true"], failReads: ["rocalytics-roca-id"]))
         await h.client.ready()
         try await h.client.track(.onboardingCompleted)
         #expect(h.client.rocaId == nil)
@@ -59,7 +59,7 @@ import TrackerCoreTestKit
     }
 
     @Test func B18_aFailedReadOfTheLegacyKeyNeverMints() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocadata-install-tracked": "true"], failReads: ["rocalitics-roca-id"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocadata-install-tracked": "true"], failReads: ["rocalitics-roca-id"]))
         await h.client.ready()
         try await h.client.track(.onboardingCompleted)
         #expect(h.client.rocaId == nil)
@@ -69,32 +69,32 @@ import TrackerCoreTestKit
     }
 
     @Test func B19_installFiresOncePerDevice() async throws {
-        let first = Harness()
+        let first = ClientFixture()
         await first.client.ready()
         #expect(first.paths == ["/functions/v1/identify", "/functions/v1/track"])
         #expect(bodyText(first.requests[1]).hasPrefix(#"{"name":"install""#))
         #expect(first.store.values["rocadata-install-tracked"] == "true")
-        let second = Harness(store: first.store)
+        let second = ClientFixture(store: first.store)
         await second.client.ready()
         #expect(second.paths == ["/functions/v1/identify"])
     }
 
     @Test func B20_theCurrentInstallKeySuppressesInstall() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocadata-install-tracked": "true"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocadata-install-tracked": "true"]))
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify"])
         #expect(h.store.writes.isEmpty)
     }
 
     @Test func B21_theLegacyInstallKeySuppressesInstall() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocadata-install-tracked-4": "true"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocadata-install-tracked-4": "true"]))
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify"])
         #expect(h.store.writes.isEmpty)
     }
 
     @Test func B22_anUnreadableInstallFlagSkipsInstallButKeepsTheId() async throws {
-        let h = Harness(store: InMemorySecureStore(["rocalytics-roca-id": ID], failReads: ["rocadata-install-tracked-4"]))
+        let h = ClientFixture(store: InMemorySecureStore(["rocalytics-roca-id": ID], failReads: ["rocadata-install-tracked-4"]))
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify"])
         #expect(h.client.rocaId == ID)
@@ -102,7 +102,7 @@ import TrackerCoreTestKit
     }
 
     @Test func B23_aFailedPrimaryWriteAfterMintingGoesInert() async throws {
-        let h = Harness(store: InMemorySecureStore(failWrites: ["rocalytics-roca-id"]))
+        let h = ClientFixture(store: InMemorySecureStore(failWrites: ["rocalytics-roca-id"]))
         await h.client.ready()
         #expect(h.client.rocaId == nil)
         #expect(h.client.isInert)
@@ -115,7 +115,7 @@ import TrackerCoreTestKit
 /// C. Inert client and start-up failures.
 @Suite struct InertAndStartupTests {
     @Test func C24_noPlatformServicesEverythingIsAQuietNoOp() async throws {
-        let h = Harness(choice: RocalyticsPlatformChoice.none)
+        let h = ClientFixture(choice: RocalyticsPlatformChoice.none)
         await h.client.ready()
         #expect(h.client.rocaId == nil)
         try await h.client.track(.purchase)
@@ -132,7 +132,7 @@ import TrackerCoreTestKit
 
     @Test func C25_theDefaultPlatformOnLinuxIsInertAndDoesNotThrow() async throws {
         let log = DiagnosticLog()
-        let transport = RecordingTransport()
+        let transport = RecordingTransport.rocalytics()
         let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: transport, onDiagnostic: log.handler))
         await client.ready()
         #expect(client.rocaId == nil)
@@ -147,7 +147,7 @@ import TrackerCoreTestKit
         let transport = RecordingTransport { r in
             RecordingTransport.path(of: r.url) == "/functions/v1/identify" ? HTTPResponse(status: 503) : HTTPResponse(status: 204)
         }
-        let h = Harness(transport: transport)
+        let h = ClientFixture(transport: transport)
         await h.client.ready()
         #expect(h.log.all.map { "\($0.code)|\($0.message)" } == ["init-failed|[ROCALYTICS] identify failed: 503"])
         #expect(h.client.rocaId == ID)
@@ -159,7 +159,7 @@ import TrackerCoreTestKit
         let transport = RecordingTransport { r in
             RecordingTransport.path(of: r.url) == "/functions/v1/identify" ? HTTPResponse(status: 503) : HTTPResponse(status: 204)
         }
-        let h = Harness(transport: transport)
+        let h = ClientFixture(transport: transport)
         try await h.client.track(.trialStarted)
         expectRequest(h.requests.last, "\(API)/track", body: #"{"name":"trial_started","deduplication_id":"\#(ID)-trial_started","properties":{},"device_context":null}"#)
     }
@@ -171,13 +171,13 @@ import TrackerCoreTestKit
             default: HTTPResponse(status: 500)
             }
         }
-        let h = Harness(transport: transport)
+        let h = ClientFixture(transport: transport)
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
         #expect(h.log.all.map { "\($0.code)|\($0.message)" } == ["init-failed|[ROCALYTICS] track failed: 500 (install)"])
         #expect(h.store.values["rocadata-install-tracked"] == nil)
 
-        let next = Harness(store: h.store)
+        let next = ClientFixture(store: h.store)
         await next.client.ready()
         #expect(next.paths == ["/functions/v1/identify", "/functions/v1/track"])
         #expect(bodyText(next.requests[1]).hasPrefix(#"{"name":"install""#))

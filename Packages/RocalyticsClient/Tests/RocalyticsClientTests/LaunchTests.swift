@@ -48,7 +48,7 @@ private struct GatedPlatform: RocalyticsPlatform {
         let store = RETURNING()
         let gate = ReadGate()
         // A constructor that read on the caller's thread would never get past this line.
-        let h = Harness(store: store, choice: .custom(GatedPlatform(base: .ios(store: store), gate: gate)))
+        let h = ClientFixture(store: store, choice: .custom(GatedPlatform(base: .ios(store: store), gate: gate)))
         // Start-up runs in the background and its read is held there now.
         #expect(await gate.waitUntilEntered())
         #expect(h.client.rocaId == nil)

@@ -8,11 +8,11 @@ import TrackerCoreTestKit
 /// E. Onboarding-run sink.
 @Suite struct OnboardingSinkTests {
     /// SINKCLIENT: an IOS client on RETURNING.
-    func sinkClient(_ transport: RecordingTransport = RecordingTransport(), identifyOnStart: Bool = true) -> Harness {
-        Harness(store: RETURNING(), transport: transport, identifyOnStart: identifyOnStart)
+    func sinkClient(_ transport: RecordingTransport = RecordingTransport.rocalytics(), identifyOnStart: Bool = true) -> ClientFixture {
+        ClientFixture(store: RETURNING(), transport: transport, identifyOnStart: identifyOnStart)
     }
 
-    func trackBodies(_ h: Harness) -> [String] {
+    func trackBodies(_ h: ClientFixture) -> [String] {
         h.requests.filter { $0.url.hasSuffix("/track") }.map(bodyText)
     }
 
@@ -94,11 +94,11 @@ import TrackerCoreTestKit
     @Test func E47_a400IsTransientUnlessTheBodyRejectsExplicitly() async throws {
         let h = sinkClient()
         h.transport.setHandler { r in
-            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"error":"bad"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"error":"bad"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         }
         #expect(await h.client.sendOnboardingRun(IN_PROGRESS).outcome == .transient)
         h.transport.setHandler { r in
-            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"schema"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"schema"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         }
         #expect(await h.client.sendOnboardingRun(IN_PROGRESS) == SinkResult(.rejected, reason: "schema"))
         captureOnboardingBodies(h.requests)
@@ -115,7 +115,7 @@ import TrackerCoreTestKit
     }
 
     @Test func E49_anInertClientsSinkAnswersTransient() async throws {
-        let h = Harness(choice: RocalyticsPlatformChoice.none)
+        let h = ClientFixture(choice: RocalyticsPlatformChoice.none)
         #expect(await h.client.sendOnboardingRun(COMPLETED) == SinkResult(.transient, reason: "the Rocalytics client is inert"))
         #expect(h.requests.isEmpty)
     }
@@ -147,11 +147,11 @@ import TrackerCoreTestKit
             if r.url.hasSuffix("/track"), let body = r.body, let dedup = (try? WireJSON.decode(body))?["deduplication_id"]?.stringValue {
                 _ = stored.withLock { $0.insert(dedup) }
             }
-            return try await RecordingTransport.defaultReplies(r)
+            return try await RecordingTransport.rocalyticsReplies(r)
         }
         let first = sinkClient(server)
         #expect(await first.client.sendOnboardingRun(COMPLETED) == .accepted)
-        let second = Harness(store: first.store, transport: server)
+        let second = ClientFixture(store: first.store, transport: server)
         #expect(await second.client.sendOnboardingRun(COMPLETED) == .accepted)
         #expect(server.paths.filter { $0 == "/functions/v1/track" }.count == 2)
         #expect(stored.value.count == 1)
@@ -171,7 +171,7 @@ import TrackerCoreTestKit
                 let n = calls.withLock { $0 += 1; return $0 }
                 return HTTPResponse(status: n == 1 ? 503 : 204)
             }
-            return try await RecordingTransport.defaultReplies(r)
+            return try await RecordingTransport.rocalyticsReplies(r)
         })
         let first = await h.client.sendOnboardingRun(COMPLETED)
         #expect(first.outcome == .transient)
@@ -186,7 +186,7 @@ import TrackerCoreTestKit
 
     @Test func E55_noCompletionForAnExplicitRejection() async throws {
         let h = sinkClient(RecordingTransport { r in
-            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         #expect(await h.client.sendOnboardingRun(COMPLETED).outcome == .rejected)
         #expect(!h.paths.contains("/functions/v1/track"))
@@ -197,7 +197,7 @@ import TrackerCoreTestKit
         #expect(plain.onboardingRunDestination == "https://rocalytics-api.rocapine.io/functions/v1/onboarding-response")
         let staging = RocalyticsClient(options: .init(platform: .none, baseURL: "https://staging.example.test", onDiagnostic: { _ in }))
         #expect(staging.onboardingRunDestination == "https://staging.example.test/functions/v1/onboarding-response")
-        let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport(), onDiagnostic: { _ in }))
+        let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
         #expect(custom.onboardingRunDestination == "https://rocalytics-api.rocapine.io/functions/v1/onboarding-response (custom fetch)")
         #expect(createRocalyticsOnboardingSink(custom).destination == custom.onboardingRunDestination)
         // A sink built anew on the same client keeps the destination.

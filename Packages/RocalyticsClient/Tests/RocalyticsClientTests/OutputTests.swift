@@ -55,7 +55,7 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
     }
 
     @Test func D33_aWorkingClientLogsNothing() async throws {
-        let transport = RecordingTransport()
+        let transport = RecordingTransport.rocalytics()
         let clock = ManualClock()
         let output = try await captureOutput {
             let client = RocalyticsClient(options: .init(

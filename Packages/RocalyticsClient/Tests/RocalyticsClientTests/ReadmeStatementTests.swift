@@ -32,12 +32,12 @@ final class Signal: Sendable {
 @Suite struct ReadmeStatementTests {
     @Test func G69_rocaIdReadsNilUntilReady() async throws {
         let arrived = Signal(), answer = Signal()
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
             if r.url.hasSuffix("/identify") {
                 arrived.fire()
                 await answer.wait()
             }
-            return try await RecordingTransport.defaultReplies(r)
+            return try await RecordingTransport.rocalyticsReplies(r)
         })
         await arrived.wait()
         #expect(h.client.rocaId == nil)
@@ -47,7 +47,7 @@ final class Signal: Sendable {
     }
 
     @Test func G70_everySendingMethodFailsWithItsEndpointAndStatusAndNothingIsReported() async throws {
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
             r.url.hasSuffix("/identify") ? HTTPResponse(status: 503) : HTTPResponse(status: 500)
         }, identifyOnStart: false)
         #expect(await errorMessage { try await h.client.identify(["user_id": "u"]) } == "[ROCALYTICS] identify failed: 503")
@@ -82,8 +82,8 @@ final class Signal: Sendable {
 
     @Test func G72_aDemandScoreResponseFromBeforeVersioningStillDecodes() async throws {
         let body = #"{"demandScore":42,"coldStart":true,"signals":[{"signal":"paywallViews","value":null,"weight":14,"weighted":0}]}"#
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/demand-score") ? HTTPResponse(status: 200, body: Array(body.utf8)) : try await RecordingTransport.defaultReplies(r)
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
+            r.url.hasSuffix("/demand-score") ? HTTPResponse(status: 200, body: Array(body.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let result = try await h.client.getDemandScore()
         #expect(result.demandScore == 42)
@@ -106,7 +106,7 @@ final class Signal: Sendable {
         big["steps"] = .array(Array(steps))
         let v1Size = WireJSON.encode(.object(big)).count
         #expect(v1Size > 200_000 && v1Size < 261_120)
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         let sink = createRocalyticsOnboardingSink(h.client)
         #expect(try await sink.send(snapshot(big)) == .accepted)
         let posts = h.requests.filter { $0.url.hasSuffix("/onboarding-response") }
@@ -124,7 +124,7 @@ final class Signal: Sendable {
 
     @Test func G74_a404IsTransientUntilAnIdentifySucceeds() async throws {
         let identified = Locked(false)
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
             if r.url.hasSuffix("/identify") {
                 if r.headers.contains(HTTPHeader("X-Roca-ID", ID)) { identified.withLock { $0 = true } }
                 return HTTPResponse(status: 200, body: Array("{}".utf8))
@@ -144,7 +144,7 @@ final class Signal: Sendable {
         r2["run_id"] = .string(RUN2)
         r2["started_at"] = "2026-01-11T08:00:00.000Z"
         r2["steps"] = json(#"[{"step_key":"welcome","entered_at":"2026-01-11T08:00:00.000Z","exited_at":null,"answers":[]}]"#)
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         #expect(await h.client.sendOnboardingRun(snapshot(r2)) == .accepted)
         #expect(await h.client.sendOnboardingRun(COMPLETED) == .accepted)
         #expect(Array(h.paths.dropFirst()) == ["/functions/v1/onboarding-response", "/functions/v1/onboarding-response", "/functions/v1/track"])
@@ -157,8 +157,8 @@ final class Signal: Sendable {
     }
 
     @Test func G76_aCompletionEventThatTrackAlwaysRefusesKeepsTheSendTransient() async throws {
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/track") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"unknown event"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
+            r.url.hasSuffix("/track") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"unknown event"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         for _ in 0..<3 { #expect(await h.client.sendOnboardingRun(COMPLETED).outcome == .transient) }
         #expect(Array(h.paths.dropFirst()) == Array(repeating: ["/functions/v1/onboarding-response", "/functions/v1/track"], count: 3).flatMap { $0 })

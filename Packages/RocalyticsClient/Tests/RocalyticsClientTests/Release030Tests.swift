@@ -11,7 +11,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 /// F. Additions in 0.3.0.
 @Suite struct Release030Tests {
     @Test func F57_theInstallPingAfterAFreshInstall() async throws {
-        let h = Harness(installPing: true)
+        let h = ClientFixture(installPing: true)
         await h.client.ready()
         #expect(h.requests.count == 3)
         expectRequest(h.requests[0], "\(API)/identify", body: IDENT_IOS)
@@ -24,7 +24,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     }
 
     @Test func F58_theCombinedOnboardingBody() async throws {
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         _ = await h.client.sendOnboardingRun(IN_PROGRESS)
         _ = await h.client.sendOnboardingRun(COMPLETED)
         #expect(bodyText(h.requests[1]) == F58_BODY)
@@ -48,13 +48,13 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
         let body = toOnboardingRunBody(snapshot(o))
         #expect(WireJSON.encodeString(body["onboarding_metadata"]!) == #"{"onboardingId":"onb_123","deployment_id":"dep_789","locale":"en-US","onboarding_key":"main","onboarding_version":"3","variant_key":"short-intro","studio_variant_key":"main","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#)
         #expect(body["studio"]?["variant_key"] == "main")
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         _ = await h.client.sendOnboardingRun(snapshot(o))
         captureOnboardingBodies(h.requests)
     }
 
     @Test func F60_pingTurnedOff() async throws {
-        let h = Harness(installPing: false)
+        let h = ClientFixture(installPing: false)
         await h.client.ready()
         #expect(h.requests.count == 2)
         expectRequest(h.requests[0], "\(API)/identify", body: IDENT_IOS)
@@ -63,7 +63,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test func F61_theAttributionBaseMovesThePing() async throws {
         for base in ["https://attribution.example.test", "https://attribution.example.test/"] {
-            let h = Harness(installPing: true, attributionBaseURL: base)
+            let h = ClientFixture(installPing: true, attributionBaseURL: base)
             await h.client.ready()
             #expect(h.requests.count == 3)
             expectRequest(h.requests.last, "https://attribution.example.test/install", body: nil)
@@ -71,15 +71,15 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     }
 
     @Test func F62_noPingOnAReturningDevice() async throws {
-        let h = Harness(store: RETURNING(), installPing: true)
+        let h = ClientFixture(store: RETURNING(), installPing: true)
         await h.client.ready()
         #expect(h.requests.count == 1)
         expectRequest(h.requests[0], "\(API)/identify", body: IDENT_IOS)
     }
 
     @Test func F63_noPingWhenTheInstallEventFails() async throws {
-        let h = Harness(transport: RecordingTransport { r in
-            r.url.hasSuffix("/track") ? HTTPResponse(status: 500) : try await RecordingTransport.defaultReplies(r)
+        let h = ClientFixture(transport: RecordingTransport { r in
+            r.url.hasSuffix("/track") ? HTTPResponse(status: 500) : try await RecordingTransport.rocalyticsReplies(r)
         }, installPing: true)
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
@@ -88,12 +88,12 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test(arguments: [false, true])
     func F64_aFailedPingIsReportedAndNeverRetried(transportThrows: Bool) async throws {
-        let h = Harness(transport: RecordingTransport { r in
+        let h = ClientFixture(transport: RecordingTransport { r in
             if r.url.hasPrefix("https://track.rocapi.ne") {
                 if transportThrows { throw HTTPError(.connectionFailed, "no route") }
                 return HTTPResponse(status: 503)
             }
-            return try await RecordingTransport.defaultReplies(r)
+            return try await RecordingTransport.rocalyticsReplies(r)
         }, installPing: true)
         await h.client.ready()
         #expect(h.requests.map(\.url) == ["\(API)/identify", "\(API)/track", PING])
@@ -106,26 +106,26 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     }
 
     @Test func F65_identifyOnStartFalse() async throws {
-        let h = Harness(installPing: true, identifyOnStart: false)
+        let h = ClientFixture(installPing: true, identifyOnStart: false)
         await h.client.ready()
         #expect(h.requests.count == 2)
         expectRequest(h.requests[0], "\(API)/track", body: A1_INSTALL)
         expectRequest(h.requests[1], PING, body: nil)
         #expect(h.store.writes.map { "\($0.key)=\($0.value)" } == ["rocalytics-roca-id=\(ID)", "rocalitics-roca-id=\(ID)", "rocadata-install-tracked=true"])
 
-        let returning = Harness(store: RETURNING(), installPing: true, identifyOnStart: false)
+        let returning = ClientFixture(store: RETURNING(), installPing: true, identifyOnStart: false)
         await returning.client.ready()
         #expect(returning.requests.isEmpty)
     }
 
     @Test func F66_anUpsellPurchase() async throws {
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(TrackPurchaseParams(isTrial: false, value: 19.99, currency: "EUR", originalTransactionIdentifier: "t-up", productId: "pro_yearly", purchaseType: .upsell))
         expectRequest(h.requests.last, "\(API)/track", body: TRACK("purchase", "\(ID)-purchase-t-up", #"{"is_trial":false,"original_transaction_identifier":"t-up","product_id":"pro_yearly","price":19.99,"currency_code":"EUR","purchase_type":"upsell"}"#, DC_IOS))
     }
 
     @Test func F67_noPurchaseTypeMeansNoChange() async throws {
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(D30_PURCHASE)
         #expect(bodyText(h.requests.last!) == D30_BODY)
         #expect(!bodyText(h.requests.last!).contains("purchase_type"))
@@ -133,7 +133,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test func F68_anUnknownPurchaseType() async throws {
         // The raw-value entry point (`PurchaseType(rawValue:)`) is the untyped input of decision 6.
-        let h = Harness(store: RETURNING())
+        let h = ClientFixture(store: RETURNING())
         var params = D30_PURCHASE
         params.purchaseType = PurchaseType(rawValue: "renewal")
         try await h.client.trackPurchase(params)

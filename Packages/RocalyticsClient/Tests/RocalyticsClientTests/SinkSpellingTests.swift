@@ -29,8 +29,8 @@ import TrackerCoreTestKit
     }
 
     @Test func SK2_swiftSpellingsAreTheSameSinks() async throws {
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
+            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let onboarding: [any Sink<OnboardingRunSnapshot>] = [
             createRocalyticsOnboardingSink(h.client), .rocalytics(h.client), RocalyticsOnboardingSink(h.client),
@@ -54,8 +54,8 @@ import TrackerCoreTestKit
     }
 
     @Test func SK3_aV1SnapshotAsTheTrackersTypePostsTheV1Bytes() async throws {
-        let h = Harness(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.defaultReplies(r)
+        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
+            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         })
         let example = try paywallExample("purchased-android-3-ended-purchased")
         let asTrackerType = try PaywallPresentationSnapshotV1_1(json: example)

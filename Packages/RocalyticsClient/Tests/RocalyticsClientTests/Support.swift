@@ -40,16 +40,8 @@ func obj(_ text: String) -> JSONObject { json(text).objectValue! }
 /// The body text of a request ("" when none).
 func bodyText(_ r: HTTPRequest) -> String { r.body.map { String(decoding: $0, as: UTF8.self) } ?? "" }
 
-/// Collects diagnostics.
-final class DiagnosticLog: Sendable {
-    private let items = Locked<[Diagnostic]>([])
-    var handler: DiagnosticHandler { { [items] d in items.withLock { $0.append(d) } } }
-    var all: [Diagnostic] { items.value }
-    var codes: [String] { all.map(\.code) }
-}
-
 /// A client on the fixture platform with a recording transport, on a manual clock.
-struct Harness {
+struct ClientFixture {
     let store: InMemorySecureStore
     let transport: RecordingTransport
     let log = DiagnosticLog()
@@ -58,7 +50,7 @@ struct Harness {
 
     init(
         platform: FixturePlatform? = nil, store: InMemorySecureStore = InMemorySecureStore(),
-        transport: RecordingTransport = RecordingTransport(), clock: ManualClock = ManualClock(),
+        transport: RecordingTransport = RecordingTransport.rocalytics(), clock: ManualClock = ManualClock(),
         installPing: Bool = false, identifyOnStart: Bool = true, baseURL: String = rocalyticsDefaultBaseURL,
         attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL, choice: RocalyticsPlatformChoice? = nil
     ) {
@@ -73,8 +65,8 @@ struct Harness {
     }
 
     /// Another launch on the same store (and transport).
-    func relaunch(installPing: Bool = false, platform: FixturePlatform? = nil) -> Harness {
-        Harness(platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock, installPing: installPing)
+    func relaunch(installPing: Bool = false, platform: FixturePlatform? = nil) -> ClientFixture {
+        ClientFixture(platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock, installPing: installPing)
     }
 
     var requests: [HTTPRequest] { transport.requests }

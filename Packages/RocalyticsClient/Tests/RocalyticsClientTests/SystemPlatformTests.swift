@@ -27,9 +27,9 @@ import TrackerCoreTestKit
 @Suite struct SystemPlatformTests {
     func bytes(_ s: String) -> KeychainValue { .data(Array(s.utf8)) }
 
-    func harness(_ keychain: FakeKeychain) -> (Harness, KeychainFixturePlatform) {
+    func harness(_ keychain: FakeKeychain) -> (ClientFixture, KeychainFixturePlatform) {
         let p = KeychainFixturePlatform(keychain: keychain)
-        return (Harness(choice: .custom(p)), p)
+        return (ClientFixture(choice: .custom(p)), p)
     }
 
     @Test func SV1_literalAttributeValues() {
@@ -220,7 +220,7 @@ import TrackerCoreTestKit
     @Test func SV11_systemDefaultIsInertOnLinux() async {
         #if os(Linux)
         let log = DiagnosticLog()
-        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: RecordingTransport(), onDiagnostic: log.handler))
+        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: RecordingTransport.rocalytics(), onDiagnostic: log.handler))
         await client.ready()
         #expect(client.isInert)
         #expect(log.all.first?.message.contains("Linux") == true)
@@ -235,7 +235,7 @@ import TrackerCoreTestKit
     @Test func SV12_theOneLineSetupIsTheDefaultClient() {
         let setup: () -> RocalyticsClient = startRocalyticsOnApplePlatforms
         #expect(type(of: setup) == (() -> RocalyticsClient).self)
-        #expect(RocalyticsClient.Options().platform.isSystemDefault)
+        #expect(RocalyticsConfiguration().platform.isSystemDefault)
     }
 }
 

@@ -159,7 +159,11 @@ public struct InspectSnapshot: Sendable, Equatable {
 
 extension ScoreClient {
     /// A typed snapshot of the tracker (safe to log: no token, no event contents).
+    ///
+    /// Called before the stored queue is loaded (a background step the constructor starts), it
+    /// waits for the load, so that it shows the stored events and identity.
     public func inspect() -> InspectSnapshot {
+        waitUntilLoaded()
         let now = clock.nowMs()
         return state.withLock { s in
             let oldest = s.queue.map(\.timestampMs).min()

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Dispatch
 import Synchronization
 import TrackerCore
 
@@ -75,6 +76,8 @@ public final class ScoreClient: Sendable {
     /// writer. The hand-over re-checks both under `state`'s lock: a stale view costs a re-stamp,
     /// never a wrong or lost event.
     let view: LockedState<RecordingView>
+    /// Left once the start-up load is merged (see `loadStored()`); `inspect()` waits on it.
+    let loadDone = DispatchGroup()
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
@@ -135,41 +138,15 @@ public final class ScoreClient: Sendable {
         self.ids = idSource
         self.diagnose = onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
 
-        // Start-up: load the queue and identity (the only I/O on the constructing thread).
-        var contents = ScoreStoreContents()
-        var loadFailed = false
-        do { contents = try self.store.load() } catch { loadFailed = true }
-        contents.queueLocations = ScoreClient.verifiedLocations(contents, store: self.store)
-        let identity = ScoreClient.parseIdentity(contents.identity)
-        let anon = identity.anonymousId ?? idSource.newAnonymousId()
-        var s = ClientState(consent: initialConsent ?? resolved.startingConsent, anonymousId: anon,
-                            sessionId: idSource.newSessionId())
-        s.userId = identity.userId
-        s.linked = identity.linked
-        s.identityDirty = identity.anonymousId == nil || !identity.discarded.isEmpty
-        ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &s)
-        if contents.readOnly {
-            // Diagnosed once, here: the failing writes that follow are not diagnosed again.
-            s.storeFailing = true
-        }
+        // Start-up: no I/O here. The stored queue and identity are read by a background step
+        // (see `loadStored()`); until it is done, recording calls queue in memory with a
+        // placeholder anonymous id, and nothing is written, sent or shown (see `ClientState.loaded`).
+        var s = ClientState(consent: initialConsent ?? resolved.startingConsent,
+                            anonymousId: ScoreClient.anonymousIdBeforeLoad, sessionId: idSource.newSessionId())
         self.view = LockedState(ScoreClient.makeView(&s, siteId: siteId))
         self.state = LockedState(s)
-        if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
-        if contents.readOnly {
-            diagnose(Diagnostic(code: "storage", message: "the queue can only be read (read-only storage): stored events are sent, new ones stay in memory until writing works again"))
-        }
-        if !identity.discarded.isEmpty {
-            diagnose(Diagnostic(code: "storage", message: "the stored identity held invalid values, discarded: "
-                                + identity.discarded.joined(separator: ", ")))
-        }
-        if contents.queueDamage.hasSkippedRegions {
-            let d = contents.queueDamage
-            diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
-        }
-        state.withLock { s in
-            applyRetention(&s, now: clock.nowMs())
-            kickWriters(&s)
-        }
+        loadDone.enter()
+        scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
     }
 
     /// Deprecated: the SDK version is baked into the build; `sdkVersion` is ignored.
@@ -211,8 +188,12 @@ public final class ScoreClient: Sendable {
     public func setConsent(_ consent: ConsentState) {
         state.withLock { s in
             let withdrawn = s.consent.mask & ~consent.mask
+            let added = consent.mask & ~s.consent.mask
             s.consent = consent
             publishView(&s)
+            // The stored events are not in the queue yet: they leave when the load merges them.
+            if !s.loaded { s.withdrawnBeforeLoad |= withdrawn }
+            if added != 0 && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
             if withdrawn != 0 {
                 let gone = s.queue.filter { $0.requires & withdrawn != 0 }
                 if !gone.isEmpty { removeFromQueue(&s, gone) }
@@ -303,9 +284,13 @@ public final class ScoreClient: Sendable {
     /// Signs the fan out: forgets `userId` and the token (the provider stays), mints a new
     /// `anonymousId`, starts a new session and empties the replay buffer. The queue is kept.
     public func reset() {
+        // Before the start-up load, the anonymous id the events recorded so far get when the
+        // store holds none is minted first, as the constructor of an earlier version did.
+        let fallback = state.withLock { !$0.loaded && $0.fallbackAnonymousId == nil } ? ids.newAnonymousId() : nil
         let anon = ids.newAnonymousId()
         let session = ids.newSessionId()
         state.withLock { s in
+            if let fallback, !s.loaded, s.fallbackAnonymousId == nil { s.fallbackAnonymousId = fallback }
             s.userId = nil
             s.token = nil
             s.anonymousId = anon
@@ -565,6 +550,7 @@ public final class ScoreClient: Sendable {
         }
         s.queue.append(e)
         s.writeOps.append(.add(e))
+        if s.autoFlushMs != nil && s.autoFlushTimer == nil { armAutoFlushIfIdle(&s) }
     }
 
     /// Counts a lost critical event and queues its `delivery_failed` notice.
@@ -636,6 +622,9 @@ public final class ScoreClient: Sendable {
     /// thread: no lock should be held meanwhile).
     func claimWriters(_ s: inout ClientState) -> WriterStarts {
         var w = WriterStarts()
+        // Before the start-up load nothing is written: the log is not read yet, and the events
+        // recorded meanwhile still carry the placeholder anonymous id.
+        guard s.loaded else { return w }
         if !s.writeOps.isEmpty && !s.writerRunning && !s.writerBackingOff {
             s.writerRunning = true
             w.queue = true
@@ -791,7 +780,7 @@ public final class ScoreClient: Sendable {
             snapshot = []
             addsInOps = []
             ops = []
-            let resume: Flight? = state.withLock { s in
+            let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
                 if appended, s.storeFailing {
                     s.storeFailing = false
                     s.writeFailures = 0
@@ -803,15 +792,14 @@ public final class ScoreClient: Sendable {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
-                if let f = s.flight, f.waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
-                    f.waitingPersist = false
-                    return f
+                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
+                    return (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
                 }
                 return nil
             }
             toDrop = []
             if compact { await compactLog() }
-            if let resume { proceedToToken(resume.id) }
+            if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
             // A compaction's rename is synced with the appends (see `FileScoreStore`).
             if appended || compact {
                 let now = clock.nowMs()
@@ -835,7 +823,7 @@ public final class ScoreClient: Sendable {
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     private func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
-        let (first, delay, resume): (Bool, Int64, Flight?) = state.withLock { s in
+        let (first, delay, resume): (Bool, Int64, (Int, [FlushMachine.Action])?) = state.withLock { s in
             s.writeOps = Array(ops) + s.writeOps
             s.pendingRemoval = nil
             s.dropLater.append(contentsOf: released)
@@ -845,10 +833,10 @@ public final class ScoreClient: Sendable {
             s.writerRunning = false
             s.writerBackingOff = true
             let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(9, s.writeFailures - 1)))
-            var resume: Flight?
-            if let f = s.flight, f.waitingPersist {
-                f.waitingPersist = false
-                resume = f
+            var resume: (Int, [FlushMachine.Action])?
+            if let f = s.flight, f.machine.phase == .waitingPersist {
+                // Sent from memory: they cannot be persisted now.
+                resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
             }
             return (first, delay, resume)
         }
@@ -859,7 +847,7 @@ public final class ScoreClient: Sendable {
                 kickWriters(&s)
             }
         }
-        if let resume { proceedToToken(resume.id) }
+        if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
         releaseDropLaterOnExit()
     }
 

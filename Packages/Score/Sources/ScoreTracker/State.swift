@@ -3,19 +3,20 @@ import TrackerCore
 /// A flush in progress; guarded by the client's lock.
 final class Flight: @unchecked Sendable {
     let id: Int
+    /// Where the flush is (see ``FlushMachine``); the fields below are the runtime's data.
+    var machine: FlushMachine
     var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>] = []
     var selected: [QueuedEvent] = []
     var cursor = 0
-    var batchLimit = ScoreClient.maxBatchEvents
     var sent = 0
-    var failed = false
-    var waitingPersist = false
-    var waitingToken = false
     var tokenTimer: TimerToken?
     var budgetTimer: TimerToken?
     var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
 
-    init(id: Int) { self.id = id }
+    init(id: Int, machine: FlushMachine) {
+        self.id = id
+        self.machine = machine
+    }
 }
 
 /// A buffered anonymously-sent event, for replay.
@@ -110,6 +111,24 @@ struct ClientState {
     var inBackground = false
     var backgroundSinceMs: Int64?
     var binding: LifecycleBinding?
+    /// When the periodic flush's period started: a timer armed when work arrives after an idle
+    /// spell fires on the period's next tick (see `ScoreClient.armAutoFlushIfIdle`).
+    var autoFlushAnchorMs: Int64 = 0
+    // start-up load (see `ScoreClient.loadStored()`)
+    /// Whether the stored queue and identity are merged in. Until then nothing is written,
+    /// sent or shown.
+    var loaded = false
+    /// Whether a step or `inspect()` runs the load.
+    var loadClaimed = false
+    /// The anonymous id for the events recorded before the load when the store holds none,
+    /// minted by a `reset()` before the load (see `ScoreClient.reset()`).
+    var fallbackAnonymousId: String?
+    /// Categories withdrawn before the load: the stored events requiring one leave at the merge.
+    var withdrawnBeforeLoad: UInt8 = 0
+    /// Flushes asked for before the load, started after the merge.
+    var flushBeforeLoad = PendingFlush()
+    /// Background flushes asked for before the load.
+    var backgroundBeforeLoad: [DeferredBackground] = []
 
     init(consent: ConsentState, anonymousId: String, sessionId: String) {
         self.consent = consent

@@ -31,8 +31,8 @@ public struct AppendLogError: Error, Sendable, Equatable, CustomStringConvertibl
 /// intact record after it is kept; when none follows, the bytes from the bad frame on are a
 /// torn tail and are cut off the file. So a file cut at any byte loses at most the record that
 /// was being written, a damaged record loses that record only, and later appends are never
-/// blocked by a torn tail. ``rewrite(_:)`` compacts by writing a new file, syncing it and
-/// renaming it over the old one (which also drops the damaged regions).
+/// blocked by a torn tail. ``rewrite(_:deferDirectorySync:)`` compacts by writing a new file,
+/// syncing it and renaming it over the old one (which also drops the damaged regions).
 ///
 /// No sync marker is needed to find frames again: a candidate frame must have a non-zero
 /// length that fits in the file and a payload matching its CRC-32 (a chance of 2⁻³² for a
@@ -203,8 +203,9 @@ public final class AppendLog {
         return CRC32.checksum(UnsafeBufferPointer(rebasing: buf[start..<(start + len)])) == crc ? len : nil
     }
 
-    /// Reads back the record framed at `offset` (as returned by ``append(_:)``, ``rewrite(_:)``
-    /// or ``loadedOffsets``); `nil` when no intact record starts there.
+    /// Reads back the record framed at `offset` (as returned by ``append(_:sync:)``,
+    /// ``rewrite(_:deferDirectorySync:)`` or ``loadedOffsets``); `nil` when no intact record
+    /// starts there.
     public func read(at offset: Int) throws(AppendLogError) -> [UInt8]? {
         guard fd >= 0 else { throw AppendLogError("read", errno: EBADF) }
         guard offset >= 0, offset + AppendLog.frameOverhead <= byteCount else { return nil }

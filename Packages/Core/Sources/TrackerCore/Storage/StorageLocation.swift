@@ -12,7 +12,16 @@
 public struct StorageLocation: Sendable, Equatable {
     /// The platform a location is for.
     public enum Platform: Sendable, Equatable, CaseIterable {
-        case iOS, macOS, tvOS, visionOS, linux
+        /// iOS and iPadOS.
+        case iOS
+        /// macOS.
+        case macOS
+        /// tvOS.
+        case tvOS
+        /// visionOS.
+        case visionOS
+        /// Linux.
+        case linux
 
         /// The platform this code was built for.
         public static var current: Platform {

@@ -1,0 +1,196 @@
+import Dispatch
+import TrackerCore
+
+// The start-up load (issue 19): the constructor does no file I/O. It spawns one background step
+// (the scheduler's I/O step) that reads the stored queue and identity and merges them into the
+// state. Until the merge:
+//
+// - recording calls (`track`, `screen`, `identify`, `reset`, consent) run as usual on an
+//   in-memory queue, stamped with a placeholder anonymous id (``ScoreClient/anonymousIdBeforeLoad``);
+// - nothing is written (the writers are not started: the log is not read yet, and the identity
+//   file must not be overwritten by an id nobody stored), nothing is sent (a flush asked for
+//   meanwhile, by the app or by the lifecycle, waits and starts right after the merge), and
+//   `inspect()` waits for the merge (it runs the load itself when the step has not started yet).
+//
+// The merge then makes the state exactly what the same calls made after the load would have
+// made: the stored events first, then the ones recorded meanwhile, re-enqueued one by one (so
+// the cap and the critical tier apply over both together); stored events whose category was
+// withdrawn meanwhile removed; the events recorded before any `reset()` stamped with the stored
+// anonymous id (or one minted now when none was stored) and, when they carry none, the stored
+// userId; the stored identity kept unless `reset()` was called meanwhile, and a userId set by
+// `identify` meanwhile winning over the stored one.
+extension ScoreClient {
+    /// The anonymous id events recorded before the start-up load carry until the merge replaces
+    /// it (never written, sent or shown).
+    static let anonymousIdBeforeLoad = "00000000-0000-0000-0000-000000000000"
+
+    /// The background step the constructor spawns.
+    func loadStoredIfUnclaimed() {
+        if claimLoad() == true { loadStored() }
+    }
+
+    /// Claims the start-up load: `true` for the caller to run it, `false` when another caller
+    /// runs it, `nil` when it is done.
+    private func claimLoad() -> Bool? {
+        state.withLock { s in
+            if s.loaded { return nil }
+            if s.loadClaimed { return false }
+            s.loadClaimed = true
+            return true
+        }
+    }
+
+    /// Returns once the start-up load is merged, running it on the calling thread when no step
+    /// has claimed it yet (for `inspect()`).
+    func waitUntilLoaded() {
+        switch claimLoad() {
+        case nil: return
+        case true?: loadStored()
+        case false?: loadDone.wait()
+        }
+    }
+
+    /// Reads the store and merges what it holds into the state (see the comment at the top).
+    func loadStored() {
+        var contents = ScoreStoreContents()
+        var loadFailed = false
+        do { contents = try store.load() } catch { loadFailed = true }
+        contents.queueLocations = ScoreClient.verifiedLocations(contents, store: store)
+        let identity = ScoreClient.parseIdentity(contents.identity)
+        // The stored events, decoded outside the lock, as seen with the stored anonymous id.
+        let fallback = state.withLock { $0.fallbackAnonymousId }
+        let storedAnon = identity.anonymousId ?? fallback ?? ids.newAnonymousId()
+        var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
+        ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &scratch)
+
+        let (pendingFlush, background, starts) = state.withLock { s in
+            mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
+        }
+        start(starts)
+        if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        if contents.readOnly {
+            diagnose(Diagnostic(code: "storage", message: "the queue can only be read (read-only storage): stored events are sent, new ones stay in memory until writing works again"))
+        }
+        if !identity.discarded.isEmpty {
+            diagnose(Diagnostic(code: "storage", message: "the stored identity held invalid values, discarded: "
+                                + identity.discarded.joined(separator: ", ")))
+        }
+        if contents.queueDamage.hasSkippedRegions {
+            let d = contents.queueDamage
+            diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
+        }
+        // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
+        // that calls `inspect()` does not wait: the state is marked loaded).
+        loadDone.leave()
+        // The flushes asked for meanwhile: the first starts one, the others join it.
+        if pendingFlush.requested {
+            if pendingFlush.waiters.isEmpty { startFlush() }
+            for w in pendingFlush.waiters { startFlush(waiter: w) }
+        }
+        for b in background { attachBackground(source: b.source, taskId: b.taskId, deadlineMs: b.deadlineMs) }
+    }
+
+    private func mergeLoaded(_ s: inout ClientState, scratch: ClientState, contents: ScoreStoreContents,
+                             identity: StoredIdentity, storedAnon: String)
+        -> (PendingFlush, [DeferredBackground], WriterStarts) {
+        var scratch = scratch
+        // A `reset()` that ran after the read minted the id to use when none was stored.
+        let storedAnon = identity.anonymousId ?? s.fallbackAnonymousId ?? storedAnon
+        let recorded = Array(s.queue)
+        let resetMeanwhile = s.anonymousEpoch != 0
+        // Identity: the stored one, unless `reset()` replaced it meanwhile.
+        if !resetMeanwhile {
+            s.anonymousId = storedAnon
+            if s.userId == nil { s.userId = identity.userId }
+        } else {
+            // The stored events were recorded under another anonymous id than the current one.
+            scratch.queue = EventQueue()
+            scratch.noticeCount = 0
+            ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &scratch)
+        }
+        s.linked.formUnion(identity.linked)
+        s.identityGeneration += 1
+        publishView(&s)
+        if identity.anonymousId == nil || !identity.discarded.isEmpty { s.identityDirty = true }
+
+        // The queue: the stored events first, then the recorded ones one by one.
+        s.queue = scratch.queue
+        s.noticeCount = scratch.noticeCount
+        s.deadRecords = scratch.deadRecords
+        s.writeOps = []
+        s.pendingRemoval = nil
+        s.loaded = true
+        if s.withdrawnBeforeLoad != 0 {
+            let withdrawn = s.withdrawnBeforeLoad
+            let gone = s.queue.filter { $0.requires & withdrawn != 0 }
+            if !gone.isEmpty { removeFromQueue(&s, gone) }
+        }
+        for e in recorded where e.inQueue {
+            let stamped = e.anonymousEpoch == 0 ? restamped(e, anonymousId: storedAnon, userId: identity.userId) : e
+            enqueue(&s, stamped)
+        }
+        if contents.readOnly {
+            // Diagnosed once, by the load: the failing writes that follow are not diagnosed again.
+            s.storeFailing = true
+        }
+        applyRetention(&s, now: clock.nowMs())
+        if s.autoFlushMs != nil && s.autoFlushTimer == nil { armAutoFlushIfIdle(&s) }
+        let pending = s.flushBeforeLoad
+        s.flushBeforeLoad = PendingFlush()
+        let background = s.backgroundBeforeLoad
+        s.backgroundBeforeLoad = []
+        return (pending, background, claimWriters(&s))
+    }
+
+    /// `e` (recorded before the load, before any `reset()`) with the stored anonymous id in
+    /// place of the placeholder, and the stored userId when it carries none.
+    private func restamped(_ e: QueuedEvent, anonymousId: String, userId storedUserId: String?) -> QueuedEvent {
+        let addUser = !e.hasUserId ? storedUserId : nil
+        var fields: EnvelopeFields?
+        var encoded: [UInt8]?
+        if let f = e.fields {
+            fields = EnvelopeFields(
+                type: f.type, name: f.name, eventId: f.eventId, timestampMs: f.timestampMs, anonymousId: anonymousId,
+                sessionId: f.sessionId, userId: f.userId ?? addUser, siteId: f.siteId, props: f.props, traits: f.traits,
+                context: f.context, sdkName: f.sdkName, sdkVersion: f.sdkVersion)
+        } else if var bytes = e.encoded {
+            EnvelopeBytes.replaceAnonymousId(&bytes, with: anonymousId)
+            if let addUser { bytes = EnvelopeBytes.withUserId(bytes, addUser) }
+            encoded = bytes
+        }
+        return QueuedEvent(id: e.id, name: e.name, timestampMs: e.timestampMs, anonymousEpoch: e.anonymousEpoch,
+                           hasUserId: e.hasUserId || addUser != nil, critical: e.critical, notice: e.notice,
+                           requires: e.requires, fields: fields, encoded: encoded)
+    }
+}
+
+/// Flushes asked for before the start-up load (see `ScoreClient.loadStored()`).
+struct PendingFlush {
+    var requested = false
+    var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>] = []
+}
+
+/// A background flush asked for before the start-up load: its background task and the end of
+/// its budget, attached to the flush that starts after the merge.
+struct DeferredBackground {
+    var source: AppLifecycleSource?
+    var taskId: BackgroundTaskID?
+    var deadlineMs: Int64
+}
+
+extension EnvelopeBytes {
+    static let anonymousIdMarker: [UInt8] = Array(#","anonymousId":""#.utf8)
+
+    /// Replaces the value of the envelope's `anonymousId` (the first one: the strings before it
+    /// are escaped, so they cannot hold the marker).
+    static func replaceAnonymousId(_ bytes: inout [UInt8], with anonymousId: String) {
+        guard let at = find(anonymousIdMarker, in: bytes) else { return }
+        let start = at + anonymousIdMarker.count
+        var end = start
+        while end < bytes.count && bytes[end] != 34 { end += 1 }
+        var value = [UInt8]()
+        WireJSON.writeString(anonymousId, into: &value)
+        // `writeString` writes the quotes: keep what is between them.
+        bytes.replaceSubrange(start..<end, with: value.dropFirst().dropLast())
+    }
+}
