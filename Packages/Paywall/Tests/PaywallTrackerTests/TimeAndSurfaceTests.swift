@@ -24,12 +24,11 @@ import TrackerCoreTestKit
 
         // State level, as in the spec: end at T9−9 s, built at T9−10 s.
         let fixed = try InfoValidation.validate(InfoValidation.raw(INFO)).get()
-        var s = PresentationState(id: FIXED_ID, startedAt: T9, fixed: fixed, context: CTX_IN.wire())
+        var s = PresentationState(id: FIXED_ID, startedAt: T9, fixed: fixed, context: try #require(CTX_IN.wire()))
         _ = s.nextSnapshot(nowMs: T9)
         #expect(s.markShown(nowMs: T9 - 5000) == .ok)
         #expect(s.markEnded(["status": "dismissed"], nowMs: T9 - 9000) == .ok)
-        let built = s.nextSnapshot(nowMs: T9 - 10_000)
-        let snap = try #require(built)
+        let snap = s.nextSnapshot(nowMs: T9 - 10_000)
         for key in ["started_at", "shown_at", "ended_at", "sent_at"] {
             #expect(snap.body[key] == "2026-01-10T09:00:00.000Z", "\(key)")
         }
