@@ -33,6 +33,13 @@ public struct VerdictViolation: Sendable, Equatable {
     static func contract(_ v: ContractViolation) -> VerdictViolation { VerdictViolation(rule: v.rule.rawValue, path: v.path, message: v.message) }
 }
 
+/// Why a paywall snapshot does not conform: the first problem's text and every violation of
+/// the step that found it (the JSON Schema, or else the contract rules).
+struct PaywallProblem: Sendable, Equatable {
+    var reason: String
+    var violations: [VerdictViolation]
+}
+
 /// What the collector decided about one request, with what it prints and answers.
 public struct Verdict: Sendable, Equatable {
     /// `onboarding-run`, `paywall-presentation`, `score-batch`, `rocalytics-track`, …
@@ -112,8 +119,9 @@ public struct ContractSchemas: Sendable {
 public final class Collector: Sendable {
     /// Largest onboarding-run snapshot (compact bytes), contract D8.
     public static let maxRunBytes = 262_144
-    /// Largest paywall snapshot (compact bytes), paywall.md section 5 rule 9.
-    public static let maxPaywallBytes = 16_384
+    /// Largest paywall snapshot (compact bytes), paywall.md section 5 rule 9
+    /// (``TrackerCore/ContractChecker/paywallMaxBytes``).
+    public static let maxPaywallBytes = ContractChecker.paywallMaxBytes
     /// Largest Score batch body, score-tracker.md section 2.
     public static let maxScoreBatchBytes = 524_288
     /// The quit threshold of the funnel (D14).
@@ -257,47 +265,58 @@ public final class Collector: Sendable {
         let result: Verdict = store.withLock { store in
             do {
                 let stored = try id.flatMap { id throws(SQLiteError) in try store.presentation(sender: sender, id: id) }
-                if let stored, stored.status == "ended" { return verdict(.ignored, note: "presentation already ended") }
                 let compact = WireJSON.encode(snapshot)
-                if compact.count > Self.maxPaywallBytes {
-                    let text = "snapshot exceeds \(Self.maxPaywallBytes) bytes (\(compact.count))"
+                // Core's verdict (the one the paywall checker gives), with this collector's full
+                // JSON Schema as the conformance step and the contract rules after it.
+                let decision = ContractChecker.paywallVerdict(
+                    incoming: snapshot, stored: stored.map { (try? WireJSON.decode($0.body)) ?? .null }, size: compact.count
+                ) { value -> [PaywallProblem] in
+                    let schema = value["schema_version"] == .number(1) ? schemas.paywallV1 : schemas.paywallV1_1
+                    let schemaProblems = schema.validate(value)
+                    if let problem = schemaProblems.first {
+                        return [PaywallProblem(reason: "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))]
+                    }
+                    let contractProblems = ContractRules.paywallViolations(value)
+                    if let problem = contractProblems.first {
+                        return [PaywallProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))]
+                    }
+                    return []
+                }
+                switch decision {
+                case .ignoredEnded:
+                    return verdict(.ignored, note: "presentation already ended")
+                case let .rejectedTooLarge(bytes):
+                    let text = "snapshot exceeds \(Self.maxPaywallBytes) bytes (\(bytes))"
                     return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
-                }
-                let schema = snapshot["schema_version"] == .number(1) ? schemas.paywallV1 : schemas.paywallV1_1
-                let schemaProblems = schema.validate(snapshot)
-                if let problem = schemaProblems.first {
-                    return verdict(.rejected, "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))
-                }
-                let contractProblems = ContractRules.paywallViolations(snapshot)
-                if let problem = contractProblems.first {
-                    return verdict(.rejected, problem.description, violations: contractProblems.map(VerdictViolation.contract))
+                case let .rejectedNonconformant(problems):
+                    return verdict(.rejected, problems.first?.reason, violations: problems.flatMap(\.violations))
+                case let .rejectedImmutable(problem):
+                    return verdict(.rejected, problem.description, violations: [.contract(problem)])
+                case .ignoredRetry:
+                    return verdict(.ignored, note: "retry")
+                case let .ignoredStale(storedSeq):
+                    return verdict(.ignored, note: "stale seq (stored \(storedSeq))")
+                case .acceptedFirst, .acceptedHigherSeq:
+                    break
                 }
                 guard let id, let seq else { return verdict(.rejected, "schema: presentation_id or seq missing") }
                 let status = snapshot["status"]?.stringValue ?? ""
                 let text = String(decoding: compact, as: UTF8.self)
-                guard let stored else {
+                if var next = stored {
+                    next.seq = seq
+                    next.status = status
+                    next.body = text
+                    next.lastReceivedAtMs = now
+                    try store.savePresentation(next)
+                } else {
                     try store.savePresentation(
                         StoredPresentation(
                             sender: sender, presentationId: id, seq: seq, status: status, body: text,
                             firstReceivedAtMs: now, lastReceivedAtMs: now
                         )
                     )
-                    return verdict(.accepted)
                 }
-                let previous = (try? WireJSON.decode(stored.body)) ?? .null
-                if let problem = ContractChecker.paywallPresentation(snapshot, previous: previous).first(where: { $0.rule == .paywallImmutable }) {
-                    return verdict(.rejected, problem.description, violations: [.contract(problem)])
-                }
-                if seq > stored.seq {
-                    var next = stored
-                    next.seq = seq
-                    next.status = status
-                    next.body = text
-                    next.lastReceivedAtMs = now
-                    try store.savePresentation(next)
-                    return verdict(.accepted)
-                }
-                return verdict(.ignored, note: seq == stored.seq ? "retry" : "stale seq (stored \(stored.seq))")
+                return verdict(.accepted)
             } catch {
                 return Verdict(kind: kind, outcome: .rejected, reason: "storage error", subject: id, seq: seq, httpStatus: 500)
             }

@@ -311,6 +311,9 @@ func scoreBenchCases() -> [BenchCase] {
                 }
                 out.merge(Stats.summary(construct, prefix: "construct_\(tag)_ms")) { $1 }
                 out.merge(Stats.summary(ready, prefix: "ready_\(tag)_ms")) { $1 }
+                // The first round is the cold one (a real launch has one): no warm allocator.
+                out["construct_\(tag)_first_ms"] = construct.first ?? 0
+                out["ready_\(tag)_first_ms"] = ready.first ?? 0
                 out["queued_events_loaded_\(tag)"] = Double(depth)
             }
             return out

@@ -1,5 +1,4 @@
 import Foundation
-import TrackerCore
 
 /// Generates the Swift contract types (`Packages/Core/Sources/TrackerCore/Contracts/Generated/`)
 /// from the JSON Schemas in `Packages/Core/Contracts/`.
@@ -20,7 +19,7 @@ struct ContractTypesGenerator: Generator {
         for contract in ContractLayouts.all {
             let schemaPath = "Packages/Core/Contracts/" + contract.schemaFile
             let bytes = [UInt8](try Data(contentsOf: repoRoot.appendingPathComponent(schemaPath)))
-            let schema = try SchemaReader(root: try WireJSON.decode(bytes), file: contract.schemaFile)
+            let schema = try SchemaReader(root: try SchemaJSON.parse(bytes), file: contract.schemaFile)
             var r = Renderer(schema: schema, contract: contract, schemaHash: Self.fnv1a64(bytes))
             try r.render()
             files.append(GeneratedFile(path: "\(Self.outputDir)/\(contract.outputFile)", contents: r.out))

@@ -1,5 +1,3 @@
-import TrackerCore
-
 extension Renderer {
     /// Fails when a struct layout and its schema node disagree: a member missing on either side, or a
     /// type, nullability or requiredness mismatch (so a schema change cannot silently drift from the types).
@@ -20,7 +18,7 @@ extension Renderer {
             throw GeneratorError(description: "\(schema.file): \(s.name): schema members not laid out \(missing.sorted()), laid out but not in schema \(extra.sorted())")
         }
         if case let .constant(lit)? = s.schemaVersion {
-            guard let c = props["schema_version"]?["const"], WireJSON.encodeString(c) == lit else {
+            guard case let .number(c)? = props["schema_version"]?["const"], Double(lit) == c else {
                 throw GeneratorError(description: "\(schema.file): schema_version is not const \(lit)")
             }
         }

@@ -11,7 +11,7 @@ extension Renderer {
                 throw GeneratorError(description: "\(schema.file): answer alternative without a kind const")
             }
             kinds.append(k)
-            let keys = Set(o["properties"]?.objectValue?.keys ?? [])
+            let keys = Set(o["properties"]?.objectValue.map { Array($0.keys) } ?? [])
             let expected: Set<String> = k == "numeric" ? ["question_key", "kind", "value", "unit"] : ["question_key", "kind", "value"]
             guard keys == expected else { throw GeneratorError(description: "\(schema.file): answer kind \(k) has members \(keys.sorted())") }
         }

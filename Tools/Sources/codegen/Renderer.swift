@@ -1,5 +1,3 @@
-import TrackerCore
-
 /// Renders one contract's Swift file into `out`: checks every struct layout against its schema
 /// (`LayoutCheck.swift`), then renders the structs (`Renderer+Structs.swift`), the enums (here) and
 /// the answer `oneOf` (`Renderer+Answer.swift`).

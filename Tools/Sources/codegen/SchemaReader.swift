@@ -1,5 +1,3 @@
-import TrackerCore
-
 // Schema access: JSON pointer lookup, local `$ref` resolution and the JSON types a member admits.
 
 struct GeneratorError: Error, CustomStringConvertible {
@@ -7,15 +5,15 @@ struct GeneratorError: Error, CustomStringConvertible {
 }
 
 struct SchemaReader {
-    let root: JSONValue
+    let root: SchemaJSON
     let file: String
 
-    init(root: JSONValue, file: String) throws {
+    init(root: SchemaJSON, file: String) throws {
         self.root = root
         self.file = file
     }
 
-    func node(_ path: [String]) throws -> JSONValue {
+    func node(_ path: [String]) throws -> SchemaJSON {
         var v = root
         for token in path {
             if let i = Int(token), case let .array(a) = v, i < a.count {
@@ -29,7 +27,7 @@ struct SchemaReader {
         return try resolve(v)
     }
 
-    func resolve(_ v: JSONValue) throws -> JSONValue {
+    func resolve(_ v: SchemaJSON) throws -> SchemaJSON {
         if let ref = v["$ref"]?.stringValue {
             guard ref.hasPrefix("#/") else { throw GeneratorError(description: "\(file): unsupported $ref \(ref)") }
             return try node(ref.dropFirst(2).split(separator: "/").map(String.init))
@@ -38,7 +36,7 @@ struct SchemaReader {
     }
 
     /// The JSON types a member schema admits, and whether it admits null.
-    func kinds(_ v: JSONValue) throws -> (types: Set<String>, nullable: Bool) {
+    func kinds(_ v: SchemaJSON) throws -> (types: Set<String>, nullable: Bool) {
         let v = try resolve(v)
         var types = Set<String>()
         var nullable = false

@@ -12,27 +12,9 @@ while let a = args.popFirst() {
     default: FileHandle.standardError.write(Data("usage: codegen [--check] [--root DIR]\n".utf8)); exit(2)
     }
 }
-// Run from Tools/ or from the repository root.
-if !FileManager.default.fileExists(atPath: root.appendingPathComponent("Packages").path) {
-    root = root.deletingLastPathComponent()
-}
+root = Codegen.repositoryRoot(from: root)
 
-let generators: [any Generator] = allGenerators()
-var drift: [String] = []
-for g in generators {
-    for file in try g.generate(repoRoot: root) {
-        let url = root.appendingPathComponent(file.path)
-        let current = try? String(contentsOf: url, encoding: .utf8)
-        if current == file.contents { continue }
-        if check {
-            drift.append(file.path)
-        } else {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try file.contents.write(to: url, atomically: true, encoding: .utf8)
-            print("\(g.name): wrote \(file.path)")
-        }
-    }
-}
+let drift = try Codegen.run(allGenerators(), root: root, check: check) { name, path in print("\(name): wrote \(path)") }
 if check {
     if drift.isEmpty {
         print("codegen: generated files are up to date")

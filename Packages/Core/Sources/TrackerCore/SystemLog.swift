@@ -2,18 +2,12 @@
 import os
 #endif
 
-/// The log subsystems of the packages (one per package), as ``Diagnostics/systemLog(subsystem:prefix:)``
-/// uses them on Apple platforms.
-public enum LogSubsystem {
-    /// The onboarding tracker package.
-    public static let onboarding = "com.rocapine.rocalytics.onboarding"
-    /// The paywall tracker package.
-    public static let paywall = "com.rocapine.rocalytics.paywall"
-    /// The Rocalytics client package.
-    public static let rocalyticsClient = "com.rocapine.rocalytics.client"
-    /// The Score tracker package.
-    public static let score = "com.rocapine.score"
-}
+/// The namespace of the packages' unified-log subsystem names, as
+/// ``Diagnostics/systemLog(subsystem:prefix:)`` uses them on Apple platforms. Core names none:
+/// each package declares its own name in an extension of its own (for example
+/// `extension LogSubsystem { static let paywall = "com.rocapine.rocalytics.paywall" }`), so that
+/// a package's subsystem is written once, in that package.
+public enum LogSubsystem {}
 
 extension Diagnostics {
     /// The default diagnostic handler of a package. On Apple platforms it writes to the unified

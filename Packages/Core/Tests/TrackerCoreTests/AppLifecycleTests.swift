@@ -170,6 +170,6 @@ import TrackerCoreTestKit
         #expect(SystemLogLevel.isError("identity-unavailable"))
         #expect(!SystemLogLevel.isError("invalid-start"))
         // Elsewhere than Apple platforms the handler is the standard-error printer: it must not crash.
-        Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "test")(Diagnostic(code: "lc8", message: "ok"))
+        Diagnostics.systemLog(subsystem: "com.rocapine.test", prefix: "test")(Diagnostic(code: "lc8", message: "ok"))
     }
 }

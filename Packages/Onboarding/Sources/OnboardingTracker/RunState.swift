@@ -5,44 +5,96 @@ let recordingBudget = 261_120
 /// The entry limit.
 let maxEntries = 500
 
-/// One recorded answer with its cached encoded size.
-struct AnswerState: Sendable {
-    var questionKey: String
-    var json: JSONValue
-    var size: Int
+typealias Snapshot = OnboardingRunSnapshot
 
-    init(questionKey: String, json: JSONValue) {
-        self.questionKey = questionKey
-        self.json = json
-        self.size = WireJSON.encode(json).count
-    }
+/// The bytes `value` writes: every size below is measured by the contract type's own writer.
+func wireSize(_ value: some WireEncodable) -> Int {
+    var w = WireWriter(capacity: 256)
+    value.writeWire(to: &w)
+    return w.count
 }
 
-/// One entry with running byte counts of its completion form.
+/// A timestamp of the wire width (every timestamp is written with 24 characters), for measuring
+/// a form whose times are not known yet.
+private let widthTimestamp = "2026-01-10T08:00:00.000Z"
+
+/// One recorded answer in its contract type, with its encoded size.
+struct AnswerState: Sendable {
+    var answer: Snapshot.Answer
+    var size: Int
+
+    init(_ answer: Snapshot.Answer) {
+        self.answer = answer
+        self.size = wireSize(answer)
+    }
+
+    /// An answer's JSON in its contract type: the validated form `StartValidation.answer`
+    /// builds (read directly), or a stored one (decoded, so anything outside the contract fails).
+    init?(json: JSONValue) {
+        guard let a = AnswerState.validated(json) ?? (try? Snapshot.Answer(json: json)) else { return nil }
+        self.init(a)
+    }
+
+    /// The answer when `json` is exactly `{question_key, kind, value[, unit]}` with the right types.
+    private static func validated(_ json: JSONValue) -> Snapshot.Answer? {
+        guard case let .object(o) = json, o.count == 3 || o.count == 4, o.entries[0].key == "question_key", o.entries[1].key == "kind",
+              o.entries[2].key == "value", case let .string(question) = o.entries[0].value, case let .string(kind) = o.entries[1].value
+        else { return nil }
+        let value = o.entries[2].value
+        let unit: String?
+        if o.count == 4 {
+            guard kind == "numeric", o.entries[3].key == "unit", case let .string(u) = o.entries[3].value else { return nil }
+            unit = u
+        } else {
+            unit = nil
+        }
+        switch (kind, value) {
+        case let ("single", .string(v)): return Snapshot.Answer(questionKey: question, value: .single(v))
+        case let ("text", .string(v)): return Snapshot.Answer(questionKey: question, value: .text(v))
+        case let ("numeric", .number(n)): return Snapshot.Answer(questionKey: question, value: .numeric(n, unit: unit))
+        case let ("multi", .array(items)):
+            var keys: [String] = []
+            keys.reserveCapacity(items.count)
+            for i in items {
+                guard case let .string(k) = i else { return nil }
+                keys.append(k)
+            }
+            return Snapshot.Answer(questionKey: question, value: .multi(keys))
+        default: return nil
+        }
+    }
+
+    var questionKey: String { answer.questionKey }
+}
+
+/// One entry (its exit as recorded) with running byte counts of its completion form; its
+/// contract type is built when a snapshot or a write needs it, and kept until the entry changes.
 struct EntryState: Sendable {
-    var stepKey: String
-    var enteredAt: Int64
-    var exitedAt: Int64?
-    var answers: [AnswerState] = []
+    let stepKey: String
+    private(set) var enteredAt: Int64
+    private(set) var exitedAt: Int64?
+    private(set) var answers: [Snapshot.Answer] = []
+    /// Encoded size of each answer, in `answers` order.
+    private var answerSizes: [Int] = []
     /// Bytes of the completion form with no answer (`{"step_key":…,"answers":[]}`).
     let baseSize: Int
     /// Bytes of the answers, commas included.
-    var answersSize = 0
-    /// Cached JSON of this entry with its recorded exit (invalidated on change).
-    var cache: JSONValue?
+    private(set) var answersSize = 0
+    /// The entry in its contract type, and its stored form's JSON, until the entry changes.
+    private var wireCache: Snapshot.Entry?
+    private var storedCache: JSONValue?
 
-    /// `{"step_key":"","entered_at":"…","exited_at":"…","answers":[]}` minus the two quotes of the key.
-    static let overhead: Int = {
-        let ts = JSONValue.string("2026-01-10T08:00:00.000Z")
-        let o: JSONValue = ["step_key": "", "entered_at": ts, "exited_at": ts, "answers": []]
-        return WireJSON.encode(o).count - 2
-    }()
-
-    init(stepKey: String, enteredAt: Int64, exitedAt: Int64? = nil) {
+    /// `baseSize`: ``baseSize(_:)`` of `stepKey`, when the caller has it.
+    init(stepKey: String, enteredAt: Int64, exitedAt: Int64? = nil, baseSize: Int? = nil) {
         self.stepKey = stepKey
         self.enteredAt = enteredAt
         self.exitedAt = exitedAt
-        self.baseSize = EntryState.overhead + WireJSON.encode(.string(stepKey)).count
+        self.baseSize = baseSize ?? EntryState.baseSize(stepKey)
+    }
+
+    /// The completion-form bytes of an entry of `stepKey` with no answer.
+    static func baseSize(_ stepKey: String) -> Int {
+        wireSize(Snapshot.Entry(stepKey: stepKey, enteredAt: widthTimestamp, exitedAt: widthTimestamp, answers: []))
     }
 
     var completionSize: Int { baseSize + answersSize }
@@ -50,51 +102,62 @@ struct EntryState: Sendable {
     /// Size change if `answer` were recorded (replacing the same question in place, or appended).
     func sizeDelta(for answer: AnswerState) -> (delta: Int, index: Int?) {
         if let i = answers.firstIndex(where: { $0.questionKey == answer.questionKey }) {
-            return (answer.size - answers[i].size, i)
+            return (answer.size - answerSizes[i], i)
         }
         return (answer.size + (answers.isEmpty ? 0 : 1), nil)
     }
 
     mutating func apply(_ answer: AnswerState, at index: Int?, delta: Int) {
-        if let index { answers[index] = answer } else { answers.append(answer) }
+        if let index {
+            answers[index] = answer.answer
+            answerSizes[index] = answer.size
+        } else {
+            answers.append(answer.answer)
+            answerSizes.append(answer.size)
+        }
         answersSize += delta
-        cache = nil
+        wireCache = nil
+        storedCache = nil
     }
 
     mutating func setExit(_ ms: Int64?) {
         exitedAt = ms
-        cache = nil
+        wireCache = nil
+        storedCache = nil
     }
 
-    func json(exit: Int64?) -> JSONValue {
-        var o = JSONObject()
-        o.appendUnchecked("step_key", .string(stepKey))
-        o.appendUnchecked("entered_at", .string(Timestamp.format(ms: enteredAt)))
-        o.appendUnchecked("exited_at", exit.map { .string(Timestamp.format(ms: $0)) } ?? .null)
-        o.appendUnchecked("answers", .array(answers.map(\.json)))
-        return .object(o)
+    /// The entry in its contract type, with its recorded exit (cached).
+    mutating func wire() -> Snapshot.Entry {
+        if let wireCache { return wireCache }
+        let e = Snapshot.Entry(stepKey: stepKey, enteredAt: Timestamp.format(ms: enteredAt),
+                               exitedAt: exitedAt.map { Timestamp.format(ms: $0) }, answers: answers)
+        wireCache = e
+        return e
     }
 
-    /// The entry with its recorded exit, cached.
-    mutating func recordedJSON() -> JSONValue {
-        if let cache { return cache }
-        let j = json(exit: exitedAt)
-        cache = j
+    /// The entry as the stored state writes it (cached).
+    mutating func storedForm() -> JSONValue {
+        if let storedCache { return storedCache }
+        let j = wire().wireJSON()
+        storedCache = j
         return j
     }
 }
 
-/// Everything recorded for one run, with the running byte counts of its completion form
-/// (onboarding-tracker.md §10.2) so that every recording call measures in O(1).
+/// Everything recorded for one run, in Core's generated contract types, with the running byte
+/// counts of its completion form (onboarding-tracker.md §10.2) so that every recording call
+/// measures in O(1). ``snapshot(seq:sentAt:)`` assembles the value a sink receives.
 struct RunState: Sendable {
     var runId: String
     var lastSeq = 0
-    var onboarding: JSONValue
-    var studio: JSONValue?
-    var context: JSONValue
-    var manifest: JSONValue
-    var manifestKeys: Set<String>
-    var properties = JSONObject()
+    let onboarding: Snapshot.Onboarding
+    let studio: Snapshot.Studio?
+    let context: Snapshot.Context
+    let manifest: Snapshot.Manifest
+    let manifestKeys: Set<String>
+    /// ``EntryState/baseSize(_:)`` of each manifest step key, measured once.
+    let entryBaseSizes: [String: Int]
+    private(set) var properties = OrderedScalarMap()
     var steps: [EntryState] = []
     var provisionalExit = false
     var truncated = false
@@ -103,15 +166,13 @@ struct RunState: Sendable {
     var lastActiveAt: Int64
     var dirty = false
 
-    /// Completion form bytes with `seq` 0, no properties and no entry.
+    /// Completion form bytes with `seq` 0, the properties and no entry.
     private(set) var headerSize = 0
-    /// `"properties":{…},` bytes, 0 when there is none.
-    private(set) var propertiesSize = 0
     /// Entries' completion-form bytes, commas included.
     private(set) var entriesSize = 0
 
-    init(runId: String, onboarding: JSONValue, studio: JSONValue?, context: JSONValue, manifest: JSONValue,
-         manifestKeys: Set<String>, lastActiveAt: Int64)
+    init(runId: String, onboarding: Snapshot.Onboarding, studio: Snapshot.Studio?, context: Snapshot.Context,
+         manifest: Snapshot.Manifest, manifestKeys: Set<String>, lastActiveAt: Int64)
     {
         self.runId = runId
         self.onboarding = onboarding
@@ -119,32 +180,33 @@ struct RunState: Sendable {
         self.context = context
         self.manifest = manifest
         self.manifestKeys = manifestKeys
+        var sizes: [String: Int] = [:]
+        for k in manifestKeys { sizes[k] = EntryState.baseSize(k) }
+        entryBaseSizes = sizes
         self.lastActiveAt = lastActiveAt
-        recomputeSizes()
+        headerSize = headerSize(properties: properties)
     }
 
-    mutating func recomputeSizes() {
-        let ts = JSONValue.string("2026-01-10T08:00:00.000Z")
-        var o = JSONObject()
-        o.appendUnchecked("schema_version", 1)
-        o.appendUnchecked("run_id", .string(runId))
-        o.appendUnchecked("seq", 0)
-        o.appendUnchecked("status", "completed")
-        o.appendUnchecked("started_at", ts)
-        o.appendUnchecked("completed_at", ts)
-        o.appendUnchecked("sent_at", ts)
-        o.appendUnchecked("onboarding", onboarding)
-        if let studio { o.appendUnchecked("studio", studio) }
-        o.appendUnchecked("context", context)
-        o.appendUnchecked("manifest", manifest)
-        o.appendUnchecked("steps", [])
-        headerSize = WireJSON.encode(.object(o)).count
-        propertiesSize = Self.propertiesSize(properties)
-        entriesSize = steps.reduce(0) { $0 + $1.completionSize } + max(0, steps.count - 1)
+    /// A new run from a validated start; `nil` (never with validated input) when a part does not
+    /// fit its contract type.
+    init?(runId: String, spec: RunSpec, lastActiveAt: Int64) {
+        guard let onboarding = try? Snapshot.Onboarding(json: spec.onboarding),
+              let context = try? Snapshot.Context(json: spec.context),
+              let manifest = try? Snapshot.Manifest(json: spec.manifest) else { return nil }
+        var studio: Snapshot.Studio?
+        if let s = spec.studio {
+            guard let typed = try? Snapshot.Studio(json: s) else { return nil }
+            studio = typed
+        }
+        self.init(runId: runId, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+                  manifestKeys: spec.manifestKeys, lastActiveAt: lastActiveAt)
     }
 
-    static func propertiesSize(_ p: JSONObject) -> Int {
-        p.isEmpty ? 0 : 14 + WireJSON.encode(.object(p)).count // `"properties":` + value + `,`
+    /// The completion form's bytes with `seq` 0, `properties` and no entry.
+    func headerSize(properties: OrderedScalarMap) -> Int {
+        wireSize(Snapshot(runId: runId, seq: 0, status: .completed, startedAt: widthTimestamp, completedAt: widthTimestamp,
+                          sentAt: widthTimestamp, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+                          properties: properties, truncated: false, steps: []))
     }
 
     @inline(__always) static func digits(_ n: Int) -> Int {
@@ -154,9 +216,10 @@ struct RunState: Sendable {
         return d
     }
 
-    /// The completion form's size with the next seq, after adding `extra` bytes.
-    func measure(extra: Int = 0, propertiesSize p: Int? = nil) -> Int {
-        headerSize - 1 + Self.digits(lastSeq + 1) + (p ?? propertiesSize) + entriesSize + extra
+    /// The completion form's size with the next seq, after adding `extra` bytes (with the
+    /// header of other properties when `header` is given).
+    func measure(extra: Int = 0, header: Int? = nil) -> Int {
+        (header ?? headerSize) - 1 + Self.digits(lastSeq + 1) + entriesSize + extra
     }
 
     var hasEntries: Bool { !steps.isEmpty }
@@ -169,9 +232,14 @@ struct RunState: Sendable {
 
     // MARK: Mutations keeping the byte counts
 
+    /// A new entry for `key` at `enteredAt`.
+    func newEntry(_ key: String, enteredAt: Int64) -> EntryState {
+        EntryState(stepKey: key, enteredAt: enteredAt, baseSize: entryBaseSizes[key])
+    }
+
     /// Bytes a new entry for `key` adds.
-    static func entryCost(_ key: String, count: Int) -> Int {
-        EntryState.overhead + WireJSON.encode(.string(key)).count + (count == 0 ? 0 : 1)
+    func entryCost(_ key: String) -> Int {
+        (entryBaseSizes[key] ?? EntryState.baseSize(key)) + (steps.isEmpty ? 0 : 1)
     }
 
     mutating func append(_ entry: EntryState) {
@@ -184,41 +252,26 @@ struct RunState: Sendable {
         entriesSize += delta
     }
 
-    mutating func setProperties(_ p: JSONObject, size: Int) {
+    /// Replaces the properties; `header` is ``headerSize(properties:)`` of them.
+    mutating func setProperties(_ p: OrderedScalarMap, header: Int) {
         properties = p
-        propertiesSize = size
+        headerSize = header
     }
 
     // MARK: Wire form
 
-    /// The snapshot at `sentAt` with `seq` (onboarding-tracker.md §3).
-    mutating func snapshotJSON(seq: Int, sentAt: Int64) -> JSONValue {
-        var o = JSONObject()
-        o.appendUnchecked("schema_version", 1)
-        o.appendUnchecked("run_id", .string(runId))
-        o.appendUnchecked("seq", .number(Double(seq)))
-        o.appendUnchecked("status", completed ? "completed" : "in_progress")
-        o.appendUnchecked("started_at", .string(Timestamp.format(ms: steps.first?.enteredAt ?? sentAt)))
-        o.appendUnchecked("completed_at", completedAt.map { .string(Timestamp.format(ms: $0)) } ?? .null)
-        o.appendUnchecked("sent_at", .string(Timestamp.format(ms: sentAt)))
-        o.appendUnchecked("onboarding", onboarding)
-        if let studio { o.appendUnchecked("studio", studio) }
-        o.appendUnchecked("context", context)
-        o.appendUnchecked("manifest", manifest)
-        if !properties.isEmpty { o.appendUnchecked("properties", .object(properties)) }
-        if truncated { o.appendUnchecked("truncated", true) }
-        var arr: [JSONValue] = []
-        arr.reserveCapacity(steps.count)
-        let lastIndex = steps.count - 1
-        for i in steps.indices {
-            if i == lastIndex && !completed && !truncated {
-                arr.append(steps[i].json(exit: nil))
-            } else {
-                arr.append(steps[i].recordedJSON())
-            }
-        }
-        o.appendUnchecked("steps", .array(arr))
-        return .object(o)
+    /// The snapshot at `sentAt` with `seq` (onboarding-tracker.md §3): the open last entry of a
+    /// run in progress goes without its exit.
+    mutating func snapshot(seq: Int, sentAt: Int64) -> Snapshot {
+        var entries: [Snapshot.Entry] = []
+        entries.reserveCapacity(steps.count)
+        for i in steps.indices { entries.append(steps[i].wire()) }
+        if !completed && !truncated, !entries.isEmpty { entries[entries.count - 1].exitedAt = nil }
+        return Snapshot(runId: runId, seq: seq, status: completed ? .completed : .inProgress,
+                        startedAt: Timestamp.format(ms: steps.first?.enteredAt ?? sentAt),
+                        completedAt: completedAt.map { Timestamp.format(ms: $0) }, sentAt: Timestamp.format(ms: sentAt),
+                        onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+                        properties: properties, truncated: truncated, steps: entries)
     }
 
     /// The completion form of the current state (for checking the incremental measure).
@@ -228,7 +281,7 @@ struct RunState: Sendable {
         copy.completedAt = now
         copy.truncated = false
         if let last = copy.steps.indices.last { copy.steps[last].setExit(now) }
-        return WireJSON.encode(copy.snapshotJSON(seq: lastSeq + 1, sentAt: now))
+        return copy.snapshot(seq: lastSeq + 1, sentAt: now).wireBytes()
     }
 
     // MARK: Stored form (onboarding-tracker.md §5.2)
@@ -240,14 +293,14 @@ struct RunState: Sendable {
         o.appendUnchecked("runId", .string(runId))
         o.appendUnchecked("lastSeq", .number(Double(lastSeq)))
         o.appendUnchecked("seqReserved", .number(Double(max(seqReserved, lastSeq))))
-        o.appendUnchecked("onboarding", onboarding)
-        if let studio { o.appendUnchecked("studio", studio) }
-        o.appendUnchecked("context", context)
-        o.appendUnchecked("manifest", manifest)
-        if !properties.isEmpty { o.appendUnchecked("properties", .object(properties)) }
+        o.appendUnchecked("onboarding", onboarding.wireJSON())
+        if let studio { o.appendUnchecked("studio", studio.wireJSON()) }
+        o.appendUnchecked("context", context.wireJSON())
+        o.appendUnchecked("manifest", manifest.wireJSON())
+        if !properties.isEmpty { o.appendUnchecked("properties", properties.wireJSON()) }
         var arr: [JSONValue] = []
         arr.reserveCapacity(steps.count)
-        for i in steps.indices { arr.append(steps[i].recordedJSON()) }
+        for i in steps.indices { arr.append(steps[i].storedForm()) }
         o.appendUnchecked("steps", .array(arr))
         o.appendUnchecked("provisionalExit", .bool(provisionalExit))
         o.appendUnchecked("truncated", .bool(truncated))
@@ -270,23 +323,20 @@ struct RunState: Sendable {
             guard let reserved = r.intValue, reserved >= storedLastSeq else { return (nil, "current.seqReserved is invalid") }
             lastSeq = reserved
         }
-        guard let ob = o["onboarding"]?.objectValue, ob["key"]?.stringValue != nil, ob["version"]?.stringValue != nil
-        else { return (nil, "current.onboarding is invalid") }
-        guard let ctx = o["context"], ctx.objectValue != nil else { return (nil, "current.context is invalid") }
-        guard let man = o["manifest"]?.objectValue, let mSteps = man["steps"]?.arrayValue, !mSteps.isEmpty else {
+        guard let ob = o["onboarding"], let onboarding = try? Snapshot.Onboarding(json: ob) else {
+            return (nil, "current.onboarding is invalid")
+        }
+        guard let ctx = o["context"], let context = try? Snapshot.Context(json: ctx) else { return (nil, "current.context is invalid") }
+        guard let man = o["manifest"], let manifest = try? Snapshot.Manifest(json: man), !manifest.steps.isEmpty else {
             return (nil, "current.manifest is invalid")
         }
-        var keys = Set<String>()
-        for s in mSteps {
-            guard let k = s["step_key"]?.stringValue else { return (nil, "current.manifest is invalid") }
-            keys.insert(k)
-        }
+        let keys = Set(manifest.steps.map(\.stepKey))
         guard let stepsArr = o["steps"]?.arrayValue else { return (nil, "current.steps is invalid") }
         var entries: [EntryState] = []
         for e in stepsArr {
             guard let eo = e.objectValue, let k = eo["step_key"]?.stringValue,
                   let ea = eo["entered_at"]?.stringValue, let enteredAt = parseTS(ea),
-                  let answers = eo["answers"]?.arrayValue, answers.allSatisfy({ $0.objectValue != nil })
+                  let answers = eo["answers"]?.arrayValue
             else { return (nil, "current.steps holds an invalid entry") }
             var exit: Int64?
             switch eo["exited_at"] {
@@ -298,14 +348,22 @@ struct RunState: Sendable {
             }
             var entry = EntryState(stepKey: k, enteredAt: enteredAt, exitedAt: exit)
             for a in answers {
-                let ans = AnswerState(questionKey: a["question_key"]?.stringValue ?? "", json: a)
+                guard let ans = AnswerState(json: a) else { return (nil, "current.steps holds an invalid entry") }
                 let (delta, idx) = entry.sizeDelta(for: ans)
                 entry.apply(ans, at: idx, delta: delta)
             }
             entries.append(entry)
         }
-        if let s = o["studio"], s.objectValue == nil { return (nil, "current.studio is invalid") }
-        if let p = o["properties"], p.objectValue == nil { return (nil, "current.properties is invalid") }
+        var studio: Snapshot.Studio?
+        if let s = o["studio"] {
+            guard let typed = try? Snapshot.Studio(json: s) else { return (nil, "current.studio is invalid") }
+            studio = typed
+        }
+        var properties = OrderedScalarMap()
+        if let p = o["properties"] {
+            guard let typed = try? OrderedScalarMap(json: p, path: "$") else { return (nil, "current.properties is invalid") }
+            properties = typed
+        }
         guard let prov = o["provisionalExit"]?.boolValue, let trunc = o["truncated"]?.boolValue else {
             return (nil, "current flags are invalid")
         }
@@ -326,17 +384,16 @@ struct RunState: Sendable {
             guard let b = d.boolValue else { return (nil, "current.dirty is invalid") }
             dirty = b
         }
-        var r = RunState(runId: runId, onboarding: .object(ob), studio: o["studio"], context: ctx, manifest: .object(man),
+        var r = RunState(runId: runId, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
                          manifestKeys: keys, lastActiveAt: Int64(lastActive))
         r.lastSeq = lastSeq
-        r.properties = o["properties"]?.objectValue ?? JSONObject()
+        r.setProperties(properties, header: r.headerSize(properties: properties))
         for e in entries { r.append(e) }
         r.provisionalExit = prov
         r.truncated = trunc
         r.completed = status == "completed"
         r.completedAt = completedAt
         r.dirty = dirty
-        r.recomputeSizes()
         return (r, nil)
     }
 

@@ -5,29 +5,9 @@ import TrackerCore
 /// retry hands over the very same value, so the bytes are identical.
 public typealias OnboardingSink = Sink<OnboardingRunSnapshot>
 
-/// The former payload type of an onboarding sink; the sink now takes ``OnboardingRunSnapshot``.
-@available(*, deprecated, renamed: "OnboardingRunSnapshot")
-public typealias OnboardingRunPayload = OnboardingRunSnapshot
-
 extension OnboardingRunSnapshot {
     /// Whether this is the run's completion (`status` is `completed`).
     public var isCompleted: Bool { status == .completed }
-
-    /// The compact UTF-8 wire bytes.
-    @available(*, deprecated, renamed: "wireBytes()")
-    public var bytes: [UInt8] { wireBytes() }
-
-    /// The snapshot as ordered JSON.
-    @available(*, deprecated, renamed: "wireJSON()")
-    public var json: JSONValue { wireJSON() }
-
-    /// The wire JSON text.
-    @available(*, deprecated, message: "use String(decoding: wireBytes(), as: UTF8.self)")
-    public var text: String { String(decoding: wireBytes(), as: UTF8.self) }
-
-    /// The snapshot itself (the former payload wrapped it).
-    @available(*, deprecated, message: "the sink's payload is the snapshot itself")
-    public var snapshot: OnboardingRunSnapshot { self }
 }
 
 /// A value completed once; callbacks registered before or after completion run once.

@@ -27,7 +27,6 @@ public final class OnboardingRunTracker: Sendable {
         var destinationChangedReported = false
         var predecessorDone = true
         var staging = 0
-        var queuedWrites = 0
         var slowReadStarted = false
         var slowReadReported = false
         /// What the stored state holds as resumable, as far as this tracker knows (from the
@@ -39,6 +38,8 @@ public final class OnboardingRunTracker: Sendable {
         /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
         var heldForStorage: [String: Item] = [:]
         var heldForStorageReported = false
+        /// Each outbox body's JSON for the stored state, built once per snapshot.
+        var storedBodies: [String: (seq: Int, json: JSONValue)] = [:]
         var leftover: Deferred<Leftover>?
     }
 
@@ -58,6 +59,10 @@ public final class OnboardingRunTracker: Sendable {
     let sinkObject: AnyObject & Sendable
     let destination: String?
     let store: SerialStore?
+    /// Every write of the whole state goes through it: requests made while a write waits join
+    /// it, and a staged snapshot is handed over once the write after it finished (Core's
+    /// persist-before-send).
+    let persister: CoalescingPersister?
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
     private let selfId = Locked<ObjectIdentifier?>(nil)
@@ -79,6 +84,10 @@ public final class OnboardingRunTracker: Sendable {
         } else {
             store = nil
         }
+        // A timeout of 0 hands a snapshot over at once (the persister reads `<= 0` as "no bound").
+        let timeoutMs = max(1, configuration.persistTimeoutMs)
+        let sched = scheduler
+        persister = store.map { CoalescingPersister(store: $0, scheduler: sched, persistTimeoutMs: timeoutMs) }
         let me = ObjectIdentifier(self)
         selfId.withLock { $0 = me }
         handlerBox.withLock { $0 = { [weak self] message in self?.emit([Diagnostic(code: "storage", message: message)]) } }
@@ -203,10 +212,13 @@ public final class OnboardingRunTracker: Sendable {
             abandonResumable(&s, fx: &fx)
             s.sessionStarted = true
             s.generation += 1
-            var r = RunState(runId: runId, onboarding: spec.onboarding, studio: spec.studio, context: spec.context,
-                             manifest: spec.manifest, manifestKeys: spec.manifestKeys, lastActiveAt: now)
-            let size = RunState.propertiesSize(props)
-            r.setProperties(props, size: size)
+            guard var r = RunState(runId: runId, spec: spec, lastActiveAt: now) else {
+                // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
+                fx.diag("internal-error", "the run's start does not fit contract v1; nothing is recorded", runId)
+                return OnboardingRun(runId: runId, tracker: nil, generation: 0)
+            }
+            let map = scalarMap(props)
+            r.setProperties(map, header: r.headerSize(properties: map))
             s.current = r
             requestWrite(&s, fx: &fx)
             return OnboardingRun(runId: runId, tracker: self, generation: s.generation)
@@ -289,7 +301,7 @@ public final class OnboardingRunTracker: Sendable {
                     changed = true
                 }
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            } else if r.steps.count >= maxEntries || r.measure(extra: RunState.entryCost(stepKey, count: r.steps.count)) > recordingBudget {
+            } else if r.steps.count >= maxEntries || r.measure(extra: r.entryCost(stepKey)) > recordingBudget {
                 r.truncated = true
                 if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
                 r.provisionalExit = false
@@ -297,7 +309,7 @@ public final class OnboardingRunTracker: Sendable {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             } else {
                 if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
-                r.append(EntryState(stepKey: stepKey, enteredAt: t))
+                r.append(r.newEntry(stepKey, enteredAt: t))
                 r.provisionalExit = false
                 r.lastActiveAt = t
                 changed = true
@@ -337,7 +349,10 @@ public final class OnboardingRunTracker: Sendable {
                     refused = true
                     continue
                 }
-                let ans = AnswerState(questionKey: a.questionKey, json: json)
+                guard let ans = AnswerState(json: json) else {
+                    invalid.add(a.questionKey)
+                    continue
+                }
                 let (delta, idx) = r.steps[target].sizeDelta(for: ans)
                 if idx == nil && r.steps[target].answers.count >= 50 {
                     overCap.add(a.questionKey)
@@ -410,20 +425,21 @@ public final class OnboardingRunTracker: Sendable {
             guard guardRun(run, s, &fx), var r = s.current else { return }
             s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.current = r }
-            var props = r.properties
+            var props = r.properties.wireJSON().objectValue ?? JSONObject()
             let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
             guard changed else { return }
             if r.truncated {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
                 return
             }
-            let size = RunState.propertiesSize(props)
-            if r.measure(propertiesSize: size) > recordingBudget {
+            let map = scalarMap(props)
+            let header = r.headerSize(properties: map)
+            if r.measure(header: header) > recordingBudget {
                 r.truncated = true
                 r.provisionalExit = false
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             } else {
-                r.setProperties(props, size: size)
+                r.setProperties(map, header: header)
             }
             recordChange(&r, s: &s, fx: &fx)
             s.current = r
@@ -535,14 +551,7 @@ public final class OnboardingRunTracker: Sendable {
         guard r.hasEntries else { return }
         let t = at ?? now(r)
         let seq = r.lastSeq + 1
-        let payload: OnboardingRunSnapshot
-        do {
-            payload = try OnboardingRunSnapshot(json: r.snapshotJSON(seq: seq, sentAt: t))
-        } catch {
-            // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
-            fx.diag("internal-error", "a snapshot could not be built (\(error.path)); nothing is sent for this change", r.runId)
-            return
-        }
+        let payload = r.snapshot(seq: seq, sentAt: t)
         r.lastSeq = seq
         if !r.completed { r.lastActiveAt = t }
         r.dirty = false
@@ -577,13 +586,9 @@ public final class OnboardingRunTracker: Sendable {
             if flush { d.flush() }
             self.checkLeftover()
         }
-        if let store {
-            s.queuedWrites += 1
-            let timeout = config.persistTimeoutMs
-            let scheduler = self.scheduler
+        if let persister {
             fx.run { [weak self] in
-                PersistBeforeSend.stage(store: store, scheduler: scheduler, persistTimeoutMs: timeout,
-                                        write: { [weak self] in self?.composeWrite(staged: true) ?? .skip }, handOver: handOver)
+                persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip }, handOver: { _ in handOver() })
             }
         } else {
             fx.run { handOver() }
@@ -607,22 +612,16 @@ public final class OnboardingRunTracker: Sendable {
 
     // MARK: Storage
 
-    /// Queues a write of the whole state, composed when it runs.
+    /// Requests a write of the whole state, composed when it runs (joining one already waiting).
     func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
-        guard let store, !s.disposed || evenIfDisposed else { return }
-        s.queuedWrites += 1
+        guard let persister, !s.disposed || evenIfDisposed else { return }
         fx.run { [weak self] in
-            store.enqueueSaveWith { [weak self] in self?.composeWrite(staged: false) ?? .skip }
+            persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip })
         }
     }
 
-    func composeWrite(staged: Bool) -> StoreWrite {
-        state.withLock { s in
-            s.queuedWrites -= 1
-            if s.persistenceOff { return .skip }
-            if !staged && s.queuedWrites > 0 { return .skip } // a later write stores the latest state
-            return compose(&s)
-        }
+    func composeWrite() -> StoreWrite {
+        state.withLock { s in s.persistenceOff ? .skip : compose(&s) }
     }
 
     func compose(_ s: inout State) -> StoreWrite {
@@ -640,9 +639,14 @@ public final class OnboardingRunTracker: Sendable {
         }
         s.writing = mark
         var outboxes = JSONObject()
+        var bodies: [String: (seq: Int, json: JSONValue)] = [:]
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
-            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": item.payload.wireJSON()]))
+            let body: JSONValue
+            if let b = s.storedBodies[id], b.seq == item.seq { body = b.json } else { body = item.payload.wireJSON() }
+            bodies[id] = (item.seq, body)
+            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": body]))
         }
+        s.storedBodies = bodies
         if current == .null && outboxes.isEmpty { return .remove }
         var o = JSONObject()
         o.appendUnchecked("format", 1)
@@ -688,115 +692,40 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// Applies the stored-state read (§5.4).
+    /// Applies the stored-state read (§5.4): ``StoredReadMachine`` decides, this performs.
     func processRead(_ raw: RawRead) {
+        let parsed = StoredReadMachine.parse(raw)
         var fx = Effects()
         state.withLock { s in
             defer { s.readDone = true }
-            var rewrite = false
-            var problems: [String] = []
-            var current: RunState?
-            var stored: [String: Item] = [:]
-            var stamp: String?
-            switch raw {
-            case .failed:
-                s.persistenceOff = true
-                fx.diag("storage", "the stored state could not be read (twice); this session runs without persistence")
-                return
-            case .ok(nil):
-                break
-            case let .ok(.some(text)):
-                guard let value = try? WireJSON.decode(text) else {
-                    fx.diag("storage", "the stored state is not JSON; it is discarded")
-                    rewrite = true
-                    break
-                }
-                guard let obj = value.objectValue, let format = obj["format"]?.numberValue else {
-                    fx.diag("storage", "the stored state is not recognised; it is discarded")
-                    rewrite = true
-                    break
-                }
-                guard format == 1 else {
-                    s.persistenceOff = true
-                    fx.diag("storage", "the stored state has an unknown format \(WireJSON.formatNumber(format)); it is left untouched and this session runs without persistence")
-                    return
-                }
-                stamp = obj["destination"]?.stringValue
-                if let c = obj["current"], !c.isNull {
-                    let (r, problem) = RunState.fromStored(c)
-                    if let problem { problems.append(problem) } else { current = r }
-                }
-                if let ob = obj["outboxes"] {
-                    if let oo = ob.objectValue {
-                        for (id, member) in oo.entries {
-                            if let item = validOutbox(id, member) { stored[id] = item } else { problems.append("outbox \(id.prefix(36)) is malformed") }
-                        }
+            var handedNothing = false
+            if case .nothing = s.handedRun { handedNothing = true }
+            let ctx = StoredReadMachine.Context(
+                destination: destination, handoffRefused: s.handoffRefused, destinationChangedReported: s.destinationChangedReported,
+                settled: s.settled, outboxSeqs: s.outboxes.mapValues(\.seq), handedNothing: handedNothing,
+                sessionStarted: s.sessionStarted, hasCurrent: s.current != nil, predecessorDone: s.predecessorDone, disposed: s.disposed)
+            for action in StoredReadMachine.decide(parsed, ctx) {
+                switch action {
+                case let .diagnose(code, message): fx.diag(code, message)
+                case .persistenceOff: s.persistenceOff = true
+                case let .storedRun(mark): s.storedRun = mark
+                case .destinationChangedReported: s.destinationChangedReported = true
+                case let .adoptOutbox(id, item, deliver):
+                    s.outboxes[id] = item
+                    if deliver {
+                        let d = delivery(id, &s)
+                        fx.run { d.enqueue(item) }
                     } else {
-                        problems.append("outboxes is not an object")
+                        s.held.insert(id)
                     }
-                }
-                if !problems.isEmpty {
-                    fx.diag("storage", "malformed stored parts were dropped: " + problems.joined(separator: "; "))
-                    rewrite = true
-                }
-            }
-            // What is stored now (after the predecessor's drain): the run it would resume.
-            if !s.persistenceOff {
-                if let c = current, !c.completed { s.storedRun = StoredRunMark(runId: c.runId, reserved: c.lastSeq) } else { s.storedRun = StoredRunMark.none }
-            }
-            let usable = current != nil || !stored.isEmpty
-            if usable && (s.handoffRefused || stamp != destination) {
-                current = nil
-                stored = [:]
-                rewrite = true
-                if !s.destinationChangedReported {
-                    s.destinationChangedReported = true
-                    fx.diag("destination-changed", "stored state written for another destination is discarded unsent")
+                case let .keepResumable(r): s.resumable = r
+                case var .stage(r): buildAndStage(&r, s: &s, fx: &fx, flush: false)
+                case .write: requestWrite(&s, fx: &fx)
                 }
             }
-            if s.handoffRefused { rewrite = true }
-            // Outboxes (§7.3 S2, S4).
-            for (id, item) in stored.sorted(by: { $0.key < $1.key }) {
-                if let settled = s.settled[id], item.seq <= settled { rewrite = true; continue }
-                if let have = s.outboxes[id], have.seq >= item.seq { continue }
-                s.outboxes[id] = item
-                if !s.predecessorDone || s.disposed {
-                    s.held.insert(id)
-                } else {
-                    let d = delivery(id, &s)
-                    fx.run { d.enqueue(item) }
-                }
-            }
-            // The stored run (§5.4 step 8, §7.6 R1).
-            if var r = current, !r.completed {
-                if case .nothing = s.handedRun, !s.handoffRefused {
-                    if s.sessionStarted {
-                        if r.dirty && r.hasEntries {
-                            buildAndStage(&r, s: &s, fx: &fx, flush: false)
-                        }
-                        rewrite = true
-                    } else {
-                        s.resumable = r
-                    }
-                }
-            }
-            if rewrite || s.sessionStarted || s.current != nil { requestWrite(&s, fx: &fx) }
         }
         finish(fx)
         readDeferred.complete(())
-    }
-
-    private func validOutbox(_ id: String, _ member: JSONValue) -> Item? {
-        guard let m = member.objectValue, let seq = m["seq"]?.intValue, seq >= 1, let body = m["body"], let b = body.objectValue,
-              b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
-              let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
-              let steps = b["steps"]?.arrayValue, !steps.isEmpty,
-              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
-              // A body that does not fit contract v1's typed form would be rejected by the ingest
-              // anyway; it is dropped with the other malformed parts.
-              let payload = try? OnboardingRunSnapshot(json: body)
-        else { return nil }
-        return Item(seq: seq, payload: payload)
     }
 
     /// A write of a disposed predecessor landed after this tracker's read: write our state again.
@@ -906,8 +835,8 @@ public final class OnboardingRunTracker: Sendable {
             guard !s.sessionStarted, var r = s.resumable, !r.completed else { return nil }
             if expected != nil {
                 let same = !expectedInvalid && expectedSpec.map {
-                    Self.canonical(r.onboarding).semanticallyEquals(Self.canonical($0.onboarding))
-                        && Self.canonical(r.manifest).semanticallyEquals(Self.canonical($0.manifest))
+                    Self.canonical(r.onboarding.wireJSON()).semanticallyEquals(Self.canonical($0.onboarding))
+                        && Self.canonical(r.manifest.wireJSON()).semanticallyEquals(Self.canonical($0.manifest))
                 } == true
                 if !same {
                     fx.diag("resume-mismatch", "the stored run belongs to another onboarding identity or manifest", r.runId)
@@ -972,12 +901,12 @@ public final class OnboardingRunTracker: Sendable {
         r.lastActiveAt = t
         if r.truncated { return }
         let key = r.steps[last].stepKey
-        if r.steps.count >= maxEntries || r.measure(extra: RunState.entryCost(key, count: r.steps.count)) > recordingBudget {
+        if r.steps.count >= maxEntries || r.measure(extra: r.entryCost(key)) > recordingBudget {
             r.truncated = true
             fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             return
         }
-        r.append(EntryState(stepKey: key, enteredAt: t))
+        r.append(r.newEntry(key, enteredAt: t))
     }
 
     // MARK: idle, dispose
@@ -1068,6 +997,11 @@ public final class OnboardingRunTracker: Sendable {
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
     }
+}
+
+/// Validated properties (scalars only) in their contract type.
+func scalarMap(_ props: JSONObject) -> OrderedScalarMap {
+    (try? OrderedScalarMap(json: .object(props), path: "$")) ?? OrderedScalarMap()
 }
 
 /// Counts what one recording call dropped for one reason, so that the call reports it once.

@@ -4,26 +4,23 @@ import TrackerCore
 /// v1.1 which also admits every v1 snapshot), the rules beyond the schema (spec section 5), the
 /// 16 KiB limit, and the server's answer to a snapshot given the stored one (spec 5.1).
 ///
+/// Core's ``TrackerCore/ContractChecker`` does the checking (the same checker the collector and
+/// the tests use); this is its paywall face, in messages.
+///
 /// Useful to test a custom sink or backend; the tracker itself only ever builds conformant
 /// snapshots.
 public enum PaywallContractChecker {
-    /// Which schema to check against.
-    public enum Schema: Sendable {
-        /// `paywall-presentation.schema.json`: `schema_version` 1 only, no provider keys.
-        case v1
-        /// `paywall-presentation.v1_1.schema.json`: v1 snapshots and provider snapshots (1.1).
-        case v1_1
-    }
+    /// Which schema to check against: `.v1` or `.v1_1`.
+    public typealias Schema = ContractChecker.PaywallSchema
 
-    /// The size limit of one snapshot, in bytes of compact UTF-8 JSON.
-    public static let maxBytes = 16_384
+    /// The size limit of one snapshot, in bytes of compact UTF-8 JSON
+    /// (``TrackerCore/ContractChecker/paywallMaxBytes``).
+    public static let maxBytes = ContractChecker.paywallMaxBytes
 
     /// Every problem of `value` (empty when conformant). `size` is the byte count of the
     /// serialized form; by default that of its wire encoding.
     public static func problems(_ value: JSONValue, schema: Schema = .v1_1, size: Int? = nil) -> [String] {
-        var p: [String] = []
-        checkSchema(value, schema, &p)
-        if p.isEmpty { checkRules(value, &p) }
+        var p = conformance(value, schema: schema)
         let bytes = size ?? WireJSON.encode(value).count
         if bytes > maxBytes { p.append("size \(bytes) > \(maxBytes) bytes") }
         return p
@@ -44,185 +41,20 @@ public enum PaywallContractChecker {
     }
 
     /// The server's answer to `incoming` when `stored` is what it holds for the presentation
-    /// (spec 5.1): ended stored → ignored; too large or not conformant → rejected; nothing
-    /// stored → accepted; an immutable field changed → rejected; a higher seq → accepted;
-    /// otherwise ignored.
+    /// (spec 5.1, ``TrackerCore/ContractChecker/paywallVerdict(incoming:stored:size:conformance:)``):
+    /// ended stored → ignored; too large or not conformant → rejected; nothing stored →
+    /// accepted; an immutable field changed → rejected; a higher seq → accepted; otherwise ignored.
     public static func verdict(stored: JSONValue?, incoming: JSONValue, size: Int? = nil) -> SinkOutcome {
-        if let stored, stored["status"]?.stringValue == "ended" { return .ignored }
-        let bytes = size ?? WireJSON.encode(incoming).count
-        if bytes > maxBytes { return .rejected }
-        if !problems(incoming, schema: .v1_1, size: bytes).isEmpty { return .rejected }
-        guard let stored else { return .accepted }
-        for key in ["presentation_id", "started_at", "paywall", "surface", "onboarding_run", "context"] {
-            switch (stored[key], incoming[key]) {
-            case (nil, nil): continue
-            case let (a?, b?) where a.semanticallyEquals(b): continue
-            default: return .rejected
-            }
-        }
-        let storedSeq = stored["seq"]?.numberValue ?? 0
-        let incomingSeq = incoming["seq"]?.numberValue ?? 0
-        return incomingSeq > storedSeq ? .accepted : .ignored
+        ContractChecker.paywallVerdict(incoming: incoming, stored: stored, size: size) { conformance($0, schema: .v1_1) }.outcome
     }
 
-    // MARK: Schema
-
-    private static let topKeys: Set<String> = [
-        "schema_version", "presentation_id", "seq", "status", "started_at", "shown_at", "ended_at", "sent_at",
-        "paywall", "surface", "onboarding_run", "outcome", "context",
-    ]
-    private static let v1PaywallKeys: Set<String> = ["moment_key", "paywall_id", "audience_id", "render_mode", "billing", "variant_key", "deployment_id"]
-    private static let v11PaywallKeys: Set<String> = ["provider", "provider_name", "placement", "external_paywall_id"]
-
-    private static func checkSchema(_ value: JSONValue, _ schema: Schema, _ p: inout [String]) {
-        guard case let .object(o) = value else { p.append("snapshot is not an object"); return }
-        closed(o, topKeys, "", &p)
-        for key in topKeys where key != "onboarding_run" && o[key] == nil { p.append("missing \(key)") }
-
-        let version = o["schema_version"]?.numberValue
-        switch schema {
-        case .v1: if version != 1 { p.append("schema_version must be 1") }
-        case .v1_1: if version != 1 && version != 1.1 { p.append("schema_version must be 1 or 1.1") }
-        }
-        if let v = o["presentation_id"], !(v.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) { p.append("presentation_id must be a lowercase UUID") }
-        if let v = o["seq"], !(v.intValue.map { $0 >= 1 } ?? false) { p.append("seq must be an integer >= 1") }
-        if let v = o["status"], !["in_progress", "ended"].contains(v.stringValue ?? "") { p.append("status must be in_progress or ended") }
-        for key in ["started_at", "sent_at"] {
-            if let v = o[key], !isTimestamp(v) { p.append("\(key) must be a timestamp") }
-        }
-        for key in ["shown_at", "ended_at"] {
-            if let v = o[key], !v.isNull, !isTimestamp(v) { p.append("\(key) must be a timestamp or null") }
-        }
-        if let v = o["surface"], !["present", "paywall_step"].contains(v.stringValue ?? "") { p.append("surface must be present or paywall_step") }
-
-        if let v = o["paywall"] {
-            if case let .object(pw) = v {
-                checkPaywall(pw, schema, version: version, &p)
-            } else {
-                p.append("paywall must be an object")
-            }
-        }
-        if let v = o["onboarding_run"] {
-            if case let .object(run) = v {
-                closed(run, ["run_id", "step_key"], "onboarding_run.", &p)
-                if !(run["run_id"]?.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) { p.append("onboarding_run.run_id must be a lowercase UUID") }
-                if !(run["step_key"]?.stringValue.map(InputPatterns.isKey) ?? false) { p.append("onboarding_run.step_key must be a key") }
-            } else {
-                p.append("onboarding_run must be an object")
-            }
-        }
-        if let v = o["outcome"], !v.isNull {
-            if case let .object(out) = v {
-                closed(out, ["status", "reason", "transaction"], "outcome.", &p)
-                if !["purchased", "dismissed", "cancelled", "error"].contains(out["status"]?.stringValue ?? "") {
-                    p.append("outcome.status must be purchased, dismissed, cancelled or error")
-                }
-                if let r = out["reason"], !(r.stringValue.map(InputPatterns.isKey) ?? false) { p.append("outcome.reason must be a key") }
-                if let t = out["transaction"] {
-                    if case let .object(tx) = t {
-                        closed(tx, ["original_transaction_identifier", "purchase_token", "product_id", "restored"], "outcome.transaction.", &p)
-                        for key in ["original_transaction_identifier", "purchase_token", "product_id"] {
-                            if let s = tx[key], !isText(s, 1...1024) { p.append("outcome.transaction.\(key) must be 1 to 1024 characters") }
-                        }
-                        if let r = tx["restored"], r.boolValue == nil { p.append("outcome.transaction.restored must be a boolean") }
-                    } else {
-                        p.append("outcome.transaction must be an object")
-                    }
-                }
-            } else {
-                p.append("outcome must be an object or null")
-            }
-        }
-        if let v = o["context"] {
-            if case let .object(c) = v {
-                checkContext(c, &p)
-            } else {
-                p.append("context must be an object")
-            }
-        }
+    /// The schema's problems, then (when there are none) those of the rules beyond it.
+    private static func conformance(_ value: JSONValue, schema: Schema) -> [String] {
+        let p = ContractChecker.paywallSchemaProblems(value, schema: schema)
+        guard p.isEmpty else { return p }
+        return ContractChecker.paywallPresentation(value).filter { !notRules.contains($0.rule) }.map(\.description)
     }
 
-    private static func checkPaywall(_ pw: JSONObject, _ schema: Schema, version: Double?, _ p: inout [String]) {
-        let allowed = schema == .v1 ? v1PaywallKeys : v1PaywallKeys.union(v11PaywallKeys)
-        closed(pw, allowed, "paywall.", &p)
-        for key in ["moment_key", "paywall_id", "variant_key", "deployment_id", "placement", "external_paywall_id"] {
-            if let v = pw[key], !isText(v, 1...128) { p.append("paywall.\(key) must be 1 to 128 characters") }
-        }
-        if let v = pw["audience_id"], !v.isNull, !isText(v, 1...128) { p.append("paywall.audience_id must be null or 1 to 128 characters") }
-        if let v = pw["render_mode"], !["elements", "custom"].contains(v.stringValue ?? "") { p.append("paywall.render_mode must be elements or custom") }
-        if let v = pw["billing"], !["store", "stripe"].contains(v.stringValue ?? "") { p.append("paywall.billing must be store or stripe") }
-        if let v = pw["provider_name"], !isText(v, 1...64) { p.append("paywall.provider_name must be 1 to 64 characters") }
-        if let v = pw["provider"], !["external", "native"].contains(v.stringValue ?? "") { p.append("paywall.provider must be external or native") }
-        if pw["provider"] != nil {
-            if pw["external_paywall_id"] == nil { p.append("paywall.external_paywall_id is required with a provider") }
-            if pw["provider"]?.stringValue == "external", pw["placement"] == nil { p.append("paywall.placement is required with provider external") }
-            if version == 1 { p.append("a snapshot with a provider has schema_version 1.1") }
-        } else {
-            for key in ["moment_key", "paywall_id", "audience_id", "render_mode", "billing"] where pw[key] == nil {
-                p.append("missing paywall.\(key)")
-            }
-            for key in ["provider_name", "placement", "external_paywall_id"] where pw[key] != nil {
-                p.append("paywall.\(key) only with a provider")
-            }
-            if version == 1.1 { p.append("schema_version 1.1 requires paywall.provider") }
-        }
-    }
-
-    private static func checkContext(_ c: JSONObject, _ p: inout [String]) {
-        closed(c, ["app_version", "build", "platform", "os_version", "locale", "timezone", "library_version"], "context.", &p)
-        for key in ["app_version", "build", "platform", "os_version", "locale", "timezone"] where c[key] == nil {
-            p.append("missing context.\(key)")
-        }
-        if let v = c["app_version"], !isText(v, 1...32) { p.append("context.app_version must be 1 to 32 characters") }
-        if let v = c["library_version"], !isText(v, 1...32) { p.append("context.library_version must be 1 to 32 characters") }
-        for key in ["build", "os_version"] {
-            if let v = c[key], !v.isNull, !isText(v, 1...32) { p.append("context.\(key) must be null or 1 to 32 characters") }
-        }
-        if let v = c["platform"], !["ios", "android", "web"].contains(v.stringValue ?? "") { p.append("context.platform must be ios, android or web") }
-        if let v = c["locale"], !(v.stringValue.map(InputPatterns.isLocale) ?? false) { p.append("context.locale must be a BCP 47 tag") }
-        if let v = c["timezone"], !(v.stringValue.map(InputPatterns.isTimezone) ?? false) { p.append("context.timezone must be an IANA name") }
-    }
-
-    // MARK: Rules beyond the schema (spec section 5)
-
-    private static func checkRules(_ value: JSONValue, _ p: inout [String]) {
-        let ended = value["status"]?.stringValue == "ended"
-        let endedAt = value["ended_at"]?.stringValue
-        let shownAt = value["shown_at"]?.stringValue
-        let startedAt = value["started_at"]?.stringValue ?? ""
-        let sentAt = value["sent_at"]?.stringValue ?? ""
-        let outcome = value["outcome"]?.objectValue
-        if ended != (endedAt != nil) { p.append("ended_at is set exactly when status is ended") }
-        if ended != (outcome != nil) { p.append("outcome is set exactly when status is ended") }
-        if let shownAt, shownAt < startedAt { p.append("shown_at is before started_at") }
-        if let endedAt, endedAt < (shownAt ?? startedAt) { p.append("ended_at is before shown_at or started_at") }
-        if sentAt < startedAt { p.append("sent_at is before started_at") }
-        if let outcome {
-            let status = outcome["status"]?.stringValue
-            if outcome["reason"] != nil, status != "error" { p.append("outcome.reason only with status error") }
-            if let t = outcome["transaction"] {
-                if status != "purchased" { p.append("outcome.transaction only with status purchased") }
-                if t.objectValue?.isEmpty == true { p.append("outcome.transaction is never empty") }
-            }
-            if status == "purchased", shownAt == nil { p.append("purchased requires shown_at") }
-        }
-        if value["onboarding_run"] != nil, value["surface"]?.stringValue != "paywall_step" {
-            p.append("onboarding_run only with surface paywall_step")
-        }
-    }
-
-    // MARK: Helpers
-
-    private static func closed(_ o: JSONObject, _ allowed: Set<String>, _ prefix: String, _ p: inout [String]) {
-        for key in o.keys where !allowed.contains(key) { p.append("unknown key \(prefix)\(key)") }
-    }
-
-    private static func isTimestamp(_ v: JSONValue) -> Bool {
-        v.stringValue.map(Timestamp.matchesPattern) ?? false
-    }
-
-    /// A string whose length in code points (JSON Schema counting) is in `range`.
-    private static func isText(_ v: JSONValue, _ range: ClosedRange<Int>) -> Bool {
-        v.stringValue.map { InputPatterns.codePointLength($0, range) } ?? false
-    }
+    /// What the schema check and the size step cover instead.
+    private static let notRules: Set<ContractRule> = [.paywallSchemaShape, .paywallMaxSize]
 }

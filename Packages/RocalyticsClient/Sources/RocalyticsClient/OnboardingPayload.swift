@@ -1,11 +1,5 @@
 import TrackerCore
 
-/// The v1 snapshot's top-level members in the contract's order.
-let onboardingRunKeyOrder = [
-    "schema_version", "run_id", "seq", "status", "started_at", "completed_at", "sent_at",
-    "onboarding", "studio", "context", "manifest", "properties", "truncated", "steps",
-]
-
 /// The shared `sent_at` of a snapshot's Rocalytics body: the latest timestamp recorded in the
 /// snapshot (`started_at`, every `entered_at`, every non-null `exited_at`, `completed_at`) plus
 /// `seq` milliseconds. It rises strictly across one run's sends whatever the device clock does,
@@ -50,19 +44,14 @@ public func toOnboardingRunBody(_ snapshot: some WireEncodable) -> JSONObject {
     toOnboardingRunBody(snapshotObject: snapshot.wireJSON().objectValue ?? JSONObject())
 }
 
-/// ``toOnboardingRunBody(_:)`` on the snapshot's JSON object.
+/// ``toOnboardingRunBody(_:)`` on the snapshot's JSON object, whose members keep their order:
+/// the contract's key order is the one the generated `OnboardingRunSnapshot` writes (its
+/// `wireJSON()`), so it is written down in one place only, the code generator's table.
 public func toOnboardingRunBody(snapshotObject s: JSONObject) -> JSONObject {
     var out = JSONObject()
     let sentAt = sentAtValue(s)
-    for key in onboardingRunKeyOrder {
-        if key == "sent_at" {
-            out.appendUnchecked("sent_at", sentAt)
-        } else if let v = s[key] {
-            out.appendUnchecked(key, v)
-        }
-    }
-    for (k, v) in s.entries where !onboardingRunKeyOrder.contains(k) && k != "responses" && k != "onboarding_metadata" {
-        out.appendUnchecked(k, v)
+    for (k, v) in s.entries where k != "responses" && k != "onboarding_metadata" {
+        out.appendUnchecked(k, k == "sent_at" ? sentAt : v)
     }
     out.appendUnchecked("responses", .array(responses(s)))
     out.appendUnchecked("onboarding_metadata", .object(onboardingMetadata(s)))

@@ -17,7 +17,7 @@ extension ScoreClient {
     /// Starts a flush, or joins the one in flight; returns the flight's id when one is running.
     @discardableResult
     func startFlush(waiter: CheckedContinuation<Result<Void, ScoreError>, Never>? = nil) -> Int? {
-        let begin: Int? = state.withLock { s in
+        let begin: (Int, [FlushMachine.Action])? = state.withLock { s in
             if let f = s.flight {
                 if let waiter { f.waiters.append(waiter) }
                 return nil
@@ -41,69 +41,142 @@ extension ScoreClient {
                 waiter?.resume(returning: .success(()))
                 return nil
             }
-            let f = Flight(id: s.nextFlightId)
-            s.nextFlightId += 1
-            if let waiter { f.waiters.append(waiter) }
-            f.selected = critical + rest
-            s.flight = f
+            let selected = critical + rest
             // Persisted before sent, unless the store fails: then they cannot be, and are sent
             // from memory rather than held back (they would be lost with the app all the same).
-            if !s.storeFailing, !f.selected.allSatisfy({ $0.persisted }) {
-                f.waitingPersist = true
-                return -f.id
-            }
-            return f.id
+            let (machine, actions) = FlushMachine.start(
+                needsPersist: !s.storeFailing && !selected.allSatisfy({ $0.persisted }),
+                hasProvider: s.provider != nil, batchLimit: ScoreClient.maxBatchEvents)
+            let f = Flight(id: s.nextFlightId, machine: machine)
+            s.nextFlightId += 1
+            if let waiter { f.waiters.append(waiter) }
+            f.selected = selected
+            s.flight = f
+            return (f.id, runLocked(actions, &s, f))
         }
-        if let begin, begin > 0 { proceedToToken(begin) }
-        if let begin { return abs(begin) }
-        return state.withLock { $0.flight?.id }
+        guard let (id, after) = begin else { return state.withLock { $0.flight?.id } }
+        // On the caller's thread: the first batch is built on the scheduler (it may read back).
+        runAfterLock(id, after, spawnSend: true)
+        return id
+    }
+
+    // MARK: - The flush machine's runtime
+
+    /// Carries out the actions of flight `f`'s machine that run under the lock; returns the
+    /// ones that run after it (``runAfterLock(_:_:spawnSend:)``). `answered`: the batch an
+    /// answer was for (``FlushMachine/Action/deliverBatch`` and ``FlushMachine/Action/skipRejectedEvent``).
+    func runLocked(_ actions: [FlushMachine.Action], _ s: inout ClientState, _ f: Flight) -> [FlushMachine.Action] {
+        var droppedRejected = false
+        return runLocked(actions, &s, f, answered: nil, droppedRejected: &droppedRejected)
+    }
+
+    /// ``runLocked(_:_:_:)`` for the answer to `answered`; sets `droppedRejected` when the
+    /// rejected event was dropped (the caller diagnoses it after the lock).
+    func runLocked(_ actions: [FlushMachine.Action], _ s: inout ClientState, _ f: Flight,
+                   answered: (batch: [QueuedEvent], encoded: [[UInt8]])?,
+                   droppedRejected: inout Bool) -> [FlushMachine.Action] {
+        var after: [FlushMachine.Action] = []
+        for action in actions {
+            switch action {
+            case .consultToken:
+                consultToken(&s, f)
+            case .cancelTokenTimer:
+                if let t = f.tokenTimer { scheduler.cancel(t) }
+                f.tokenTimer = nil
+            case .deliverBatch:
+                guard let (batch, encoded) = answered else { continue }
+                f.sent += delivered(&s, batch, encoded)
+                // Cursor: skip past the batch's events in selection order.
+                var remaining = batch.count
+                while remaining > 0, f.cursor < f.selected.count {
+                    if batch.contains(where: { $0 === f.selected[f.cursor] }) { remaining -= 1 }
+                    f.cursor += 1
+                }
+                kickWriters(&s)
+            case .skipRejectedEvent:
+                guard let e = answered?.batch.first else { continue }
+                while f.cursor < f.selected.count {
+                    let hit = f.selected[f.cursor] === e
+                    f.cursor += 1
+                    if hit { break }
+                }
+                e.rejectedAlone += 1
+                if e.rejectedAlone >= ScoreClient.maxRejectedAlone, e.inQueue {
+                    s.invalid += 1
+                    removeFromQueue(&s, [e])
+                    kickWriters(&s)
+                    droppedRejected = true
+                }
+            case let .complete(ok):
+                complete(&s, f, ok: ok)
+            case .sendNextBatch, .link:
+                after.append(action)
+            }
+        }
+        return after
+    }
+
+    /// Carries out the actions that run after the lock. `spawnSend`: build the next batch on the
+    /// scheduler rather than on this thread (the caller's own thread).
+    func runAfterLock(_ flightId: Int, _ actions: [FlushMachine.Action], spawnSend: Bool = false) {
+        for action in actions {
+            switch action {
+            case .sendNextBatch:
+                if spawnSend { scheduler.spawn { [self] in sendNextBatch(flightId) } } else { sendNextBatch(flightId) }
+            case .link:
+                linkStep(flightId)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Feeds `event` to flight `flightId`'s machine (when it is the one in flight) and carries
+    /// out its actions.
+    func flightEvent(_ flightId: Int, _ event: FlushMachine.Event, spawnSend: Bool = false) {
+        let after: [FlushMachine.Action] = state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return [] }
+            return runLocked(f.machine.handle(event), &s, f)
+        }
+        runAfterLock(flightId, after, spawnSend: spawnSend)
     }
 
     func linkKey(_ anon: String, _ user: String) -> String { anon + "\u{1F}" + user }
 
-    /// Step 4: consult the token provider (single-flight, bounded), then send.
-    func proceedToToken(_ flightId: Int) {
-        let sendNow: Bool = state.withLock { s in
-            guard let f = s.flight, f.id == flightId else { return false }
-            guard let provider = s.provider else { return true }
-            f.waitingToken = true
-            f.tokenTimer = scheduler.schedule(afterMs: tokenTimeoutMs) { [self] in tokenTimedOut(flightId) }
-            if !s.providerRunning {
-                s.providerRunning = true
-                s.providerGeneration += 1
-                let generation = s.providerGeneration
-                scheduler.spawn { [self] in
-                    let token: String?
-                    do { token = try await provider() } catch { token = nil }
-                    providerFinished(generation, token)
-                }
+    /// Step 4: consult the token provider (single-flight, bounded by the token timeout).
+    private func consultToken(_ s: inout ClientState, _ f: Flight) {
+        guard let provider = s.provider else { return }
+        let flightId = f.id
+        f.tokenTimer = scheduler.schedule(afterMs: tokenTimeoutMs) { [self] in tokenTimedOut(flightId) }
+        if !s.providerRunning {
+            s.providerRunning = true
+            s.providerGeneration += 1
+            let generation = s.providerGeneration
+            scheduler.spawn { [self] in
+                let token: String?
+                do { token = try await provider() } catch { token = nil }
+                providerFinished(generation, token)
             }
-            return false
         }
-        if sendNow { scheduler.spawn { [self] in sendNextBatch(flightId) } }
     }
 
     private func tokenTimedOut(_ flightId: Int) {
-        let go: Bool = state.withLock { s in
-            guard let f = s.flight, f.id == flightId, f.waitingToken else { return false }
-            f.waitingToken = false
+        let after: [FlushMachine.Action] = state.withLock { s in
+            guard let f = s.flight, f.id == flightId else { return [] }
             f.tokenTimer = nil
-            return true
+            return runLocked(f.machine.handle(.tokenTimedOut), &s, f)
         }
-        if go { sendNextBatch(flightId) }
+        runAfterLock(flightId, after)
     }
 
     private func providerFinished(_ generation: Int, _ token: String?) {
-        let resume: Int? = state.withLock { s in
+        let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
             if generation == s.providerGeneration { s.providerRunning = false }
             if let token { s.token = token }
-            guard let f = s.flight, f.waitingToken else { return nil }
-            f.waitingToken = false
-            if let t = f.tokenTimer { scheduler.cancel(t) }
-            f.tokenTimer = nil
-            return f.id
+            guard let f = s.flight else { return nil }
+            return (f.id, runLocked(f.machine.handle(.tokenSettled), &s, f))
         }
-        if let resume { sendNextBatch(resume) }
+        if let (id, after) = resume { runAfterLock(id, after) }
     }
 
     func headers(_ token: String?) -> [HTTPHeader] {
@@ -125,7 +198,7 @@ extension ScoreClient {
             guard f.cursor < f.selected.count else { return .link }
             var out: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)] = []
             var i = f.cursor
-            while i < f.selected.count, out.count < f.batchLimit {
+            while i < f.selected.count, out.count < f.machine.batchLimit {
                 let e = f.selected[i]
                 i += 1
                 guard e.inQueue, !e.sending else { continue }
@@ -137,7 +210,7 @@ extension ScoreClient {
         let candidates: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)]
         switch step {
         case .none: return
-        case .link: linkStep(flightId); return
+        case .link: flightEvent(flightId, .batchesExhausted); return
         case let .candidates(c): candidates = c
         }
         // 2. Without the lock: read back what is only on disk.
@@ -248,8 +321,8 @@ extension ScoreClient {
     }
 
     private func batchAnswered(_ flightId: Int, _ batch: [QueuedEvent], _ encoded: [[UInt8]], _ status: Int) {
-        enum Next { case none, more, link, rejected }
-        let next: Next = state.withLock { s in
+        var droppedRejected = false
+        let after: [FlushMachine.Action] = state.withLock { s in
             for e in batch { e.sending = false }
             guard let f = s.flight, f.id == flightId else {
                 // The answer of an abandoned flush: it no longer changes that flush's outcome, but
@@ -258,51 +331,15 @@ extension ScoreClient {
                     _ = delivered(&s, batch, encoded)
                     kickWriters(&s)
                 }
-                return .none
+                return []
             }
-            if (200..<300).contains(status) {
-                f.sent += delivered(&s, batch, encoded)
-                // Cursor: skip past the batch's events in selection order.
-                var remaining = batch.count
-                while remaining > 0, f.cursor < f.selected.count {
-                    if batch.contains(where: { $0 === f.selected[f.cursor] }) { remaining -= 1 }
-                    f.cursor += 1
-                }
-                kickWriters(&s)
-                return .more
-            }
-            if status == 413 {
-                if batch.count > 1 {
-                    f.batchLimit = max(1, batch.count / 2)
-                } else {
-                    f.failed = true
-                    while f.cursor < f.selected.count {
-                        let hit = f.selected[f.cursor] === batch[0]
-                        f.cursor += 1
-                        if hit { break }
-                    }
-                    let e = batch[0]
-                    e.rejectedAlone += 1
-                    if e.rejectedAlone >= ScoreClient.maxRejectedAlone, e.inQueue {
-                        s.invalid += 1
-                        removeFromQueue(&s, [e])
-                        kickWriters(&s)
-                        return .rejected
-                    }
-                }
-                return .more
-            }
-            f.failed = true
-            return .link
+            let actions = f.machine.handle(.batchAnswered(status: status, events: batch.count))
+            return runLocked(actions, &s, f, answered: (batch, encoded), droppedRejected: &droppedRejected)
         }
-        switch next {
-        case .none: return
-        case .more: sendNextBatch(flightId)
-        case .rejected:
+        if droppedRejected {
             diagnose(Diagnostic(code: "invalid-event", message: "an event answered 413 (too large) by \(ScoreClient.maxRejectedAlone) flushes was dropped"))
-            sendNextBatch(flightId)
-        case .link: linkStep(flightId)
         }
+        runAfterLock(flightId, after)
     }
 
     private func containsUserId(_ bytes: [UInt8]) -> Bool {
@@ -325,7 +362,7 @@ extension ScoreClient {
                                   headers: headers(token), body: WireJSON.encode(.object(o)))
             return (req, key)
         }
-        guard let (req, key) = request else { finish(flightId); return }
+        guard let (req, key) = request else { flightEvent(flightId, .linkFinished); return }
         scheduler.spawn { [self] in
             var ok = false
             do { ok = (200..<300).contains(try await transport.send(req).status) } catch { ok = false }
@@ -339,18 +376,12 @@ extension ScoreClient {
                     s.lastSkip = .error
                 }
             }
-            finish(flightId)
+            flightEvent(flightId, .linkFinished)
         }
     }
 
-    /// Step 6: record the outcome and complete every waiter.
-    private func finish(_ flightId: Int) {
-        state.withLock { s in
-            guard let f = s.flight, f.id == flightId else { return }
-            complete(&s, f, ok: !f.failed)
-        }
-    }
-
+    /// Step 6 (the machine's ``FlushMachine/Action/complete(ok:)``): record the outcome and
+    /// complete every waiter.
     func complete(_ s: inout ClientState, _ f: Flight, ok: Bool) {
         s.flight = nil
         s.lastFlushAt = clock.nowMs()
@@ -373,10 +404,7 @@ extension ScoreClient {
 
     /// The bounded background flush ran out of time: abandon it; nothing is lost.
     func abandon(_ flightId: Int) {
-        state.withLock { s in
-            guard let f = s.flight, f.id == flightId else { return }
-            complete(&s, f, ok: false)
-        }
+        flightEvent(flightId, .abandon)
     }
 
     // MARK: - Lifecycle

@@ -780,7 +780,7 @@ public final class ScoreClient: Sendable {
             snapshot = []
             addsInOps = []
             ops = []
-            let resume: Flight? = state.withLock { s in
+            let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
                 if appended, s.storeFailing {
                     s.storeFailing = false
                     s.writeFailures = 0
@@ -792,15 +792,14 @@ public final class ScoreClient: Sendable {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
-                if let f = s.flight, f.waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
-                    f.waitingPersist = false
-                    return f
+                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
+                    return (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
                 }
                 return nil
             }
             toDrop = []
             if compact { await compactLog() }
-            if let resume { proceedToToken(resume.id) }
+            if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
             // A compaction's rename is synced with the appends (see `FileScoreStore`).
             if appended || compact {
                 let now = clock.nowMs()
@@ -824,7 +823,7 @@ public final class ScoreClient: Sendable {
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     private func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
-        let (first, delay, resume): (Bool, Int64, Flight?) = state.withLock { s in
+        let (first, delay, resume): (Bool, Int64, (Int, [FlushMachine.Action])?) = state.withLock { s in
             s.writeOps = Array(ops) + s.writeOps
             s.pendingRemoval = nil
             s.dropLater.append(contentsOf: released)
@@ -834,10 +833,10 @@ public final class ScoreClient: Sendable {
             s.writerRunning = false
             s.writerBackingOff = true
             let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(9, s.writeFailures - 1)))
-            var resume: Flight?
-            if let f = s.flight, f.waitingPersist {
-                f.waitingPersist = false
-                resume = f
+            var resume: (Int, [FlushMachine.Action])?
+            if let f = s.flight, f.machine.phase == .waitingPersist {
+                // Sent from memory: they cannot be persisted now.
+                resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
             }
             return (first, delay, resume)
         }
@@ -848,7 +847,7 @@ public final class ScoreClient: Sendable {
                 kickWriters(&s)
             }
         }
-        if let resume { proceedToToken(resume.id) }
+        if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
         releaseDropLaterOnExit()
     }
 

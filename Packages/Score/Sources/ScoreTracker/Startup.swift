@@ -66,7 +66,6 @@ extension ScoreClient {
         let (pendingFlush, background, starts) = state.withLock { s in
             mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
         }
-        loadDone.leave()
         start(starts)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         if contents.readOnly {
@@ -80,6 +79,9 @@ extension ScoreClient {
             let d = contents.queueDamage
             diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
         }
+        // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
+        // that calls `inspect()` does not wait: the state is marked loaded).
+        loadDone.leave()
         // The flushes asked for meanwhile: the first starts one, the others join it.
         if pendingFlush.requested {
             if pendingFlush.waiters.isEmpty { startFlush() }

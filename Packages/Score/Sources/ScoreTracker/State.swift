@@ -3,19 +3,20 @@ import TrackerCore
 /// A flush in progress; guarded by the client's lock.
 final class Flight: @unchecked Sendable {
     let id: Int
+    /// Where the flush is (see ``FlushMachine``); the fields below are the runtime's data.
+    var machine: FlushMachine
     var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>] = []
     var selected: [QueuedEvent] = []
     var cursor = 0
-    var batchLimit = ScoreClient.maxBatchEvents
     var sent = 0
-    var failed = false
-    var waitingPersist = false
-    var waitingToken = false
     var tokenTimer: TimerToken?
     var budgetTimer: TimerToken?
     var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
 
-    init(id: Int) { self.id = id }
+    init(id: Int, machine: FlushMachine) {
+        self.id = id
+        self.machine = machine
+    }
 }
 
 /// A buffered anonymously-sent event, for replay.

@@ -228,21 +228,7 @@ public enum ContractChecker {
             out.append(.init(rule: .paywallMaxSize, path: "$", message: "\(size) bytes exceed \(paywallMaxBytes)"))
         }
         // P6.
-        if let previous {
-            for key in ["presentation_id", "started_at", "paywall", "surface", "onboarding_run", "context"] {
-                let a = previous[key]
-                let b = json[key]
-                let same: Bool
-                switch (a, b) {
-                case (nil, nil): same = true
-                case let (x?, y?): same = x.semanticallyEquals(y)
-                default: same = false
-                }
-                if !same {
-                    out.append(.init(rule: .paywallImmutable, path: "$.\(key)", message: "\(key) differs from the earlier snapshot of this presentation"))
-                }
-            }
-        }
+        if let previous { out += paywallImmutability(json, previous: previous) }
         return out
     }
 }

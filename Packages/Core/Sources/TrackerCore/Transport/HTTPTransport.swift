@@ -71,41 +71,50 @@ public struct HTTPResponse: Sendable, Equatable {
 }
 
 /// Why a request produced no response.
-public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Stable failure kinds.
-    public enum Code: String, Sendable, Equatable {
+public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable failure kind: a struct with static members, not an enum, so that a kind added
+    /// later never breaks a client's `switch` (which needs a `default`), as in async-http-client.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The stable spelling, e.g. `connection-failed`.
+        public let rawValue: String
+
+        /// Creates a code from its spelling.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// The URL could not be parsed.
-        case invalidURL = "invalid-url"
+        public static let invalidURL = Code(rawValue: "invalid-url")
         /// The scheme is neither `http` nor `https`.
-        case unsupportedScheme = "unsupported-scheme"
+        public static let unsupportedScheme = Code(rawValue: "unsupported-scheme")
         /// A plain `http` URL to a host that is neither loopback nor allowed by the transport's
         /// ``PlainHTTPPolicy``; refused before any I/O.
-        case insecureHTTP = "insecure-http"
+        public static let insecureHTTP = Code(rawValue: "insecure-http")
         /// The linked libcurl lacks a version or feature the transport relies on (checked when
         /// the transport starts; see ``LibcurlRequirements``).
-        case libcurlUnsupported = "libcurl-unsupported"
+        public static let libcurlUnsupported = Code(rawValue: "libcurl-unsupported")
         /// The total or connect timeout elapsed.
-        case timeout
+        public static let timeout = Code(rawValue: "timeout")
         /// The calling task was cancelled; the transfer was aborted.
-        case cancelled
+        public static let cancelled = Code(rawValue: "cancelled")
         /// Connecting failed (refused, unreachable, DNS).
-        case connectionFailed = "connection-failed"
+        public static let connectionFailed = Code(rawValue: "connection-failed")
         /// The connection broke before a complete response arrived.
-        case connectionLost = "connection-lost"
+        public static let connectionLost = Code(rawValue: "connection-lost")
         /// The response body exceeded `maxResponseBytes`.
-        case responseTooLarge = "response-too-large"
+        public static let responseTooLarge = Code(rawValue: "response-too-large")
         /// TLS failed (including a certificate that does not verify).
-        case tls
+        public static let tls = Code(rawValue: "tls")
         /// The transport was shut down.
-        case shutdown
+        public static let shutdown = Code(rawValue: "shutdown")
         /// Anything else.
-        case other
+        public static let other = Code(rawValue: "other")
+
+        public var description: String { rawValue }
     }
 
     /// The failure kind.
-    public var code: Code
+    public let code: Code
     /// Detail for developers (never contains headers or bodies).
-    public var message: String
+    public let message: String
 
     /// Creates an error.
     public init(_ code: Code, _ message: String) {

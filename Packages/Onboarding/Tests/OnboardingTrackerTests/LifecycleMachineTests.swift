@@ -1,0 +1,139 @@
+import Testing
+import TrackerCore
+@testable import OnboardingTracker
+
+// The tracker's lifecycles as pure machines (issue 16 item 3), driven directly: no tracker, no
+// storage, no clock.
+//
+// New scenarios:
+// S186 parsing the stored value: a failed read, another format, not JSON, not recognised,
+//      malformed parts, and a clean state of format 1.
+// S187 a stored state for another destination (or after a refused hand-over) is discarded and
+//      reported once, and the store is rewritten; what it held is still recorded as stored.
+// S188 stored outboxes: a settled one is dropped (rewrite), one not newer than the tracker's is
+//      skipped, one is held while the predecessor's attempts are unanswered, else delivered.
+// S189 the stored run: kept for resume() before a session, sent (when dirty) and rewritten after
+//      a start, ignored when the predecessor handed over a run; a completed one never resumes.
+@Suite struct LifecycleMachineTests {
+    static let runA = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f"
+    static let runB = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8ea0"
+
+    static func run(_ id: String = runA, entries: Int = 1, dirty: Bool = false, completed: Bool = false, lastSeq: Int = 2) -> RunState {
+        var r = RunState(runId: id, onboarding: .init(key: "main", version: "3"), studio: nil,
+                         context: .init(appVersion: "2.4.0", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC"),
+                         manifest: .init(steps: [.init(stepKey: "welcome")]), manifestKeys: ["welcome"], lastActiveAt: T0)
+        for i in 0..<entries { r.append(EntryState(stepKey: "welcome", enteredAt: T0 + Int64(i))) }
+        r.dirty = dirty
+        r.completed = completed
+        r.lastSeq = lastSeq
+        return r
+    }
+
+    static func item(_ id: String = runA, seq: Int) -> Item {
+        var r = run(id)
+        r.lastSeq = seq - 1
+        return Item(seq: seq, payload: r.snapshot(seq: seq, sentAt: T0 + 10))
+    }
+
+    /// A stored value of format 1 with `current` and `outboxes`.
+    static func stored(destination: String? = DESTINATION, current: RunState?, outboxes: [Item] = []) -> String {
+        var o = JSONObject()
+        o.appendUnchecked("format", 1)
+        if let destination { o.appendUnchecked("destination", .string(destination)) }
+        if var current { o.appendUnchecked("current", current.storedJSON(seqReserved: current.lastSeq)) } else { o.appendUnchecked("current", .null) }
+        var ob = JSONObject()
+        for i in outboxes { ob.appendUnchecked(i.payload.runId, .object(["seq": .number(Double(i.seq)), "body": i.payload.wireJSON()])) }
+        o.appendUnchecked("outboxes", .object(ob))
+        return WireJSON.encodeString(.object(o))
+    }
+
+    static func contents(_ p: StoredReadMachine.Parsed) -> StoredReadMachine.Contents? {
+        if case let .contents(c) = p { return c }
+        return nil
+    }
+
+    /// A compact description of actions, for comparing.
+    static func describe(_ actions: [StoredReadMachine.Action]) -> [String] {
+        actions.map { a in
+            switch a {
+            case let .diagnose(code, _): "diagnose \(code)"
+            case .persistenceOff: "persistence-off"
+            case let .storedRun(m): "stored \(m.runId.map { String($0.suffix(2)) } ?? "none") \(m.reserved)"
+            case .destinationChangedReported: "destination-changed-reported"
+            case let .adoptOutbox(id, item, deliver): "adopt \(id.suffix(2)) \(item.seq) \(deliver ? "deliver" : "hold")"
+            case let .keepResumable(r): "resumable \(r.runId.suffix(2))"
+            case let .stage(r): "stage \(r.runId.suffix(2))"
+            case .write: "write"
+            }
+        }
+    }
+
+    @Test func S186_parsingTheStoredValue() throws {
+        if case .unreadable = StoredReadMachine.parse(.failed) {} else { Issue.record("a failed read is unreadable") }
+        let empty = try #require(Self.contents(StoredReadMachine.parse(.ok(nil))))
+        #expect(empty.current == nil && empty.outboxes.isEmpty && empty.problems.isEmpty && !empty.rewrite)
+        if case let .foreignFormat(f) = StoredReadMachine.parse(.ok(#"{"format":2}"#)) { #expect(f == 2) } else { Issue.record("format 2 is foreign") }
+        let notJSON = try #require(Self.contents(StoredReadMachine.parse(.ok("{nope"))))
+        #expect(notJSON.rewrite && notJSON.problems == ["the stored state is not JSON; it is discarded"])
+        let unknown = try #require(Self.contents(StoredReadMachine.parse(.ok("[1]"))))
+        #expect(unknown.rewrite && unknown.problems == ["the stored state is not recognised; it is discarded"])
+        let malformed = try #require(Self.contents(StoredReadMachine.parse(.ok(#"{"format":1,"current":{"runId":"x"},"outboxes":[]}"#))))
+        #expect(malformed.rewrite && malformed.current == nil)
+        #expect(malformed.problems == ["malformed stored parts were dropped: current.runId is invalid; outboxes is not an object"])
+        // A clean state round-trips through the stored form: the run and the outbox come back.
+        let clean = try #require(Self.contents(StoredReadMachine.parse(.ok(Self.stored(current: Self.run(), outboxes: [Self.item(seq: 2)])))))
+        #expect(!clean.rewrite && clean.problems.isEmpty && clean.destination == DESTINATION)
+        #expect(clean.current?.runId == Self.runA && clean.current?.steps.count == 1 && clean.current?.lastSeq == 2)
+        #expect(clean.outboxes[Self.runA]?.seq == 2 && clean.outboxes[Self.runA]?.payload == Self.item(seq: 2).payload)
+        // An outbox whose body is not its run's snapshot is dropped.
+        let wrong = #"{"format":1,"current":null,"outboxes":{"\#(Self.runB)":{"seq":1,"body":{"run_id":"\#(Self.runA)"}}}}"#
+        let dropped = try #require(Self.contents(StoredReadMachine.parse(.ok(wrong))))
+        #expect(dropped.outboxes.isEmpty && dropped.rewrite)
+    }
+
+    @Test func S187_anotherDestinationIsDiscardedAndReportedOnce() throws {
+        let parsed = StoredReadMachine.parse(.ok(Self.stored(destination: STAGING, current: Self.run(), outboxes: [Self.item(seq: 2)])))
+        let ctx = StoredReadMachine.Context(destination: DESTINATION)
+        #expect(Self.describe(StoredReadMachine.decide(parsed, ctx))
+            == ["stored 9f 2", "destination-changed-reported", "diagnose destination-changed", "write"])
+        var reported = ctx
+        reported.destinationChangedReported = true
+        #expect(Self.describe(StoredReadMachine.decide(parsed, reported)) == ["stored 9f 2", "write"])
+        // After a refused hand-over even a matching stamp is discarded.
+        let same = StoredReadMachine.parse(.ok(Self.stored(current: Self.run())))
+        var refused = ctx
+        refused.handoffRefused = true
+        #expect(Self.describe(StoredReadMachine.decide(same, refused)) == ["stored 9f 2", "destination-changed-reported", "diagnose destination-changed", "write"])
+        // The unreadable and foreign cases only turn persistence off.
+        #expect(Self.describe(StoredReadMachine.decide(.unreadable, ctx)) == ["persistence-off", "diagnose storage"])
+        #expect(Self.describe(StoredReadMachine.decide(.foreignFormat(3), ctx)) == ["persistence-off", "diagnose storage"])
+    }
+
+    @Test func S188_storedOutboxes() throws {
+        let parsed = StoredReadMachine.parse(.ok(Self.stored(current: nil, outboxes: [Self.item(seq: 3), Self.item(Self.runB, seq: 5)])))
+        var ctx = StoredReadMachine.Context(destination: DESTINATION)
+        #expect(Self.describe(StoredReadMachine.decide(parsed, ctx)) == ["stored none 0", "adopt 9f 3 deliver", "adopt a0 5 deliver"])
+        ctx.predecessorDone = false
+        #expect(Self.describe(StoredReadMachine.decide(parsed, ctx)) == ["stored none 0", "adopt 9f 3 hold", "adopt a0 5 hold"])
+        ctx.predecessorDone = true
+        ctx.settled = [Self.runA: 3]
+        ctx.outboxSeqs = [Self.runB: 5]
+        #expect(Self.describe(StoredReadMachine.decide(parsed, ctx)) == ["stored none 0", "write"])
+    }
+
+    @Test func S189_theStoredRun() throws {
+        let dirty = StoredReadMachine.parse(.ok(Self.stored(current: Self.run(dirty: true))))
+        var ctx = StoredReadMachine.Context(destination: DESTINATION)
+        #expect(Self.describe(StoredReadMachine.decide(dirty, ctx)) == ["stored 9f 2", "resumable 9f"])
+        ctx.sessionStarted = true
+        ctx.hasCurrent = true
+        #expect(Self.describe(StoredReadMachine.decide(dirty, ctx)) == ["stored 9f 2", "stage 9f", "write"])
+        let clean = StoredReadMachine.parse(.ok(Self.stored(current: Self.run())))
+        #expect(Self.describe(StoredReadMachine.decide(clean, ctx)) == ["stored 9f 2", "write"])
+        var handed = StoredReadMachine.Context(destination: DESTINATION)
+        handed.handedNothing = false
+        #expect(Self.describe(StoredReadMachine.decide(dirty, handed)) == ["stored 9f 2"])
+        let completed = StoredReadMachine.parse(.ok(Self.stored(current: Self.run(completed: true))))
+        #expect(Self.describe(StoredReadMachine.decide(completed, StoredReadMachine.Context(destination: DESTINATION))) == ["stored none 0"])
+    }
+}

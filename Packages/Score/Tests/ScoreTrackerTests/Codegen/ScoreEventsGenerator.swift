@@ -1,1 +1,0 @@
-../../../../../Tools/Sources/codegen/ScoreEventsGenerator.swift
