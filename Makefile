@@ -8,11 +8,6 @@ PACKAGES   := Core Onboarding Paywall RocalyticsClient Score
 CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
-# One build directory for every package's ThreadSanitizer run, so that a module is compiled once
-# per run instead of once per package that depends on it (Core was compiled by seven). test-all
-# keeps each package's own .build: it is the check that a package builds on its own (a shared
-# directory lets a target import a module it does not declare, when another package built it).
-TSAN_BUILD := $(CURDIR)/.build/tsan
 
 .PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme docs test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
@@ -71,18 +66,22 @@ test-packages:
 	  fi; \
 	done
 
-# Every package's tests under ThreadSanitizer (one build directory, $(TSAN_BUILD), for all of them).
+# Every package's tests under ThreadSanitizer (separate build directory).
+# Each package keeps its own build directory here and in test-all: in a directory shared between
+# packages, `#if canImport(OnboardingTracker)` in RocalyticsClient's examples sees the module the
+# Onboarding package built there and compiles code whose link then fails (and a target could import
+# a module it never declares). A package's own directory is the check that it builds on its own.
 test-tsan: deps
 	@set -e; for p in $(PACKAGES); do \
 	  if [ -f Packages/$$p/Package.swift ]; then \
 	    echo "== swift test --sanitize=thread: $$p"; \
-	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path $(TSAN_BUILD) $(SWIFT_TEST_FLAGS); \
+	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
 	@echo "== swift test --sanitize=thread: Integration"
-	@$(SWIFT) test --package-path Integration --sanitize=thread --scratch-path $(TSAN_BUILD) $(SWIFT_TEST_FLAGS)
+	@$(SWIFT) test --package-path Integration --sanitize=thread --scratch-path Integration/.build-tsan $(SWIFT_TEST_FLAGS)
 	@echo "== swift test --sanitize=thread: Reliability"
-	@$(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path $(TSAN_BUILD) $(SWIFT_TEST_FLAGS)
+	@$(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
 
 # The reliability suite with much longer crash and property loops (SOAK=1).
 test-soak: deps
