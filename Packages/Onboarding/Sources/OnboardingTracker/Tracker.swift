@@ -8,9 +8,13 @@ typealias Item = Outbound<OnboardingRunSnapshot>
 /// No method throws; recording methods never wait for storage or the network.
 public final class OnboardingRunTracker: Sendable {
     struct State: Sendable {
-        var disposed = false
-        var current: RunState?
-        var generation: UInt64 = 0
+        /// The run in session, its generation, the debounce window and disposal (``RunMachine``).
+        var run = RunMachine()
+        /// The run in session (for tests; the tracker uses `run.current`).
+        var current: RunState? {
+            get { run.current }
+            _modify { yield &run.current }
+        }
         /// Where this tracker's session stands: before its first `start()`/`resume()`, with the
         /// run a `resume()` would continue, or in session (the run is `current`).
         var session: SessionPhase = .awaiting(resumable: nil)
@@ -24,7 +28,6 @@ public final class OnboardingRunTracker: Sendable {
         var deliveries: [String: DeliveryRuntime<OnboardingRunSnapshot>] = [:]
         /// Run ids of `deliveries` in creation order (dispose closes them in this order).
         var deliveryOrder: [String] = []
-        var debounceToken: TimerToken?
         var persistenceOff = false
         var destinationChangedReported = false
         var staging = 0
@@ -98,7 +101,7 @@ public final class OnboardingRunTracker: Sendable {
             $0 = { [weak self] landed in
                 guard let self else { return }
                 self.writeFinished(landed: landed)
-                guard landed, self.state.withLock({ $0.disposed }) else { return }
+                guard landed, self.state.withLock({ $0.run.disposed }) else { return }
                 registry.lateWriteLanded(key: key, from: me)
             }
         }
@@ -174,7 +177,7 @@ public final class OnboardingRunTracker: Sendable {
     /// nothing and reports `invalid-start`.
     public func start(_ options: StartOptions) -> OnboardingRun {
         var fx = Effects()
-        if state.withLock({ $0.disposed }) {
+        if state.withLock({ $0.run.disposed }) {
             fx.diag("disposed", "start called on a disposed tracker")
             finish(fx)
             return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
@@ -199,17 +202,12 @@ public final class OnboardingRunTracker: Sendable {
         if let p = options.properties { applyProperties(p, to: &props, runId: nil, fx: &fx) }
 
         let run: OnboardingRun = state.withLock { s in
-            if s.disposed { return OnboardingRun(runId: runId, tracker: nil, generation: 0) }
+            if s.run.disposed { return OnboardingRun(runId: runId, tracker: nil, generation: 0) }
             let now = nowRaw
             // The live run, if in progress, is replaced: its debounced change goes out first.
-            if var old = s.current, !old.completed {
-                if old.dirty && old.hasEntries { buildAndStage(&old, s: &s, fx: &fx, flush: false) }
-                fx.diag("run-replaced", "a new run was started; this run records nothing more", old.runId)
-            }
-            cancelDebounce(&s)
+            perform(s.run.handle(.begin), &s, &fx)
             abandonResumable(&s, fx: &fx)
             s.session = .started
-            s.generation += 1
             guard var r = RunState(runId: runId, spec: spec, lastActiveAt: now) else {
                 // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
                 fx.diag("internal-error", "the run's start does not fit contract v1; nothing is recorded", runId)
@@ -217,9 +215,9 @@ public final class OnboardingRunTracker: Sendable {
             }
             let map = scalarMap(props)
             r.setProperties(map, header: r.headerSize(properties: map))
-            s.current = r
+            s.run.current = r
             requestWrite(&s, fx: &fx)
-            return OnboardingRun(runId: runId, tracker: self, generation: s.generation)
+            return OnboardingRun(runId: runId, tracker: self, generation: s.run.generation)
         }
         finish(fx)
         return run
@@ -249,30 +247,22 @@ public final class OnboardingRunTracker: Sendable {
 
     /// Checks that `run` may record; returns false after reporting why not.
     private func guardRun(_ run: OnboardingRun, _ s: State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
-        if s.disposed {
+        switch s.run.verdict(runId: run.runId, generation: run.generation, handleCompleted: run.isCompleted) {
+        case .record:
+            return true
+        case .disposed:
             fx.diag("disposed", "the tracker was disposed; nothing is recorded", run.runId)
-            return false
-        }
-        guard run.generation == s.generation, let cur = s.current, cur.runId == run.runId else {
-            // A completed run is not replaced by a later start (§4 `run-replaced` is for a run in
-            // progress): it stays completed, and `background()` still skips the retry backoff
-            // of its unsent completion (§9.7).
-            if run.isCompleted {
-                if allowCompleted {
-                    if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
-                } else {
-                    fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
-                }
-                return false
-            }
+        case .inactive:
             fx.diag("run-inactive", "a newer run replaced this one; nothing is recorded", run.runId)
-            return false
-        }
-        if cur.completed && !allowCompleted {
+        case .completed(live: true) where allowCompleted:
+            return true
+        case .completed(live: false) where allowCompleted:
+            // `background()` still skips the retry backoff of an unsent completion (§9.7).
+            if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
+        case .completed:
             fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
-            return false
         }
-        return true
+        return false
     }
 
     private func now(_ r: RunState) -> Int64 { max(nowRaw, r.floor) }
@@ -280,9 +270,9 @@ public final class OnboardingRunTracker: Sendable {
     func enterStep(_ run: OnboardingRun, _ stepKey: String) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             guard r.manifestKeys.contains(stepKey) else {
                 fx.diag("unknown-step", "a step key that is not in the manifest (\(stepKey.unicodeScalars.count) characters; not repeated here, it may not be a key)", r.runId)
                 return
@@ -314,7 +304,7 @@ public final class OnboardingRunTracker: Sendable {
                 run.lastStepKey.withLock { $0 = stepKey }
             }
             if changed { recordChange(&r, s: &s, fx: &fx) }
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -322,9 +312,9 @@ public final class OnboardingRunTracker: Sendable {
     func exitStep(_ run: OnboardingRun, _ stepKey: String, _ answers: [AnswerInput]) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             let n = r.steps.count
             let target: Int
             if n >= 1, r.steps[n - 1].stepKey == stepKey { target = n - 1 }
@@ -383,7 +373,7 @@ public final class OnboardingRunTracker: Sendable {
             }
             if r.truncated { r.provisionalExit = false }
             if changed { recordChange(&r, s: &s, fx: &fx) }
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -420,9 +410,9 @@ public final class OnboardingRunTracker: Sendable {
     func setProperties(_ run: OnboardingRun, _ patch: RunProperties) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             var props = r.properties.wireJSON().objectValue ?? JSONObject()
             let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
             guard changed else { return }
@@ -440,7 +430,7 @@ public final class OnboardingRunTracker: Sendable {
                 r.setProperties(map, header: header)
             }
             recordChange(&r, s: &s, fx: &fx)
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -448,9 +438,9 @@ public final class OnboardingRunTracker: Sendable {
     func complete(_ run: OnboardingRun) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "complete() before any entry: nothing is sent", r.runId)
                 return
@@ -462,9 +452,9 @@ public final class OnboardingRunTracker: Sendable {
             let last = r.steps.count - 1
             if !r.truncated || r.steps[last].exitedAt == nil { r.steps[last].setExit(t) }
             r.provisionalExit = false
-            cancelDebounce(&s)
+            perform(s.run.handle(.flushed), &s, &fx)
             buildAndStage(&r, s: &s, fx: &fx, flush: true, at: t)
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -472,9 +462,9 @@ public final class OnboardingRunTracker: Sendable {
     func background(_ run: OnboardingRun) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.current else { return }
-            s.current = nil
-            defer { s.current = r }
+            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.run.current else { return }
+            s.run.current = nil
+            defer { s.run.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "background() before any entry: nothing is sent", r.runId)
                 return
@@ -483,9 +473,9 @@ public final class OnboardingRunTracker: Sendable {
                 if let d = s.deliveries[r.runId] { fx.run { d.flush() } }
                 return
             }
-            cancelDebounce(&s)
+            perform(s.run.handle(.flushed), &s, &fx)
             buildAndStage(&r, s: &s, fx: &fx, flush: true)
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -495,37 +485,38 @@ public final class OnboardingRunTracker: Sendable {
     /// A recorded change: written now, sent after the debounce window.
     func recordChange(_ r: inout RunState, s: inout State, fx: inout Effects) {
         r.dirty = true
-        if config.debounceMs <= 0 {
-            if r.hasEntries { buildAndStage(&r, s: &s, fx: &fx, flush: false) } else { requestWrite(&s, fx: &fx) }
-            return
+        for action in s.run.handle(.changed(debounceMs: config.debounceMs, hasEntries: r.hasEntries)) {
+            if case .stage = action { buildAndStage(&r, s: &s, fx: &fx, flush: false) } else { perform(action, &s, &fx) }
         }
-        // The window opens at the first unsent change (§6.1), an entry or not: a property set
-        // before the first entry starts it (when it ends with no entry, nothing is built and
-        // the next change opens a new one).
-        if s.debounceToken == nil {
-            let gen = s.generation
-            s.debounceToken = scheduler.schedule(afterMs: config.debounceMs) { [weak self] in self?.debounceFired(gen) }
-        }
-        requestWrite(&s, fx: &fx)
     }
 
-    func cancelDebounce(_ s: inout State) {
-        if let t = s.debounceToken {
-            scheduler.cancel(t)
-            s.debounceToken = nil
+    /// Performs what ``RunMachine`` decided, `.stage` on the run in `s.run.current`.
+    func perform(_ actions: [RunMachine.Action], _ s: inout State, _ fx: inout Effects) {
+        for action in actions { perform(action, &s, &fx) }
+    }
+
+    private func perform(_ action: RunMachine.Action, _ s: inout State, _ fx: inout Effects) {
+        switch action {
+        case .stage:
+            guard var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced
+            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+            s.run.current = r
+        case let .reportReplaced(runId):
+            fx.diag("run-replaced", "a new run was started; this run records nothing more", runId)
+        case .write:
+            requestWrite(&s, fx: &fx)
+        case let .scheduleTimer(ms, gen):
+            let token = scheduler.schedule(afterMs: ms) { [weak self] in self?.debounceFired(gen) }
+            perform(s.run.handle(.timerScheduled(token, generation: gen)), &s, &fx)
+        case let .cancelTimer(token):
+            scheduler.cancel(token)
         }
     }
 
     private func debounceFired(_ gen: UInt64) {
         var fx = Effects()
-        state.withLock { s in
-            s.debounceToken = nil
-            guard !s.disposed, s.generation == gen, var r = s.current, !r.completed, r.dirty, r.hasEntries else { return }
-            s.current = nil
-            defer { s.current = r }
-            buildAndStage(&r, s: &s, fx: &fx, flush: false)
-            s.current = r
-        }
+        state.withLock { s in perform(s.run.handle(.timerFired(generation: gen)), &s, &fx) }
         finish(fx)
     }
 
@@ -539,7 +530,7 @@ public final class OnboardingRunTracker: Sendable {
         )
         s.deliveries[runId] = d
         s.deliveryOrder.append(runId)
-        if s.disposed { d.close() }
+        if s.run.disposed { d.close() }
         return d
     }
 
@@ -612,7 +603,7 @@ public final class OnboardingRunTracker: Sendable {
 
     /// Requests a write of the whole state, composed when it runs (joining one already waiting).
     func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
-        guard let persister, !s.disposed || evenIfDisposed else { return }
+        guard let persister, !s.run.disposed || evenIfDisposed else { return }
         fx.run { [weak self] in
             persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip })
         }
@@ -625,11 +616,11 @@ public final class OnboardingRunTracker: Sendable {
     func compose(_ s: inout State) -> StoreWrite {
         var current: JSONValue = .null
         var mark = StoredRunMark.none
-        if s.current != nil, !s.current!.completed {
+        if s.run.current != nil, !s.run.current!.completed {
             // The live run reserves seqs ahead (issue 14 item 5).
-            let reserved = s.current!.lastSeq + seqReservation
-            current = s.current!.storedJSON(seqReserved: reserved)
-            mark = StoredRunMark(runId: s.current!.runId, reserved: reserved)
+            let reserved = s.run.current!.lastSeq + seqReservation
+            current = s.run.current!.storedJSON(seqReserved: reserved)
+            mark = StoredRunMark(runId: s.run.current!.runId, reserved: reserved)
         } else if case .awaiting(var r?) = s.session {
             // Nothing was sent for it this session: its reservation stays what it was.
             current = r.storedJSON(seqReserved: r.lastSeq)
@@ -698,7 +689,7 @@ public final class OnboardingRunTracker: Sendable {
             let ctx = StoredReadMachine.Context(
                 destination: destination, handoffRefused: s.handover.isRefused, destinationChangedReported: s.destinationChangedReported,
                 settled: s.settled, outboxSeqs: s.outboxes.mapValues(\.seq), handedNothing: handedNothing,
-                sessionStarted: s.sessionStarted, hasCurrent: s.current != nil, predecessorDone: s.handover.predecessorDone, disposed: s.disposed)
+                sessionStarted: s.sessionStarted, hasCurrent: s.run.current != nil, predecessorDone: s.handover.predecessorDone, disposed: s.run.disposed)
             for action in StoredReadMachine.decide(parsed, ctx) {
                 switch action {
                 case let .diagnose(code, message): fx.diag(code, message)
@@ -729,7 +720,7 @@ public final class OnboardingRunTracker: Sendable {
         state.withLock { s in
             let hasRun: Bool
             if case .nothing = s.handover.handedRun { hasRun = false } else { hasRun = true }
-            guard !s.disposed, s.sessionStarted || hasRun || s.handover.isRefused else { return }
+            guard !s.run.disposed, s.sessionStarted || hasRun || s.handover.isRefused else { return }
             requestWrite(&s, fx: &fx)
         }
         finish(fx)
@@ -745,7 +736,7 @@ public final class OnboardingRunTracker: Sendable {
             s.handover = s.handover.leftoverAdopted
             let ctx = HandoverMachine.Context(
                 destinationChangedReported: s.destinationChangedReported, settled: s.settled, outboxes: s.outboxes, held: s.held,
-                disposed: s.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
+                disposed: s.run.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
                 switch action {
                 case let .diagnose(code, message): fx.diag(code, message)
@@ -775,7 +766,7 @@ public final class OnboardingRunTracker: Sendable {
     /// staged send handed over and no attempt in flight (§7.1 D6).
     func checkLeftover() {
         let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
-            guard s.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
+            guard s.run.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
             for d in s.deliveries.values where d.isBusy { return nil }
             return (left, Leftover(unsent: s.outboxes, settled: s.settled))
         }
@@ -790,7 +781,7 @@ public final class OnboardingRunTracker: Sendable {
     public func resume(expected: StartOptions? = nil) async -> OnboardingRun? {
         var fx = Effects()
         let (disposed, startSlow) = state.withLock { s -> (Bool, Bool) in
-            if s.disposed { return (true, false) }
+            if s.run.disposed { return (true, false) }
             defer { s.slowReadStarted = true }
             return (false, !s.slowReadStarted && store != nil)
         }
@@ -814,7 +805,7 @@ public final class OnboardingRunTracker: Sendable {
             if problems.isEmpty { expectedSpec = spec } else { expectedInvalid = true }
         }
         let result: OnboardingRun? = state.withLock { s in
-            if s.disposed {
+            if s.run.disposed {
                 fx.diag("disposed", "resume called on a disposed tracker")
                 return nil
             }
@@ -830,17 +821,17 @@ public final class OnboardingRunTracker: Sendable {
                 }
             }
             s.session = .started
-            s.generation += 1
+            perform(s.run.handle(.begin), &s, &fx)
             if r.hasEntries {
                 let t = max(nowRaw, r.floor, r.lastActiveAt)
                 restore(&r, now: t, fx: &fx)
-                s.current = r
+                s.run.current = r
                 requestWrite(&s, fx: &fx)
                 buildAndStage(&r, s: &s, fx: &fx, flush: false)
             }
-            s.current = r
+            s.run.current = r
             if !r.hasEntries { requestWrite(&s, fx: &fx) }
-            return OnboardingRun(runId: r.runId, tracker: self, generation: s.generation, stepKey: r.steps.last?.stepKey)
+            return OnboardingRun(runId: r.runId, tracker: self, generation: s.run.generation, stepKey: r.steps.last?.stepKey)
         }
         finish(fx)
         return result
@@ -924,16 +915,12 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         let me = ObjectIdentifier(self)
         let published: (Handoff, Deferred<Void>?)? = state.withLock { s in
-            guard !s.disposed else { return nil }
-            if var r = s.current, !r.completed, r.dirty, r.hasEntries {
-                buildAndStage(&r, s: &s, fx: &fx, flush: false)
-                s.current = r
-            }
-            cancelDebounce(&s)
-            s.disposed = true
+            guard !s.run.disposed else { return nil }
+            perform(s.run.handle(.disposing), &s, &fx)
+            perform(s.run.handle(.disposed), &s, &fx)
             let run: HandedRun
             if s.sessionStarted {
-                if let r = s.current, !r.completed { run = .run(r) } else { run = .noRun }
+                if let r = s.run.current, !r.completed { run = .run(r) } else { run = .noRun }
             } else {
                 run = s.handover.handedRun
             }
@@ -978,7 +965,7 @@ public final class OnboardingRunTracker: Sendable {
     /// (for tests: the two must be equal).
     func debugMeasure() -> (incremental: Int, encoded: Int)? {
         state.withLock { s in
-            guard let r = s.current, r.hasEntries else { return nil }
+            guard let r = s.run.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
     }
