@@ -189,8 +189,7 @@ public final class OnboardingRunTracker: Sendable {
         case let .provider(p):
             do { ctx = try p() } catch { problems.append("the context closure failed") }
         }
-        var spec = StartValidation.spec(options, context: ctx, problems: &problems)
-        if ctx == nil { spec.context = .null }
+        let spec = StartValidation.spec(options, context: ctx, problems: &problems)
         let runId = mintRunId(&fx)
         if !problems.isEmpty {
             fx.diag("invalid-start", "start refused: " + problems.joined(separator: "; "))
@@ -811,10 +810,8 @@ public final class OnboardingRunTracker: Sendable {
             }
             guard !s.sessionStarted, var r = s.resumable, !r.completed else { return nil }
             if expected != nil {
-                let same = !expectedInvalid && expectedSpec.map {
-                    Self.canonical(r.onboarding.wireJSON()).semanticallyEquals(Self.canonical($0.onboarding))
-                        && Self.canonical(r.manifest.wireJSON()).semanticallyEquals(Self.canonical($0.manifest))
-                } == true
+                // Typed values: an absent member equals a null one (contract §12.3).
+                let same = !expectedInvalid && expectedSpec.map { r.onboarding == $0.onboarding && r.manifest == $0.manifest } == true
                 if !same {
                     fx.diag("resume-mismatch", "the stored run belongs to another onboarding identity or manifest", r.runId)
                     return nil
