@@ -68,8 +68,8 @@ final class CheckedSink: Sink, Sendable {
     var bodies: [String] { received.map(\.wireString) }
 }
 
-/// One tracker on a manual clock with a checked sink.
-struct Harness {
+/// The test fixture: one tracker on a manual clock with a checked sink and a diagnostic log.
+struct PaywallFixture {
     let clock: ManualClock
     let sink: CheckedSink
     let log = DiagnosticLog()
