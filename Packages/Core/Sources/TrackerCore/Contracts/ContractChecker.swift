@@ -73,7 +73,9 @@ public struct ContractViolation: Sendable, Equatable, CustomStringConvertible {
 /// paywall.md §5 and P6). Works on any JSON value: checks whose inputs are missing or of the wrong
 /// type are skipped (that is the schema's job, reported once as a shape violation).
 public enum ContractChecker {
-    /// The maximum compact size of a paywall snapshot, in bytes (paywall.md §3.6).
+    /// The maximum compact size of a paywall snapshot, in bytes (16 KiB, rule 9 of
+    /// <doc:ContractRules#Paywall-presentation-rules>): the one declaration of the limit, which
+    /// `PaywallContractChecker.maxBytes` and the collector use.
     public static let paywallMaxBytes = 16_384
 
     /// The violations of one onboarding run snapshot (§8 rules 1-8, truncated forms included).
