@@ -33,9 +33,9 @@ public struct VerdictViolation: Sendable, Equatable {
     static func contract(_ v: ContractViolation) -> VerdictViolation { VerdictViolation(rule: v.rule.rawValue, path: v.path, message: v.message) }
 }
 
-/// Why a paywall snapshot does not conform: the first problem's text and every violation of
+/// Why a snapshot (onboarding run or paywall presentation) does not conform: the first problem's text and every violation of
 /// the step that found it (the JSON Schema, or else the contract rules).
-struct PaywallProblem: Sendable, Equatable {
+struct ConformanceProblem: Sendable, Equatable {
     var reason: String
     var violations: [VerdictViolation]
 }
@@ -118,7 +118,7 @@ public struct ContractSchemas: Sendable {
 /// what it accepted in SQLite. Thread-safe: every call runs under one lock.
 public final class Collector: Sendable {
     /// Largest onboarding-run snapshot (compact bytes), contract D8.
-    public static let maxRunBytes = 262_144
+    public static let maxRunBytes = ContractChecker.onboardingRunMaxBytes
     /// Largest paywall snapshot (compact bytes), paywall.md section 5 rule 9
     /// (``TrackerCore/ContractChecker/paywallMaxBytes``).
     public static let maxPaywallBytes = ContractChecker.paywallMaxBytes
@@ -172,72 +172,77 @@ public final class Collector: Sendable {
         let result: Verdict = store.withLock { store in
             do {
                 let stored = try runId.flatMap { id throws(SQLiteError) in try store.run(sender: sender, runId: id) }
-                // Rule 1: completed guard.
-                if let stored, stored.status == "completed" { return verdict(.ignored, note: "run already completed") }
-                // Rule 2: validation.
                 let compact = WireJSON.encode(snapshot)
-                if compact.count > Self.maxRunBytes {
-                    let text = "snapshot exceeds \(Self.maxRunBytes) bytes (\(compact.count))"
-                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
-                }
-                let schemaProblems = schemas.onboardingRun.validate(snapshot)
-                if let problem = schemaProblems.first {
-                    return verdict(.rejected, "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))
-                }
-                let contractProblems = ContractRules.onboardingRunViolations(snapshot)
-                if let problem = contractProblems.first {
-                    return verdict(.rejected, problem.description, violations: contractProblems.map(VerdictViolation.contract))
-                }
-                guard let runId, let seq else { return verdict(.rejected, "schema: run_id or seq missing") }
-                let key = snapshot["onboarding"]?["key"]?.stringValue ?? ""
-                let version = snapshot["onboarding"]?["version"]?.stringValue ?? ""
-                let manifest = Canonical.text(snapshot["manifest"] ?? .null)
-                let status = snapshot["status"]?.stringValue ?? ""
-                let text = String(decoding: compact, as: UTF8.self)
-                guard let stored else {
-                    // Rule 3: new run; D18 manifest identity per (key, version), drafts exempt.
-                    var conflict = false
-                    if version != "draft" {
-                        if let canonical = try store.canonicalManifest(key: key, version: version) {
-                            conflict = canonical != manifest
-                        } else {
-                            try store.setCanonicalManifest(key: key, version: version, manifest: manifest, runId: runId)
-                        }
+                // Core's verdict (rules 1-7), with this collector's full JSON Schema as the
+                // conformance step and the contract rules after it.
+                let decision = ContractChecker.onboardingRunVerdict(
+                    incoming: snapshot, stored: stored.map { (try? WireJSON.decode($0.body)) ?? .null }, size: compact.count
+                ) { value -> [ConformanceProblem] in
+                    let schemaProblems = schemas.onboardingRun.validate(value)
+                    if let problem = schemaProblems.first {
+                        return [ConformanceProblem(reason: "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))]
                     }
-                    try store.saveRun(
-                        StoredRun(
-                            sender: sender, runId: runId, seq: seq, status: status, key: key, version: version,
-                            variantKey: snapshot["onboarding"]?["variant_key"]?.stringValue, body: text,
-                            firstReceivedAtMs: now, lastReceivedAtMs: now, versionConflict: conflict
-                        )
-                    )
-                    return verdict(.accepted, note: conflict ? "version-conflict" : nil)
+                    let contractProblems = ContractRules.onboardingRunViolations(value)
+                    if let problem = contractProblems.first {
+                        return [ConformanceProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))]
+                    }
+                    return []
                 }
-                // Rule 4: identity and manifest.
-                let previous = (try? WireJSON.decode(stored.body)) ?? .null
-                if !Canonical.same(previous["onboarding"], snapshot["onboarding"]) {
+                switch decision {
+                case .ignoredCompleted:
+                    return verdict(.ignored, note: "run already completed")
+                case let .rejectedTooLarge(bytes):
+                    let text = "snapshot exceeds \(Self.maxRunBytes) bytes (\(bytes))"
+                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
+                case let .rejectedNonconformant(problems):
+                    return verdict(.rejected, problems.first?.reason, violations: problems.flatMap(\.violations))
+                case .rejectedOnboardingChanged:
                     let text = "onboarding differs from the stored snapshot of this run"
                     return verdict(.rejected, text, violations: [VerdictViolation(rule: "acceptance.4.identity", path: "/onboarding", message: text)])
-                }
-                if !Canonical.same(previous["manifest"], snapshot["manifest"]) {
+                case .rejectedManifestChanged:
                     let text = "manifest differs from the stored snapshot of this run"
                     return verdict(.rejected, text, violations: [VerdictViolation(rule: "acceptance.4.manifest", path: "/manifest", message: text)])
+                case .ignoredRetry:
+                    return verdict(.ignored, note: "retry")
+                case .ignoredRetryBodyMismatch:
+                    return verdict(.ignored, note: "retry-body-mismatch")
+                case let .ignoredStale(storedSeq):
+                    return verdict(.ignored, note: "stale seq (stored \(storedSeq))")
+                case .acceptedFirst, .acceptedHigherSeq:
+                    break
                 }
-                // Rules 5–7: seq.
-                if seq > stored.seq {
-                    var next = stored
+                guard let runId, let seq else { return verdict(.rejected, "schema: run_id or seq missing") }
+                let status = snapshot["status"]?.stringValue ?? ""
+                let text = String(decoding: compact, as: UTF8.self)
+                if var next = stored {
+                    // Rule 5: a higher seq replaces the stored snapshot.
                     next.seq = seq
                     next.status = status
                     next.body = text
                     next.lastReceivedAtMs = now
                     try store.saveRun(next)
-                    return verdict(.accepted, note: stored.versionConflict ? "version-conflict" : nil)
+                    return verdict(.accepted, note: next.versionConflict ? "version-conflict" : nil)
                 }
-                if seq == stored.seq {
-                    let mismatch = Canonical.text(previous) != Canonical.text(snapshot)
-                    return verdict(.ignored, note: mismatch ? "retry-body-mismatch" : "retry")
+                // Rule 3: new run; D18 manifest identity per (key, version), drafts exempt.
+                let key = snapshot["onboarding"]?["key"]?.stringValue ?? ""
+                let version = snapshot["onboarding"]?["version"]?.stringValue ?? ""
+                let manifest = Canonical.text(snapshot["manifest"] ?? .null)
+                var conflict = false
+                if version != "draft" {
+                    if let canonical = try store.canonicalManifest(key: key, version: version) {
+                        conflict = canonical != manifest
+                    } else {
+                        try store.setCanonicalManifest(key: key, version: version, manifest: manifest, runId: runId)
+                    }
                 }
-                return verdict(.ignored, note: "stale seq (stored \(stored.seq))")
+                try store.saveRun(
+                    StoredRun(
+                        sender: sender, runId: runId, seq: seq, status: status, key: key, version: version,
+                        variantKey: snapshot["onboarding"]?["variant_key"]?.stringValue, body: text,
+                        firstReceivedAtMs: now, lastReceivedAtMs: now, versionConflict: conflict
+                    )
+                )
+                return verdict(.accepted, note: conflict ? "version-conflict" : nil)
             } catch {
                 return Verdict(kind: kind, outcome: .rejected, reason: "storage error", subject: runId, seq: seq, httpStatus: 500)
             }
@@ -270,15 +275,15 @@ public final class Collector: Sendable {
                 // JSON Schema as the conformance step and the contract rules after it.
                 let decision = ContractChecker.paywallVerdict(
                     incoming: snapshot, stored: stored.map { (try? WireJSON.decode($0.body)) ?? .null }, size: compact.count
-                ) { value -> [PaywallProblem] in
+                ) { value -> [ConformanceProblem] in
                     let schema = value["schema_version"] == .number(1) ? schemas.paywallV1 : schemas.paywallV1_1
                     let schemaProblems = schema.validate(value)
                     if let problem = schemaProblems.first {
-                        return [PaywallProblem(reason: "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))]
+                        return [ConformanceProblem(reason: "schema: \(problem)", violations: schemaProblems.map(VerdictViolation.schema))]
                     }
                     let contractProblems = ContractRules.paywallViolations(value)
                     if let problem = contractProblems.first {
-                        return [PaywallProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))]
+                        return [ConformanceProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))]
                     }
                     return []
                 }
