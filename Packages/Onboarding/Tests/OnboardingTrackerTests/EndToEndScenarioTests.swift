@@ -51,16 +51,10 @@ final class MockCollector: @unchecked Sendable {
         return .respond(status: outcome == "rejected" ? 400 : 200, body: #"{"outcome":"\#(outcome)"}"#)
     }
 
-    /// §6.6, first match wins.
+    /// §6.6, first match wins: Core's server verdict with its own conformance step.
     static func ingest(_ incoming: JSONValue?, size: Int, stored: JSONValue?) -> String {
-        if stored?["status"] == "completed" { return "ignored" }
-        guard let incoming, size <= 262_144, ContractChecker.onboardingRun(incoming).isEmpty else { return "rejected" }
-        guard let stored else { return "accepted" }
-        func same(_ k: String) -> Bool {
-            OnboardingRunTracker.canonical(incoming[k] ?? .null).semanticallyEquals(OnboardingRunTracker.canonical(stored[k] ?? .null))
-        }
-        if !same("onboarding") || !same("manifest") { return "rejected" }
-        return (incoming["seq"]?.intValue ?? 0) > (stored["seq"]?.intValue ?? 0) ? "accepted" : "ignored"
+        // A body that is no JSON is nonconformant (unless the run is completed).
+        ContractChecker.onboardingRunVerdict(incoming: incoming ?? .null, stored: stored, size: size).outcome.rawValue
     }
 }
 

@@ -254,8 +254,9 @@ func steps(_ body: JSONValue?) -> [JSONValue] { body?["steps"]?.arrayValue ?? []
 func ts(_ hms: String) -> String { "2026-01-10T\(hms)Z" }
 
 /// Every payload a test captures is recorded for schema validation (`make validate-payloads`,
-/// schema onboarding-run v1) and checked with Core's `ContractChecker.onboardingRun` (the §8 rules
-/// and the typed shape), the ingest's size limit, and the typed snapshot: decoding it and encoding
+/// schema onboarding-run v1) and checked with Core's server verdict on a first snapshot
+/// (`ContractChecker.onboardingRunVerdict`: the size limit, the §8 rules and the typed shape), and
+/// the typed snapshot: decoding it and encoding
 /// it again gives the very bytes sent (so key order is the contract's).
 enum Conformance {
     static func check(_ p: SentPayload) {
@@ -265,8 +266,7 @@ enum Conformance {
     }
 
     static func problems(_ p: SentPayload) -> [String] {
-        var out = ContractChecker.onboardingRun(p.json).map(\.description)
-        if p.bytes.count > 262_144 { out.append("size \(p.bytes.count) > 262,144") }
+        var out = verdictProblems(p.json, size: p.bytes.count)
         // The direct writer and the JSON tree give the same bytes, and the bytes decode back to
         // the very same typed value (so key order and number forms are the contract's).
         if WireJSON.encode(p.json) != p.bytes { out.append("the typed snapshot's writer and its JSON tree differ") }
@@ -280,9 +280,17 @@ enum Conformance {
     static func check(json: JSONValue) {
         let bytes = WireJSON.encode(json)
         PayloadCapture.record(bytes, schema: .onboardingRunV1)
-        var problems = ContractChecker.onboardingRun(json).map(\.description)
-        if bytes.count > 262_144 { problems.append("size \(bytes.count) > 262,144") }
+        let problems = verdictProblems(json, size: bytes.count)
         #expect(problems.isEmpty, "non-conformant snapshot: \(problems)")
+    }
+
+    /// Why the server would refuse `json` as the first snapshot of its run (none when it accepts).
+    static func verdictProblems(_ json: JSONValue, size: Int) -> [String] {
+        switch ContractChecker.onboardingRunVerdict(incoming: json, stored: nil, size: size) {
+        case let .rejectedTooLarge(bytes): ["size \(bytes) > \(ContractChecker.onboardingRunMaxBytes)"]
+        case let .rejectedNonconformant(problems): problems.map(\.description)
+        case let other: other.outcome == .accepted ? [] : ["\(other)"]
+        }
     }
 }
 
