@@ -1,7 +1,7 @@
 import TrackerCore
 
 /// A sink of onboarding run snapshots: it receives Core's generated contract type
-/// ``OnboardingRunSnapshot`` (contract v1), whose `wireBytes()` are the exact bytes to send. A
+/// `OnboardingRunSnapshot` (contract v1), whose `wireBytes()` are the exact bytes to send. A
 /// retry hands over the very same value, so the bytes are identical.
 public typealias OnboardingSink = Sink<OnboardingRunSnapshot>
 

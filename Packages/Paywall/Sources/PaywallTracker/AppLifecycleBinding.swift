@@ -9,7 +9,7 @@ extension PaywallPresentationTracker {
     /// Binds this tracker to `monitor`: when the app enters the background, every unsent
     /// snapshot is sent now (skipping a running backoff) inside a background task of at most
     /// `backgroundBudgetSeconds`. A snapshot whose send fails stays stored and is retried as
-    /// usual. Keep the returned binding to ``AppLifecycleBinding/unbind()`` later.
+    /// usual. Keep the returned binding to `AppLifecycleBinding.unbind()` later.
     @discardableResult
     public func bindToAppLifecycle(monitor: AppLifecycleMonitor, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding {
         monitor.bindBackground(budgetSeconds: backgroundBudgetSeconds) { [weak self] budgetMs in

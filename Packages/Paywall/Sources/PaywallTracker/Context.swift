@@ -1,11 +1,11 @@
 import TrackerCore
 
-/// The device and app context of a presentation: Core's ``TrackerCore/RunContextInput``, the type
+/// The device and app context of a presentation: Core's `RunContextInput`, the type
 /// the onboarding tracker takes too.
 @available(*, deprecated, renamed: "RunContextInput")
 public typealias PaywallContext = RunContextInput
 
-/// Where the tracker gets the context: Core's ``TrackerCore/ContextSource``.
+/// Where the tracker gets the context: Core's `ContextSource`.
 @available(*, deprecated, renamed: "ContextSource")
 public typealias PaywallContextSource = ContextSource
 

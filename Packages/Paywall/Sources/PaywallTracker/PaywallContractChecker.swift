@@ -4,7 +4,7 @@ import TrackerCore
 /// v1.1 which also admits every v1 snapshot), the rules beyond the schema (spec section 5), the
 /// 16 KiB limit, and the server's answer to a snapshot given the stored one (spec 5.1).
 ///
-/// Core's ``TrackerCore/ContractChecker`` does the checking (the same checker the collector and
+/// Core's `ContractChecker` does the checking (the same checker the collector and
 /// the tests use); this is its paywall face, in messages.
 ///
 /// Useful to test a custom sink or backend; the tracker itself only ever builds conformant
@@ -14,7 +14,7 @@ public enum PaywallContractChecker {
     public typealias Schema = ContractChecker.PaywallSchema
 
     /// The size limit of one snapshot, in bytes of compact UTF-8 JSON
-    /// (``TrackerCore/ContractChecker/paywallMaxBytes``).
+    /// (`ContractChecker.paywallMaxBytes`).
     public static let maxBytes = ContractChecker.paywallMaxBytes
 
     /// Every problem of `value` (empty when conformant). `size` is the byte count of the
@@ -41,7 +41,7 @@ public enum PaywallContractChecker {
     }
 
     /// The server's answer to `incoming` when `stored` is what it holds for the presentation
-    /// (spec 5.1, ``TrackerCore/ContractChecker/paywallVerdict(incoming:stored:size:conformance:)``):
+    /// (spec 5.1, `ContractChecker.paywallVerdict(incoming:stored:size:conformance:)`):
     /// ended stored → ignored; too large or not conformant → rejected; nothing stored →
     /// accepted; an immutable field changed → rejected; a higher seq → accepted; otherwise ignored.
     public static func verdict(stored: JSONValue?, incoming: JSONValue, size: Int? = nil) -> SinkOutcome {

@@ -49,7 +49,7 @@ public struct PaywallTrackerConfiguration: Sendable {
     }
 }
 
-/// The paywall presentation tracker: pass it to the paywall host as its ``PaywallObserver``.
+/// The paywall presentation tracker: pass it to the paywall host as its `PaywallObserver`.
 ///
 /// Each presentation sends up to three complete snapshots (start, shown, end) through the sink,
 /// on its own delivery queue with retries. Unsent snapshots (at most

@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// The onboarding tracker's sink for Rocalytics: delivers each ``OnboardingRunSnapshot`` (Core's
+/// The onboarding tracker's sink for Rocalytics: delivers each `OnboardingRunSnapshot` (Core's
 /// generated contract v1 type, what the onboarding tracker's sink takes) through
 /// ``RocalyticsClient/sendOnboardingRun(_:)``, with destination
 /// ``RocalyticsClient/onboardingRunDestination``.
@@ -17,7 +17,7 @@ public func createRocalyticsOnboardingSink(_ client: RocalyticsClient) -> Rocaly
     RocalyticsOnboardingSink(client: client)
 }
 
-/// The paywall tracker's sink for Rocalytics: delivers each ``PaywallPresentationSnapshotV1_1``
+/// The paywall tracker's sink for Rocalytics: delivers each `PaywallPresentationSnapshotV1_1`
 /// (what the paywall tracker's sink takes: it writes exactly the v1 snapshot for a presentation
 /// without a provider, and v1.1 for a native or external paywall) through
 /// ``RocalyticsClient/sendPaywallPresentation(_:)``, with destination
@@ -32,13 +32,13 @@ public func createRocalyticsOnboardingSink(_ client: RocalyticsClient) -> Rocaly
 ///
 /// `.rocalytics(rocalytics)` and `RocalyticsPaywallSink(rocalytics)` are the same sink. Use
 /// ``createRocalyticsPaywallSink(_:for:)`` for another snapshot type, such as the v1-only
-/// ``PaywallPresentationSnapshot``.
+/// `PaywallPresentationSnapshot`.
 public func createRocalyticsPaywallSink(_ client: RocalyticsClient) -> RocalyticsPaywallSink<PaywallPresentationSnapshotV1_1> {
     RocalyticsPaywallSink(client: client)
 }
 
 /// The paywall sink for Rocalytics, for any snapshot type with a wire form (the generated v1
-/// ``PaywallPresentationSnapshot`` or v1.1 ``PaywallPresentationSnapshotV1_1``): POSTs the bare
+/// `PaywallPresentationSnapshot` or v1.1 `PaywallPresentationSnapshotV1_1`): POSTs the bare
 /// snapshot to ``RocalyticsClient/paywallPresentationDestination``.
 public func createRocalyticsPaywallSink<Payload: WireEncodable>(_ client: RocalyticsClient, for payload: Payload.Type) -> RocalyticsPaywallSink<Payload> {
     RocalyticsPaywallSink(client: client)
