@@ -67,6 +67,10 @@ test-packages:
 	done
 
 # Every package's tests under ThreadSanitizer (separate build directory).
+# Each package keeps its own build directory here and in test-all: in a directory shared between
+# packages, `#if canImport(OnboardingTracker)` in RocalyticsClient's examples sees the module the
+# Onboarding package built there and compiles code whose link then fails (and a target could import
+# a module it never declares). A package's own directory is the check that it builds on its own.
 test-tsan: deps
 	@set -e; for p in $(PACKAGES); do \
 	  if [ -f Packages/$$p/Package.swift ]; then \

@@ -36,14 +36,14 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let sink = RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding", always: .accepted)
         let storage = InMemoryKeyValueStorage()
         let registry = HandoffRegistry()
-        let diags = Locked<[String]>([])
+        let diags = DiagnosticLog()
         let options = StartOptions(onboarding: OnboardingInput(key: "main", version: "1"),
                                    manifest: [ManifestStepInput(stepKey: "welcome"), ManifestStepInput(stepKey: "goal")])
         @Sendable func make() -> OnboardingRunTracker {
             OnboardingRunTracker(configuration: OnboardingRunConfiguration(
                 sink: sink, context: .value(RunContextInput(appVersion: "1", build: nil, platform: .android, osVersion: nil,
                                                             locale: "fr-FR", timezone: "Europe/Paris")),
-                storage: storage, debounceMs: 500, onDiagnostic: { d in diags.withLock { $0.append(d.code) } },
+                storage: storage, debounceMs: 500, onDiagnostic: diags.handler,
                 clock: clock, scheduler: clock, registry: registry))
         }
         let first = make()
@@ -97,7 +97,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         await clock.settle()
 
         let received = sink.received
-        #expect(diags.value.allSatisfy { ["disposed", "run-inactive"].contains($0) }, "\(Set(diags.value))")
+        #expect(diags.codes.allSatisfy { ["disposed", "run-inactive"].contains($0) }, "\(Set(diags.codes))")
         // The completion carries the last value each thread sent to the live run.
         let final = received.last { $0.isCompleted }
         #expect(final != nil)
@@ -154,12 +154,12 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let clock = ManualClock()
         let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall", always: .accepted)
         let storage = InMemoryKeyValueStorage()
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let context = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")
         @Sendable func make() -> PaywallPresentationTracker {
             PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,
-                onDiagnostic: { d in diags.withLock { $0.append(d) } }))
+                onDiagnostic: diags.handler))
         }
         let live = Locked(make())
         let started = Locked<[String]>([])
@@ -203,7 +203,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
 
         var refusedMarks: [String: Int] = [:]
         var capped = Set<String>()
-        for d in diags.value {
+        for d in diags.all {
             #expect(["disposed", "storage-cap"].contains(d.code), "unexpected \(d.code)")
             if d.code == "storage-cap", let id = d.runId { capped.insert(id) }
             if d.code == "disposed", let id = d.runId { refusedMarks[id, default: 0] += 1 }
@@ -235,10 +235,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     @Test func score8Threads10kTracksWithFlushes() async {
         let clock = ManualClock()
         let transport = RecordingTransport(statuses: { i in i % 10 == 4 ? 500 : 200 })
-        let diags = Locked<[String]>([])
+        let diags = DiagnosticLog()
         let client = ScoreClient(publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
                                  maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
-                                 scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d.code) } })
+                                 scheduler: clock, onDiagnostic: diags.handler)
         await onThreads(Self.threads) { t in
             var rng = SplitMix64(seed: UInt64(t) &+ 7)
             for i in 0..<Self.callsPerThread {
@@ -263,7 +263,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
                 if let k = e["props"]?["k"]?.stringValue { accepted[k, default: 0] += 1 }
             }
         }
-        #expect(diags.value.isEmpty, "\(diags.value.prefix(5))")
+        #expect(diags.codes.isEmpty, "\(diags.codes.prefix(5))")
         #expect(accepted.count == Self.threads * Self.callsPerThread, "\(Self.threads * Self.callsPerThread - accepted.count) events lost")
         #expect(accepted.values.allSatisfy { $0 == 1 }, "\(accepted.values.filter { $0 > 1 }.count) events accepted twice")
         print("[reliability] score concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) tracks, \(accepted.count) delivered once, \(transport.requests.count) requests")

@@ -24,12 +24,12 @@ import Glibc
         ("EROFS", .readOnly), ("EIO", .ioError),
     ]
 
-    private func scoreClient(_ dir: String, _ diags: Locked<[Diagnostic]>) -> (ScoreClient, ManualClock) {
+    private func scoreClient(_ dir: String, _ diags: DiagnosticLog) -> (ScoreClient, ManualClock) {
         let clock = ManualClock()
         let client = ScoreClient(
             publishableKey: "pk_test_faults", siteId: "faults", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
             initialConsent: .all, store: FileScoreStore(directory: dir), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d) } })
+            clock: clock, scheduler: clock, onDiagnostic: diags.handler)
         return (client, clock)
     }
 
@@ -49,7 +49,7 @@ import Glibc
         for (name, condition) in Self.faults {
             let dir = TempDir("score-fault")
             defer { dir.remove() }
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let (client, clock) = scoreClient(dir.path, diags)
             for i in 0..<5 { client.track("before", props: ["n": i]) }
             await run(clock, ms: 200)
@@ -57,13 +57,13 @@ import Glibc
             for i in 0..<5 { client.track("during", props: ["n": i]) }
             await run(clock, ms: 200)
             #expect(fs.totalFailures > 0, "\(name): the fault was never hit")
-            #expect(diags.value.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
+            #expect(diags.all.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
             #expect(client.inspect().queue.depth == 10, "\(name): events recorded on a faulty disk stay queued in memory")
             fs.set(.healthy)
             for i in 0..<5 { client.track("after", props: ["n": i]) }
             await run(clock, ms: Self.retryWindowMs, stepMs: 500)
             fs.uninstall()
-            let (relaunched, c2) = scoreClient(dir.path, Locked([]))
+            let (relaunched, c2) = scoreClient(dir.path, DiagnosticLog())
             await c2.settle()
             let depth = relaunched.inspect().queue.depth
             #expect(depth >= 10, "\(name): \(depth) events after a relaunch, the 5 before and 5 after the fault at least")
@@ -75,17 +75,17 @@ import Glibc
     @Test func R34_scoreIdentityWriteUnderAFullDisk() async {
         let dir = TempDir("score-identity-fault")
         defer { dir.remove() }
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let (client, clock) = scoreClient(dir.path, diags)
         await run(clock, ms: 200)
         let fs = FaultyFileSystem(directory: dir.path, condition: .diskFull)
         client.identify(userId: "fan_9", traits: [:], replayAnonymousEvents: false)
         await run(clock, ms: 200)
         #expect(fs.failures(.write) > 0, "the identity write never reached the fault layer")
-        #expect(diags.value.contains { $0.code == "storage" })
+        #expect(diags.all.contains { $0.code == "storage" })
         #expect(client.inspect().identity.userId == "fan_9") // kept in memory
         fs.uninstall()
-        let (relaunched, c2) = scoreClient(dir.path, Locked([]))
+        let (relaunched, c2) = scoreClient(dir.path, DiagnosticLog())
         await c2.settle()
         #expect(IDs.isLowercaseUUID(relaunched.inspect().identity.anonymousId))
     }
@@ -98,7 +98,7 @@ import Glibc
             let dir = TempDir("onboarding-fault")
             defer { dir.remove() }
             let clock = ManualClock()
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             func tracker(_ clock: ManualClock) -> OnboardingRunTracker {
                 OnboardingRunTracker(configuration: OnboardingRunConfiguration(
                     sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding"),
@@ -106,7 +106,7 @@ import Glibc
                                                     timezone: "Europe/Paris")),
                     storage: FileKeyValueStorage(directory: dir.path), debounceMs: 0, persistTimeoutMs: 600_000,
                     storageReadTimeoutMs: 600_000,
-                    onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock, registry: HandoffRegistry()))
+                    onDiagnostic: diags.handler, clock: clock, scheduler: clock, registry: HandoffRegistry()))
             }
             let t = tracker(clock)
             let r = t.start(Self.options)
@@ -118,7 +118,7 @@ import Glibc
             let settled = await StoredFileDamageTests.realTime { await t.idle(); return true }
             #expect(settled != nil, "\(name): idle() never finished")
             #expect(fs.totalFailures > 0, "\(name): the fault was never hit")
-            #expect(diags.value.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
+            #expect(diags.all.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
             fs.uninstall()
             // What was stored before the fault is still there: the run resumes (at welcome or later).
             let c2 = ManualClock()
@@ -135,11 +135,11 @@ import Glibc
             let dir = TempDir("paywall-fault")
             defer { dir.remove() }
             let clock = ManualClock()
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall")
             let t = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: sink, context: .value(context), storage: FileKeyValueStorage(directory: dir.path), clock: clock, scheduler: clock,
-                onDiagnostic: { d in diags.withLock { $0.append(d) } }))
+                onDiagnostic: diags.handler))
             _ = await StoredFileDamageTests.realTime { await t.idle(); return true }
             let fs = FaultyFileSystem(directory: dir.path, condition: condition)
             let p = t.start(PaywallPresentationInfo(moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements,
@@ -149,7 +149,7 @@ import Glibc
             let settled = await StoredFileDamageTests.realTime { await t.idle(); return true }
             #expect(settled != nil, "\(name): idle() never finished")
             #expect(fs.totalFailures > 0, "\(name): the fault was never hit")
-            #expect(diags.value.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
+            #expect(diags.all.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
             fs.uninstall()
         }
     }
@@ -168,7 +168,7 @@ import Glibc
         }
         defer { _ = Self.shell("/bin/umount", [mountPoint.path]) }
         let dir = mountPoint.path + "/score"
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let (client, clock) = scoreClient(dir, diags)
         for i in 0..<5 { client.track("before", props: ["n": i]) }
         await run(clock, ms: 200)
@@ -186,12 +186,12 @@ import Glibc
         let during = 40
         for i in 0..<during { client.track("during", props: ["n": i, "pad": String(repeating: "x", count: 200)]) }
         await run(clock, ms: 200)
-        #expect(diags.value.contains { $0.code == "storage" }, "no storage diagnostic on a full tmpfs")
+        #expect(diags.all.contains { $0.code == "storage" }, "no storage diagnostic on a full tmpfs")
         #expect(client.inspect().queue.depth == 5 + during)
         unlink(filler)
         for i in 0..<5 { client.track("after", props: ["n": i]) }
         await run(clock, ms: Self.retryWindowMs, stepMs: 500)
-        let (relaunched, c2) = scoreClient(dir, Locked([]))
+        let (relaunched, c2) = scoreClient(dir, DiagnosticLog())
         await c2.settle()
         let depth = relaunched.inspect().queue.depth
         #expect(depth >= 10, "\(depth) events after a relaunch")

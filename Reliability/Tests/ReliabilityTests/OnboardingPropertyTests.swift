@@ -42,14 +42,14 @@ let onboardingCodes: Set<String> = [
         let sink = RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding") { i, _ in
             i % 7 == 3 ? .result(.transient) : i % 11 == 5 ? .result(SinkResult(.rejected, reason: "nope")) : .result(.accepted)
         }
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let storage = InMemoryKeyValueStorage()
         let registry = HandoffRegistry()
         func makeTracker() -> OnboardingRunTracker {
             OnboardingRunTracker(configuration: OnboardingRunConfiguration(
                 sink: sink, context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18",
                                                             locale: "en-US", timezone: "Europe/Paris")),
-                storage: storage, debounceMs: Int64(rng.below(3)) * 250, onDiagnostic: { d in diags.withLock { $0.append(d) } },
+                storage: storage, debounceMs: Int64(rng.below(3)) * 250, onDiagnostic: diags.handler,
                 clock: clock, scheduler: clock, registry: registry))
         }
         var tracker = makeTracker()
@@ -70,7 +70,7 @@ let onboardingCodes: Set<String> = [
         let calls = 5 + rng.below(40)
         for _ in 0..<calls {
             let run = rng.pick(runs)
-            let before = diags.value.count
+            let before = diags.all.count
             var mustRefuse = false
             switch rng.below(16) {
             case 0, 1, 2:
@@ -130,14 +130,14 @@ let onboardingCodes: Set<String> = [
             default:
                 run.setProperties(["bad key with spaces": .number(.infinity)])
             }
-            if mustRefuse && diags.value.count == before { out.problems.append("a refused call reported nothing") }
+            if mustRefuse && diags.all.count == before { out.problems.append("a refused call reported nothing") }
         }
         tracker.dispose()
         await clock.settle()
         for _ in 0..<8 { await clock.advance(byMs: 60_000) }
         await clock.settle()
 
-        for d in diags.value where !onboardingCodes.contains(d.code) {
+        for d in diags.all where !onboardingCodes.contains(d.code) {
             out.problems.append("diagnostic code \(d.code) is not in the spec's list")
         }
         for p in sink.received {

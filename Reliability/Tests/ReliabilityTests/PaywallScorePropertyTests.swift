@@ -82,18 +82,18 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
             let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall") { i, _ in
                 i % 5 == 2 ? .result(.transient) : i % 13 == 7 ? .result(SinkResult(.rejected, reason: "bad")) : .result(.accepted)
             }
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: sink, context: .value(Self.context), storage: InMemoryKeyValueStorage(), clock: clock, scheduler: clock,
-                onDiagnostic: { d in diags.withLock { $0.append(d) } }))
+                onDiagnostic: diags.handler))
             var handles: [PaywallPresentation] = []
             var problems: [String] = []
             for _ in 0..<(3 + rng.below(25)) {
-                let before = diags.value.count
+                let before = diags.all.count
                 switch rng.below(8) {
                 case 0, 1:
                     let info = infoJSON(&rng)
-                    if let h = tracker.start(json: info) { handles.append(h) } else if diags.value.count == before {
+                    if let h = tracker.start(json: info) { handles.append(h) } else if diags.all.count == before {
                         problems.append("a refused start reported nothing")
                     }
                 case 2: rng.chance(50) ? () : (handles.isEmpty ? () : rng.pick(handles).shown())
@@ -123,7 +123,7 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                 PayloadCapture.record(last.wireBytes(), schema: .paywallPresentationV1_1)
                 captured += 1
             }
-            for d in diags.value where !paywallCodes.contains(d.code) { problems.append("code \(d.code) not in the spec's list") }
+            for d in diags.all where !paywallCodes.contains(d.code) { problems.append("code \(d.code) not in the spec's list") }
             tracker.dispose()
             for p in problems.prefix(5) { Issue.record("seed=\(seed) sequence \(n): \(p)") }
             if !problems.isEmpty { break }
@@ -157,12 +157,12 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
         for n in 0..<sequences {
             let clock = ManualClock()
             let transport = RecordingTransport(statuses: { i in [200, 200, 500, 0, 413, 200][i % 6] })
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let client = ScoreClient(
                 publishableKey: "pk_test_prop", siteId: "prop-site", endpoint: "https://score.example/", appVersion: "1.0",
                 os: "Linux", pii: .Denylist(keys: ["email"]), initialConsent: rng.chance(80) ? .all : nil,
                 store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
-                onDiagnostic: { d in diags.withLock { $0.append(d) } })
+                onDiagnostic: diags.handler)
             var problems: [String] = []
             for _ in 0..<(3 + rng.below(30)) {
                 var props: [String: Any] = [:]
@@ -197,7 +197,7 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                     if e["props"]?.objectValue == nil { problems.append("props is not an object") }
                 }
             }
-            for d in diags.value where !scoreCodes.contains(d.code) { problems.append("code \(d.code) not in the list") }
+            for d in diags.all where !scoreCodes.contains(d.code) { problems.append("code \(d.code) not in the list") }
             for p in problems.prefix(5) { Issue.record("seed=\(seed) sequence \(n): \(p)") }
             if !problems.isEmpty { break }
         }

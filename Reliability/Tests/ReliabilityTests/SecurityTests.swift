@@ -41,7 +41,7 @@ func mode(_ path: String) -> mode_t? {
                 : .respond(status: 500, body: "no")
         }
         defer { server.stop() }
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let storage = FaultInjectingStorage(clock: clock)
         storage.update { $0.failNextWrites = 3 }
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
@@ -49,7 +49,7 @@ func mode(_ path: String) -> mode_t? {
                                                  headers: .fixed([HTTPHeader("Authorization", "Bearer " + TestSecrets.token),
                                                                   HTTPHeader("X-Publishable-Key", TestSecrets.publishableKey)])),
             context: .value(Self.onboardingContext), storage: storage, debounceMs: 0,
-            onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
+            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
         run.exitStep("welcome", answers: [.text(questionKey: "email", value: TestSecrets.email),
@@ -67,9 +67,9 @@ func mode(_ path: String) -> mode_t? {
         await clock.settle()
         for _ in 0..<3 { await clock.advance(byMs: 2_000) }
         tracker.dispose()
-        let codes = Set(diags.value.map(\.code))
+        let codes = Set(diags.all.map(\.code))
         #expect(codes.isSuperset(of: ["invalid-answer", "invalid-property", "unknown-step", "not-current-step", "storage"]), "\(codes)")
-        for d in diags.value {
+        for d in diags.all {
             #expect(TestSecrets.leaks(d.message + (d.runId ?? "")).isEmpty, "\(d.code) leaks: \(TestSecrets.leaks(d.message))")
         }
         // The sink answer's reason is the server's text, never request data.
@@ -81,10 +81,10 @@ func mode(_ path: String) -> mode_t? {
     /// mistake, but one the masking elsewhere guards against) would reach the log.
     @Test func onboardingInvalidKeysAreNotEchoedInDiagnostics() {
         let clock = ManualClock()
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
             sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext),
-            onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
+            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
         run.setProperties([TestSecrets.email: "x"])
@@ -94,13 +94,13 @@ func mode(_ path: String) -> mode_t? {
         tracker.dispose()
         // `destination-changed` may come first: a tracker of a test running beside this one in the
         // same process, for another destination, can hand its run over (reconfigure hand-over).
-        #expect(Set(diags.value.map(\.code)).subtracting(["destination-changed"])
+        #expect(Set(diags.all.map(\.code)).subtracting(["destination-changed"])
                 == ["invalid-property", "invalid-answer", "unknown-step", "not-current-step"])
-        let property = diags.value.first { $0.code == "invalid-property" }
+        let property = diags.all.first { $0.code == "invalid-property" }
         #expect(property.map { TestSecrets.leaks($0.message).isEmpty } == true, "invalid-property masks an invalid key")
         // invalid-answer, unknown-step and not-current-step never echo a key that is not a
         // well-formed key of the run (they used to, found by this test).
-        for d in diags.value { #expect(TestSecrets.leaks(d.message).isEmpty, "\(d.code) echoes \(TestSecrets.leaks(d.message))") }
+        for d in diags.all { #expect(TestSecrets.leaks(d.message).isEmpty, "\(d.code) echoes \(TestSecrets.leaks(d.message))") }
     }
 
     @Test func paywallDiagnosticsNeverCarrySecretsOrPII() async {
@@ -108,12 +108,12 @@ func mode(_ path: String) -> mode_t? {
         let sink = RecordingSink<PaywallSnapshot>(destination: "https://c.example/paywall") { i, _ in
             i == 0 ? .result(SinkResult(.rejected, reason: "server said no")) : .result(.transient)
         }
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
             sink: sink, context: .value(RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil,
                                                        locale: "en-US", timezone: "UTC")),
             storage: FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true; return f }()),
-            clock: clock, scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d) } }))
+            clock: clock, scheduler: clock, onDiagnostic: diags.handler))
         // Invalid info whose values are secrets.
         _ = tracker.start(json: .object(JSONObject([("moment", .string(TestSecrets.email)), ("paywallId", .string(String(repeating: TestSecrets.token, count: 20))),
                                                     ("surface", .string(TestSecrets.publishableKey))])))
@@ -127,9 +127,9 @@ func mode(_ path: String) -> mode_t? {
         await clock.settle()
         for _ in 0..<3 { await clock.advance(byMs: 5_000) }
         tracker.dispose()
-        let codes = Set(diags.value.map(\.code))
+        let codes = Set(diags.all.map(\.code))
         #expect(codes.isSuperset(of: ["invalid-info", "after-end", "already-ended", "storage"]), "\(codes)")
-        for d in diags.value {
+        for d in diags.all {
             #expect(TestSecrets.leaks(d.message).isEmpty, "\(d.code) leaks: \(TestSecrets.leaks(d.message))")
         }
     }
@@ -137,12 +137,12 @@ func mode(_ path: String) -> mode_t? {
     @Test func scoreDiagnosticsAndInspectNeverCarrySecretsOrPII() async {
         let clock = ManualClock()
         let transport = RecordingTransport(statuses: { i in [401, 500, 0, 413, 200][i % 5] })
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let client = ScoreClient(
             publishableKey: TestSecrets.publishableKey, siteId: "sec-site", endpoint: "https://score.example", appVersion: "1",
             pii: .Classify(rules: [PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact)]),
             initialConsent: .all, store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
-            onDiagnostic: { d in diags.withLock { $0.append(d) } })
+            onDiagnostic: diags.handler)
         client.setToken(TestSecrets.token)
         client.setTokenProvider { TestSecrets.token }
         client.identify(userId: "user-1", traits: ["email": TestSecrets.email, "phone": "+33 6 12 34 56 78"])
@@ -153,8 +153,8 @@ func mode(_ path: String) -> mode_t? {
         let inspect = client.inspectJson()
         #expect(TestSecrets.leaks(inspect).isEmpty, "inspectJson() leaks \(TestSecrets.leaks(inspect))")
         #expect(TestSecrets.leaks(String(describing: client.inspect())).isEmpty)
-        #expect(diags.value.contains { $0.code == "invalid-event" })
-        for d in diags.value {
+        #expect(diags.all.contains { $0.code == "invalid-event" })
+        for d in diags.all {
             #expect(TestSecrets.leaks(d.message).isEmpty, "\(d.code) leaks: \(TestSecrets.leaks(d.message))")
         }
         // The scrubbed email never leaves either; the token only in its header.
@@ -217,11 +217,11 @@ func mode(_ path: String) -> mode_t? {
         let key = "rocalytics-sdk:onboarding-run"
         let foreign = #"{"format":2,"future":{"a":[1,2,3],"é":"😀"},"current":null}"#
         let backing = InMemoryKeyValueStorage([key: foreign])
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let sink = RecordingSink<OnboardingRunSnapshot>(always: .accepted)
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
             sink: sink, context: .value(Self.onboardingContext), storage: backing, debounceMs: 0,
-            onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
+            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let resumed = await onClock(clock) { await tracker.resume() }
         #expect(resumed != nil && resumed! == nil, "resume() resolves nil on an unknown format")
         let run = tracker.start(Self.manifest)
@@ -231,7 +231,7 @@ func mode(_ path: String) -> mode_t? {
         tracker.dispose()
         await clock.settle()
         #expect(backing.snapshot[key] == foreign, "the future-format value changed")
-        #expect(diags.value.contains { $0.code == "storage" && $0.message.contains("format") })
+        #expect(diags.all.contains { $0.code == "storage" && $0.message.contains("format") })
         #expect(sink.received.contains { $0.isCompleted }, "sends still happen with persistence off")
     }
 
@@ -241,32 +241,32 @@ func mode(_ path: String) -> mode_t? {
         let stored = #"{"format":1,"current":null,"outboxes":{}}"#
         let storage = FaultInjectingStorage(backing: InMemoryKeyValueStorage([key: stored]), clock: clock)
         storage.update { $0.failNextGets = 2 }
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
             sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext), storage: storage,
-            onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock))
+            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
         _ = await onClock(clock) { await tracker.idle(); return true }
         tracker.dispose()
         await clock.settle()
         #expect(storage.stored(key) == stored)
-        #expect(diags.value.contains { $0.code == "storage" })
+        #expect(diags.all.contains { $0.code == "storage" })
     }
 
     @Test func paywallForeignStoredValuesFollowTheSpec() async {
         let key = PaywallPresentationTracker.defaultStorageKey
         let context = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")
         func launch(_ storage: any KeyValueStorage, _ clock: ManualClock, _ sink: RecordingSink<PaywallSnapshot>,
-                    _ diags: Locked<[Diagnostic]>) -> PaywallPresentationTracker {
+                    _ diags: DiagnosticLog) -> PaywallPresentationTracker {
             PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,
-                onDiagnostic: { d in diags.withLock { $0.append(d) } }))
+                onDiagnostic: diags.handler))
         }
         // A good entry from a first launch (left unsent: the sink is transient), to mix with bad ones.
         let clock = ManualClock()
         let first = InMemoryKeyValueStorage()
-        let t1 = launch(first, clock, RecordingSink(always: .transient), Locked([]))
+        let t1 = launch(first, clock, RecordingSink(always: .transient), DiagnosticLog())
         _ = t1.start(PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present))
         _ = await onClock(clock) { await t1.idle(); return true }
         t1.dispose()
@@ -278,12 +278,12 @@ func mode(_ path: String) -> mode_t? {
         // 1. Not JSON: `invalid-stored`, untouched until a write replaces it.
         do {
             let storage = InMemoryKeyValueStorage([key: "\u{0}not json \(TestSecrets.email)"])
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let t = launch(storage, clock, RecordingSink(always: .accepted), diags)
             _ = await onClock(clock) { await t.idle(); return true }
-            #expect(diags.value.map(\.code) == ["invalid-stored"])
+            #expect(diags.all.map(\.code) == ["invalid-stored"])
             #expect(storage.snapshot[key] == "\u{0}not json \(TestSecrets.email)")
-            #expect(diags.value.allSatisfy { TestSecrets.leaks($0.message).isEmpty })
+            #expect(diags.all.allSatisfy { TestSecrets.leaks($0.message).isEmpty })
             t.dispose()
         }
         // 2. A bad entry next to a good one: the bad one is skipped (`invalid-stored`), the good
@@ -293,12 +293,12 @@ func mode(_ path: String) -> mode_t? {
             map["not-a-uuid"] = .object(JSONObject([("seq", .string("1")), ("body", .null)]))
             map[goodId] = goodEntry
             let storage = InMemoryKeyValueStorage([key: WireJSON.encodeString(.object(map))])
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let sink = RecordingSink<PaywallSnapshot>(always: .accepted)
             let t = launch(storage, clock, sink, diags)
             _ = await onClock(clock) { await t.idle(); return true }
             await clock.settle()
-            #expect(diags.value.map(\.code) == ["invalid-stored"])
+            #expect(diags.all.map(\.code) == ["invalid-stored"])
             #expect(sink.received.map { $0.wireJSON() } == [goodEntry["body"]!])
             t.dispose()
         }
@@ -306,11 +306,11 @@ func mode(_ path: String) -> mode_t? {
         do {
             let storage = FaultInjectingStorage(backing: InMemoryKeyValueStorage([key: good]), clock: clock)
             storage.update { $0.failNextGets = 2 }
-            let diags = Locked<[Diagnostic]>([])
+            let diags = DiagnosticLog()
             let t = launch(storage, clock, RecordingSink(always: .accepted), diags)
             _ = t.start(PaywallPresentationInfo(moment: "m", paywallId: "pw2", renderMode: .elements, billing: .store, surface: .present))
             _ = await onClock(clock) { await t.idle(); return true }
-            #expect(diags.value.map(\.code) == ["storage"])
+            #expect(diags.all.map(\.code) == ["storage"])
             #expect(storage.stored(key) == good)
             t.dispose()
         }

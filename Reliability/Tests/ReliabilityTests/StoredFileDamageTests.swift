@@ -28,18 +28,18 @@ import TrackerCoreTestKit
     private func readFile(_ path: String) -> [UInt8] { (try? Array(Data(contentsOf: URL(fileURLWithPath: path)))) ?? [] }
     private func writeFile(_ path: String, _ bytes: [UInt8]) { try? Data(bytes).write(to: URL(fileURLWithPath: path)) }
 
-    private func scoreClient(_ dir: String, diags: Locked<[Diagnostic]>) -> (ScoreClient, ManualClock) {
+    private func scoreClient(_ dir: String, diags: DiagnosticLog) -> (ScoreClient, ManualClock) {
         let clock = ManualClock()
         let client = ScoreClient(
             publishableKey: "pk_test_damage", siteId: "damage", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
             initialConsent: .all, store: FileScoreStore(directory: dir, sync: false), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: { d in diags.withLock { $0.append(d) } })
+            clock: clock, scheduler: clock, onDiagnostic: diags.handler)
         return (client, clock)
     }
 
     /// A queue log of `scoreEvents` events and an identity file, written by a real client.
     private func scoreFiles(_ dir: String) async -> (log: [UInt8], identity: [UInt8]) {
-        let (client, clock) = scoreClient(dir, diags: Locked([]))
+        let (client, clock) = scoreClient(dir, diags: DiagnosticLog())
         client.identify(userId: "fan_1", traits: [:], replayAnonymousEvents: false)
         for i in 1..<Self.scoreEvents { client.track("view", props: ["n": i]) }
         await clock.settle()
@@ -62,7 +62,7 @@ import TrackerCoreTestKit
                 if cut { bytes = Array(log[0..<position]) } else { bytes[position] ^= 0x5A }
                 let dir = TempDir("score-log-case")
                 writeFile(dir.path + "/queue.log", bytes)
-                let diags = Locked<[Diagnostic]>([])
+                let diags = DiagnosticLog()
                 let (client, clock) = scoreClient(dir.path, diags: diags)
                 await clock.settle()
                 let depth = client.inspect().queue.depth
@@ -71,7 +71,7 @@ import TrackerCoreTestKit
                 let expected = cut ? ends.filter { $0 <= position }.count : Self.scoreEvents - 1
                 let inMiddle = !cut && hit < Self.scoreEvents - 1
                 if cut ? depth != expected : depth < expected { problems.append("\(cut ? "cut" : "flip") at \(position): depth \(depth), expected \(expected)") }
-                if inMiddle && !diags.value.contains(where: { $0.code == "storage" }) { problems.append("flip at \(position): no storage diagnostic") }
+                if inMiddle && !diags.all.contains(where: { $0.code == "storage" }) { problems.append("flip at \(position): no storage diagnostic") }
                 dir.remove()
             }
         }
@@ -93,7 +93,7 @@ import TrackerCoreTestKit
                 let dir = TempDir("score-identity-case")
                 writeFile(dir.path + "/queue.log", log)
                 writeFile(dir.path + "/identity.json", bytes)
-                let (client, clock) = scoreClient(dir.path, diags: Locked([]))
+                let (client, clock) = scoreClient(dir.path, diags: DiagnosticLog())
                 await clock.settle()
                 let view = client.inspect()
                 // The identity may be lost (a new anonymousId is minted), the queue never.
@@ -116,13 +116,13 @@ import TrackerCoreTestKit
 
     /// A tracker whose snapshots are answered "transient": the retry waits on the manual clock,
     /// which never moves, so the state stays stored (pending) as after a kill.
-    private func onboardingTracker(_ dir: String, clock: ManualClock, diags: Locked<[Diagnostic]>) -> OnboardingRunTracker {
+    private func onboardingTracker(_ dir: String, clock: ManualClock, diags: DiagnosticLog) -> OnboardingRunTracker {
         OnboardingRunTracker(configuration: OnboardingRunConfiguration(
             sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding") { _, _ in .result(.transient) },
             context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
                                             timezone: "Europe/Paris")),
             storage: FileKeyValueStorage(directory: dir), debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,
-            onDiagnostic: { d in diags.withLock { $0.append(d) } }, clock: clock, scheduler: clock, registry: HandoffRegistry()))
+            onDiagnostic: diags.handler, clock: clock, scheduler: clock, registry: HandoffRegistry()))
     }
 
     @Test func R23_onboardingStateDamagedOrCutAtEveryByte() async {
@@ -131,7 +131,7 @@ import TrackerCoreTestKit
         let clock = ManualClock()
         let key = FileKeyValueStorage(directory: base.path).path(for: "rocalytics-sdk:onboarding-run")
         do {
-            let tracker = onboardingTracker(base.path, clock: clock, diags: Locked([]))
+            let tracker = onboardingTracker(base.path, clock: clock, diags: DiagnosticLog())
             let run = tracker.start(Self.options)
             run.enterStep("welcome")
             run.exitStep("welcome")
@@ -150,7 +150,7 @@ import TrackerCoreTestKit
                 let path = FileKeyValueStorage(directory: dir.path).path(for: "rocalytics-sdk:onboarding-run")
                 writeFile(path, bytes)
                 let c = ManualClock()
-                let diags = Locked<[Diagnostic]>([])
+                let diags = DiagnosticLog()
                 let tracker = onboardingTracker(dir.path, clock: c, diags: diags)
                 let options = Self.options
                 guard let outcome = await Self.realTime({ await tracker.resume(expected: options)?.currentStepKey ?? "none" }) else {
@@ -161,7 +161,7 @@ import TrackerCoreTestKit
                 if outcome != "none" { resumed += 1 }
                 // Cut JSON is never valid: it is dropped with a diagnostic, not resumed as garbage.
                 if cut && position > 0 && outcome != "none" && outcome != "goal" { problems.append("cut at \(position): resumed at \(outcome)") }
-                if cut && position > 0 && outcome == "none" && diags.value.isEmpty { problems.append("cut at \(position): dropped without a diagnostic") }
+                if cut && position > 0 && outcome == "none" && diags.all.isEmpty { problems.append("cut at \(position): dropped without a diagnostic") }
                 dir.remove()
             }
         }
@@ -173,16 +173,16 @@ import TrackerCoreTestKit
         let base = TempDir("paywall-state")
         defer { base.remove() }
         let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
-        func tracker(_ dir: String, _ clock: ManualClock, _ diags: Locked<[Diagnostic]>) -> PaywallPresentationTracker {
+        func tracker(_ dir: String, _ clock: ManualClock, _ diags: DiagnosticLog) -> PaywallPresentationTracker {
             PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
                 sink: RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall") { _, _ in .result(.transient) },
                 context: .value(context), storage: FileKeyValueStorage(directory: dir), clock: clock, scheduler: clock,
-                onDiagnostic: { d in diags.withLock { $0.append(d) } }))
+                onDiagnostic: diags.handler))
         }
         let key = FileKeyValueStorage(directory: base.path).path(for: PaywallPresentationTracker.defaultStorageKey)
         do {
             let clock = ManualClock()
-            let t = tracker(base.path, clock, Locked([]))
+            let t = tracker(base.path, clock, DiagnosticLog())
             let p = t.start(PaywallPresentationInfo(moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements,
                                                     billing: .store, surface: .present))
             p?.shown()
@@ -200,10 +200,10 @@ import TrackerCoreTestKit
                 let path = FileKeyValueStorage(directory: dir.path).path(for: PaywallPresentationTracker.defaultStorageKey)
                 writeFile(path, bytes)
                 let c = ManualClock()
-                let diags = Locked<[Diagnostic]>([])
+                let diags = DiagnosticLog()
                 let t = tracker(dir.path, c, diags)
                 if await Self.realTime({ await t.idle(); return true }) == nil { problems.append("\(cut ? "cut" : "flip") at \(position): idle() never finished") }
-                if cut && position > 0 && diags.value.isEmpty { problems.append("cut at \(position): dropped without a diagnostic") }
+                if cut && position > 0 && diags.all.isEmpty { problems.append("cut at \(position): dropped without a diagnostic") }
                 dir.remove()
             }
         }

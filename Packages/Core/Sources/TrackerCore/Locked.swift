@@ -32,11 +32,34 @@ public final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this box.
     @discardableResult
+    @inline(__always)
     public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        #if os(Linux)
+        if pthread_mutex_trylock(mutex) != 0 { lockContended() }
+        #else
         pthread_mutex_lock(mutex)
+        #endif
         defer { pthread_mutex_unlock(mutex) }
         return try body(&storage)
     }
+
+    #if os(Linux)
+    /// Every hold of a box is short (a few microseconds at most), while putting a thread to sleep
+    /// and waking it costs tens of microseconds (measured on a 2-vCPU Linux VM: a Score recording
+    /// call that met the background writer in its lock took 15–30 µs): spin on `trylock` for up
+    /// to 30 µs before blocking. (Moved here from Score's former `LockedState`.)
+    @inline(never)
+    private func lockContended() {
+        let deadline = MonotonicClock.nowNs() &+ 30_000
+        var round = 0
+        while true {
+            for _ in 0..<16 where pthread_mutex_trylock(mutex) == 0 { return }
+            round += 1
+            if round & 7 == 0, MonotonicClock.nowNs() > deadline { break }
+        }
+        pthread_mutex_lock(mutex)
+    }
+    #endif
 
     /// A copy of the current value.
     public var value: Value { withLock { $0 } }

@@ -5,9 +5,30 @@ import TrackerCore
 /// retry hands over the very same value, so the bytes are identical.
 public typealias OnboardingSink = Sink<OnboardingRunSnapshot>
 
+/// 0.1.0's payload type of an onboarding sink; the sink takes ``OnboardingRunSnapshot`` itself.
+/// Kept for one release so 0.1.0 code keeps compiling (with a warning).
+@available(*, deprecated, renamed: "OnboardingRunSnapshot")
+public typealias OnboardingRunPayload = OnboardingRunSnapshot
+
 extension OnboardingRunSnapshot {
     /// Whether this is the run's completion (`status` is `completed`).
     public var isCompleted: Bool { status == .completed }
+
+    /// 0.1.0's spelling of ``OnboardingRunSnapshot/wireBytes()``.
+    @available(*, deprecated, renamed: "wireBytes()")
+    public var bytes: [UInt8] { wireBytes() }
+
+    /// 0.1.0's spelling of ``OnboardingRunSnapshot/wireJSON()``.
+    @available(*, deprecated, renamed: "wireJSON()")
+    public var json: JSONValue { wireJSON() }
+
+    /// 0.1.0's wire text.
+    @available(*, deprecated, message: "use String(decoding: wireBytes(), as: UTF8.self)")
+    public var text: String { String(decoding: wireBytes(), as: UTF8.self) }
+
+    /// 0.1.0's wrapped snapshot: the payload is now the snapshot itself.
+    @available(*, deprecated, message: "the sink's payload is the snapshot itself")
+    public var snapshot: OnboardingRunSnapshot { self }
 }
 
 /// A value completed once; callbacks registered before or after completion run once.

@@ -11,10 +11,13 @@ public final class OnboardingRunTracker: Sendable {
         var disposed = false
         var current: RunState?
         var generation: UInt64 = 0
-        var sessionStarted = false
-        var resumable: RunState?
-        var handedRun: HandedRun = .nothing
-        var handoffRefused = false
+        /// Where this tracker's session stands: before its first `start()`/`resume()`, with the
+        /// run a `resume()` would continue, or in session (the run is `current`).
+        var session: SessionPhase = .awaiting(resumable: nil)
+        var sessionStarted: Bool { session.started }
+        var resumable: RunState? { session.resumable }
+        /// The hand-over from the predecessor on the storage key (``HandoverMachine``).
+        var handover: HandoverMachine.Phase = .none
         var outboxes: [String: Item] = [:]
         var held: Set<String> = []
         var settled: [String: Int] = [:]
@@ -22,10 +25,8 @@ public final class OnboardingRunTracker: Sendable {
         /// Run ids of `deliveries` in creation order (dispose closes them in this order).
         var deliveryOrder: [String] = []
         var debounceToken: TimerToken?
-        var readDone = false
         var persistenceOff = false
         var destinationChangedReported = false
-        var predecessorDone = true
         var staging = 0
         var slowReadStarted = false
         var slowReadReported = false
@@ -112,17 +113,15 @@ public final class OnboardingRunTracker: Sendable {
         if let handoff {
             same = sameDestination(handoff.sink, handoff.destination, sinkObject, destination)
             state.withLock { s in
-                s.predecessorDone = false
+                s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
                     s.storedRun = handoff.storedRun
-                    s.handedRun = handoff.run
-                    if case let .run(r) = handoff.run { s.resumable = r }
+                    if case let .run(r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
                         s.outboxes[id] = item
                         s.held.insert(id)
                     }
                 } else {
-                    s.handoffRefused = true
                     if case .run = handoff.run {
                         s.destinationChangedReported = true
                         fx.diag("destination-changed", "the previous tracker's run in progress was for another destination and is discarded")
@@ -146,7 +145,6 @@ public final class OnboardingRunTracker: Sendable {
                 return .skip
             })
         } else {
-            state.withLock { $0.readDone = true }
             readDeferred.complete(())
         }
         // 3. Adopt the predecessor's leftover once its last attempts are answered (possibly now).
@@ -210,7 +208,7 @@ public final class OnboardingRunTracker: Sendable {
             }
             cancelDebounce(&s)
             abandonResumable(&s, fx: &fx)
-            s.sessionStarted = true
+            s.session = .started
             s.generation += 1
             guard var r = RunState(runId: runId, spec: spec, lastActiveAt: now) else {
                 // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
@@ -241,7 +239,7 @@ public final class OnboardingRunTracker: Sendable {
     /// A resumable run is abandoned by a start (§5.6).
     func abandonResumable(_ s: inout State, fx: inout Effects) {
         guard var r = s.resumable else { return }
-        s.resumable = nil
+        s.session = .awaiting(resumable: nil)
         if r.dirty && r.hasEntries && !r.completed {
             buildAndStage(&r, s: &s, fx: &fx, flush: false)
         }
@@ -632,10 +630,11 @@ public final class OnboardingRunTracker: Sendable {
             let reserved = s.current!.lastSeq + seqReservation
             current = s.current!.storedJSON(seqReserved: reserved)
             mark = StoredRunMark(runId: s.current!.runId, reserved: reserved)
-        } else if s.resumable != nil {
+        } else if case .awaiting(var r?) = s.session {
             // Nothing was sent for it this session: its reservation stays what it was.
-            current = s.resumable!.storedJSON(seqReserved: s.resumable!.lastSeq)
-            mark = StoredRunMark(runId: s.resumable!.runId, reserved: s.resumable!.lastSeq)
+            current = r.storedJSON(seqReserved: r.lastSeq)
+            mark = StoredRunMark(runId: r.runId, reserved: r.lastSeq)
+            s.session = .awaiting(resumable: r)
         }
         s.writing = mark
         var outboxes = JSONObject()
@@ -659,10 +658,7 @@ public final class OnboardingRunTracker: Sendable {
     /// Whether `item` may go to delivery now: no stored state this tracker knows of (landed or
     /// being written) could make a resumed run build its seq again.
     func mayLeave(_ item: Item, _ s: State) -> Bool {
-        let id = item.payload.runId
-        if let stored = s.storedRun, !stored.covers(id, seq: item.seq) { return false }
-        if let writing = s.writing, !writing.covers(id, seq: item.seq) { return false }
-        return true
+        HandoverMachine.mayLeave(item, storedRun: s.storedRun, writing: s.writing)
     }
 
     /// A write of this tracker finished: landed (its state is now what is stored) or failed.
@@ -697,13 +693,12 @@ public final class OnboardingRunTracker: Sendable {
         let parsed = StoredReadMachine.parse(raw)
         var fx = Effects()
         state.withLock { s in
-            defer { s.readDone = true }
             var handedNothing = false
-            if case .nothing = s.handedRun { handedNothing = true }
+            if case .nothing = s.handover.handedRun { handedNothing = true }
             let ctx = StoredReadMachine.Context(
-                destination: destination, handoffRefused: s.handoffRefused, destinationChangedReported: s.destinationChangedReported,
+                destination: destination, handoffRefused: s.handover.isRefused, destinationChangedReported: s.destinationChangedReported,
                 settled: s.settled, outboxSeqs: s.outboxes.mapValues(\.seq), handedNothing: handedNothing,
-                sessionStarted: s.sessionStarted, hasCurrent: s.current != nil, predecessorDone: s.predecessorDone, disposed: s.disposed)
+                sessionStarted: s.sessionStarted, hasCurrent: s.current != nil, predecessorDone: s.handover.predecessorDone, disposed: s.disposed)
             for action in StoredReadMachine.decide(parsed, ctx) {
                 switch action {
                 case let .diagnose(code, message): fx.diag(code, message)
@@ -718,7 +713,7 @@ public final class OnboardingRunTracker: Sendable {
                     } else {
                         s.held.insert(id)
                     }
-                case let .keepResumable(r): s.resumable = r
+                case let .keepResumable(r): s.session = .awaiting(resumable: r)
                 case var .stage(r): buildAndStage(&r, s: &s, fx: &fx, flush: false)
                 case .write: requestWrite(&s, fx: &fx)
                 }
@@ -733,8 +728,8 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             let hasRun: Bool
-            if case .nothing = s.handedRun { hasRun = false } else { hasRun = true }
-            guard !s.disposed, s.sessionStarted || hasRun || s.handoffRefused else { return }
+            if case .nothing = s.handover.handedRun { hasRun = false } else { hasRun = true }
+            guard !s.disposed, s.sessionStarted || hasRun || s.handover.isRefused else { return }
             requestWrite(&s, fx: &fx)
         }
         finish(fx)
@@ -742,44 +737,35 @@ public final class OnboardingRunTracker: Sendable {
 
     // MARK: Hand-over
 
-    /// The predecessor's last attempts are answered (§7.3 S3, §7.4 X3).
+    /// The predecessor's last attempts are answered (§7.3 S3, §7.4 X3): ``HandoverMachine``
+    /// decides, this performs.
     private func adoptLeftover(_ left: Leftover, accepted: Bool) {
         var fx = Effects()
         state.withLock { s in
-            s.predecessorDone = true
-            guard accepted else {
-                if !left.unsent.isEmpty && !s.destinationChangedReported {
-                    s.destinationChangedReported = true
-                    fx.diag("destination-changed", "snapshots the previous tracker left for another destination are discarded unsent")
-                }
-                return
-            }
-            for (id, seq) in left.settled { s.settled[id] = max(s.settled[id] ?? 0, seq) }
-            for (id, item) in left.unsent {
-                if let have = s.outboxes[id], have.seq >= item.seq { continue }
-                s.outboxes[id] = item
-                s.held.insert(id)
-            }
-            var rewrite = false
-            for id in s.held.sorted() {
-                guard let item = s.outboxes[id] else { continue }
-                if let settled = s.settled[id], item.seq <= settled {
-                    s.outboxes[id] = nil
-                    rewrite = true
-                    continue
-                }
-                if !s.disposed {
+            s.handover = s.handover.leftoverAdopted
+            let ctx = HandoverMachine.Context(
+                destinationChangedReported: s.destinationChangedReported, settled: s.settled, outboxes: s.outboxes, held: s.held,
+                disposed: s.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
+            for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
+                switch action {
+                case let .diagnose(code, message): fx.diag(code, message)
+                case .destinationChangedReported: s.destinationChangedReported = true
+                case let .settled(id, seq): s.settled[id] = seq
+                case let .take(id, item):
+                    s.outboxes[id] = item
+                    s.held.insert(id)
+                case let .drop(id): s.outboxes[id] = nil
+                case let .deliver(id, item):
                     let d = delivery(id, &s)
-                    // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
-                    if store != nil && !mayLeave(item, s) {
-                        s.heldForStorage[id] = item
-                        continue
-                    }
                     fx.run { d.enqueue(item) }
+                case let .holdForStorage(id, item):
+                    // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
+                    _ = delivery(id, &s)
+                    s.heldForStorage[id] = item
+                case .clearHeld: s.held = []
+                case .write: requestWrite(&s, fx: &fx)
                 }
             }
-            if !s.disposed { s.held = [] }
-            if rewrite { requestWrite(&s, fx: &fx) }
         }
         finish(fx)
         checkLeftover()
@@ -789,7 +775,7 @@ public final class OnboardingRunTracker: Sendable {
     /// staged send handed over and no attempt in flight (§7.1 D6).
     func checkLeftover() {
         let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
-            guard s.disposed, let left = s.leftover, !left.isComplete, s.predecessorDone, s.staging == 0 else { return nil }
+            guard s.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
             for d in s.deliveries.values where d.isBusy { return nil }
             return (left, Leftover(unsent: s.outboxes, settled: s.settled))
         }
@@ -843,8 +829,7 @@ public final class OnboardingRunTracker: Sendable {
                     return nil
                 }
             }
-            s.resumable = nil
-            s.sessionStarted = true
+            s.session = .started
             s.generation += 1
             if r.hasEntries {
                 let t = max(nowRaw, r.floor, r.lastActiveAt)
@@ -950,7 +935,7 @@ public final class OnboardingRunTracker: Sendable {
             if s.sessionStarted {
                 if let r = s.current, !r.completed { run = .run(r) } else { run = .noRun }
             } else {
-                run = s.handoffRefused ? .nothing : s.handedRun
+                run = s.handover.handedRun
             }
             let left = Deferred<Leftover>()
             s.leftover = left
@@ -996,6 +981,25 @@ public final class OnboardingRunTracker: Sendable {
             guard let r = s.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
+    }
+}
+
+/// A tracker's session (the run lifecycle before and after its first `start()` or `resume()`).
+enum SessionPhase: Sendable {
+    /// No `start()` or `resume()` yet; `resumable` is the run a `resume()` would continue (from
+    /// the predecessor's hand-over or the stored state), if any.
+    case awaiting(resumable: RunState?)
+    /// `start()` or `resume()` ran: the session's run is the tracker's `current`.
+    case started
+
+    var started: Bool {
+        if case .started = self { return true }
+        return false
+    }
+
+    var resumable: RunState? {
+        if case let .awaiting(r) = self { return r }
+        return nil
     }
 }
 

@@ -11,16 +11,16 @@ import TrackerCoreTestKit
         OnboardingRun.dispose()
         // `not-configured` goes to the default console printer (standard error), not to a
         // handler: observe what is handed to it.
-        let printed = Locked<[Diagnostic]>([])
+        let printed = DiagnosticLog()
         let console = OnboardingRun.consoleOutput.value
-        OnboardingRun.consoleOutput.withLock { $0 = { d in printed.withLock { $0.append(d) } } }
+        OnboardingRun.consoleOutput.withLock { $0 = printed.handler }
         defer { OnboardingRun.consoleOutput.withLock { $0 = console } }
         let run = OnboardingRun.start(OPTIONS)
         run.enterStep("welcome"); run.complete()
         #expect(run.runId == "00000000-0000-0000-0000-000000000000")
         // One warning for the refused start; the inert run stays silent afterwards.
-        #expect(printed.value.map(\.code) == ["not-configured"])
-        #expect(printed.value.first?.runId == nil)
+        #expect(printed.codes == ["not-configured"])
+        #expect(printed.all.first?.runId == nil)
     }
 
     @Test func S18_appWideTrackerOnceConfigured() async {

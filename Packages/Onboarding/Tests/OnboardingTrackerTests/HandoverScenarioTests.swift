@@ -174,10 +174,10 @@ final class Pending: @unchecked Sendable {
         try? await w.backing.setItem("test:hanging-configure", #"{"format":1,"current":null,"outboxes":{}}"#)
         let storage = FaultInjectingStorage(backing: w.backing, clock: w.clock)
         let sink = HarnessSink(destination: nil, clock: w.clock)
-        let diags = Locked<[Diagnostic]>([])
+        let diags = DiagnosticLog()
         let config = OnboardingRunConfiguration(
             sink: sink, context: .value(CONTEXT), storage: storage, storageKey: "test:hanging-configure", debounceMs: 0,
-            persistTimeoutMs: 1000, storageReadTimeoutMs: 1000, onDiagnostic: { d in diags.withLock { $0.append(d) } },
+            persistTimeoutMs: 1000, storageReadTimeoutMs: 1000, onDiagnostic: diags.handler,
             clock: w.clock, scheduler: w.scheduler, uuid: harnessUUID, registry: w.registry)
         storage.update { $0.holdWrites = true }
         let a = OnboardingRunTracker(configuration: config)
@@ -194,7 +194,7 @@ final class Pending: @unchecked Sendable {
         await w.advance(1000)
         #expect(r.isDone && resumed.value! == nil)
         #expect(i.isDone)
-        #expect(diags.value.contains { $0.code == "storage" })
+        #expect(diags.codes.contains("storage"))
         #expect(sink.statuses.contains("completed"))
         b.dispose()
     }

@@ -49,59 +49,44 @@ struct SentPayload: Sendable, Equatable {
     var text: String { String(decoding: bytes, as: UTF8.self) }
 }
 
-/// The harness sink: records every body, answers through a replaceable `respond(body, attempt)`.
-final class HarnessSink: OnboardingSink, @unchecked Sendable {
+/// The harness sink: the test kit's `RecordingSink` (it records, answers, holds and dies), with
+/// every body checked for conformance as it arrives and scripted by `(body, attempt)`.
+final class HarnessSink: OnboardingSink, Sendable {
     enum Answer: Sendable {
         case result(SinkResult)
         case fail
         case hang
         case after(Int64, SinkResult)
+
+        var behavior: SinkBehavior {
+            switch self {
+            case let .result(r): .result(r)
+            case .fail: .fail("the harness sink failed")
+            case .hang: .never
+            case let .after(ms, r): .after(ms, .result(r))
+            }
+        }
     }
 
-    let destination: String?
-    private let state = Locked<(bodies: [SentPayload], killed: Bool)>(([], false))
-    let respond: Locked<@Sendable (SentPayload, Int) -> Answer>
-    let clock: ManualClock
-    private let hung = Locked<[CheckedContinuation<Void, Never>]>([])
+    let recorder: RecordingSink<OnboardingRunSnapshot>
+    var destination: String? { recorder.destination }
 
     init(destination: String?, clock: ManualClock, respond: @escaping @Sendable (SentPayload, Int) -> Answer = { _, _ in .result(.accepted) }) {
-        self.destination = destination
-        self.clock = clock
-        self.respond = Locked(respond)
+        recorder = RecordingSink(destination: destination, clock: clock, behavior: { n, s in respond(SentPayload(s), n).behavior },
+                                 onSend: { Conformance.check(SentPayload($0)) })
     }
 
-    func answer(_ r: @escaping @Sendable (SentPayload, Int) -> Answer) { respond.withLock { $0 = r } }
-    func always(_ r: SinkResult) { answer { _, _ in .result(r) } }
+    func answer(_ r: @escaping @Sendable (SentPayload, Int) -> Answer) { recorder.respond { n, s in r(SentPayload(s), n).behavior } }
+    func always(_ r: SinkResult) { recorder.respond(always: r) }
 
-    var payloads: [SentPayload] { state.value.bodies }
-    var bodies: [JSONValue] { payloads.map(\.json) }
-    var statuses: [String] { bodies.map { $0["status"]!.stringValue! } }
-    var seqs: [Int] { bodies.map { $0["seq"]!.intValue! } }
-    var last: JSONValue? { bodies.last }
-    func kill() { state.withLock { $0.killed = true } }
+    var payloads: [SentPayload] { recorder.received.map(SentPayload.init) }
+    var bodies: [JSONValue] { recorder.received.map { $0.wireJSON() } }
+    var statuses: [String] { recorder.received.map(\.status.rawValue) }
+    var seqs: [Int] { recorder.received.map(\.seq) }
+    var last: JSONValue? { recorder.received.last?.wireJSON() }
+    func kill() { recorder.kill() }
 
-    func send(_ snapshot: OnboardingRunSnapshot) async throws -> SinkResult {
-        let payload = SentPayload(snapshot)
-        let (killed, n) = state.withLock { s -> (Bool, Int) in
-            if s.killed { return (true, 0) }
-            s.bodies.append(payload)
-            return (false, s.bodies.count)
-        }
-        if killed { await hang(); return .transient }
-        Conformance.check(payload)
-        switch respond.value(payload, n) {
-        case let .result(r): return r
-        case .fail: throw HarnessSinkError()
-        case .hang: await hang(); return .transient
-        case let .after(ms, r):
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in clock.schedule(afterMs: ms) { c.resume() } }
-            return r
-        }
-    }
-
-    private func hang() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in hung.withLock { $0.append(c) } }
-    }
+    func send(_ snapshot: OnboardingRunSnapshot) async throws -> SinkResult { try await recorder.send(snapshot) }
 }
 
 /// One test's world: the manual clock, the backing store and the current "process" registry.
@@ -213,7 +198,7 @@ final class Harness: @unchecked Sendable {
     let storage: FaultInjectingStorage?
     let adapter: HarnessStorage?
     let tracker: OnboardingRunTracker
-    let diagnostics = Locked<[Diagnostic]>([])
+    let log = DiagnosticLog()
 
     init(_ world: World, storage useStorage: Bool = true, faults: FaultInjectingStorage.Faults = .init(),
          destination: String? = DESTINATION, sink givenSink: HarnessSink? = nil,
@@ -225,11 +210,10 @@ final class Harness: @unchecked Sendable {
         let storage = useStorage ? FaultInjectingStorage(backing: world.backing, clock: world.clock, faults: faults) : nil
         self.storage = storage
         adapter = storage.map { HarnessStorage($0, clock: world.clock) }
-        let diags = diagnostics
         var config = OnboardingRunConfiguration(
             sink: sink, context: .value(CONTEXT), storage: adapter, debounceMs: 0,
             retry: RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 8000),
-            onDiagnostic: { d in diags.withLock { $0.append(d) } },
+            onDiagnostic: log.handler,
             clock: world.clock, scheduler: world.scheduler, uuid: harnessUUID, registry: world.registry
         )
         configure(&config)
@@ -237,9 +221,9 @@ final class Harness: @unchecked Sendable {
         world.adopt(self)
     }
 
-    var codes: [String] { diagnostics.value.map(\.code) }
-    func count(_ code: String) -> Int { codes.filter { $0 == code }.count }
-    func diags(_ code: String) -> [Diagnostic] { diagnostics.value.filter { $0.code == code } }
+    var codes: [String] { log.codes }
+    func count(_ code: String) -> Int { log.count(code) }
+    func diags(_ code: String) -> [Diagnostic] { log.with(code) }
 
     @discardableResult
     func start(_ options: StartOptions = OPTIONS) -> OnboardingRun { tracker.start(options) }
@@ -302,7 +286,6 @@ enum Conformance {
     }
 }
 
-struct HarnessSinkError: Error {}
 
 /// `resume()` while the manual clock moves in 100 ms steps until it resolves (bounded waits on a
 /// predecessor's drain run on the clock).

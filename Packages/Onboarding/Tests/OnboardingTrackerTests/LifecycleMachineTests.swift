@@ -14,6 +14,13 @@ import TrackerCore
 //      skipped, one is held while the predecessor's attempts are unanswered, else delivered.
 // S189 the stored run: kept for resume() before a session, sent (when dirty) and rewritten after
 //      a start, ignored when the predecessor handed over a run; a completed one never resumes.
+// S190 the hand-over phase: accepted or refused, pending until the predecessor's leftover is
+//      answered; a refused leftover with unsent snapshots is reported once.
+// S191 an accepted leftover: settled seqs merge, a newer unsent snapshot is taken, a settled one
+//      dropped (rewrite), one storage does not cover held for storage, the rest delivered; a
+//      disposed tracker keeps them held.
+// S192 the session phase: awaiting (with or without a resumable run) until start() or resume(),
+//      then started, which has no resumable run.
 @Suite struct LifecycleMachineTests {
     static let runA = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f"
     static let runB = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8ea0"
@@ -135,5 +142,73 @@ import TrackerCore
         #expect(Self.describe(StoredReadMachine.decide(dirty, handed)) == ["stored 9f 2"])
         let completed = StoredReadMachine.parse(.ok(Self.stored(current: Self.run(completed: true))))
         #expect(Self.describe(StoredReadMachine.decide(completed, StoredReadMachine.Context(destination: DESTINATION))) == ["stored none 0"])
+    }
+
+    static func describe(_ actions: [HandoverMachine.Action]) -> [String] {
+        actions.map { a in
+            switch a {
+            case let .diagnose(code, _): "diagnose \(code)"
+            case .destinationChangedReported: "destination-changed-reported"
+            case let .settled(id, seq): "settled \(id.suffix(2)) \(seq)"
+            case let .take(id, item): "take \(id.suffix(2)) \(item.seq)"
+            case let .drop(id): "drop \(id.suffix(2))"
+            case let .deliver(id, item): "deliver \(id.suffix(2)) \(item.seq)"
+            case let .holdForStorage(id, item): "hold-for-storage \(id.suffix(2)) \(item.seq)"
+            case .clearHeld: "clear-held"
+            case .write: "write"
+            }
+        }
+    }
+
+    @Test func S190_theHandoverPhase() {
+        let none = HandoverMachine.Phase.none
+        #expect(none.predecessorDone && !none.isRefused)
+        if case .nothing = none.handedRun {} else { Issue.record("no predecessor hands nothing over") }
+        let accepted = HandoverMachine.Phase.accepted(.run(Self.run()), leftoverPending: true)
+        #expect(!accepted.predecessorDone && !accepted.isRefused)
+        #expect(accepted.leftoverAdopted.predecessorDone)
+        if case let .run(r) = accepted.leftoverAdopted.handedRun { #expect(r.runId == Self.runA) } else { Issue.record("the handed run stays") }
+        let refused = HandoverMachine.Phase.refused(leftoverPending: true)
+        #expect(refused.isRefused && !refused.predecessorDone && refused.leftoverAdopted.predecessorDone)
+        if case .nothing = refused.handedRun {} else { Issue.record("a refused hand-over hands nothing over") }
+        let left = Leftover(unsent: [Self.runA: Self.item(seq: 2)], settled: [:])
+        let ctx = HandoverMachine.Context()
+        #expect(Self.describe(HandoverMachine.leftoverAnswered(left, accepted: false, ctx)) == ["destination-changed-reported", "diagnose destination-changed"])
+        var reported = ctx
+        reported.destinationChangedReported = true
+        #expect(HandoverMachine.leftoverAnswered(left, accepted: false, reported).isEmpty)
+        #expect(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: false, ctx).isEmpty)
+    }
+
+    @Test func S191_anAcceptedLeftover() {
+        let left = Leftover(unsent: [Self.runA: Self.item(seq: 4), Self.runB: Self.item(Self.runB, seq: 2)], settled: [Self.runB: 3])
+        var ctx = HandoverMachine.Context()
+        ctx.outboxes = [Self.runA: Self.item(seq: 3)]
+        ctx.held = [Self.runA]
+        // runB's snapshot 2 is settled by the predecessor (3): dropped, and the state rewritten.
+        #expect(Self.describe(HandoverMachine.leftoverAnswered(left, accepted: true, ctx))
+            == ["settled a0 3", "take 9f 4", "take a0 2", "deliver 9f 4", "drop a0", "clear-held", "write"])
+        // Our own newer outbox wins over the predecessor's; storage that reserved only seq 3
+        // holds seq 5 for a write.
+        ctx.outboxes = [Self.runA: Self.item(seq: 5)]
+        ctx.hasStore = true
+        ctx.storedRun = StoredRunMark(runId: Self.runA, reserved: 3)
+        #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [Self.runA: Self.item(seq: 4)], settled: [:]), accepted: true, ctx))
+            == ["hold-for-storage 9f 5", "clear-held"])
+        ctx.storedRun = StoredRunMark(runId: Self.runA, reserved: 19)
+        ctx.writing = StoredRunMark(runId: Self.runB, reserved: 1)
+        #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)) == ["deliver 9f 5", "clear-held"])
+        ctx.disposed = true
+        #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)).isEmpty)
+        #expect(!HandoverMachine.mayLeave(Self.item(seq: 5), storedRun: nil, writing: StoredRunMark(runId: Self.runA, reserved: 4)))
+        #expect(HandoverMachine.mayLeave(Self.item(seq: 5), storedRun: StoredRunMark.none, writing: nil))
+    }
+
+    @Test func S192_theSessionPhase() {
+        let fresh = SessionPhase.awaiting(resumable: nil)
+        #expect(!fresh.started && fresh.resumable == nil)
+        let waiting = SessionPhase.awaiting(resumable: Self.run())
+        #expect(!waiting.started && waiting.resumable?.runId == Self.runA)
+        #expect(SessionPhase.started.started && SessionPhase.started.resumable == nil)
     }
 }

@@ -10,8 +10,9 @@ public typealias PaywallContext = RunContextInput
 public typealias PaywallContextSource = ContextSource
 
 extension RunContextInput {
-    /// The wire `context` object, with this library's `library_version` (a valid context only).
-    func wire() -> JSONObject {
-        paywallPresentationContext(libraryVersion: PaywallTrackerVersion.current)?.wireJSON().objectValue ?? JSONObject()
+    /// The wire `context`, with this library's `library_version`; `nil` for a platform the
+    /// contract does not accept (``TrackerCore/RunContextInput/problems`` reports it).
+    func wire() -> PaywallPresentationSnapshot.Context? {
+        paywallPresentationContext(libraryVersion: PaywallTrackerVersion.current)
     }
 }

@@ -1,121 +1,169 @@
 import TrackerCore
 
-/// The parts of a snapshot fixed at start, from a validated info.
+/// The parts of a snapshot fixed at start, from a validated info: Core's generated types.
 struct ValidatedInfo: Sendable {
-    /// `1` without a provider, `1.1` with one.
-    var schemaVersion: Double
-    var paywall: JSONObject
-    var surface: String
-    var onboardingRun: JSONObject?
+    var paywall: PaywallPresentationSnapshotV1_1.Paywall
+    var surface: PaywallPresentationSnapshot.Surface
+    var onboardingRun: PaywallPresentationSnapshot.OnboardingRun?
+}
+
+/// One member of an info as the host gave it: absent, an explicit `null`, a string, or a value
+/// of another type (untyped input only).
+enum InfoField: Sendable, Equatable {
+    case absent
+    case null
+    case string(String)
+    case other
+
+    /// A typed member: `nil` is absent.
+    init(_ s: String?) { self = s.map(InfoField.string) ?? .absent }
+
+    /// An untyped member.
+    init(json v: JSONValue?) {
+        switch v {
+        case nil: self = .absent
+        case .null?: self = .null
+        case let .string(s)?: self = .string(s)
+        default: self = .other
+        }
+    }
+
+    /// The member with an explicit `null` counted as not given (the optional members of v1.1).
+    var given: InfoField { self == .null ? .absent : self }
+    var isAbsent: Bool { self == .absent }
+    var string: String? {
+        if case let .string(s) = self { return s }
+        return nil
+    }
+
+    /// A string of 1 to `max` UTF-16 code units (JavaScript `.length`, spec section 7.2).
+    func isId(max: Int = 128) -> Bool { string.map { InputPatterns.utf16Length($0, 1...max) } ?? false }
+}
+
+/// The members of an info, typed or untyped, as one validator reads them.
+struct InfoFields: Sendable {
+    var moment = InfoField.absent
+    var paywallId = InfoField.absent
+    var audienceId = InfoField.absent
+    var renderMode = InfoField.absent
+    var billing = InfoField.absent
+    var surface = InfoField.absent
+    var variantKey = InfoField.absent
+    var deploymentId = InfoField.absent
+    /// `nil` when absent; otherwise its `runId` and `stepKey` when they are strings.
+    var onboardingRun: (runId: String?, stepKey: String?)?
+    var provider = InfoField.absent
+    var placement = InfoField.absent
+    var externalPaywallId = InfoField.absent
+    var providerName = InfoField.absent
+
+    /// A typed info: without a provider a `nil` audience is an explicit `null` (v1: "no
+    /// audience"); with one it is left out.
+    init(_ info: PaywallPresentationInfo) {
+        moment = InfoField(info.moment)
+        paywallId = InfoField(info.paywallId)
+        audienceId = info.audienceId.map(InfoField.string) ?? (info.provider == nil ? .null : .absent)
+        renderMode = InfoField(info.renderMode?.rawValue)
+        billing = InfoField(info.billing?.rawValue)
+        surface = .string(info.surface.rawValue)
+        variantKey = InfoField(info.variantKey)
+        deploymentId = InfoField(info.deploymentId)
+        onboardingRun = info.onboardingRun.map { (runId: $0.runId, stepKey: $0.stepKey) }
+        provider = InfoField(info.provider?.rawValue)
+        placement = InfoField(info.placement)
+        externalPaywallId = InfoField(info.externalPaywallId)
+        providerName = InfoField(info.providerName)
+    }
+
+    /// An untyped info object (the observer's key names).
+    init(json i: JSONObject) {
+        moment = InfoField(json: i["moment"])
+        paywallId = InfoField(json: i["paywallId"])
+        audienceId = InfoField(json: i["audienceId"])
+        renderMode = InfoField(json: i["renderMode"])
+        billing = InfoField(json: i["billing"])
+        surface = InfoField(json: i["surface"])
+        variantKey = InfoField(json: i["variantKey"])
+        deploymentId = InfoField(json: i["deploymentId"])
+        if let r = i["onboardingRun"] { onboardingRun = (runId: r["runId"]?.stringValue, stepKey: r["stepKey"]?.stringValue) }
+        provider = InfoField(json: i["provider"])
+        placement = InfoField(json: i["placement"])
+        externalPaywallId = InfoField(json: i["externalPaywallId"])
+        providerName = InfoField(json: i["providerName"])
+    }
 }
 
 enum InfoValidation {
-    /// The untyped form of a typed info: the keys the host passed. Without a provider a `nil`
-    /// audience is an explicit `null` (v1: "no audience"); with one it is left out.
-    static func raw(_ info: PaywallPresentationInfo) -> JSONValue {
-        var o = JSONObject()
-        if let v = info.moment { o["moment"] = .string(v) }
-        if let v = info.paywallId { o["paywallId"] = .string(v) }
-        if let v = info.audienceId { o["audienceId"] = .string(v) } else if info.provider == nil { o["audienceId"] = .null }
-        if let v = info.renderMode { o["renderMode"] = .string(v.rawValue) }
-        if let v = info.billing { o["billing"] = .string(v.rawValue) }
-        o["surface"] = .string(info.surface.rawValue)
-        if let v = info.variantKey { o["variantKey"] = .string(v) }
-        if let v = info.deploymentId { o["deploymentId"] = .string(v) }
-        if let r = info.onboardingRun { o["onboardingRun"] = ["runId": .string(r.runId), "stepKey": .string(r.stepKey)] }
-        if let v = info.provider { o["provider"] = .string(v.rawValue) }
-        if let v = info.placement { o["placement"] = .string(v) }
-        if let v = info.externalPaywallId { o["externalPaywallId"] = .string(v) }
-        if let v = info.providerName { o["providerName"] = .string(v) }
-        return .object(o)
+    /// Validates a typed info.
+    static func validate(_ info: PaywallPresentationInfo) -> Result<ValidatedInfo, InfoProblems> {
+        validate(InfoFields(info))
     }
 
-    /// Validates an untyped info (the messages of spec section 7.2, in order, then the v1.1
-    /// ones); on success returns the wire parts.
+    /// Validates an untyped info (`info is not an object` when it is not one).
     static func validate(_ value: JSONValue) -> Result<ValidatedInfo, InfoProblems> {
         guard case let .object(i) = value else { return .failure(InfoProblems(["info is not an object"])) }
+        return validate(InfoFields(json: i))
+    }
+
+    /// Validates an info (the messages of spec section 7.2, in order, then the v1.1 ones); on
+    /// success returns the wire parts.
+    static func validate(_ f: InfoFields) -> Result<ValidatedInfo, InfoProblems> {
         var errors: [String] = []
-        // A key whose value is `null` counts as not given for the optional fields of v1.1.
-        func given(_ key: String) -> JSONValue? {
-            guard let v = i[key], !v.isNull else { return nil }
-            return v
-        }
-        func isId(_ v: JSONValue?, max: Int = 128) -> Bool {
-            guard let s = v?.stringValue else { return false }
-            return InputPatterns.utf16Length(s, 1...max)
-        }
-        let providerValue = given("provider")
-        let hasProvider = providerValue != nil
-        let provider = providerValue?.stringValue.flatMap(PaywallProvider.init(rawValue:))
+        let hasProvider = !f.provider.given.isAbsent
+        let provider = f.provider.given.string.flatMap(PaywallPresentationSnapshotV1_1.Provider.init(rawValue:))
+        let renderMode = f.renderMode.string.flatMap(PaywallPresentationSnapshot.RenderMode.init(rawValue:))
+        let billing = f.billing.string.flatMap(PaywallPresentationSnapshot.Billing.init(rawValue:))
 
         if hasProvider {
-            if let v = given("moment"), !isId(v) { errors.append("moment must be 1 to 128 characters") }
-            if let v = given("paywallId"), !isId(v) { errors.append("paywallId must be 1 to 128 characters") }
-            if let v = given("audienceId"), !isId(v) { errors.append("audienceId must be null or 1 to 128 characters") }
-            if let v = given("renderMode"), PaywallRenderMode(rawValue: v.stringValue ?? "") == nil {
-                errors.append("renderMode must be elements or custom")
-            }
-            if let v = given("billing"), PaywallBilling(rawValue: v.stringValue ?? "") == nil {
-                errors.append("billing must be store or stripe")
-            }
+            if !f.moment.given.isAbsent, !f.moment.isId() { errors.append("moment must be 1 to 128 characters") }
+            if !f.paywallId.given.isAbsent, !f.paywallId.isId() { errors.append("paywallId must be 1 to 128 characters") }
+            if !f.audienceId.given.isAbsent, !f.audienceId.isId() { errors.append("audienceId must be null or 1 to 128 characters") }
+            if !f.renderMode.given.isAbsent, renderMode == nil { errors.append("renderMode must be elements or custom") }
+            if !f.billing.given.isAbsent, billing == nil { errors.append("billing must be store or stripe") }
         } else {
-            if !isId(i["moment"]) { errors.append("moment must be 1 to 128 characters") }
-            if !isId(i["paywallId"]) { errors.append("paywallId must be 1 to 128 characters") }
-            if let a = i["audienceId"], a.isNull {} else if !isId(i["audienceId"]) {
-                errors.append("audienceId must be null or 1 to 128 characters")
-            }
-            if PaywallRenderMode(rawValue: i["renderMode"]?.stringValue ?? "") == nil { errors.append("renderMode must be elements or custom") }
-            if PaywallBilling(rawValue: i["billing"]?.stringValue ?? "") == nil { errors.append("billing must be store or stripe") }
+            if !f.moment.isId() { errors.append("moment must be 1 to 128 characters") }
+            if !f.paywallId.isId() { errors.append("paywallId must be 1 to 128 characters") }
+            if f.audienceId != .null, !f.audienceId.isId() { errors.append("audienceId must be null or 1 to 128 characters") }
+            if renderMode == nil { errors.append("renderMode must be elements or custom") }
+            if billing == nil { errors.append("billing must be store or stripe") }
         }
-        let surface = PaywallSurface(rawValue: i["surface"]?.stringValue ?? "")
+        let surface = f.surface.string.flatMap(PaywallPresentationSnapshot.Surface.init(rawValue:))
         if surface == nil { errors.append("surface must be present or paywall_step") }
-        if let v = i["variantKey"], !isId(v) { errors.append("variantKey must be 1 to 128 characters") }
-        if let v = i["deploymentId"], !isId(v) { errors.append("deploymentId must be 1 to 128 characters") }
-        var run: (String, String)?
-        if let r = i["onboardingRun"] {
-            if let runId = r["runId"]?.stringValue, InputPatterns.isLowercaseUUID(runId),
-               let stepKey = r["stepKey"]?.stringValue, InputPatterns.isKey(stepKey) {
-                run = (runId, stepKey)
+        if !f.variantKey.isAbsent, !f.variantKey.isId() { errors.append("variantKey must be 1 to 128 characters") }
+        if !f.deploymentId.isAbsent, !f.deploymentId.isId() { errors.append("deploymentId must be 1 to 128 characters") }
+        var run: PaywallPresentationSnapshot.OnboardingRun?
+        if let r = f.onboardingRun {
+            if let runId = r.runId, InputPatterns.isLowercaseUUID(runId), let stepKey = r.stepKey, InputPatterns.isKey(stepKey) {
+                run = PaywallPresentationSnapshot.OnboardingRun(runId: runId, stepKey: stepKey)
             } else {
                 errors.append("onboardingRun must be { runId: lowercase UUID, stepKey: key }")
             }
         }
         if hasProvider {
             if provider == nil { errors.append("provider must be external or native") }
-            if provider == .external || given("placement") != nil, !isId(given("placement")) {
+            if provider == .external || !f.placement.given.isAbsent, !f.placement.isId() {
                 errors.append("placement must be 1 to 128 characters")
             }
-            if !isId(given("externalPaywallId")) { errors.append("externalPaywallId must be 1 to 128 characters") }
-            if let v = given("providerName"), !isId(v, max: 64) { errors.append("providerName must be 1 to 64 characters") }
+            if !f.externalPaywallId.isId() { errors.append("externalPaywallId must be 1 to 128 characters") }
+            if !f.providerName.given.isAbsent, !f.providerName.isId(max: 64) { errors.append("providerName must be 1 to 64 characters") }
         }
         guard errors.isEmpty, let surface else { return .failure(InfoProblems(errors)) }
 
-        var paywall = JSONObject()
-        if let provider {
-            paywall.appendUnchecked("provider", .string(provider.rawValue))
-            if let v = given("providerName") { paywall.appendUnchecked("provider_name", v) }
-            if let v = given("placement") { paywall.appendUnchecked("placement", v) }
-            paywall.appendUnchecked("external_paywall_id", given("externalPaywallId")!)
-            if let v = given("moment") { paywall.appendUnchecked("moment_key", v) }
-            if let v = given("paywallId") { paywall.appendUnchecked("paywall_id", v) }
-            // audience_id keeps its v1 meaning: an explicit null (no audience) is sent as null.
-            if let v = i["audienceId"] { paywall.appendUnchecked("audience_id", v) }
-            if let v = given("renderMode") { paywall.appendUnchecked("render_mode", v) }
-            if let v = given("billing") { paywall.appendUnchecked("billing", v) }
-        } else {
-            paywall.appendUnchecked("moment_key", i["moment"]!)
-            paywall.appendUnchecked("paywall_id", i["paywallId"]!)
-            paywall.appendUnchecked("audience_id", i["audienceId"]!)
-            paywall.appendUnchecked("render_mode", i["renderMode"]!)
-            paywall.appendUnchecked("billing", i["billing"]!)
+        // audience_id keeps its v1 meaning with a provider too: an explicit null (no audience)
+        // is sent as null; absent stays absent.
+        let audience: Nullable<String>? = switch f.audienceId {
+        case .null: .null
+        case let .string(s): .value(s)
+        case .absent, .other: nil
         }
-        if let v = i["variantKey"] { paywall.appendUnchecked("variant_key", v) }
-        if let v = i["deploymentId"] { paywall.appendUnchecked("deployment_id", v) }
-        var onboardingRun: JSONObject?
-        if surface == .paywallStep, let (runId, stepKey) = run {
-            onboardingRun = ["run_id": .string(runId), "step_key": .string(stepKey)]
-        }
-        return .success(ValidatedInfo(schemaVersion: provider == nil ? 1 : 1.1, paywall: paywall, surface: surface.rawValue, onboardingRun: onboardingRun))
+        let paywall = PaywallPresentationSnapshotV1_1.Paywall(
+            // The provider members only with a provider (v1 has none).
+            provider: provider, providerName: provider == nil ? nil : f.providerName.given.string,
+            placement: provider == nil ? nil : f.placement.given.string,
+            externalPaywallId: provider == nil ? nil : f.externalPaywallId.string, momentKey: f.moment.given.string, paywallId: f.paywallId.given.string,
+            audienceId: audience, renderMode: renderMode, billing: billing,
+            variantKey: f.variantKey.string, deploymentId: f.deploymentId.string)
+        return .success(ValidatedInfo(paywall: paywall, surface: surface, onboardingRun: surface == .paywallStep ? run : nil))
     }
 }
 

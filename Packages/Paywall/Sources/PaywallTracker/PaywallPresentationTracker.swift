@@ -1,18 +1,20 @@
 import TrackerCore
 
-/// How a ``PaywallPresentationTracker`` is set up (spec section 13).
+/// How a ``PaywallPresentationTracker`` is set up (spec section 13): the one configuration of
+/// the tracker, taken by ``PaywallPresentationTracker/init(configuration:)``. Every member but
+/// `sink` and `context` has a default, given with it.
 public struct PaywallTrackerConfiguration: Sendable {
-    /// Where snapshots go: the Rocalytics paywall sink, an `HTTPSink`, or a custom sink.
+    /// Where snapshots go: the Rocalytics paywall sink, an `HTTPSink`, or a custom sink. Required.
     public var sink: any Sink<PaywallSnapshot>
-    /// Device and app facts, read once per presentation at `start()`.
+    /// Device and app facts, read once per presentation at `start()`. Required.
     public var context: ContextSource
-    /// Keeps unsent snapshots across launches; without it nothing survives a restart.
+    /// Keeps unsent snapshots across launches; without it nothing survives a restart. Default: `nil`.
     public var storage: (any KeyValueStorage)?
     /// The storage key (default ``PaywallPresentationTracker/defaultStorageKey``).
     public var storageKey: String
-    /// The clock of every timestamp.
+    /// The clock of every timestamp. Default: `SystemClock()`.
     public var clock: any TrackerClock
-    /// Runs every timer and background step.
+    /// Runs every timer and background step. Default: `SystemScheduler.shared`.
     public var scheduler: any TrackerScheduler
     /// Mints presentation ids; must return a lowercase UUID. Default: UUIDv7 from `clock`.
     public var uuid: (@Sendable () -> String)?
@@ -24,7 +26,9 @@ public struct PaywallTrackerConfiguration: Sendable {
     /// sent anyway (default 1,000 ms, as the onboarding tracker); `<= 0` waits however long the
     /// write takes. A snapshot is sent only once that write landed or failed, or this passed.
     public var persistTimeoutMs: Int64
-    /// Receives every diagnostic (default: a console line `[rocalytics-sdk] <code>: <message>`).
+    /// Receives every diagnostic. Default: the unified log (subsystem
+    /// `com.rocapine.rocalytics.paywall`) on Apple platforms, a console line
+    /// `[rocalytics-sdk] <code>: <message>` elsewhere.
     public var onDiagnostic: DiagnosticHandler
 
     /// Creates a configuration.
@@ -124,7 +128,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// `invalid-info`, `invalid-context` or `disposed` diagnostic) when refused; sends seq 1
     /// asynchronously otherwise. Never throws, never blocks.
     public func start(_ info: PaywallPresentationInfo) -> (any PaywallPresentationHandle)? {
-        startPresentation(InfoValidation.raw(info))
+        startPresentation(InfoValidation.validate(info))
     }
 
     /// The untyped entry point for hosts that bridge JSON-like data (React Native, a web view):
@@ -133,16 +137,16 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// `variantKey`, `deploymentId`, `onboardingRun {runId, stepKey}`, `provider`, `placement`,
     /// `externalPaywallId`, `providerName`).
     public func start(json info: JSONValue) -> PaywallPresentation? {
-        startPresentation(info)
+        startPresentation(InfoValidation.validate(info))
     }
 
-    private func startPresentation(_ info: JSONValue) -> PaywallPresentation? {
+    private func startPresentation(_ validation: Result<ValidatedInfo, InfoProblems>) -> PaywallPresentation? {
         if state.withLock({ $0.disposed }) {
             report("disposed", "start() ignored: the tracker was disposed")
             return nil
         }
         let fixed: ValidatedInfo
-        switch InfoValidation.validate(info) {
+        switch validation {
         case let .failure(problems):
             report("invalid-info", problems.messages.joined(separator: "; "))
             return nil
@@ -162,17 +166,14 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             }
         }
         let problems = context.problems
-        guard problems.isEmpty else {
+        guard problems.isEmpty, let wireContext = context.wire() else {
             report("invalid-context", problems.joined(separator: "; "))
             return nil
         }
         let now = config.clock.nowMs()
         let id = config.uuid?() ?? IDs.uuidV7(nowMs: now)
-        var s = PresentationState(id: id, startedAt: now, fixed: fixed, context: context.wire())
-        guard let first = s.nextSnapshot(nowMs: now) else {
-            report("internal", "start() could not build its snapshot", runId: id)
-            return nil
-        }
+        var s = PresentationState(id: id, startedAt: now, fixed: fixed, context: wireContext)
+        let first = s.nextSnapshot(nowMs: now)
         guard enqueue(first, id: id) else {
             // Disposed on another thread since the check above: refused like any later start().
             report("disposed", "start() ignored: the tracker was disposed")
@@ -428,7 +429,7 @@ public final class PaywallPresentation: PaywallPresentationHandle, Sendable {
 
     /// The presentation ended: sends the final snapshot with the outcome.
     public func end(_ outcome: PaywallPresentationEnd) {
-        apply("end()") { s, now in s.markEnded(PresentationState.raw(outcome), nowMs: now) }
+        apply("end()") { s, now in s.markEnded(outcome, nowMs: now) }
     }
 
     /// The untyped form of ``end(_:)`` (`{status, reason?, transaction?}` with the observer's
@@ -453,8 +454,6 @@ public final class PaywallPresentation: PaywallPresentationHandle, Sendable {
             if !tracker.enqueue(snapshot, id: id) {
                 tracker.report("disposed", "\(call) ignored: disposed", runId: id)
             }
-        } else if result == .ok {
-            tracker.report("internal", "\(call) could not build its snapshot", runId: id)
         } else {
             tracker.report(result.rawValue, "\(call) ignored: \(result.rawValue)", runId: id)
         }

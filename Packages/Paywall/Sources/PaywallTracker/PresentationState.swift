@@ -6,13 +6,13 @@ struct PresentationState: Sendable {
     let id: String
     let startedAt: Int64
     let fixed: ValidatedInfo
-    let context: JSONObject
+    let context: PaywallPresentationSnapshot.Context
     private(set) var seq = 0
     private(set) var shownAt: Int64?
     private(set) var endedAt: Int64?
-    private(set) var outcome: JSONObject?
+    private(set) var outcome: PaywallPresentationSnapshot.Outcome?
 
-    init(id: String, startedAt: Int64, fixed: ValidatedInfo, context: JSONObject) {
+    init(id: String, startedAt: Int64, fixed: ValidatedInfo, context: PaywallPresentationSnapshot.Context) {
         self.id = id
         self.startedAt = startedAt
         self.fixed = fixed
@@ -37,20 +37,39 @@ struct PresentationState: Sendable {
         return .ok
     }
 
+    /// Ends the presentation from a typed end.
+    mutating func markEnded(_ end: PaywallPresentationEnd, nowMs: Int64) -> MarkResult {
+        let t = end.transaction.map {
+            PaywallPresentationSnapshot.Transaction(originalTransactionIdentifier: $0.originalTransactionIdentifier, purchaseToken: $0.purchaseToken,
+                                                    productId: $0.productId, restored: $0.restored)
+        }
+        return markEnded(status: PaywallPresentationSnapshot.OutcomeStatus(rawValue: end.status.rawValue), reason: end.reason,
+                         transaction: t, nowMs: nowMs)
+    }
+
     /// Ends the presentation from an untyped end (`{status, reason?, transaction?}`).
     mutating func markEnded(_ end: JSONValue, nowMs: Int64) -> MarkResult {
+        var t: PaywallPresentationSnapshot.Transaction?
+        if case let .object(o)? = end["transaction"] {
+            t = PaywallPresentationSnapshot.Transaction(
+                originalTransactionIdentifier: o["originalTransactionIdentifier"]?.stringValue, purchaseToken: o["purchaseToken"]?.stringValue,
+                productId: o["productId"]?.stringValue, restored: o["restored"]?.boolValue)
+        }
+        return markEnded(status: end["status"]?.stringValue.flatMap(PaywallPresentationSnapshot.OutcomeStatus.init(rawValue:)),
+                         reason: end["reason"]?.stringValue, transaction: t, nowMs: nowMs)
+    }
+
+    /// Ends the presentation: `status` `nil` is an unknown or missing one. A reason is kept only
+    /// with `error` and when it is a key; a transaction only with `purchased`, keeping its ids of
+    /// 1 to 1024 characters and `restored` only when true (none left: no transaction).
+    private mutating func markEnded(
+        status: PaywallPresentationSnapshot.OutcomeStatus?, reason: String?, transaction: PaywallPresentationSnapshot.Transaction?, nowMs: Int64
+    ) -> MarkResult {
         if endedAt != nil { return .alreadyEnded }
-        guard let statusText = end["status"]?.stringValue, let status = PaywallOutcomeStatus(rawValue: statusText) else {
-            return .invalidStatus
-        }
-        var o = JSONObject()
-        o.appendUnchecked("status", .string(status.rawValue))
-        if status == .error, let reason = end["reason"]?.stringValue, InputPatterns.isKey(reason) {
-            o.appendUnchecked("reason", .string(reason))
-        }
-        if status == .purchased, let t = Self.transaction(end["transaction"]) {
-            o.appendUnchecked("transaction", .object(t))
-        }
+        guard let status else { return .invalidStatus }
+        var o = PaywallPresentationSnapshot.Outcome(status: status)
+        if status == .error, let reason, InputPatterns.isKey(reason) { o.reason = reason }
+        if status == .purchased, let transaction { o.transaction = Self.kept(transaction) }
         let ended = max(nowMs, floor)
         endedAt = ended
         // A purchase implies the paywall was on screen (P7).
@@ -59,64 +78,22 @@ struct PresentationState: Sendable {
         return .ok
     }
 
-    private static func transaction(_ value: JSONValue?) -> JSONObject? {
-        guard case let .object(t)? = value else { return nil }
-        var out = JSONObject()
-        func storeId(_ from: String, _ to: String) {
-            if let s = t[from]?.stringValue, InputPatterns.utf16Length(s, 1...1024) { out.appendUnchecked(to, .string(s)) }
-        }
-        storeId("originalTransactionIdentifier", "original_transaction_identifier")
-        storeId("purchaseToken", "purchase_token")
-        storeId("productId", "product_id")
-        if t["restored"] == .bool(true) { out.appendUnchecked("restored", true) }
-        return out.isEmpty ? nil : out
+    private static func kept(_ t: PaywallPresentationSnapshot.Transaction) -> PaywallPresentationSnapshot.Transaction? {
+        func id(_ s: String?) -> String? { s.flatMap { InputPatterns.utf16Length($0, 1...1024) ? $0 : nil } }
+        let out = PaywallPresentationSnapshot.Transaction(
+            originalTransactionIdentifier: id(t.originalTransactionIdentifier), purchaseToken: id(t.purchaseToken),
+            productId: id(t.productId), restored: t.restored == true ? true : nil)
+        return out == PaywallPresentationSnapshot.Transaction() ? nil : out
     }
 
-    /// Builds the next send (increments `seq`), frozen at `nowMs` (clamped), as Core's contract
-    /// type; `nil` only if the built body does not fit the type (a bug, reported as `internal`).
-    mutating func nextSnapshot(nowMs: Int64) -> PaywallSnapshot? {
-        try? PaywallSnapshot(json: .object(nextBody(nowMs: nowMs)))
-    }
-
-    /// Builds the ordered body of the next send (increments `seq`).
-    mutating func nextBody(nowMs: Int64) -> JSONObject {
+    /// Builds the next send (increments `seq`), frozen at `nowMs` (clamped): Core's contract
+    /// type, whose encoder writes the wire order.
+    mutating func nextSnapshot(nowMs: Int64) -> PaywallSnapshot {
         seq += 1
-        var b = JSONObject()
-        b.appendUnchecked("schema_version", .number(fixed.schemaVersion))
-        b.appendUnchecked("presentation_id", .string(id))
-        b.appendUnchecked("seq", .number(Double(seq)))
-        b.appendUnchecked("started_at", .string(Timestamp.format(ms: startedAt)))
-        b.appendUnchecked("shown_at", shownAt.map { .string(Timestamp.format(ms: $0)) } ?? .null)
-        b.appendUnchecked("sent_at", .string(Timestamp.format(ms: max(nowMs, floor))))
-        b.appendUnchecked("paywall", .object(fixed.paywall))
-        b.appendUnchecked("surface", .string(fixed.surface))
-        if let run = fixed.onboardingRun { b.appendUnchecked("onboarding_run", .object(run)) }
-        b.appendUnchecked("context", .object(context))
-        if let endedAt, let outcome {
-            b.appendUnchecked("status", "ended")
-            b.appendUnchecked("ended_at", .string(Timestamp.format(ms: endedAt)))
-            b.appendUnchecked("outcome", .object(outcome))
-        } else {
-            b.appendUnchecked("status", "in_progress")
-            b.appendUnchecked("ended_at", .null)
-            b.appendUnchecked("outcome", .null)
-        }
-        return b
-    }
-
-    /// The untyped form of a typed end.
-    static func raw(_ end: PaywallPresentationEnd) -> JSONValue {
-        var o = JSONObject()
-        o["status"] = .string(end.status.rawValue)
-        if let r = end.reason { o["reason"] = .string(r) }
-        if let t = end.transaction {
-            var tx = JSONObject()
-            if let v = t.originalTransactionIdentifier { tx["originalTransactionIdentifier"] = .string(v) }
-            if let v = t.purchaseToken { tx["purchaseToken"] = .string(v) }
-            if let v = t.productId { tx["productId"] = .string(v) }
-            if let v = t.restored { tx["restored"] = .bool(v) }
-            o["transaction"] = .object(tx)
-        }
-        return .object(o)
+        return PaywallSnapshot(
+            presentationId: id, seq: seq, startedAt: Timestamp.format(ms: startedAt), shownAt: shownAt.map { Timestamp.format(ms: $0) },
+            sentAt: Timestamp.format(ms: max(nowMs, floor)), paywall: fixed.paywall, surface: fixed.surface,
+            onboardingRun: fixed.onboardingRun, context: context, status: outcome == nil ? .inProgress : .ended,
+            endedAt: outcome == nil ? nil : endedAt.map { Timestamp.format(ms: $0) }, outcome: outcome)
     }
 }

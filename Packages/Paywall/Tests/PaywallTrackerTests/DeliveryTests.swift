@@ -6,7 +6,7 @@ import TrackerCoreTestKit
 /// Spec 17 F: delivery outcomes.
 @Suite struct DeliveryTests {
     @Test func P32_rejected() async throws {
-        let h = Harness { _, _ in .result(SinkResult(.rejected, reason: "schema")) }
+        let h = PaywallFixture { _, _ in .result(SinkResult(.rejected, reason: "schema")) }
         let handle = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(120_000)
         #expect(h.received.count == 1)
@@ -15,7 +15,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P33_backoff() async throws {
-        let h = Harness { n, _ in n <= 3 ? .result(.transient) : .result(.accepted) }
+        let h = PaywallFixture { n, _ in n <= 3 ? .result(.transient) : .result(.accepted) }
         _ = try #require(h.tracker.start(INFO))
         await h.advance(120_000)
         #expect(h.sink.callTimes.value == [T0, T0 + 1000, T0 + 3000, T0 + 7000])
@@ -25,7 +25,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P34_backoffCeiling() async throws {
-        let h = Harness { _, _ in .result(.transient) }
+        let h = PaywallFixture { _, _ in .result(.transient) }
         _ = try #require(h.tracker.start(INFO))
         await h.advance(400_000)
         let times = h.sink.callTimes.value
@@ -36,7 +36,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P35_attemptTimeout() async throws {
-        let h = Harness { n, _ in n == 1 ? .never : .result(.accepted) }
+        let h = PaywallFixture { n, _ in n == 1 ? .never : .result(.accepted) }
         _ = try #require(h.tracker.start(INFO))
         await h.advance(29_999)
         #expect(h.received.count == 1)
@@ -52,7 +52,7 @@ import TrackerCoreTestKit
 
     @Test func P36_ignoredSettles() async throws {
         let storage = InMemoryKeyValueStorage()
-        let h = Harness(storage: storage) { _, _ in .result(.ignored) }
+        let h = PaywallFixture(storage: storage) { _, _ in .result(.ignored) }
         _ = try #require(h.tracker.start(INFO))
         await h.settle()
         await h.tracker.idle()
@@ -67,7 +67,7 @@ import TrackerCoreTestKit
     /// Spec 6.1: when a snapshot settles and nothing newer is pending, the queue is released once
     /// the presentation can send nothing more.
     @Test func P36_queueReleasedAfterEndedSettles() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let handle = try #require(h.tracker.start(INFO))
         handle.end(.dismissed)
         await h.settle()

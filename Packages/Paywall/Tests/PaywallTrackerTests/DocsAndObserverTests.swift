@@ -31,7 +31,7 @@ private final class HostSDK {
     }
 
     @Test func P59_trackerIsTheHostsObserver() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let observer: any PaywallObserver = h.tracker
         let handle = try #require(observer.start(INFO))
         handle.shown()
@@ -50,7 +50,7 @@ private final class HostSDK {
     }
 
     @Test func closureAdapterForHostsWithTheirOwnProtocol() async throws {
-        let h = Harness(clock: ManualClock(startMs: T0, holdsOutsideWork: true)) // deterministic coalescing
+        let h = PaywallFixture(clock: ManualClock(startMs: T0, holdsOutsideWork: true)) // deterministic coalescing
         HostSDK(observer: h.tracker.closures).present()
         await h.settle()
         #expect(h.received.map(\.seq) == [1, 3])

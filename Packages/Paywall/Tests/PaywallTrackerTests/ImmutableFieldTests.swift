@@ -103,7 +103,7 @@ import TrackerCoreTestKit
     /// answers differently on every read.
     @Test func P69_aTrackersSnapshotsKeepTheirImmutableFields() async throws {
         let reads = Locked(0)
-        let h = Harness(context: .provider {
+        let h = PaywallFixture(context: .provider {
             let n = reads.withLock { $0 += 1; return $0 }
             var c = CTX_IN
             c.appVersion = "2.4.\(n)"

@@ -12,7 +12,7 @@ import TrackerCoreTestKit
     @Test func L1_constructorReturnsWhileTheFirstReadIsHeld() async throws {
         let backing = InMemoryKeyValueStorage()
         // Launch 1 leaves one unsent presentation.
-        let first = Harness(storage: backing) { _, _ in .result(.transient) }
+        let first = PaywallFixture(storage: backing) { _, _ in .result(.transient) }
         _ = try #require(first.tracker.start(INFO))
         await first.settle()
         await first.tracker.idle()
@@ -22,7 +22,7 @@ import TrackerCoreTestKit
         // Launch 2: its storage's reads block until the gate opens. A constructor that read
         // on the caller's thread would never get past this line.
         let gated = GatedReadStorage(backing: backing)
-        let second = Harness(storage: gated)
+        let second = PaywallFixture(storage: gated)
         // The read runs in the background and is held there now.
         #expect(await gated.gate.waitUntilEntered())
         #expect(gated.gate.entered == 1)

@@ -12,7 +12,7 @@ import TrackerCoreTestKit
 /// - LC19: the manual call sends at once without a background task; unbind stops the binding.
 @Suite struct PaywallLifecycleBindingTests {
     @Test func LC17_backgroundSendsUnsentSnapshotsInsideABackgroundTask() async throws {
-        let h = Harness { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
+        let h = PaywallFixture { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
         let system = FakeLifecycleSystem()
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()))
         _ = try #require(h.tracker.start(INFO))
@@ -27,7 +27,7 @@ import TrackerCoreTestKit
     }
 
     @Test func LC18_aFailingSendKeepsItsSnapshotAndTheTaskEndsAtTheBudget() async throws {
-        let h = Harness { n, _ in n == 1 ? .result(.transient) : .never }
+        let h = PaywallFixture { n, _ in n == 1 ? .result(.transient) : .never }
         let system = FakeLifecycleSystem()
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 2)
         _ = try #require(h.tracker.start(INFO))
@@ -41,7 +41,7 @@ import TrackerCoreTestKit
     }
 
     @Test func LC19_manualCallAndUnbind() async throws {
-        let h = Harness { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
+        let h = PaywallFixture { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
         let system = FakeLifecycleSystem()
         let binding = h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()))
         binding.unbind()

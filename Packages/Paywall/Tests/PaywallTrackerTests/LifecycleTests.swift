@@ -6,7 +6,7 @@ import TrackerCoreTestKit
 /// Spec 17 A: lifecycle.
 @Suite struct LifecycleTests {
     @Test func P1_startShownDismissedSendsThreeConformantSnapshots() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let handle = try #require(h.tracker.start(INFO))
         handle.shown()
         await h.settle()
@@ -25,7 +25,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P2_middleSnapshotSupersededWhileSeq1InFlight() async throws {
-        let h = Harness { n, _ in n == 1 ? .hold : .result(.accepted) }
+        let h = PaywallFixture { n, _ in n == 1 ? .hold : .result(.accepted) }
         let handle = try #require(h.tracker.start(INFO))
         await h.settle()
         #expect(h.sink.recorder.heldCount == 1)
@@ -39,7 +39,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P3_distinctPresentationIds() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let a = try #require(h.tracker.start(INFO))
         let b = try #require(h.tracker.start(INFO))
         a.end(.dismissed)
@@ -52,7 +52,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P4_presentationsDoNotSupersedeEachOther() async throws {
-        let h = Harness { _, _ in .result(.transient) }
+        let h = PaywallFixture { _, _ in .result(.transient) }
         let a = try #require(h.tracker.start(INFO))
         a.shown()
         a.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000123")))
@@ -76,7 +76,7 @@ import TrackerCoreTestKit
 
     @Test func P5_contextReadOncePerPresentation() async throws {
         let calls = Locked(0)
-        let h = Harness(context: .provider { calls.withLock { $0 += 1 }; return CTX_IN })
+        let h = PaywallFixture(context: .provider { calls.withLock { $0 += 1 }; return CTX_IN })
         let handle = try #require(h.tracker.start(INFO))
         handle.shown()
         handle.end(.dismissed)
@@ -87,7 +87,7 @@ import TrackerCoreTestKit
 
     @Test func P6_contextFrozenAtStart() async throws {
         let calls = Locked(0)
-        let h = Harness(context: .provider {
+        let h = PaywallFixture(context: .provider {
             let n = calls.withLock { $0 += 1; return $0 }
             var c = CTX_IN
             if n > 1 { c.appVersion = "9.9.9"; c.locale = "fr-FR" }

@@ -6,8 +6,8 @@ import TrackerCoreTestKit
 /// Runs one presentation at T9 with the fixed id: start, optional shown, then the end; returns
 /// the harness after everything settled.
 private func run(_ info: PaywallPresentationInfo = INFO_A, shownAfterMs: Int64? = 350, endAfterMs: Int64 = 41_120,
-                 end: (PaywallPresentation) -> Void) async throws -> Harness {
-    let h = Harness(startMs: T9, uuid: { FIXED_ID })
+                 end: (PaywallPresentation) -> Void) async throws -> PaywallFixture {
+    let h = PaywallFixture(startMs: T9, uuid: { FIXED_ID })
     let handle = try #require(h.tracker.start(info) as? PaywallPresentation)
     await h.settle()
     var elapsed: Int64 = 0
@@ -23,7 +23,7 @@ private func run(_ info: PaywallPresentationInfo = INFO_A, shownAfterMs: Int64? 
     return h
 }
 
-private func outcome(_ h: Harness) -> String? {
+private func outcome(_ h: PaywallFixture) -> String? {
     h.received.last.flatMap { $0.body["outcome"] }.map(WireJSON.encodeString)
 }
 

@@ -40,7 +40,7 @@ import TrackerCoreTestKit
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.holdWrites = true; return f }())
         let receipts = ReceiptCheck(storage.backing)
-        let h = Harness(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) }, persistTimeoutMs: 0)
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) }, persistTimeoutMs: 0)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(60_000)
         #expect(h.received.isEmpty, "sent before its write landed")
@@ -63,7 +63,7 @@ import TrackerCoreTestKit
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.holdWrites = true; return f }())
         let receipts = ReceiptCheck(storage.backing)
-        let h = Harness(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .hold }, persistTimeoutMs: 0)
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .hold }, persistTimeoutMs: 0)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle() // its write is running, held by the storage
         p.shown()
@@ -99,7 +99,7 @@ import TrackerCoreTestKit
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writeDelayMs = 120; return f }())
         let receipts = ReceiptCheck(storage.backing)
         // Every third call answers transient, so retries mix with new snapshots.
-        let h = Harness(storage: storage, clock: clock, behavior: { n, s in
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { n, s in
             receipts.check(s)
             return n % 3 == 0 ? .result(.transient) : .result(.accepted)
         })
@@ -139,7 +139,7 @@ import TrackerCoreTestKit
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.failNextWrites = 1; return f }())
-        let h = Harness(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
         #expect(h.received.map(\.seq) == [1])
@@ -155,7 +155,7 @@ import TrackerCoreTestKit
     @Test func P64_aStorageThatAlwaysFailsStillDeliversEverySnapshot() async throws {
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true; return f }())
-        let h = Harness(storage: storage, clock: clock)
+        let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
         p.shown()
@@ -171,7 +171,7 @@ import TrackerCoreTestKit
     @Test func P65_aHungWriteSendsAfterThePersistTimeout() async throws {
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true; return f }())
-        let h = Harness(storage: storage, clock: clock)
+        let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(999)
         #expect(h.received.isEmpty)
@@ -187,7 +187,7 @@ import TrackerCoreTestKit
         // With no bound, a hung write holds its snapshot back for good.
         let clock2 = ManualClock(startMs: T0)
         let hung = FaultInjectingStorage(clock: clock2, faults: { var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true; return f }())
-        let h2 = Harness(storage: hung, clock: clock2, persistTimeoutMs: 0)
+        let h2 = PaywallFixture(storage: hung, clock: clock2, persistTimeoutMs: 0)
         _ = try #require(h2.tracker.start(INFO))
         await h2.advance(600_000)
         #expect(h2.received.isEmpty)
@@ -200,7 +200,7 @@ import TrackerCoreTestKit
         let clock = ManualClock(startMs: T0)
         let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writeDelayMs = 50; return f }())
         let receipts = ReceiptCheck(storage.backing)
-        let h = Harness(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) })
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) })
         for _ in 0..<6 {
             let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
             await h.advance(10)
@@ -215,7 +215,7 @@ import TrackerCoreTestKit
         // Relaunch on the disk left by a kill at the receipt of each ended snapshot.
         for (snapshot, stored) in ends {
             let disk = InMemoryKeyValueStorage(stored.map { [STORAGE_KEY: $0] } ?? [:])
-            let next = Harness(storage: disk) { _, _ in .result(.accepted) }
+            let next = PaywallFixture(storage: disk) { _, _ in .result(.accepted) }
             await next.settle()
             let resent = next.received.filter { $0.presentationId == snapshot.presentationId }
             #expect(resent.map { $0.wireBytes() } == [snapshot.wireBytes()], "the relaunch did not resend \(snapshot.presentationId) unchanged")

@@ -11,7 +11,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
 @Suite struct RefusalTests {
     @Test func P7_throwingContextRefusesWithoutSendingOrStoring() async {
         let storage = InMemoryKeyValueStorage()
-        let h = Harness(context: .provider { throw ContextFailure() }, storage: storage)
+        let h = PaywallFixture(context: .provider { throw ContextFailure() }, storage: storage)
         #expect(h.tracker.start(INFO) == nil)
         await h.settle()
         await h.tracker.idle()
@@ -22,7 +22,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
 
     @Test func P8_invalidInfoDoesNotReadContext() async {
         let calls = Locked(0)
-        let h = Harness(context: .provider { calls.withLock { $0 += 1 }; return CTX_IN })
+        let h = PaywallFixture(context: .provider { calls.withLock { $0 += 1 }; return CTX_IN })
         var info = INFO
         info.paywallId = ""
         #expect(h.tracker.start(info) == nil)
@@ -33,7 +33,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
     }
 
     @Test func P9_validationMessagesInOrder() async {
-        let h = Harness()
+        let h = PaywallFixture()
         // Bad enum values and a numeric audience are only expressible through the untyped entry point.
         let raw: JSONValue = ["moment": "settings_upgrade", "paywallId": "", "audienceId": 3, "renderMode": "x", "billing": "store", "surface": "modal"]
         #expect(h.tracker.start(json: raw) == nil)
@@ -49,7 +49,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
     @Test func P10_invalidContextField() async {
         var ctx = CTX_IN
         ctx.locale = "english"
-        let h = Harness(context: .value(ctx))
+        let h = PaywallFixture(context: .value(ctx))
         #expect(h.tracker.start(INFO) == nil)
         await h.settle()
         #expect(h.received.isEmpty)
@@ -59,7 +59,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
     }
 
     @Test func P11_throwingSinkIsRetriedWithBackoff() async throws {
-        let h = Harness { _, _ in .fail("boom") }
+        let h = PaywallFixture { _, _ in .fail("boom") }
         let handle = try #require(h.tracker.start(INFO))
         handle.shown()
         handle.end(.dismissed)
@@ -95,7 +95,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
     }
 
     @Test func P13_misusedHandle() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let handle = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         handle.end(.dismissed)
         handle.end(.purchased())
@@ -111,7 +111,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
     }
 
     @Test func P14_secondShown() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let handle = try #require(h.tracker.start(INFO))
         handle.shown()
         handle.shown()
@@ -122,7 +122,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
     }
 
     @Test func P15_unknownOutcomeStatusChangesNothing() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let handle = try #require(h.tracker.start(json: InfoValidation.raw(INFO)))
         handle.end(json: ["status": "refunded"])
         handle.end(json: .null)

@@ -4,8 +4,8 @@ import TrackerCoreTestKit
 @testable import PaywallTracker
 
 /// Launch 1 of a two-launch scenario: `info` started with a transient sink, settled, idle, disposed.
-private func launchOneLeavingUnsent(_ storage: any KeyValueStorage, info: PaywallPresentationInfo = INFO, shown: Bool = false) async throws -> Harness {
-    let h = Harness(storage: storage) { _, _ in .result(.transient) }
+private func launchOneLeavingUnsent(_ storage: any KeyValueStorage, info: PaywallPresentationInfo = INFO, shown: Bool = false) async throws -> PaywallFixture {
+    let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
     let handle = try #require(h.tracker.start(info))
     if shown { handle.shown() }
     await h.settle()
@@ -29,7 +29,7 @@ private func paywallIds(_ text: String?) -> [String] {
         let stored = try #require(map.entries.first?.value["body"])
         #expect(stored["seq"] == 2)
 
-        let second = Harness(storage: storage)
+        let second = PaywallFixture(storage: storage)
         await second.settle()
         await second.tracker.idle()
         await second.settle()
@@ -42,7 +42,7 @@ private func paywallIds(_ text: String?) -> [String] {
 
     @Test func P38_acceptedIsRemoved() async throws {
         let storage = InMemoryKeyValueStorage()
-        let h = Harness(storage: storage)
+        let h = PaywallFixture(storage: storage)
         let handle = try #require(h.tracker.start(INFO))
         handle.end(.dismissed)
         await h.settle()
@@ -53,7 +53,7 @@ private func paywallIds(_ text: String?) -> [String] {
 
     @Test func P39_capOfTwenty() async throws {
         let storage = InMemoryKeyValueStorage()
-        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
         var ids: [String] = []
         for _ in 0..<22 {
             let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
@@ -72,7 +72,7 @@ private func paywallIds(_ text: String?) -> [String] {
 
     @Test func P40_malformedEntry() async {
         let storage = InMemoryKeyValueStorage([STORAGE_KEY: #"{"x":{"seq":"no","body":3}}"#])
-        let h = Harness(storage: storage)
+        let h = PaywallFixture(storage: storage)
         await h.settle()
         await h.tracker.idle()
         await h.advance(60_000)
@@ -82,7 +82,7 @@ private func paywallIds(_ text: String?) -> [String] {
 
     @Test func P41_notJSON() async throws {
         let storage = InMemoryKeyValueStorage([STORAGE_KEY: "not json"])
-        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
         await h.settle()
         await h.tracker.idle()
         #expect(h.received.isEmpty)
@@ -99,7 +99,7 @@ private func paywallIds(_ text: String?) -> [String] {
         _ = try await launchOneLeavingUnsent(backing)
         let clock = ManualClock()
         let slow = FaultInjectingStorage(backing: backing, clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.getDelayMs = 50; return f }())
-        let h = Harness(storage: slow, clock: clock) { _, _ in .result(.transient) }
+        let h = PaywallFixture(storage: slow, clock: clock) { _, _ in .result(.transient) }
         var info = INFO
         info.paywallId = "pw-2"
         _ = try #require(h.tracker.start(info)) // before the read finished
@@ -116,7 +116,7 @@ private func paywallIds(_ text: String?) -> [String] {
         let slow = FaultInjectingStorage(backing: backing, clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.getDelayMs = 200; return f }())
         let written = Locked<[[String]]>([])
         slow.onWriteLanded.withLock { $0 = { _, value in written.withLock { $0.append(paywallIds(value)) } } }
-        let h = Harness(storage: slow, clock: clock) { _, _ in .result(.transient) }
+        let h = PaywallFixture(storage: slow, clock: clock) { _, _ in .result(.transient) }
         var info = INFO
         info.paywallId = "pw-2"
         _ = try #require(h.tracker.start(info))
@@ -129,7 +129,7 @@ private func paywallIds(_ text: String?) -> [String] {
 
     @Test func P44_failedReadTurnsPersistenceOff() async throws {
         let storage = FaultInjectingStorage(faults: { var f = FaultInjectingStorage.Faults(); f.failNextGets = 2; return f }())
-        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
         let handle = try #require(h.tracker.start(INFO))
         handle.end(.dismissed)
         await h.settle()
@@ -154,7 +154,7 @@ private func paywallIds(_ text: String?) -> [String] {
 
     @Test func P46_dispose() async throws {
         let storage = InMemoryKeyValueStorage()
-        let h = Harness(storage: storage) { _, _ in .result(.transient) }
+        let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
         _ = try #require(h.tracker.start(INFO))
         await h.settle()
         await h.tracker.idle()
@@ -184,13 +184,13 @@ private func paywallIds(_ text: String?) -> [String] {
         let clock = ManualClock()
         let storage = FaultInjectingStorage(clock: clock)
         storage.update { $0.writeDelayMs = 100 }
-        let first = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let first = PaywallFixture(storage: storage, clock: clock) { _, _ in .never }
         let presentation = try #require(first.tracker.start(INFO))
         presentation.shown()
         presentation.end(.dismissed)
         await clock.settle()
         first.tracker.dispose()
-        let second = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        let second = PaywallFixture(storage: storage, clock: clock) { _, _ in .result(.accepted) }
         await clock.advance(byMs: 10_000)
         await second.tracker.idle()
         let resent = second.received.map(\.seq)
@@ -207,7 +207,7 @@ private func paywallIds(_ text: String?) -> [String] {
         // before its read runs, deterministically.
         let clock = ManualClock(startMs: T0, holdsOutsideWork: true)
         let storage = InMemoryKeyValueStorage()
-        let first = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let first = PaywallFixture(storage: storage, clock: clock) { _, _ in .never }
         let p = try #require(first.tracker.start(INFO) as? PaywallPresentation)
         p.shown()
         p.end(.dismissed)
@@ -216,7 +216,7 @@ private func paywallIds(_ text: String?) -> [String] {
         first.tracker.dispose()
 
         await clock.advance(byMs: 1_000)
-        let second = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let second = PaywallFixture(storage: storage, clock: clock) { _, _ in .never }
         let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
         second.tracker.dispose() // before its read and its write of `q` ran
         await clock.settle() // (not `idle()`: its step would be held until the next settle)
@@ -226,7 +226,7 @@ private func paywallIds(_ text: String?) -> [String] {
         #expect(second.received.isEmpty, "\(second.received.map(\.presentationId))")
         #expect(second.log.all.isEmpty, "\(second.log.codes)")
 
-        let third = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        let third = PaywallFixture(storage: storage, clock: clock) { _, _ in .result(.accepted) }
         await clock.advance(byMs: 1_000)
         let last = Dictionary(third.received.map { ($0.presentationId, $0.seq) }, uniquingKeysWith: max)
         #expect(last == [p.id: 3, q.id: 1], "\(last)")
@@ -240,12 +240,12 @@ private func paywallIds(_ text: String?) -> [String] {
     @Test func aDisposedTrackerStopsWritingOnceItsSuccessorRead() async throws {
         let clock = ManualClock(startMs: T0)
         let storage = InMemoryKeyValueStorage()
-        let first = Harness(storage: storage, clock: clock) { _, _ in .hold }
+        let first = PaywallFixture(storage: storage, clock: clock) { _, _ in .hold }
         let p = try #require(first.tracker.start(INFO) as? PaywallPresentation)
         await clock.settle() // seq 1 of `p` in flight, held by the sink; stored
         first.tracker.dispose()
 
-        let second = Harness(storage: storage, clock: clock) { _, _ in .never }
+        let second = PaywallFixture(storage: storage, clock: clock) { _, _ in .never }
         await clock.settle() // the successor read `p` and resends it
         let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
         await clock.settle()
@@ -256,7 +256,7 @@ private func paywallIds(_ text: String?) -> [String] {
         #expect(storedMap(storage)?.keys.contains(q.id) == true, "\(storedMap(storage)?.keys ?? [])")
         second.tracker.dispose()
 
-        let third = Harness(storage: storage, clock: clock) { _, _ in .result(.accepted) }
+        let third = PaywallFixture(storage: storage, clock: clock) { _, _ in .result(.accepted) }
         await clock.advance(byMs: 1_000)
         #expect(third.received.map(\.presentationId).contains(q.id), "\(third.received.map(\.presentationId))")
         #expect(first.log.all.isEmpty && second.log.all.isEmpty && third.log.all.isEmpty)

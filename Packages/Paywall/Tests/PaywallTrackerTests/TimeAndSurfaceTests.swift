@@ -8,7 +8,7 @@ import TrackerCoreTestKit
     @Test func P27_clockStepsBack() async throws {
         // Tracker level: shown at T9−5 s, end at T9−10 s (the end time and the build time are one
         // clock reading here).
-        let h = Harness(startMs: T9)
+        let h = PaywallFixture(startMs: T9)
         let handle = try #require(h.tracker.start(INFO))
         await h.settle()
         await h.clock.set(ms: T9 - 5000)
@@ -24,12 +24,11 @@ import TrackerCoreTestKit
 
         // State level, as in the spec: end at T9−9 s, built at T9−10 s.
         let fixed = try InfoValidation.validate(InfoValidation.raw(INFO)).get()
-        var s = PresentationState(id: FIXED_ID, startedAt: T9, fixed: fixed, context: CTX_IN.wire())
+        var s = PresentationState(id: FIXED_ID, startedAt: T9, fixed: fixed, context: try #require(CTX_IN.wire()))
         _ = s.nextSnapshot(nowMs: T9)
         #expect(s.markShown(nowMs: T9 - 5000) == .ok)
         #expect(s.markEnded(["status": "dismissed"], nowMs: T9 - 9000) == .ok)
-        let built = s.nextSnapshot(nowMs: T9 - 10_000)
-        let snap = try #require(built)
+        let snap = s.nextSnapshot(nowMs: T9 - 10_000)
         for key in ["started_at", "shown_at", "ended_at", "sent_at"] {
             #expect(snap.body[key] == "2026-01-10T09:00:00.000Z", "\(key)")
         }
@@ -37,7 +36,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P28_retryIsByteIdentical() async throws {
-        let h = Harness { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
+        let h = PaywallFixture { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
         _ = try #require(h.tracker.start(INFO))
         await h.settle()
         await h.advance(500)
@@ -49,7 +48,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P29_paywallStep() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         let run = PaywallOnboardingRun(runId: "0192f1a2-0000-7000-8000-000000000001", stepKey: "paywall")
         var step = INFO
         step.surface = .paywallStep
@@ -65,7 +64,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P30_variantAndDeployment() async throws {
-        let h = Harness()
+        let h = PaywallFixture()
         var info = INFO
         info.variantKey = "v2"
         info.deploymentId = "d-7"
@@ -79,7 +78,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P31_invalidOnboardingRun() async {
-        let h = Harness()
+        let h = PaywallFixture()
         var upper = INFO // surface present: still validated
         upper.onboardingRun = PaywallOnboardingRun(runId: "0192F1A2-0000-7000-8000-000000000001", stepKey: "paywall")
         var emptyStep = INFO

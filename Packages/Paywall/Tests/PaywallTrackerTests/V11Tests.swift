@@ -15,7 +15,7 @@ private func example(_ name: String) throws -> JSONValue {
         // Typed info without provider, and the untyped form with `provider: null`.
         for start in [{ (t: PaywallPresentationTracker) in t.start(INFO) },
                       { (t: PaywallPresentationTracker) in t.start(json: InfoValidation.raw(INFO).withNullProvider) }] {
-            let h = Harness()
+            let h = PaywallFixture()
             let handle = try #require(start(h.tracker))
             handle.shown()
             await h.settle()
@@ -41,7 +41,7 @@ private func example(_ name: String) throws -> JSONValue {
     @Test func P56_externalProvider() async throws {
         // The clock holds the work the synchronous calls start until the test settles, so the
         // three calls always coalesce the same way (seq 2 replaced by seq 3 while seq 1 is in flight).
-        let h = Harness(startMs: T9, context: .value(ANDROID), clock: ManualClock(startMs: T9, holdsOutsideWork: true), uuid: { FIXED_ID })
+        let h = PaywallFixture(startMs: T9, context: .value(ANDROID), clock: ManualClock(startMs: T9, holdsOutsideWork: true), uuid: { FIXED_ID })
         let info = PaywallPresentationInfo(provider: .external, externalPaywallId: "sw_annual_v2", placement: "onboarding_end")
         let handle = try #require(h.tracker.start(info))
         handle.shown()
@@ -58,7 +58,7 @@ private func example(_ name: String) throws -> JSONValue {
         h.expectConformant()
 
         // With the fields of the shipped example (an explicit null audience needs the untyped entry).
-        let h2 = Harness(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
+        let h2 = PaywallFixture(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
         _ = try #require(h2.tracker.start(json: ["provider": "external", "providerName": "Superwall", "placement": "onboarding_end",
                                                   "externalPaywallId": "sw_annual_v2", "audienceId": nil, "surface": "present"]))
         await h2.settle()
@@ -69,12 +69,12 @@ private func example(_ name: String) throws -> JSONValue {
     }
 
     @Test func P57_nativeProvider() async throws {
-        let h = Harness(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
+        let h = PaywallFixture(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
         let named = PaywallPresentationInfo(provider: .native, externalPaywallId: "native_annual", providerName: "In-house")
         let plain = PaywallPresentationInfo(provider: .native, externalPaywallId: "native_annual", renderMode: .custom, billing: .store)
         let a = try #require(h.tracker.start(named))
         a.end(.dismissed)
-        let h3 = Harness(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
+        let h3 = PaywallFixture(startMs: T9, context: .value(ANDROID), uuid: { FIXED_ID })
         _ = try #require(h3.tracker.start(plain))
         await h.settle()
         await h3.settle()
@@ -91,7 +91,7 @@ private func example(_ name: String) throws -> JSONValue {
         h3.expectConformant()
 
         // An external start without a placement is refused and sends nothing.
-        let h2 = Harness()
+        let h2 = PaywallFixture()
         #expect(h2.tracker.start(PaywallPresentationInfo(provider: .external, externalPaywallId: "x")) == nil)
         #expect(h2.tracker.start(json: ["provider": "native", "surface": "present"]) == nil)
         #expect(h2.tracker.start(json: ["provider": "modal", "externalPaywallId": "x", "surface": "present"]) == nil)

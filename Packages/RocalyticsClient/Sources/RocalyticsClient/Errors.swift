@@ -3,7 +3,7 @@ import TrackerCore
 
 /// Why a client method failed. Its ``description`` (and ``message``) is the exact text the
 /// reference client rejected with, e.g. `[ROCALYTICS] track failed: 500 (install)`. Transport
-/// errors (`HTTPError`) are thrown unchanged.
+/// errors (Core's `HTTPError`) are thrown unchanged.
 ///
 /// A struct with a stable ``code`` rather than an enum, so that a new kind of failure never
 /// breaks a `switch` in your code: compare codes (`error.code == .requestFailed`) and read the

@@ -43,7 +43,7 @@ public struct TrackPurchaseParams: Sendable, Equatable {
     public var originalTransactionIdentifier: String
     /// The product id; defaults to `product.productIdentifier` when that is a string.
     public var productId: String?
-    /// The purchase SDK's product object, forwarded whole (see `JSONValue.init(encoding:)`).
+    /// The purchase SDK's product object, forwarded whole (see `JSONValue(encoding:)`, which this module adds).
     public var product: JSONValue?
     /// The purchase SDK's transaction object, forwarded whole.
     public var transaction: JSONValue?

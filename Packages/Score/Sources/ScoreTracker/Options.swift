@@ -182,20 +182,34 @@ public enum LinkSkipReason: String, Sendable, Equatable {
 }
 
 /// An error of the Score tracker, with a stable code.
-public struct ScoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Stable code: `flushFailed`.
-    public let code: String
+public struct ScoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable error code. New codes may be added: a `switch` over codes needs a `default`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+        /// The code as text (`flushFailed`).
+        public let rawValue: String
+        /// A code from its text.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A code from a literal (so `error.code == "flushFailed"` keeps compiling).
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public var description: String { rawValue }
+
+        /// A flush that failed to deliver everything it took.
+        public static let flushFailed = Code(rawValue: "flushFailed")
+    }
+
+    /// Stable code: ``Code/flushFailed``.
+    public let code: Code
     /// Human-readable detail (never a token or personal data).
     public let message: String
 
     /// Creates an error.
-    public init(code: String, message: String) {
+    public init(code: Code, message: String) {
         self.code = code
         self.message = message
     }
 
     /// A flush that failed to deliver everything it took.
-    public static func flushFailed(_ message: String) -> ScoreError { ScoreError(code: "flushFailed", message: message) }
+    public static func flushFailed(_ message: String) -> ScoreError { ScoreError(code: .flushFailed, message: message) }
 
     public var description: String { "\(code): \(message)" }
 }

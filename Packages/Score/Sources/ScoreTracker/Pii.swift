@@ -39,7 +39,7 @@ final class PiiScrubber: Sendable {
     private let rules: [String: Rule]
     /// The rules as a list when there are only a few of them.
     private let fewRules: [(String, Rule)]?
-    private let tokens = LockedState<(next: Int, table: [[UInt8]: Int])>((1, [:]))
+    private let tokens = Locked<(next: Int, table: [[UInt8]: Int])>((1, [:]))
     let ruleCount: Int
 
     init(_ options: PiiOptions?) {

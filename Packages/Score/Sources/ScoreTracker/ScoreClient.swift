@@ -70,12 +70,12 @@ public final class ScoreClient: Sendable {
     let scheduler: any TrackerScheduler
     let ids: any ScoreIdSource
     let diagnose: DiagnosticHandler
-    let state: LockedState<ClientState>
+    let state: Locked<ClientState>
     /// What a recording call reads first (consent, the identity to stamp), published apart from
     /// `state` whenever either changes, so that this first look never waits for the background
     /// writer. The hand-over re-checks both under `state`'s lock: a stale view costs a re-stamp,
     /// never a wrong or lost event.
-    let view: LockedState<RecordingView>
+    let view: Locked<RecordingView>
     /// Left once the start-up load is merged (see `loadStored()`); `inspect()` waits on it.
     let loadDone = DispatchGroup()
 
@@ -143,8 +143,8 @@ public final class ScoreClient: Sendable {
         // placeholder anonymous id, and nothing is written, sent or shown (see `ClientState.loaded`).
         var s = ClientState(consent: initialConsent ?? resolved.startingConsent,
                             anonymousId: ScoreClient.anonymousIdBeforeLoad, sessionId: idSource.newSessionId())
-        self.view = LockedState(ScoreClient.makeView(&s, siteId: siteId))
-        self.state = LockedState(s)
+        self.view = Locked(ScoreClient.makeView(&s, siteId: siteId))
+        self.state = Locked(s)
         loadDone.enter()
         scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
     }

@@ -113,7 +113,7 @@ public final class InMemoryScoreStore: ScoreStore {
         var identity: [UInt8]?
         var written: [[UInt8]] = []
     }
-    private let state = LockedState(State())
+    private let state = Locked(State())
     private let delay: (@Sendable () async -> Void)?
 
     /// Creates an empty store. `delay` runs before each write (tests use it to slow writes down).
@@ -155,7 +155,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     public let directory: String
     private let sync: Bool
     /// Guards `log`, `generation`, `forward` and `renameUnsynced`.
-    private let lock = LockedState(())
+    private let lock = Locked(())
     private var log: AppendLog?
     private var generation = 0
     private var forward: [Int: Int] = [:]
@@ -172,7 +172,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     public var identityPath: String { directory + "/identity.json" }
 
     /// Creates a store in `directory` (created with mode 0700 when absent). `sync: false` skips
-    /// `fsync` (benchmarks only).
+    /// the queue log's `fsync` (benchmarks only; the identity file is always written durably).
     public init(directory: String, sync: Bool = true) {
         self.directory = directory
         self.sync = sync
@@ -349,19 +349,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     public func saveIdentity(_ bytes: [UInt8]) async throws {
-        try ensureDirectory()
-        let tmp = identityPath + ".tmp"
-        let fd = FileFaults.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
-        defer { FileFaults.close(fd) }
-        _ = fchmod(fd, 0o600)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 { if errno == EINTR { continue }; throw AppendLogError("write", errno: errno) }
-            written += n
-        }
-        if sync { _ = FileFaults.fsync(fd) } // durableSync, through the fault layer
-        guard FileFaults.rename(tmp, identityPath) == 0 else { throw AppendLogError("rename", errno: errno) }
+        // Core's atomic write: a private (0600) temporary file, fsync, rename, directory fsync.
+        // Always durable, also with `sync: false` (which only concerns the queue log).
+        try FileIO.writeAtomically(bytes, to: identityPath, directory: directory)
     }
 }

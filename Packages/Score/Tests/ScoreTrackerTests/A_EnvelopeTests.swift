@@ -16,7 +16,7 @@ import TrackerCoreTestKit
         #expect(c.inspect().sdk.name == ScoreClient.sdkName)
         #expect(c.inspect().sdk.version == ScoreClient.sdkVersion)
         await h.settle()
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
     }
 
     @available(*, deprecated)
@@ -40,7 +40,7 @@ import TrackerCoreTestKit
         c.grantAllConsent()
         c.pv()
         await h.flush(c)
-        #expect(h.tx.requests.map(\.url) == ["https://score.test/api/events"])
+        #expect(h.tx.records.map(\.url) == ["https://score.test/api/events"])
         #expect(h.tx.eventRequests[0].envelopeTexts[0].contains(#""context":{}"#))
         #expect(c.inspect().endpoint == "https://score.test")
         // The guide's three constructor shapes compile with literal values.
@@ -52,7 +52,7 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         c.pv()
         await h.flush(c)
-        let r = h.tx.requests
+        let r = h.tx.records
         #expect(r.count == 1)
         #expect(r[0].request.method == "POST")
         #expect(r[0].header("Content-Type") == "application/json")

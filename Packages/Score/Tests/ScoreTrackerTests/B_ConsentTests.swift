@@ -11,7 +11,7 @@ import TrackerCore
         c.track("custom_badge_tap")
         c.screen("home")
         await h.flush(c)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         let i = c.inspect()
         #expect(i.consent == .init(analytics: false, personalization: false, advertising: false, droppedByConsent: 3,
                                    droppedByCategory: ["analytics": 3, "personalization": 0, "advertising": 0]))
@@ -99,7 +99,7 @@ import TrackerCore
         #expect(!i.consent.analytics && !i.consent.personalization && !i.consent.advertising)
         #expect(i.queue.depth == 2)
         await h.flush(c2)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         c2.grantAllConsent()
         await h.flush(c2)
         #expect(h.tx.batches == [[E(1), E(2)]])

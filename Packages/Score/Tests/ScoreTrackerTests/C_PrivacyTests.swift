@@ -83,7 +83,7 @@ import TrackerCore
         await h.settle()
         #expect(c2.inspect().queue.depth == 0)
         #expect(c2.inspect().queue.expired == 1)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         _ = c
     }
 
@@ -93,7 +93,7 @@ import TrackerCore
         c.pv()
         await h.at(T0 + 72 * HOUR + 1)
         await h.flush(c)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         #expect(c.inspect().queue.expired == 1)
         #expect(privacyOf(c).retentionHours == 72)
     }
@@ -107,7 +107,7 @@ import TrackerCore
             await h.at(T0 + 12 * HOUR + 1)
             await h.flush(c)
             #expect(c.inspect().queue.expired == 1)
-            #expect(h.tx.requests.isEmpty)
+            #expect(h.tx.records.isEmpty)
         }
         do {
             let h = Harness()
@@ -200,7 +200,7 @@ import TrackerCore
 }
 
 final class Counter: Sendable {
-    private let n = LockedState(0)
+    private let n = Locked(0)
     @discardableResult func bump() -> Int { n.withLock { $0 += 1; return $0 } }
     var value: Int { n.withLock { $0 } }
 }

@@ -10,7 +10,7 @@ final class Provider: Sendable {
     enum Reply: Sendable { case token(String?), after(Int64, String?), never, fail }
     let clock: ManualClock
     let replies: @Sendable (Int) -> Reply
-    private let n = LockedState(0)
+    private let n = Locked(0)
     init(_ clock: ManualClock, _ replies: @escaping @Sendable (Int) -> Reply) {
         self.clock = clock
         self.replies = replies
@@ -52,7 +52,7 @@ final class Provider: Sendable {
         c.pv()
         let f = await h.startFlush(c)
         await h.advance(4_999)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         await h.advance(1)
         _ = await f.value
         #expect(h.tx.eventRequests.count == 1)

@@ -171,7 +171,7 @@ import TrackerCore
         c.pv()
         c.identify(userId: "u1")
         await h.flush(c)
-        let r = h.tx.requests
+        let r = h.tx.records
         #expect(r.count == 2)
         #expect(r[0].isEvents && r[0].ids == [E(1), E(2)])
         #expect(r[1].isLink)
@@ -193,8 +193,8 @@ import TrackerCore
         await h.flush(c)
         c.pv()
         await h.flush(c)
-        #expect(h.tx.requests.count == 3)
-        #expect(h.tx.requests[2].isEvents)
+        #expect(h.tx.records.count == 3)
+        #expect(h.tx.records[2].isEvents)
         #expect(c.lastLinkSkipReason == .alreadyLinked)
         #expect(LinkSkipReason.alreadyLinked.rawValue == "already_linked")
         let c2 = h.client(granted: true)
@@ -217,7 +217,7 @@ import TrackerCore
         c.identify(userId: "u1")
         c.track("p", requires: [.personalization])
         await h.flush(c)
-        #expect(h.tx.requests.count == 1)
+        #expect(h.tx.records.count == 1)
         #expect(h.tx.eventRequests[0].ids == [E(1)])
         #expect(h.tx.eventRequests[0].events[0]["userId"] == "u1")
         #expect(c.inspect().identity.link == .init(state: "pending", lastSkipReason: .consent))
@@ -232,7 +232,7 @@ import TrackerCore
         let c = h.client(granted: true)
         c.identify(userId: "u1")
         await h.flush(c)
-        #expect(h.tx.requests.count == 1 && h.tx.requests[0].isEvents)
+        #expect(h.tx.records.count == 1 && h.tx.records[0].isEvents)
         #expect(c.inspect().identity.link.lastSkipReason == .noToken)
         c.setToken("tok-2")
         await h.flush(c)
@@ -266,7 +266,7 @@ import TrackerCore
         c2.pv()
         c2.identify(userId: "u1")
         await h2.flush(c2)
-        #expect(h2.tx.requests.map(\.isLink) == [false, true])
+        #expect(h2.tx.records.map(\.isLink) == [false, true])
     }
 
     @Test func SC61_reset() async {

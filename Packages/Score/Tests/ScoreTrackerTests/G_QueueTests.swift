@@ -144,9 +144,9 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         c.pv()
         let f = await h.startFlush(c)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         await h.advance(999)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         await h.advance(1)
         _ = await f.value
         #expect(h.tx.eventRequests.count == 1)

@@ -34,7 +34,7 @@ import TrackerCore
         await h.flush(c)
         #expect(c.inspect().queue.invalid == 1)
         #expect(c.inspect().queue.depth == 0)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
     }
 
     @Test func SC75_413HalvesTheBatch() async throws {
@@ -105,7 +105,7 @@ import TrackerCore
         c.pv(); c.pv()
         h.tx.script { _, i in i == 0 ? .hang : .status(200) }
         let f = await h.startFlush(c)
-        #expect(h.tx.requests.count == 1)
+        #expect(h.tx.records.count == 1)
         c.pv()
         await h.settle()
         h.tx.releaseHung()

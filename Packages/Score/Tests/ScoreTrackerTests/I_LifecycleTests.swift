@@ -95,7 +95,7 @@ import TrackerCore
         c.pv()
         c.bindToAppLifecycle(source: lc)
         await h.settle()
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         await h.at(T0 + 10 * SEC)
         await lc.emit(.networkAvailable)
         c.pv()
@@ -128,11 +128,11 @@ import TrackerCore
             c.bindToAppLifecycle(source: lc)
             await h.settle()
             c.unbindAppLifecycle()
-            let before = h.tx.requests.count
+            let before = h.tx.records.count
             c.pv()
             await lc.emit(.background); await lc.emit(.foreground); await lc.emit(.networkAvailable)
             await h.advance(300 * SEC)
-            #expect(h.tx.requests.count == before)
+            #expect(h.tx.records.count == before)
         }
     }
 
@@ -212,7 +212,7 @@ import TrackerCore
 }
 
 final class TimeLog: Sendable {
-    private let items = LockedState<[Int64]>([])
+    private let items = Locked<[Int64]>([])
     func add(_ t: Int64) { items.withLock { $0.append(t) } }
     var all: [Int64] { items.withLock { $0 } }
 }

@@ -61,7 +61,7 @@ import TrackerCoreTestKit
     final class SyncSpyStore: ScoreStore, @unchecked Sendable {
         let inner: FileScoreStore
         let clock: ManualClock
-        let calls = LockedState<[String]>([])
+        let calls = Locked<[String]>([])
         init(_ inner: FileScoreStore, clock: ManualClock) { self.inner = inner; self.clock = clock }
         private func note(_ s: String) { calls.withLock { $0.append("\(s)@\(clock.nowMs() - T0)") } }
         func load() throws -> ScoreStoreContents { try inner.load() }

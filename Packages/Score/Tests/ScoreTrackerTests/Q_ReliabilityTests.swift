@@ -172,9 +172,9 @@ import TrackerCoreTestKit
     /// A store in memory whose queue appends and syncs fail while `full` is set (ENOSPC).
     final class FullDiskStore: ScoreStore, @unchecked Sendable {
         let inner = InMemoryScoreStore()
-        let full = LockedState(true)
-        let syncFails = LockedState(false)
-        let attempts = LockedState(0)
+        let full = Locked(true)
+        let syncFails = Locked(false)
+        let attempts = Locked(0)
         func load() throws -> ScoreStoreContents { try inner.load() }
         func appendQueueRecords(_ records: [[UInt8]]) async throws {
             attempts.withLock { $0 += 1 }
@@ -254,8 +254,8 @@ import TrackerCoreTestKit
     /// Forwards to an in-memory store; each `syncQueue()` waits for `release()`.
     final class HeldSyncStore: ScoreStore, @unchecked Sendable {
         let inner = InMemoryScoreStore()
-        let held = LockedState<[CheckedContinuation<Void, Never>]>([])
-        let syncs = LockedState(0)
+        let held = Locked<[CheckedContinuation<Void, Never>]>([])
+        let syncs = Locked(0)
         func load() throws -> ScoreStoreContents { try inner.load() }
         func appendQueueRecords(_ records: [[UInt8]]) async throws { try await inner.appendQueueRecords(records) }
         func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
@@ -306,7 +306,7 @@ import TrackerCoreTestKit
         // The sync is held: an append and a read must not wait for it (bounded, so that a
         // regression fails instead of hanging).
         let done = DispatchSemaphore(value: 0)
-        let result = LockedState<[ScoreRecordLocation]?>(nil)
+        let result = Locked<[ScoreRecordLocation]?>(nil)
         Thread {
             let locs = try? store.appendDeferringSyncNow([[4, 5, 6]])
             _ = try? store.readQueueRecord(at: first[0])
@@ -333,7 +333,7 @@ import TrackerCoreTestKit
         c.pv(); c.pv(); c.pv()
         await h.settle()
         // Relaunch on a read-only directory (EROFS on the read-write open).
-        let writable = LockedState(false)
+        let writable = Locked(false)
         h.store = FileScoreStore(directory: dir, sync: false, openForAppending: { path, sync in
             guard writable.withLock({ $0 }) else { throw AppendLogError("open", errno: EROFS) }
             return try AppendLog.open(path: path, sync: sync)

@@ -76,7 +76,7 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         c.pv()
         #expect(gated.gate.entered == 1)
         #expect(mem.writtenBytes.count == written)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         gated.gate.open()
         await h.settle()
         #expect(c.inspect().queue.depth == 3)
@@ -146,7 +146,7 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         }
         c.onNetworkAvailable() // a second flush asked for meanwhile joins
         #expect(done.all.isEmpty)
-        #expect(h.tx.requests.isEmpty)
+        #expect(h.tx.records.isEmpty)
         gated.gate.open()
         await h.settle()
         let result = await flush.value
@@ -282,7 +282,7 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         #expect(h.tx.batches == [[E(1)]])
         #expect(h.clock.pendingTimerCount == 0) // the flush emptied the queue
         await h.advance(60 * SEC)
-        #expect(h.tx.requests.count == 1)
+        #expect(h.tx.records.count == 1)
         await h.at(T0 + 75 * SEC); c.pv()
         #expect(h.clock.pendingTimerDueTimes == [T0 + 80 * SEC])
         // A failed flush keeps the events, and the timer.

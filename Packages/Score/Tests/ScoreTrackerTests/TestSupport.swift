@@ -28,7 +28,7 @@ let PII4 = PiiOptions.Classify(rules: [
 
 /// Fixed ids: E1, E2, … / A1, … / S1, …, continuing across relaunches.
 final class TestIds: ScoreIdSource {
-    private let n = LockedState((e: 0, a: 0, s: 0))
+    private let n = Locked((e: 0, a: 0, s: 0))
     func newEventId(nowMs: Int64) -> String { E(n.withLock { $0.e += 1; return $0.e }) }
     func newAnonymousId() -> String { A(n.withLock { $0.a += 1; return $0.a }) }
     func newSessionId() -> String { S(n.withLock { $0.s += 1; return $0.s }) }
@@ -41,22 +41,13 @@ func clockSleep(_ clock: ManualClock, _ ms: Int64) async {
     }
 }
 
-/// How TX answers a request.
-enum Answer: Sendable {
-    case status(Int)
-    case delayed(Int64, Int)
-    case hang
-    case error
-}
-
+/// The recording transport TX: Core's test kit's (`RecordingTransport`, answering on the
+/// harness's manual clock), with Score's views of its requests below.
+typealias TX = RecordingTransport
 /// A recorded request.
-struct Recorded: Sendable {
-    let at: Int64
-    let request: HTTPRequest
-    var url: String { request.url }
-    var bodyText: String { String(decoding: request.body ?? [], as: UTF8.self) }
-    var json: JSONValue { (try? WireJSON.decode(request.body ?? [])) ?? .null }
-    func header(_ name: String) -> String? { request.headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+typealias Recorded = RecordingTransport.Recorded
+
+extension RecordingTransport.Recorded {
     var isEvents: Bool { url.hasSuffix("/api/events") }
     var isLink: Bool { url.hasSuffix("/api/identity/link-anonymous") }
     var events: [JSONValue] { json["events"]?.arrayValue ?? [] }
@@ -66,46 +57,10 @@ struct Recorded: Sendable {
     var envelopeTexts: [String] { events.map { WireJSON.encodeString($0) } }
 }
 
-/// The recording transport TX.
-final class TX: HTTPTransport, @unchecked Sendable {
-    let clock: ManualClock
-    private let state = LockedState<(records: [Recorded], hung: [CheckedContinuation<Int, Never>])>(([], []))
-    private let scriptBox = LockedState<@Sendable (HTTPRequest, Int) -> Answer>({ _, _ in .status(200) })
-
-    init(clock: ManualClock) { self.clock = clock }
-
-    /// Sets how the following requests are answered (`index` counts every request ever made).
-    func script(_ s: @escaping @Sendable (HTTPRequest, Int) -> Answer) { scriptBox.withLock { $0 = s } }
-    func answerAll(_ a: Answer) { script { _, _ in a } }
-
-    var requests: [Recorded] { state.withLock { $0.records } }
-    var eventRequests: [Recorded] { requests.filter(\.isEvents) }
-    var linkRequests: [Recorded] { requests.filter(\.isLink) }
+extension RecordingTransport {
+    var eventRequests: [Recorded] { records.filter(\.isEvents) }
+    var linkRequests: [Recorded] { records.filter(\.isLink) }
     var batches: [[String]] { eventRequests.map(\.ids) }
-    var bodies: [String] { requests.map(\.bodyText) }
-
-    /// Resumes every hung request with `status` (a 200 by default).
-    func releaseHung(status: Int = 200) {
-        let hung = state.withLock { s -> [CheckedContinuation<Int, Never>] in defer { s.hung = [] }; return s.hung }
-        for h in hung { h.resume(returning: status) }
-    }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let answer: Answer = state.withLock { s in
-            s.records.append(Recorded(at: clock.nowMs(), request: request))
-            return scriptBox.withLock { $0 }(request, s.records.count - 1)
-        }
-        switch answer {
-        case let .status(code): return HTTPResponse(status: code)
-        case .error: throw HTTPError(.connectionFailed, "scripted connection error")
-        case let .delayed(ms, code):
-            await clockSleep(clock, ms)
-            return HTTPResponse(status: code)
-        case .hang:
-            let status = await withCheckedContinuation { (c: CheckedContinuation<Int, Never>) in state.withLock { $0.hung.append(c) } }
-            return HTTPResponse(status: status)
-        }
-    }
 }
 
 /// A lifecycle source double LC.
@@ -207,11 +162,4 @@ extension ScoreClient {
 func pvEnvelope(_ e: Int, ts: String = "2026-03-01T12:00:00.000Z", anon: Int = 1, session: Int = 1, userId: String? = nil, ctx: String = CTX) -> String {
     let uid = userId.map { #","userId":"\#($0)""# } ?? ""
     return #"{"type":"track","name":"poll_vote","eventId":"\#(E(e))","timestamp":"\#(ts)","anonymousId":"\#(A(anon))","sessionId":"\#(S(session))"\#(uid),"siteId":"urc-ios","props":{"choice":"player_7","pollId":"motm-r12"},"context":\#(ctx),"sdk":\#(SDKJSON)}"#
-}
-
-final class DiagnosticLog: Sendable {
-    private let items = LockedState<[Diagnostic]>([])
-    func add(_ d: Diagnostic) { items.withLock { $0.append(d) } }
-    var all: [Diagnostic] { items.withLock { $0 } }
-    func clear() { items.withLock { $0 = [] } }
 }

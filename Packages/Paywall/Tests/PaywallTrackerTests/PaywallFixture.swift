@@ -68,8 +68,8 @@ final class CheckedSink: Sink, Sendable {
     var bodies: [String] { received.map(\.wireString) }
 }
 
-/// One tracker on a manual clock with a checked sink.
-struct Harness {
+/// The test fixture: one tracker on a manual clock with a checked sink and a diagnostic log.
+struct PaywallFixture {
     let clock: ManualClock
     let sink: CheckedSink
     let log = DiagnosticLog()
@@ -108,4 +108,26 @@ func storedMap(_ storage: InMemoryKeyValueStorage) -> JSONObject? {
 
 func json(_ text: String) -> JSONValue {
     (try? WireJSON.decode(text)) ?? .null
+}
+
+extension InfoValidation {
+    /// The untyped form of a typed info, for driving `start(json:)` with the same keys: without
+    /// a provider a `nil` audience is an explicit `null`; with one it is left out.
+    static func raw(_ info: PaywallPresentationInfo) -> JSONValue {
+        var o = JSONObject()
+        if let v = info.moment { o["moment"] = .string(v) }
+        if let v = info.paywallId { o["paywallId"] = .string(v) }
+        if let v = info.audienceId { o["audienceId"] = .string(v) } else if info.provider == nil { o["audienceId"] = .null }
+        if let v = info.renderMode { o["renderMode"] = .string(v.rawValue) }
+        if let v = info.billing { o["billing"] = .string(v.rawValue) }
+        o["surface"] = .string(info.surface.rawValue)
+        if let v = info.variantKey { o["variantKey"] = .string(v) }
+        if let v = info.deploymentId { o["deploymentId"] = .string(v) }
+        if let r = info.onboardingRun { o["onboardingRun"] = ["runId": .string(r.runId), "stepKey": .string(r.stepKey)] }
+        if let v = info.provider { o["provider"] = .string(v.rawValue) }
+        if let v = info.placement { o["placement"] = .string(v) }
+        if let v = info.externalPaywallId { o["externalPaywallId"] = .string(v) }
+        if let v = info.providerName { o["providerName"] = .string(v) }
+        return .object(o)
+    }
 }
