@@ -2,7 +2,7 @@ import TrackerCore
 
 typealias Item = Outbound<OnboardingRunSnapshot>
 
-/// An onboarding run tracker (onboarding-tracker.md). Independent instances are for tests or two
+/// An onboarding run tracker (see <doc:GettingStarted>). Independent instances are for tests or two
 /// flows at once; trackers live at the same time must use distinct storage keys.
 ///
 /// No method throws; recording methods never wait for storage or the network.
@@ -129,7 +129,8 @@ public final class OnboardingRunTracker: Sendable {
                 }
             }
         }
-        // 2. Queue the one read first: every write of this tracker is queued behind it (§5.3),
+        // 2. Queue the one read first: every write of this tracker is queued behind it
+        // (<doc:Storage#When-it-is-written>),
         //    even one caused by a delivery that starts from step 3 on another thread.
         if let store {
             let me2 = me
@@ -236,7 +237,7 @@ public final class OnboardingRunTracker: Sendable {
         return IDs.uuidV7(nowMs: nowRaw)
     }
 
-    /// A resumable run is abandoned by a start (§5.6).
+    /// A resumable run is abandoned by a start (<doc:Storage#Abandoned-run>).
     func abandonResumable(_ s: inout State, fx: inout Effects) {
         guard var r = s.resumable else { return }
         s.session = .awaiting(resumable: nil)
@@ -254,9 +255,9 @@ public final class OnboardingRunTracker: Sendable {
             return false
         }
         guard run.generation == s.generation, let cur = s.current, cur.runId == run.runId else {
-            // A completed run is not replaced by a later start (§4 `run-replaced` is for a run in
-            // progress): it stays completed, and `background()` still skips the retry backoff
-            // of its unsent completion (§9.7).
+            // A completed run is not replaced by a later start (<doc:Diagnostics>: `run-replaced`
+            // is for a run in progress): it stays completed, and `background()` still skips the
+            // retry backoff of its unsent completion (<doc:InputValidation#Step-calls>).
             if run.isCompleted {
                 if allowCompleted {
                     if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
@@ -372,7 +373,7 @@ public final class OnboardingRunTracker: Sendable {
                 fx.diag("too-many-answers", m, r.runId)
             }
             // Only a valid answer that recording refused reports `truncated`; answers that are
-            // all invalid report `invalid-answer` alone (§4).
+            // all invalid report `invalid-answer` alone (<doc:InputValidation#Answers>).
             if refused {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             }
@@ -388,7 +389,7 @@ public final class OnboardingRunTracker: Sendable {
         finish(fx)
     }
 
-    /// Validates and merges `patch` into `props` (§9.5).
+    /// Validates and merges `patch` into `props` (<doc:InputValidation#Properties>).
     @discardableResult
     func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
         var changed = false
@@ -499,9 +500,9 @@ public final class OnboardingRunTracker: Sendable {
             if r.hasEntries { buildAndStage(&r, s: &s, fx: &fx, flush: false) } else { requestWrite(&s, fx: &fx) }
             return
         }
-        // The window opens at the first unsent change (§6.1), an entry or not: a property set
-        // before the first entry starts it (when it ends with no entry, nothing is built and
-        // the next change opens a new one).
+        // The window opens at the first unsent change (<doc:Delivery#When-a-snapshot-is-built>), an
+        // entry or not: a property set before the first entry starts it (when it ends with no
+        // entry, nothing is built and the next change opens a new one).
         if s.debounceToken == nil {
             let gen = s.generation
             s.debounceToken = scheduler.schedule(afterMs: config.debounceMs) { [weak self] in self?.debounceFired(gen) }
@@ -576,10 +577,11 @@ public final class OnboardingRunTracker: Sendable {
             if report {
                 self.emit([Diagnostic(code: "storage", message: "snapshot seq \(item.seq) is held until storage takes a write: storage has not recorded that its seq is used, so sending it could let a resumed run reuse the seq", runId: item.payload.runId)])
             }
-            // Every staged snapshot is handed over when its write finished or timed out, even
-            // when a newer one was built meanwhile (§6.2): latest-wins applies among handed
-            // snapshots (§6.3 rule 2), so a newer one replaces it only once it is handed over
-            // itself. (Dropping it here starved the sink while writes were slow, issue 15.)
+            // Every staged snapshot is handed over when its write finished or timed out, even when
+            // a newer one was built meanwhile (<doc:Delivery#Persist-before-send>): latest-wins
+            // applies among handed snapshots (rule 2 of TrackerCore's Delivery article), so a newer
+            // one replaces it only once it is handed over itself. (Dropping it here starved the
+            // sink while writes were slow, issue 15.)
             if send { d.enqueue(item) }
             if flush { d.flush() }
             self.checkLeftover()
@@ -688,7 +690,8 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// Applies the stored-state read (§5.4): ``StoredReadMachine`` decides, this performs.
+    /// Applies the stored-state read (<doc:Storage#Reading-at-creation>): ``StoredReadMachine``
+    /// decides, this performs.
     func processRead(_ raw: RawRead) {
         let parsed = StoredReadMachine.parse(raw)
         var fx = Effects()
@@ -737,7 +740,7 @@ public final class OnboardingRunTracker: Sendable {
 
     // MARK: Hand-over
 
-    /// The predecessor's last attempts are answered (§7.3 S3, §7.4 X3): ``HandoverMachine``
+    /// The predecessor's last attempts are answered (<doc:HandOver>, S3 and X3): ``HandoverMachine``
     /// decides, this performs.
     private func adoptLeftover(_ left: Leftover, accepted: Bool) {
         var fx = Effects()
@@ -772,7 +775,7 @@ public final class OnboardingRunTracker: Sendable {
     }
 
     /// Completes this tracker's leftover once disposed, the predecessor's leftover adopted, every
-    /// staged send handed over and no attempt in flight (§7.1 D6).
+    /// staged send handed over and no attempt in flight (<doc:HandOver>, D6).
     func checkLeftover() {
         let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
             guard s.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
@@ -847,8 +850,8 @@ public final class OnboardingRunTracker: Sendable {
     }
 
     /// Reports, once per tracker, a stored-state read still running after `storageReadTimeoutMs`
-    /// (§4 (g)): from `resume()`'s timer, and from every bounded wait on the read (`idle()`, a
-    /// disposed tracker's drain) that ran out.
+    /// (<doc:Diagnostics>, `storage` (g)): from `resume()`'s timer, and from every bounded wait on
+    /// the read (`idle()`, a disposed tracker's drain) that ran out.
     func reportSlowRead() {
         guard !readDeferred.isComplete else { return }
         let first = state.withLock { s -> Bool in
@@ -860,7 +863,8 @@ public final class OnboardingRunTracker: Sendable {
         emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
     }
 
-    /// Drops null members so that absent == null when comparing (contract §12.3).
+    /// Drops null members so that absent == null when comparing
+    /// (<doc:Delivery#What-the-ingest-answers>).
     static func canonical(_ v: JSONValue) -> JSONValue {
         switch v {
         case let .object(o):
@@ -872,7 +876,7 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// The restore rule (§8.3).
+    /// The restore rule (<doc:Resume#The-restore-rule>).
     func restore(_ r: inout RunState, now t: Int64, fx: inout Effects) {
         let last = r.steps.count - 1
         if !r.truncated {

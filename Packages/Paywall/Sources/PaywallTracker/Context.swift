@@ -11,7 +11,7 @@ public typealias PaywallContextSource = ContextSource
 
 extension RunContextInput {
     /// The wire `context`, with this library's `library_version`; `nil` for a platform the
-    /// contract does not accept (``TrackerCore/RunContextInput/problems`` reports it).
+    /// contract does not accept (`RunContextInput.problems` reports it).
     func wire() -> PaywallPresentationSnapshot.Context? {
         paywallPresentationContext(libraryVersion: PaywallTrackerVersion.current)
     }
