@@ -1,9 +1,8 @@
 import TrackerCore
 
-/// Checks paywall presentation snapshots against the contract: the closed JSON Schema (v1, or v1.1
-/// which also admits every v1 snapshot), the rules beyond the schema (TrackerCore's ContractRules
-/// article), the 16 KiB limit, and the server's answer to a snapshot given the stored one (the
-/// paywall server's verdict, same article).
+/// Checks paywall presentation snapshots against the contract: the closed JSON Schema (v1, or
+/// v1.1 which also admits every v1 snapshot), the rules beyond the schema (spec section 5), the
+/// 16 KiB limit, and the server's answer to a snapshot given the stored one (spec 5.1).
 ///
 /// Core's `ContractChecker` does the checking (the same checker the collector and
 /// the tests use); this is its paywall face, in messages.
@@ -42,10 +41,9 @@ public enum PaywallContractChecker {
     }
 
     /// The server's answer to `incoming` when `stored` is what it holds for the presentation
-    /// (TrackerCore's ContractRules article, the paywall server's verdict;
-    /// `ContractChecker.paywallVerdict(incoming:stored:size:conformance:)`): ended stored →
-    /// ignored; too large or not conformant → rejected; nothing stored → accepted; an immutable
-    /// field changed → rejected; a higher seq → accepted; otherwise ignored.
+    /// (Core's `ContractChecker.paywallVerdict(incoming:stored:size:conformance:)`):
+    /// ended stored → ignored; too large or not conformant → rejected; nothing stored →
+    /// accepted; an immutable field changed → rejected; a higher seq → accepted; otherwise ignored.
     public static func verdict(stored: JSONValue?, incoming: JSONValue, size: Int? = nil) -> SinkOutcome {
         ContractChecker.paywallVerdict(incoming: incoming, stored: stored, size: size) { conformance($0, schema: .v1_1) }.outcome
     }

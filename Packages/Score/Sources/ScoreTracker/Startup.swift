@@ -134,7 +134,7 @@ extension ScoreClient {
             s.storeFailing = true
         }
         applyRetention(&s, now: clock.nowMs())
-        if s.autoFlushMs != nil && s.autoFlushTimer == nil { armAutoFlushIfIdle(&s) }
+        if s.autoFlushMs != nil && s.autoFlushTimer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
         let pending = s.flushBeforeLoad
         s.flushBeforeLoad = PendingFlush()
         let background = s.backgroundBeforeLoad

@@ -25,6 +25,8 @@ import TrackerCoreTestKit
 //       starts after the load ends.
 // SC138 the periodic flush arms no timer when idle: none pending after the flush that empties
 //       the queue; the next event arms it for the period's next tick.
+// SC145 a periodic flush turned on before the load arms its timer at the load only when the
+//       stored queue holds something to send.
 
 /// A store whose first `load()` waits at a ``ReadGate``; every other call goes to `inner`.
 final class GatedScoreStore: ScoreStore, @unchecked Sendable {
@@ -293,5 +295,29 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         await h.at(T0 + 90 * SEC)
         #expect(h.tx.batches.last == [E(2)])
         #expect(h.clock.pendingTimerCount == 0)
+    }
+
+    @Test func SC145_periodicFlushTurnedOnBeforeTheLoad() async {
+        // Nothing stored: no timer after the load.
+        let h = Harness()
+        await launch1(h) { _ in }
+        let (c, gated) = await launch2(h)
+        c.grantAllConsent()
+        c.startAutoFlush(everySeconds: 10)
+        gated.gate.open()
+        await h.settle()
+        #expect(h.clock.pendingTimerCount == 0)
+        // A stored event: the timer is armed by the load, for the period's next tick.
+        let h2 = Harness()
+        await launch1(h2) { c in c.pv() }
+        let (c2, gated2) = await launch2(h2)
+        c2.grantAllConsent()
+        c2.startAutoFlush(everySeconds: 10)
+        gated2.gate.open()
+        await h2.settle()
+        #expect(h2.clock.pendingTimerDueTimes == [T0 + 10 * SEC])
+        await h2.at(T0 + 10 * SEC)
+        #expect(h2.tx.batches == [[E(1)]])
+        #expect(h2.clock.pendingTimerCount == 0)
     }
 }

@@ -1,7 +1,7 @@
 /// The server's answer to one paywall presentation snapshot given the one it stores for that
-/// presentation (<doc:ContractRules#The-paywall-servers-verdict>), with the step that decided it.
-/// `Problem` is what the caller's conformance check reports (the collector's JSON Schema problems,
-/// the paywall checker's messages, or Core's ``ContractViolation``s).
+/// presentation (<doc:ContractRules#The-paywall-servers-verdict>), with the step that decided
+/// it. `Problem` is what the caller's conformance check reports (the collector's JSON Schema
+/// problems, the paywall checker's messages, or Core's ``ContractViolation``s).
 public enum PaywallVerdict<Problem: Sendable & Equatable>: Sendable, Equatable {
     /// The stored snapshot has ended: everything later is ignored.
     case ignoredEnded
@@ -33,9 +33,9 @@ public enum PaywallVerdict<Problem: Sendable & Equatable>: Sendable, Equatable {
 extension ContractChecker {
     /// The server's verdict on `incoming` when it stores `stored` for the presentation
     /// (<doc:ContractRules#The-paywall-servers-verdict>), in the server's order: a stored ended
-    /// snapshot → ignored; over ``paywallMaxBytes`` (`size`, by default the compact encoding's) →
-    /// rejected; a problem from `conformance` → rejected; nothing stored → accepted; an immutable
-    /// member changed → rejected; a higher `seq` → accepted; otherwise ignored.
+    /// snapshot → ignored; over ``paywallMaxBytes`` (`size`, by default the compact encoding's)
+    /// → rejected; a problem from `conformance` → rejected; nothing stored → accepted; an
+    /// immutable member changed → rejected; a higher `seq` → accepted; otherwise ignored.
     public static func paywallVerdict<Problem>(
         incoming: JSONValue, stored: JSONValue?, size: Int? = nil, conformance: (JSONValue) -> [Problem]
     ) -> PaywallVerdict<Problem> {
