@@ -8,7 +8,9 @@ import TrackerCoreTestKit
 // `idle.wakeups.after_flush`: a Score client over libcurl and a loopback collector tracks 10
 // events and flushes them (2xx); then the process idles. `idle.wakeups.after_failed_flush`: the
 // same, the collector answering 503, with an auto flush every 10 s (the retry that is
-// scheduled: only it may wake the SDK). Each reports, per thread name (`tracker.curl`,
+// scheduled: only it may wake the SDK). `idle.wakeups.after_flush.autoflush`: the first case with
+// an auto flush every 10 s: the flush empties the queue, so its timer is not armed again and
+// nothing wakes. Each reports, per thread name (`tracker.curl`,
 // `tracker.io`, ...), the voluntary context switches made over the idle window, and
 // `other_threads` for every other thread of the process but the bench's own (Dispatch workers
 // firing timers). Linux only (`/proc/self/task`). Opt-in (it idles for real):
@@ -18,6 +20,7 @@ func idleBenchCases() -> [BenchCase] {
     [
         BenchCase(name: "idle.wakeups.after_flush", run: { try runIdle(failing: false) }),
         BenchCase(name: "idle.wakeups.after_failed_flush", run: { try runIdle(failing: true) }),
+        BenchCase(name: "idle.wakeups.after_flush.autoflush", run: { try runIdle(failing: false, autoFlush: true) }),
     ]
 }
 
@@ -58,7 +61,7 @@ private func blocking(_ body: @escaping @Sendable () async -> Void) {
     done.wait()
 }
 
-private func runIdle(failing: Bool) throws -> [String: Double] {
+private func runIdle(failing: Bool, autoFlush: Bool = false) throws -> [String: Double] {
     #if os(Linux)
     let seconds = Double(ProcessInfo.processInfo.environment["IDLE_BENCH_SECONDS"] ?? "") ?? 20
     let status = failing ? 503 : 200
@@ -72,7 +75,7 @@ private func runIdle(failing: Bool) throws -> [String: Double] {
                              store: FileScoreStore(directory: dir, sync: true), transport: CurlTransport(), onDiagnostic: { _ in })
     client.grantAllConsent()
     for i in 0..<10 { client.track("poll_vote", props: ["round": i]) }
-    if failing { client.startAutoFlush(everySeconds: 10) }
+    if failing || autoFlush { client.startAutoFlush(everySeconds: 10) }
     blocking { try? await client.flush() }
     let requests = Double(server.requestCount)
     // Let the flush's tail (writes, the queue's sync) finish before the window opens.

@@ -55,15 +55,15 @@ extension OnboardingRunTracker {
     /// `background()` on the current run, when it has entries (nothing to record otherwise).
     func backgroundCurrentRun() {
         let run: OnboardingRun? = state.withLock { s in
-            guard !s.disposed, let cur = s.current, cur.hasEntries else { return nil }
-            return OnboardingRun(runId: cur.runId, tracker: self, generation: s.generation)
+            guard !s.run.disposed, let cur = s.run.current, cur.hasEntries else { return nil }
+            return OnboardingRun(runId: cur.runId, tracker: self, generation: s.run.generation)
         }
         run?.background()
     }
 
     @discardableResult
     func flushDeliveries() -> [DeliveryRuntime<OnboardingRunSnapshot>] {
-        let deliveries = state.withLock { $0.disposed ? [] : Array($0.deliveries.values) }
+        let deliveries = state.withLock { $0.run.disposed ? [] : Array($0.deliveries.values) }
         for d in deliveries { d.flush() }
         return deliveries
     }

@@ -190,15 +190,8 @@ struct RunState: Sendable {
     /// A new run from a validated start; `nil` (never with validated input) when a part does not
     /// fit its contract type.
     init?(runId: String, spec: RunSpec, lastActiveAt: Int64) {
-        guard let onboarding = try? Snapshot.Onboarding(json: spec.onboarding),
-              let context = try? Snapshot.Context(json: spec.context),
-              let manifest = try? Snapshot.Manifest(json: spec.manifest) else { return nil }
-        var studio: Snapshot.Studio?
-        if let s = spec.studio {
-            guard let typed = try? Snapshot.Studio(json: s) else { return nil }
-            studio = typed
-        }
-        self.init(runId: runId, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+        guard let onboarding = spec.onboarding, let context = spec.context else { return nil }
+        self.init(runId: runId, onboarding: onboarding, studio: spec.studio, context: context, manifest: spec.manifest,
                   manifestKeys: spec.manifestKeys, lastActiveAt: lastActiveAt)
     }
 

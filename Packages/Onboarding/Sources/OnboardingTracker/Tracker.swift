@@ -8,9 +8,13 @@ typealias Item = Outbound<OnboardingRunSnapshot>
 /// No method throws; recording methods never wait for storage or the network.
 public final class OnboardingRunTracker: Sendable {
     struct State: Sendable {
-        var disposed = false
-        var current: RunState?
-        var generation: UInt64 = 0
+        /// The run in session, its generation, the debounce window and disposal (``RunMachine``).
+        var run = RunMachine()
+        /// The run in session (for tests; the tracker uses `run.current`).
+        var current: RunState? {
+            get { run.current }
+            _modify { yield &run.current }
+        }
         /// Where this tracker's session stands: before its first `start()`/`resume()`, with the
         /// run a `resume()` would continue, or in session (the run is `current`).
         var session: SessionPhase = .awaiting(resumable: nil)
@@ -24,7 +28,6 @@ public final class OnboardingRunTracker: Sendable {
         var deliveries: [String: DeliveryRuntime<OnboardingRunSnapshot>] = [:]
         /// Run ids of `deliveries` in creation order (dispose closes them in this order).
         var deliveryOrder: [String] = []
-        var debounceToken: TimerToken?
         var persistenceOff = false
         var destinationChangedReported = false
         var staging = 0
@@ -98,7 +101,7 @@ public final class OnboardingRunTracker: Sendable {
             $0 = { [weak self] landed in
                 guard let self else { return }
                 self.writeFinished(landed: landed)
-                guard landed, self.state.withLock({ $0.disposed }) else { return }
+                guard landed, self.state.withLock({ $0.run.disposed }) else { return }
                 registry.lateWriteLanded(key: key, from: me)
             }
         }
@@ -129,8 +132,7 @@ public final class OnboardingRunTracker: Sendable {
                 }
             }
         }
-        // 2. Queue the one read first: every write of this tracker is queued behind it
-        // (<doc:Storage#When-it-is-written>),
+        // 2. Queue the one read first: every write of this tracker is queued behind it (<doc:Storage#When-it-is-written>),
         //    even one caused by a delivery that starts from step 3 on another thread.
         if let store {
             let me2 = me
@@ -175,7 +177,7 @@ public final class OnboardingRunTracker: Sendable {
     /// nothing and reports `invalid-start`.
     public func start(_ options: StartOptions) -> OnboardingRun {
         var fx = Effects()
-        if state.withLock({ $0.disposed }) {
+        if state.withLock({ $0.run.disposed }) {
             fx.diag("disposed", "start called on a disposed tracker")
             finish(fx)
             return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
@@ -187,8 +189,7 @@ public final class OnboardingRunTracker: Sendable {
         case let .provider(p):
             do { ctx = try p() } catch { problems.append("the context closure failed") }
         }
-        var spec = StartValidation.spec(options, context: ctx, problems: &problems)
-        if ctx == nil { spec.context = .null }
+        let spec = StartValidation.spec(options, context: ctx, problems: &problems)
         let runId = mintRunId(&fx)
         if !problems.isEmpty {
             fx.diag("invalid-start", "start refused: " + problems.joined(separator: "; "))
@@ -200,17 +201,12 @@ public final class OnboardingRunTracker: Sendable {
         if let p = options.properties { applyProperties(p, to: &props, runId: nil, fx: &fx) }
 
         let run: OnboardingRun = state.withLock { s in
-            if s.disposed { return OnboardingRun(runId: runId, tracker: nil, generation: 0) }
+            if s.run.disposed { return OnboardingRun(runId: runId, tracker: nil, generation: 0) }
             let now = nowRaw
             // The live run, if in progress, is replaced: its debounced change goes out first.
-            if var old = s.current, !old.completed {
-                if old.dirty && old.hasEntries { buildAndStage(&old, s: &s, fx: &fx, flush: false) }
-                fx.diag("run-replaced", "a new run was started; this run records nothing more", old.runId)
-            }
-            cancelDebounce(&s)
+            perform(s.run.handle(.begin), &s, &fx)
             abandonResumable(&s, fx: &fx)
             s.session = .started
-            s.generation += 1
             guard var r = RunState(runId: runId, spec: spec, lastActiveAt: now) else {
                 // Cannot happen with validated input; never hand a sink a snapshot outside contract v1.
                 fx.diag("internal-error", "the run's start does not fit contract v1; nothing is recorded", runId)
@@ -218,9 +214,9 @@ public final class OnboardingRunTracker: Sendable {
             }
             let map = scalarMap(props)
             r.setProperties(map, header: r.headerSize(properties: map))
-            s.current = r
+            s.run.current = r
             requestWrite(&s, fx: &fx)
-            return OnboardingRun(runId: runId, tracker: self, generation: s.generation)
+            return OnboardingRun(runId: runId, tracker: self, generation: s.run.generation)
         }
         finish(fx)
         return run
@@ -250,30 +246,22 @@ public final class OnboardingRunTracker: Sendable {
 
     /// Checks that `run` may record; returns false after reporting why not.
     private func guardRun(_ run: OnboardingRun, _ s: State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
-        if s.disposed {
+        switch s.run.verdict(runId: run.runId, generation: run.generation, handleCompleted: run.isCompleted) {
+        case .record:
+            return true
+        case .disposed:
             fx.diag("disposed", "the tracker was disposed; nothing is recorded", run.runId)
-            return false
-        }
-        guard run.generation == s.generation, let cur = s.current, cur.runId == run.runId else {
-            // A completed run is not replaced by a later start (<doc:Diagnostics>: `run-replaced`
-            // is for a run in progress): it stays completed, and `background()` still skips the
-            // retry backoff of its unsent completion (<doc:InputValidation#Step-calls>).
-            if run.isCompleted {
-                if allowCompleted {
-                    if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
-                } else {
-                    fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
-                }
-                return false
-            }
+        case .inactive:
             fx.diag("run-inactive", "a newer run replaced this one; nothing is recorded", run.runId)
-            return false
-        }
-        if cur.completed && !allowCompleted {
+        case .completed(live: true) where allowCompleted:
+            return true
+        case .completed(live: false) where allowCompleted:
+            // `background()` still skips the retry backoff of an unsent completion (<doc:InputValidation#Step-calls>).
+            if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
+        case .completed:
             fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
-            return false
         }
-        return true
+        return false
     }
 
     private func now(_ r: RunState) -> Int64 { max(nowRaw, r.floor) }
@@ -281,9 +269,9 @@ public final class OnboardingRunTracker: Sendable {
     func enterStep(_ run: OnboardingRun, _ stepKey: String) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             guard r.manifestKeys.contains(stepKey) else {
                 fx.diag("unknown-step", "a step key that is not in the manifest (\(stepKey.unicodeScalars.count) characters; not repeated here, it may not be a key)", r.runId)
                 return
@@ -315,7 +303,7 @@ public final class OnboardingRunTracker: Sendable {
                 run.lastStepKey.withLock { $0 = stepKey }
             }
             if changed { recordChange(&r, s: &s, fx: &fx) }
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -323,9 +311,9 @@ public final class OnboardingRunTracker: Sendable {
     func exitStep(_ run: OnboardingRun, _ stepKey: String, _ answers: [AnswerInput]) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             let n = r.steps.count
             let target: Int
             if n >= 1, r.steps[n - 1].stepKey == stepKey { target = n - 1 }
@@ -384,7 +372,7 @@ public final class OnboardingRunTracker: Sendable {
             }
             if r.truncated { r.provisionalExit = false }
             if changed { recordChange(&r, s: &s, fx: &fx) }
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -421,9 +409,9 @@ public final class OnboardingRunTracker: Sendable {
     func setProperties(_ run: OnboardingRun, _ patch: RunProperties) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             var props = r.properties.wireJSON().objectValue ?? JSONObject()
             let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
             guard changed else { return }
@@ -441,7 +429,7 @@ public final class OnboardingRunTracker: Sendable {
                 r.setProperties(map, header: header)
             }
             recordChange(&r, s: &s, fx: &fx)
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -449,9 +437,9 @@ public final class OnboardingRunTracker: Sendable {
     func complete(_ run: OnboardingRun) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.current else { return }
-            s.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.current = r }
+            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            defer { s.run.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "complete() before any entry: nothing is sent", r.runId)
                 return
@@ -463,9 +451,9 @@ public final class OnboardingRunTracker: Sendable {
             let last = r.steps.count - 1
             if !r.truncated || r.steps[last].exitedAt == nil { r.steps[last].setExit(t) }
             r.provisionalExit = false
-            cancelDebounce(&s)
+            perform(s.run.handle(.flushed), &s, &fx)
             buildAndStage(&r, s: &s, fx: &fx, flush: true, at: t)
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -473,9 +461,9 @@ public final class OnboardingRunTracker: Sendable {
     func background(_ run: OnboardingRun) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.current else { return }
-            s.current = nil
-            defer { s.current = r }
+            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.run.current else { return }
+            s.run.current = nil
+            defer { s.run.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "background() before any entry: nothing is sent", r.runId)
                 return
@@ -484,9 +472,9 @@ public final class OnboardingRunTracker: Sendable {
                 if let d = s.deliveries[r.runId] { fx.run { d.flush() } }
                 return
             }
-            cancelDebounce(&s)
+            perform(s.run.handle(.flushed), &s, &fx)
             buildAndStage(&r, s: &s, fx: &fx, flush: true)
-            s.current = r
+            s.run.current = r
         }
         finish(fx)
     }
@@ -496,37 +484,38 @@ public final class OnboardingRunTracker: Sendable {
     /// A recorded change: written now, sent after the debounce window.
     func recordChange(_ r: inout RunState, s: inout State, fx: inout Effects) {
         r.dirty = true
-        if config.debounceMs <= 0 {
-            if r.hasEntries { buildAndStage(&r, s: &s, fx: &fx, flush: false) } else { requestWrite(&s, fx: &fx) }
-            return
+        for action in s.run.handle(.changed(debounceMs: config.debounceMs, hasEntries: r.hasEntries)) {
+            if case .stage = action { buildAndStage(&r, s: &s, fx: &fx, flush: false) } else { perform(action, &s, &fx) }
         }
-        // The window opens at the first unsent change (<doc:Delivery#When-a-snapshot-is-built>), an
-        // entry or not: a property set before the first entry starts it (when it ends with no
-        // entry, nothing is built and the next change opens a new one).
-        if s.debounceToken == nil {
-            let gen = s.generation
-            s.debounceToken = scheduler.schedule(afterMs: config.debounceMs) { [weak self] in self?.debounceFired(gen) }
-        }
-        requestWrite(&s, fx: &fx)
     }
 
-    func cancelDebounce(_ s: inout State) {
-        if let t = s.debounceToken {
-            scheduler.cancel(t)
-            s.debounceToken = nil
+    /// Performs what ``RunMachine`` decided, `.stage` on the run in `s.run.current`.
+    func perform(_ actions: [RunMachine.Action], _ s: inout State, _ fx: inout Effects) {
+        for action in actions { perform(action, &s, &fx) }
+    }
+
+    private func perform(_ action: RunMachine.Action, _ s: inout State, _ fx: inout Effects) {
+        switch action {
+        case .stage:
+            guard var r = s.run.current else { return }
+            s.run.current = nil // keep the run's buffers uniquely referenced
+            buildAndStage(&r, s: &s, fx: &fx, flush: false)
+            s.run.current = r
+        case let .reportReplaced(runId):
+            fx.diag("run-replaced", "a new run was started; this run records nothing more", runId)
+        case .write:
+            requestWrite(&s, fx: &fx)
+        case let .scheduleTimer(ms, gen):
+            let token = scheduler.schedule(afterMs: ms) { [weak self] in self?.debounceFired(gen) }
+            perform(s.run.handle(.timerScheduled(token, generation: gen)), &s, &fx)
+        case let .cancelTimer(token):
+            scheduler.cancel(token)
         }
     }
 
     private func debounceFired(_ gen: UInt64) {
         var fx = Effects()
-        state.withLock { s in
-            s.debounceToken = nil
-            guard !s.disposed, s.generation == gen, var r = s.current, !r.completed, r.dirty, r.hasEntries else { return }
-            s.current = nil
-            defer { s.current = r }
-            buildAndStage(&r, s: &s, fx: &fx, flush: false)
-            s.current = r
-        }
+        state.withLock { s in perform(s.run.handle(.timerFired(generation: gen)), &s, &fx) }
         finish(fx)
     }
 
@@ -540,7 +529,7 @@ public final class OnboardingRunTracker: Sendable {
         )
         s.deliveries[runId] = d
         s.deliveryOrder.append(runId)
-        if s.disposed { d.close() }
+        if s.run.disposed { d.close() }
         return d
     }
 
@@ -577,11 +566,10 @@ public final class OnboardingRunTracker: Sendable {
             if report {
                 self.emit([Diagnostic(code: "storage", message: "snapshot seq \(item.seq) is held until storage takes a write: storage has not recorded that its seq is used, so sending it could let a resumed run reuse the seq", runId: item.payload.runId)])
             }
-            // Every staged snapshot is handed over when its write finished or timed out, even when
-            // a newer one was built meanwhile (<doc:Delivery#Persist-before-send>): latest-wins
-            // applies among handed snapshots (rule 2 of TrackerCore's Delivery article), so a newer
-            // one replaces it only once it is handed over itself. (Dropping it here starved the
-            // sink while writes were slow, issue 15.)
+            // Every staged snapshot is handed over when its write finished or timed out, even
+            // when a newer one was built meanwhile (<doc:Delivery#Persist-before-send>): latest-wins applies among handed
+            // snapshots (rule 2 of TrackerCore's Delivery article), so a newer one replaces it only once it is handed over
+            // itself. (Dropping it here starved the sink while writes were slow, issue 15.)
             if send { d.enqueue(item) }
             if flush { d.flush() }
             self.checkLeftover()
@@ -614,7 +602,7 @@ public final class OnboardingRunTracker: Sendable {
 
     /// Requests a write of the whole state, composed when it runs (joining one already waiting).
     func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
-        guard let persister, !s.disposed || evenIfDisposed else { return }
+        guard let persister, !s.run.disposed || evenIfDisposed else { return }
         fx.run { [weak self] in
             persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip })
         }
@@ -627,11 +615,11 @@ public final class OnboardingRunTracker: Sendable {
     func compose(_ s: inout State) -> StoreWrite {
         var current: JSONValue = .null
         var mark = StoredRunMark.none
-        if s.current != nil, !s.current!.completed {
+        if s.run.current != nil, !s.run.current!.completed {
             // The live run reserves seqs ahead (issue 14 item 5).
-            let reserved = s.current!.lastSeq + seqReservation
-            current = s.current!.storedJSON(seqReserved: reserved)
-            mark = StoredRunMark(runId: s.current!.runId, reserved: reserved)
+            let reserved = s.run.current!.lastSeq + seqReservation
+            current = s.run.current!.storedJSON(seqReserved: reserved)
+            mark = StoredRunMark(runId: s.run.current!.runId, reserved: reserved)
         } else if case .awaiting(var r?) = s.session {
             // Nothing was sent for it this session: its reservation stays what it was.
             current = r.storedJSON(seqReserved: r.lastSeq)
@@ -690,8 +678,7 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// Applies the stored-state read (<doc:Storage#Reading-at-creation>): ``StoredReadMachine``
-    /// decides, this performs.
+    /// Applies the stored-state read (<doc:Storage#Reading-at-creation>): ``StoredReadMachine`` decides, this performs.
     func processRead(_ raw: RawRead) {
         let parsed = StoredReadMachine.parse(raw)
         var fx = Effects()
@@ -701,7 +688,7 @@ public final class OnboardingRunTracker: Sendable {
             let ctx = StoredReadMachine.Context(
                 destination: destination, handoffRefused: s.handover.isRefused, destinationChangedReported: s.destinationChangedReported,
                 settled: s.settled, outboxSeqs: s.outboxes.mapValues(\.seq), handedNothing: handedNothing,
-                sessionStarted: s.sessionStarted, hasCurrent: s.current != nil, predecessorDone: s.handover.predecessorDone, disposed: s.disposed)
+                sessionStarted: s.sessionStarted, hasCurrent: s.run.current != nil, predecessorDone: s.handover.predecessorDone, disposed: s.run.disposed)
             for action in StoredReadMachine.decide(parsed, ctx) {
                 switch action {
                 case let .diagnose(code, message): fx.diag(code, message)
@@ -732,7 +719,7 @@ public final class OnboardingRunTracker: Sendable {
         state.withLock { s in
             let hasRun: Bool
             if case .nothing = s.handover.handedRun { hasRun = false } else { hasRun = true }
-            guard !s.disposed, s.sessionStarted || hasRun || s.handover.isRefused else { return }
+            guard !s.run.disposed, s.sessionStarted || hasRun || s.handover.isRefused else { return }
             requestWrite(&s, fx: &fx)
         }
         finish(fx)
@@ -748,7 +735,7 @@ public final class OnboardingRunTracker: Sendable {
             s.handover = s.handover.leftoverAdopted
             let ctx = HandoverMachine.Context(
                 destinationChangedReported: s.destinationChangedReported, settled: s.settled, outboxes: s.outboxes, held: s.held,
-                disposed: s.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
+                disposed: s.run.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
                 switch action {
                 case let .diagnose(code, message): fx.diag(code, message)
@@ -778,7 +765,7 @@ public final class OnboardingRunTracker: Sendable {
     /// staged send handed over and no attempt in flight (<doc:HandOver>, D6).
     func checkLeftover() {
         let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
-            guard s.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
+            guard s.run.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
             for d in s.deliveries.values where d.isBusy { return nil }
             return (left, Leftover(unsent: s.outboxes, settled: s.settled))
         }
@@ -793,7 +780,7 @@ public final class OnboardingRunTracker: Sendable {
     public func resume(expected: StartOptions? = nil) async -> OnboardingRun? {
         var fx = Effects()
         let (disposed, startSlow) = state.withLock { s -> (Bool, Bool) in
-            if s.disposed { return (true, false) }
+            if s.run.disposed { return (true, false) }
             defer { s.slowReadStarted = true }
             return (false, !s.slowReadStarted && store != nil)
         }
@@ -817,41 +804,40 @@ public final class OnboardingRunTracker: Sendable {
             if problems.isEmpty { expectedSpec = spec } else { expectedInvalid = true }
         }
         let result: OnboardingRun? = state.withLock { s in
-            if s.disposed {
+            if s.run.disposed {
                 fx.diag("disposed", "resume called on a disposed tracker")
                 return nil
             }
             guard !s.sessionStarted, var r = s.resumable, !r.completed else { return nil }
             if expected != nil {
-                let same = !expectedInvalid && expectedSpec.map {
-                    Self.canonical(r.onboarding.wireJSON()).semanticallyEquals(Self.canonical($0.onboarding))
-                        && Self.canonical(r.manifest.wireJSON()).semanticallyEquals(Self.canonical($0.manifest))
-                } == true
+                // Typed values: an absent member equals a null one
+                // (<doc:Delivery#What-the-ingest-answers>).
+                let same = !expectedInvalid && expectedSpec.map { r.onboarding == $0.onboarding && r.manifest == $0.manifest } == true
                 if !same {
                     fx.diag("resume-mismatch", "the stored run belongs to another onboarding identity or manifest", r.runId)
                     return nil
                 }
             }
             s.session = .started
-            s.generation += 1
+            perform(s.run.handle(.begin), &s, &fx)
             if r.hasEntries {
                 let t = max(nowRaw, r.floor, r.lastActiveAt)
                 restore(&r, now: t, fx: &fx)
-                s.current = r
+                s.run.current = r
                 requestWrite(&s, fx: &fx)
                 buildAndStage(&r, s: &s, fx: &fx, flush: false)
             }
-            s.current = r
+            s.run.current = r
             if !r.hasEntries { requestWrite(&s, fx: &fx) }
-            return OnboardingRun(runId: r.runId, tracker: self, generation: s.generation, stepKey: r.steps.last?.stepKey)
+            return OnboardingRun(runId: r.runId, tracker: self, generation: s.run.generation, stepKey: r.steps.last?.stepKey)
         }
         finish(fx)
         return result
     }
 
     /// Reports, once per tracker, a stored-state read still running after `storageReadTimeoutMs`
-    /// (<doc:Diagnostics>, `storage` (g)): from `resume()`'s timer, and from every bounded wait on
-    /// the read (`idle()`, a disposed tracker's drain) that ran out.
+    /// (<doc:Diagnostics>, `storage` (g)): from `resume()`'s timer, and from every bounded wait on the read (`idle()`, a
+    /// disposed tracker's drain) that ran out.
     func reportSlowRead() {
         guard !readDeferred.isComplete else { return }
         let first = state.withLock { s -> Bool in
@@ -863,8 +849,7 @@ public final class OnboardingRunTracker: Sendable {
         emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
     }
 
-    /// Drops null members so that absent == null when comparing
-    /// (<doc:Delivery#What-the-ingest-answers>).
+    /// Drops null members so that absent == null when comparing (<doc:Delivery#What-the-ingest-answers>).
     static func canonical(_ v: JSONValue) -> JSONValue {
         switch v {
         case let .object(o):
@@ -928,16 +913,12 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         let me = ObjectIdentifier(self)
         let published: (Handoff, Deferred<Void>?)? = state.withLock { s in
-            guard !s.disposed else { return nil }
-            if var r = s.current, !r.completed, r.dirty, r.hasEntries {
-                buildAndStage(&r, s: &s, fx: &fx, flush: false)
-                s.current = r
-            }
-            cancelDebounce(&s)
-            s.disposed = true
+            guard !s.run.disposed else { return nil }
+            perform(s.run.handle(.disposing), &s, &fx)
+            perform(s.run.handle(.disposed), &s, &fx)
             let run: HandedRun
             if s.sessionStarted {
-                if let r = s.current, !r.completed { run = .run(r) } else { run = .noRun }
+                if let r = s.run.current, !r.completed { run = .run(r) } else { run = .noRun }
             } else {
                 run = s.handover.handedRun
             }
@@ -982,7 +963,7 @@ public final class OnboardingRunTracker: Sendable {
     /// (for tests: the two must be equal).
     func debugMeasure() -> (incremental: Int, encoded: Int)? {
         state.withLock { s in
-            guard let r = s.current, r.hasEntries else { return nil }
+            guard let r = s.run.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
     }

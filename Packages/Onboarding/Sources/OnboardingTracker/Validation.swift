@@ -1,11 +1,12 @@
 import TrackerCore
 
-/// The normalised, validated parts of a start: what the run records and sends.
+/// The normalised, validated parts of a start in their contract types: what the run records
+/// and sends. A part is `nil` only when the start has problems.
 struct RunSpec: Sendable {
-    var onboarding: JSONValue
-    var studio: JSONValue?
-    var context: JSONValue
-    var manifest: JSONValue
+    var onboarding: Snapshot.Onboarding?
+    var studio: Snapshot.Studio?
+    var context: Snapshot.Context?
+    var manifest: Snapshot.Manifest
     var manifestKeys: Set<String>
     var warnings: [(code: String, message: String)]
 }
@@ -29,17 +30,17 @@ enum StartValidation {
         }
     }
 
-    static func context(_ c: RunContextInput, problems: inout [String]) -> JSONValue {
+    static func context(_ c: RunContextInput, problems: inout [String]) -> Snapshot.Context? {
         problems += c.problems.map { "context." + $0 }
-        return c.onboardingRunContext(libraryVersion: OnboardingTrackerVersion.current)?.wireJSON() ?? .null
+        return c.onboardingRunContext(libraryVersion: OnboardingTrackerVersion.current)
     }
 
-    static func manifest(_ steps: [ManifestStepInput], problems: inout [String]) -> (JSONValue, Set<String>) {
+    static func manifest(_ steps: [ManifestStepInput], problems: inout [String]) -> (Snapshot.Manifest, Set<String>) {
         if steps.isEmpty { problems.append("manifest must list 1-200 steps") }
         if steps.count > 200 { problems.append("manifest must list 1-200 steps") }
         var keys = Set<String>()
         var closed = Set<String>()
-        var arr: [JSONValue] = []
+        var arr: [Snapshot.ManifestStep] = []
         arr.reserveCapacity(steps.count)
         for (i, s) in steps.enumerated() {
             if !InputPatterns.isKey(s.stepKey) { problems.append("manifest step \(i) has an invalid step key") }
@@ -50,18 +51,15 @@ enum StartValidation {
                 let next = i + 1 < steps.count ? steps[i + 1].slot : nil
                 if next != slot { closed.insert(slot) }
             }
-            var o = JSONObject()
-            o.appendUnchecked("step_key", .string(s.stepKey))
-            if let slot = s.slot { o.appendUnchecked("slot", .string(slot)) }
-            arr.append(.object(o))
+            arr.append(Snapshot.ManifestStep(stepKey: s.stepKey, slot: s.slot))
         }
-        return (.object(["steps": .array(arr)]), keys)
+        return (Snapshot.Manifest(steps: arr), keys)
     }
 
     /// Identity + Studio links + manifest (+ context when given): <doc:InputValidation>.
     static func spec(_ options: StartOptions, context ctx: RunContextInput?, problems: inout [String]) -> RunSpec {
         var warnings: [(String, String)] = []
-        var studioObject: JSONObject?
+        var studio: Snapshot.Studio?
         var draft = false
         var onboardingId: String?
         var deploymentId: String?
@@ -72,16 +70,13 @@ enum StartValidation {
             let audienceId = link(st.audienceId, name: "audienceId", problems: &problems)
             let variant = link(st.variantKey, name: "variantKey", problems: &problems)
             draft = st.draft == true
-            var o = JSONObject()
-            if let onboardingId { o.appendUnchecked("onboarding_id", .string(onboardingId)) }
-            if let deploymentId { o.appendUnchecked("deployment_id", .string(deploymentId)) }
-            if let audienceId { o.appendUnchecked("audience_id", .string(audienceId)) }
-            if let variant { o.appendUnchecked("variant_key", .string(variant)) }
             hasLink = onboardingId != nil || deploymentId != nil || audienceId != nil
-            if !o.isEmpty { studioObject = o }
+            if hasLink || variant != nil {
+                studio = Snapshot.Studio(onboardingId: onboardingId, deploymentId: deploymentId, audienceId: audienceId, variantKey: variant)
+            }
         }
         let studioServed = hasLink || draft
-        var identity = JSONObject()
+        var identity: Snapshot.Onboarding?
         if let ob = options.onboarding {
             if !InputPatterns.isKey(ob.key) { problems.append("onboarding.key is not a key") }
             var version = ob.version
@@ -93,24 +88,23 @@ enum StartValidation {
             } else if !InputPatterns.isVersion(ob.version) {
                 problems.append("onboarding.version is not a version string")
             }
-            identity.appendUnchecked("key", .string(ob.key))
-            identity.appendUnchecked("version", .string(version))
+            var variantKey: String?
             if let vk = ob.variantKey {
                 if studioServed {
                     warnings.append(("studio-variant-dropped", "a Studio-served run does not send onboarding.variant_key"))
                 } else if !InputPatterns.isKey(vk) {
                     problems.append("onboarding.variantKey is not a key")
                 } else {
-                    identity.appendUnchecked("variant_key", .string(vk))
+                    variantKey = vk
                 }
             }
+            identity = Snapshot.Onboarding(key: ob.key, version: version, variantKey: variantKey)
         } else {
             if let id = onboardingId, InputPatterns.isKey(id) {
-                identity.appendUnchecked("key", .string(id))
                 if draft || deploymentId == nil {
-                    identity.appendUnchecked("version", "draft")
+                    identity = Snapshot.Onboarding(key: id, version: "draft")
                 } else if let dep = deploymentId, InputPatterns.isVersion(dep) {
-                    identity.appendUnchecked("version", .string(dep))
+                    identity = Snapshot.Onboarding(key: id, version: dep)
                 } else {
                     problems.append("studio.deploymentId is not a version string")
                 }
@@ -119,9 +113,8 @@ enum StartValidation {
             }
         }
         let (manifest, keys) = manifest(options.manifest, problems: &problems)
-        var contextJSON = JSONValue.null
-        if let ctx { contextJSON = Self.context(ctx, problems: &problems) }
-        return RunSpec(onboarding: .object(identity), studio: studioObject.map { .object($0) }, context: contextJSON,
+        let context = ctx.flatMap { Self.context($0, problems: &problems) }
+        return RunSpec(onboarding: identity, studio: studio, context: context,
                        manifest: manifest, manifestKeys: keys, warnings: warnings.map { (code: $0.0, message: $0.1) })
     }
 

@@ -21,6 +21,14 @@ import TrackerCore
 //      disposed tracker keeps them held.
 // S192 the session phase: awaiting (with or without a resumable run) until start() or resume(),
 //      then started, which has no resumable run.
+// S193 the live run's verdict on a handle: it records only while it is the current run of the
+//      current generation; a newer run makes it inactive, a completed one says so (live or not),
+//      and disposal ends every handle.
+// S194 the debounce window: no window with debounceMs <= 0 (stage at once, or write without an
+//      entry); the first change opens one timer, later ones only write; the timer stages the
+//      unsent change once; a stale timer or a late token is ignored or cancelled; a flush closes it.
+// S195 a start replaces a run in progress (its unsent change staged first, then reported) and
+//      closes the window; dispose stages the unsent change while still live, then records nothing.
 @Suite struct LifecycleMachineTests {
     static let runA = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f"
     static let runB = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8ea0"
@@ -210,5 +218,74 @@ import TrackerCore
         let waiting = SessionPhase.awaiting(resumable: Self.run())
         #expect(!waiting.started && waiting.resumable?.runId == Self.runA)
         #expect(SessionPhase.started.started && SessionPhase.started.resumable == nil)
+    }
+
+    @Test func S193_theLiveRunsVerdictOnAHandle() {
+        var m = RunMachine()
+        #expect(m.verdict(runId: Self.runA, generation: 0, handleCompleted: false) == .inactive)
+        #expect(m.verdict(runId: Self.runA, generation: 0, handleCompleted: true) == .completed(live: false))
+        #expect(m.handle(.begin).isEmpty && m.generation == 1)
+        m.current = Self.run()
+        #expect(m.verdict(runId: Self.runA, generation: 1, handleCompleted: false) == .record)
+        #expect(m.verdict(runId: Self.runA, generation: 0, handleCompleted: false) == .inactive)
+        #expect(m.verdict(runId: Self.runB, generation: 1, handleCompleted: false) == .inactive)
+        m.current?.completed = true
+        #expect(m.verdict(runId: Self.runA, generation: 1, handleCompleted: false) == .completed(live: true))
+        #expect(m.handle(.begin).isEmpty && m.generation == 2) // a completed run is not reported replaced
+        m.current = Self.run(Self.runB)
+        #expect(m.verdict(runId: Self.runA, generation: 1, handleCompleted: true) == .completed(live: false))
+        #expect(m.handle(.disposing).isEmpty && !m.disposed)
+        #expect(m.handle(.disposed).isEmpty && m.disposed)
+        #expect(m.verdict(runId: Self.runB, generation: 2, handleCompleted: false) == .disposed)
+    }
+
+    @Test func S194_theDebounceWindow() {
+        var m = RunMachine()
+        _ = m.handle(.begin)
+        m.current = Self.run(entries: 0)
+        #expect(m.handle(.changed(debounceMs: 0, hasEntries: false)) == [.write])
+        #expect(m.handle(.changed(debounceMs: -1, hasEntries: true)) == [.stage])
+        #expect(m.window == .closed)
+        #expect(m.handle(.changed(debounceMs: 500, hasEntries: false)) == [.scheduleTimer(afterMs: 500, generation: 1), .write])
+        #expect(m.handle(.changed(debounceMs: 500, hasEntries: true)) == [.write])
+        let token = TimerToken(id: 7)
+        #expect(m.handle(.timerScheduled(token, generation: 1)).isEmpty)
+        #expect(m.window == .open(generation: 1, timer: token))
+        // The window ends with no entry: nothing is built, and the next change opens a new one.
+        #expect(m.handle(.timerFired(generation: 1)).isEmpty && m.window == .closed)
+        m.current = Self.run(dirty: true)
+        #expect(m.handle(.changed(debounceMs: 500, hasEntries: true)) == [.scheduleTimer(afterMs: 500, generation: 1), .write])
+        #expect(m.handle(.timerFired(generation: 0)).isEmpty) // a timer of an older generation
+        #expect(m.handle(.timerFired(generation: 1)) == [.stage] && m.window == .closed)
+        #expect(m.handle(.timerFired(generation: 1)).isEmpty) // once
+        // A token that comes back after its window closed is cancelled.
+        #expect(m.handle(.timerScheduled(TimerToken(id: 8), generation: 1)) == [.cancelTimer(TimerToken(id: 8))])
+        // complete()/background() build now: the window closes and its timer is cancelled.
+        _ = m.handle(.changed(debounceMs: 500, hasEntries: true))
+        _ = m.handle(.timerScheduled(TimerToken(id: 9), generation: 1))
+        #expect(m.handle(.flushed) == [.cancelTimer(TimerToken(id: 9))] && m.window == .closed)
+        #expect(m.handle(.flushed).isEmpty)
+    }
+
+    @Test func S195_aStartReplacesTheRunAndDisposeEndsIt() {
+        var m = RunMachine()
+        _ = m.handle(.begin)
+        m.current = Self.run(dirty: true)
+        _ = m.handle(.changed(debounceMs: 500, hasEntries: true))
+        _ = m.handle(.timerScheduled(TimerToken(id: 1), generation: 1))
+        #expect(m.handle(.begin) == [.stage, .reportReplaced(runId: Self.runA), .cancelTimer(TimerToken(id: 1))])
+        #expect(m.generation == 2 && m.window == .closed)
+        // The old generation's timer, had it fired anyway, builds nothing.
+        #expect(m.handle(.timerFired(generation: 1)).isEmpty)
+        m.current = Self.run(Self.runB)
+        #expect(m.handle(.begin) == [.reportReplaced(runId: Self.runB)]) // nothing unsent: only reported
+        m.current = Self.run(dirty: true)
+        _ = m.handle(.changed(debounceMs: 500, hasEntries: true))
+        _ = m.handle(.timerScheduled(TimerToken(id: 2), generation: 3))
+        #expect(m.handle(.disposing) == [.stage, .cancelTimer(TimerToken(id: 2))] && !m.disposed)
+        #expect(m.handle(.disposed).isEmpty && m.disposed)
+        #expect(m.handle(.disposing).isEmpty && m.handle(.begin).isEmpty && m.generation == 3)
+        #expect(m.handle(.changed(debounceMs: 500, hasEntries: true)).isEmpty)
+        #expect(m.handle(.changed(debounceMs: 0, hasEntries: true)).isEmpty)
     }
 }

@@ -170,6 +170,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     public var queuePath: String { directory + "/queue.log" }
     /// The identity file's path.
     public var identityPath: String { directory + "/identity.json" }
+    /// How old (in seconds) a temporary file of an interrupted identity write must be before
+    /// ``load()`` removes it (a younger one may belong to a write in flight in another process).
+    public static let staleTemporaryFileAge = 60
 
     /// Creates a store in `directory` (created with mode 0700 when absent). `sync: false` skips
     /// the queue log's `fsync` (benchmarks only; the identity file is always written durably).
@@ -221,6 +224,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     private func loadLocked() throws -> ScoreStoreContents {
         let identity = (try? FileIO.readBytes(identityPath)) ?? nil
+        // A kill between an identity write and its rename leaves `identity.json.tmp-<uuid>`.
+        FileIO.removeStaleTemporaryFiles(of: ["identity.json"], in: directory,
+                                         olderThanSeconds: Self.staleTemporaryFileAge)
         let log: AppendLog
         let records: [[UInt8]]
         do {

@@ -35,6 +35,26 @@ import TrackerCoreTestKit
         #expect(c2.inspect().queue.depth == 0)
     }
 
+    // SC146: the identity is written atomically (temp file, rename); a kill before the rename
+    // leaves `identity.json.tmp-<uuid>`, which the next load removes once it is stale. A young
+    // one (a write in flight) and files that are not the identity's stay.
+    @Test func SC146_staleIdentityTemporaryFilesAreRemovedAtLoad() async throws {
+        let dir = NSTemporaryDirectory() + "score-tmp-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = FileScoreStore(directory: dir, sync: false)
+        _ = try store.load()
+        let stale = dir + "/identity.json.tmp-" + IDs.uuidV4()
+        let young = dir + "/identity.json.tmp-" + IDs.uuidV4()
+        let foreign = [dir + "/notes.json.tmp-" + IDs.uuidV4(), dir + "/identity.json.tmp-short"]
+        for p in [stale, young] + foreign { _ = FileManager.default.createFile(atPath: p, contents: Data("x".utf8)) }
+        let old = Date(timeIntervalSinceNow: -Double(FileScoreStore.staleTemporaryFileAge) - 5)
+        for p in [stale] + foreign { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: p) }
+        _ = try FileScoreStore(directory: dir, sync: false).load()
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: dir))
+        #expect(!names.contains(String(stale.split(separator: "/").last!)))
+        for p in [young] + foreign { #expect(names.contains(String(p.split(separator: "/").last!))) }
+    }
+
     @Test func aCorruptedRecordIsDroppedWithADiagnosticAndTheRestIsSent() async throws {
         let dir = NSTemporaryDirectory() + "score-corrupt-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -162,6 +162,24 @@ public enum FileIO {
     /// missing or unreadable directory removes nothing).
     @discardableResult
     public static func removeStaleTemporaryFiles(in directory: String, olderThanSeconds: Int) -> Int {
+        removeStaleTemporaryFiles(in: directory, olderThanSeconds: olderThanSeconds, where: isTemporaryName)
+    }
+
+    /// Removes the temporary files ``writeAtomically(_:to:directory:)`` leaves for the files named
+    /// `names` in `directory` (`<name>.tmp-<uuid>`) when the process dies before its rename, if
+    /// at least `olderThanSeconds` old. Other files are never touched. Returns how many were
+    /// removed; best effort.
+    @discardableResult
+    public static func removeStaleTemporaryFiles(of names: [String], in directory: String, olderThanSeconds: Int) -> Int {
+        let markers = names.map { Array(($0 + ".tmp-").utf8) }
+        return removeStaleTemporaryFiles(in: directory, olderThanSeconds: olderThanSeconds) { name in
+            markers.contains { isTemporaryName(name, marker: $0, exactHead: true) }
+        }
+    }
+
+    private static func removeStaleTemporaryFiles(
+        in directory: String, olderThanSeconds: Int, where isTemporary: (String) -> Bool
+    ) -> Int {
         guard let dir = opendir(directory) else { return 0 }
         defer { closedir(dir) }
         var now = timespec()
@@ -171,7 +189,7 @@ public enum FileIO {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard isTemporaryName(name) else { continue }
+            guard isTemporary(name) else { continue }
             let path = directory + "/" + name
             var st = stat()
             guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
@@ -190,12 +208,21 @@ public enum FileIO {
     /// Whether `name` is one of ``writeAtomically(_:to:directory:)``'s temporary files:
     /// `<name>.kv.tmp-` followed by a UUID (36 characters of hex digits and dashes).
     static func isTemporaryName(_ name: String) -> Bool {
+        isTemporaryName(name, marker: Array(".kv.tmp-".utf8), exactHead: false)
+    }
+
+    /// Whether `name` is `marker` followed by a UUID: with `exactHead`, nothing may come before
+    /// `marker`; without it, `marker` must follow a non-empty name.
+    private static func isTemporaryName(_ name: String, marker: [UInt8], exactHead: Bool) -> Bool {
         let u = Array(name.utf8)
-        let marker = Array(".kv.tmp-".utf8)
-        guard u.count > marker.count + 36 else { return false }
+        guard u.count >= marker.count + 36 else { return false }
         let tail = u.suffix(36)
         let head = u.dropLast(36)
-        guard head.count > marker.count, Array(head.suffix(marker.count)) == marker else { return false }
+        if exactHead {
+            guard Array(head) == marker else { return false }
+        } else {
+            guard head.count > marker.count, Array(head.suffix(marker.count)) == marker else { return false }
+        }
         return tail.allSatisfy { b in
             (b >= 48 && b <= 57) || (b >= 65 && b <= 70) || (b >= 97 && b <= 102) || b == 45
         }
