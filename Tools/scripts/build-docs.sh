@@ -3,7 +3,8 @@
 # out/docs/<Module>.doccarchive, from the module's catalog (Sources/<Module>/<Module>.docc) and
 # the symbol graphs SwiftPM extracts (`swift package dump-symbol-graph`, built into SwiftPM, so no
 # swift-docc-plugin and no network are needed). Fails on any DocC warning: a broken symbol or
-# article link, in a catalog or in a doc comment, fails the build.
+# article link, in a catalog or in a doc comment, fails the build; and on a `<doc:>` reference in
+# the module's code (any comment) that names no article or heading (Tools/scripts/check-doc-refs.py).
 #
 # `sh Tools/scripts/build-docs.sh [Module ...]` builds only the modules named.
 # Environment: SWIFT (default `swift`), DOCC (default: the `docc` beside the `swift` in PATH,
@@ -48,6 +49,14 @@ for pair in $selected; do
   catalog="$root/Packages/$package/Sources/$module/$module.docc"
   log="$out/$module.log"
   echo "== docs: $module"
+  # Every <doc:> reference in the module's code names an article (and heading) of its catalog;
+  # the code generator writes TrackerCore's generated files, so its references count there.
+  extra=""
+  [ "$module" = TrackerCore ] && extra="--extra-sources $root/Tools/Sources/codegen"
+  if ! ${PYTHON:-python3} "$root/Tools/scripts/check-doc-refs.py" "$root/Packages/$package/Sources/$module" "$catalog" $extra; then
+    echo "build-docs: $module: the code refers to a missing article or heading (above)" >&2
+    status=1
+  fi
   # The symbol graphs of the package's modules (public symbols). SwiftPM also tries its test
   # pseudo-modules (`<Package>PackageTests`), which fails and makes the command exit non-zero
   # although every library module's graph was written: success is this module's fresh graph.

@@ -119,10 +119,10 @@ public struct ContractSchemas: Sendable {
 public final class Collector: Sendable {
     /// Largest onboarding-run snapshot (compact bytes), contract D8.
     public static let maxRunBytes = ContractChecker.onboardingRunMaxBytes
-    /// Largest paywall snapshot (compact bytes), paywall.md section 5 rule 9
+    /// Largest paywall snapshot (compact bytes), paywall rule 9 of TrackerCore's ContractRules article
     /// (``TrackerCore/ContractChecker/paywallMaxBytes``).
     public static let maxPaywallBytes = ContractChecker.paywallMaxBytes
-    /// Largest Score batch body, score-tracker.md section 2.
+    /// Largest Score batch body (ScoreTracker's Envelope article, requests).
     public static let maxScoreBatchBytes = 524_288
     /// The quit threshold of the funnel (D14).
     public static let quitAfterMs: Int64 = 24 * 60 * 60 * 1000
@@ -252,7 +252,8 @@ public final class Collector: Sendable {
 
     // MARK: - Paywall presentations
 
-    /// Applies the paywall acceptance rules (paywall.md section 5.1) to `body` sent by `sender`.
+    /// Applies the paywall acceptance rules (TrackerCore's ContractRules article, the paywall
+    /// server's verdict) to `body` sent by `sender`.
     public func ingestPaywallPresentation(
         body: [UInt8], sender: String, path: String = "/v1/paywall-presentations", receivedAtMs: Int64? = nil
     ) -> Verdict {
@@ -331,7 +332,7 @@ public final class Collector: Sendable {
 
     // MARK: - Score
 
-    /// Stores a Score batch (`{"sentAt","events":[…]}`, score-tracker.md section 2). A body over
+    /// Stores a Score batch (`{"sentAt","events":[…]}`, ScoreTracker's Envelope article). A body over
     /// 512 KiB gets 413 (the tracker halves its batch); an invalid batch is rejected with 400 and
     /// nothing of it is stored; a valid one is accepted with 200 (events deduplicated by `eventId`).
     public func ingestScoreBatch(body: [UInt8], path: String = "/api/events", receivedAtMs: Int64? = nil) -> Verdict {

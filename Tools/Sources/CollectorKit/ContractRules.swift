@@ -1,7 +1,7 @@
 import TrackerCore
 
-/// The rules beyond the schema that the ingest checks on every single snapshot
-/// (onboarding-run contract section 8, paywall.md section 5 and P6), through Core's
+/// The rules beyond the schema that the ingest checks on every single snapshot (TrackerCore's
+/// ContractRules article: the onboarding run rules, the paywall rules and P6), through Core's
 /// ``ContractChecker``. The collector's own JSON Schema validator runs first, so the checker's
 /// coarse shape rules are left out here, and so is the paywall size rule (the acceptance step
 /// measures size before the schema).
@@ -20,12 +20,12 @@ public enum ContractRules {
         ContractChecker.onboardingRun(snapshot).filter { !skipped.contains($0.rule) }
     }
 
-    /// Every paywall rule (section 5 rules 1–8) `snapshot` breaks.
+    /// Every paywall rule (paywall rules 1–8) `snapshot` breaks.
     public static func paywallViolations(_ snapshot: JSONValue) -> [ContractViolation] {
         ContractChecker.paywallPresentation(snapshot, previous: nil).filter { !skipped.contains($0.rule) }
     }
 
-    /// The first paywall rule (section 5 rules 1–8, and P6 immutability against `previous`
+    /// The first paywall rule (paywall rules 1–8, and P6 immutability against `previous`
     /// when given) `snapshot` breaks, or `nil`.
     public static func paywallViolation(_ snapshot: JSONValue, previous: JSONValue? = nil) -> String? {
         ContractChecker.paywallPresentation(snapshot, previous: previous).first { !skipped.contains($0.rule) }?.description

@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// Checks of the Score wire format (score-tracker.md section 2, envelope version 1).
+/// Checks of the Score wire format (ScoreTracker's Envelope article, envelope version 1).
 public enum ScoreEnvelope {
     static let known: Set<String> = [
         "type", "name", "eventId", "timestamp", "anonymousId", "sessionId", "userId", "siteId", "props", "traits", "context",
@@ -74,7 +74,7 @@ public enum ScoreEnvelope {
     }
 }
 
-/// A made-up but well-formed demand-score answer (rocalytics-client.md section 8), derived
+/// A made-up but well-formed demand-score answer (the reference client's demand-score answer), derived
 /// deterministically from the signals so that a demo can show it.
 public enum DemandScore {
     /// The answer for `signals`: `demandScore` 1..100, `selectedVersion` `v1`, `coldStart`, and

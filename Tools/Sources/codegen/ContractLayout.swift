@@ -66,7 +66,7 @@ struct Field: Sendable {
 enum SchemaVersionRule: Sendable {
     /// Always this literal (checked against the schema's `const`).
     case constant(String)
-    /// Paywall v1.1: `1.1` when `paywall.provider` is set, else `1` (paywall.md §4, points 1-2).
+    /// Paywall v1.1: `1.1` when `paywall.provider` is set, else `1` (<doc:PaywallPresentationContract#Contract-v1.1>, points 1-2).
     case paywallProvider
 }
 

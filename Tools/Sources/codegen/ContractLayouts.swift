@@ -8,11 +8,11 @@ enum ContractLayouts {
         schemaFile: "onboarding-run.schema.json",
         outputFile: "OnboardingRunSnapshot.swift",
         rootName: "OnboardingRunSnapshot",
-        rootDoc: "One send of an onboarding run, contract schema_version 1 (onboarding-run-contract.md §4).",
+        rootDoc: "One send of an onboarding run, contract schema_version 1 (<doc:OnboardingRunContract>).",
         structs: [
             StructLayout(
                 name: "OnboardingRunSnapshot",
-                doc: "One send of an onboarding run, contract schema_version 1 (onboarding-run-contract.md §4).",
+                doc: "One send of an onboarding run, contract schema_version 1 (<doc:OnboardingRunContract>).",
                 schemaPath: [],
                 fields: [
                     Field("run_id", .string, .required, "Client-minted lowercase UUID, one per run."),
@@ -32,7 +32,7 @@ enum ContractLayouts {
                 schemaVersion: .constant("1")
             ),
             StructLayout(
-                name: "OnboardingRunSnapshot.Onboarding", doc: "The flow's identity (§4.3).",
+                name: "OnboardingRunSnapshot.Onboarding", doc: "The flow's identity (<doc:OnboardingRunContract#Identity>).",
                 schemaPath: ["properties", "onboarding"],
                 fields: [
                     Field("key", .string, .required, "Stable key of the flow."),
@@ -40,7 +40,7 @@ enum ContractLayouts {
                     Field("variant_key", .string, .optional, "In-flow variant; omitted when not in such a test."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Studio", doc: "Links to Studio records (§4.4); only links with a value are written.",
+                name: "OnboardingRunSnapshot.Studio", doc: "Links to Studio records (<doc:OnboardingRunContract#Studio-links>); only links with a value are written.",
                 schemaPath: ["properties", "studio"],
                 fields: [
                     Field("onboarding_id", .string, .optional, "Studio onboarding record."),
@@ -49,7 +49,7 @@ enum ContractLayouts {
                     Field("variant_key", .string, .optional, "The Studio variant served (`main` or a variant key)."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Context", doc: "Device and app context (§4.5); `build` and `os_version` are always written.",
+                name: "OnboardingRunSnapshot.Context", doc: "Device and app context (<doc:OnboardingRunContract#Context>); `build` and `os_version` are always written.",
                 schemaPath: ["properties", "context"],
                 fields: [
                     Field("app_version", .string, .required, "Marketing version."),
@@ -61,7 +61,7 @@ enum ContractLayouts {
                     Field("library_version", .string, .optional, "Version of the tracker library."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Manifest", doc: "Every step the flow can show, in flow order (§4.6).",
+                name: "OnboardingRunSnapshot.Manifest", doc: "Every step the flow can show, in flow order (<doc:OnboardingRunContract#Manifest>).",
                 schemaPath: ["properties", "manifest"],
                 fields: [
                     Field("steps", .array(.structure("OnboardingRunSnapshot.ManifestStep")), .required, "The steps.")
@@ -74,7 +74,7 @@ enum ContractLayouts {
                     Field("slot", .string, .optional, "Slot shared by alternative steps."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Entry", doc: "One display of a step (§4.8).",
+                name: "OnboardingRunSnapshot.Entry", doc: "One display of a step (<doc:OnboardingRunContract#Entries>).",
                 schemaPath: ["$defs", "entry"],
                 fields: [
                     Field("step_key", .string, .required, "The step shown."),
@@ -97,7 +97,7 @@ enum ContractLayouts {
         rootDoc: "",
         structs: paywallCommonStructs(prefix: "PaywallPresentationSnapshot", schemaVersion: .constant("1")) + [
             StructLayout(
-                name: "PaywallPresentationSnapshot.Paywall", doc: "The paywall shown (paywall.md §3.2).",
+                name: "PaywallPresentationSnapshot.Paywall", doc: "The paywall shown (<doc:PaywallPresentationContract#Paywall>).",
                 schemaPath: ["properties", "paywall"],
                 fields: [
                     Field("moment_key", .string, .required, "The moment that resolved to the paywall."),
@@ -124,10 +124,10 @@ enum ContractLayouts {
         rootDoc: "",
         structs: [
             paywallRoot(prefix: "PaywallPresentationSnapshotV1_1", nested: "PaywallPresentationSnapshot", schemaVersion: .paywallProvider,
-                        doc: "One send of a paywall presentation, contract v1.1 (paywall.md §4): `schema_version` is `1.1` when `paywall.provider` is set and `1` otherwise, and a snapshot without a provider is byte for byte the v1 snapshot."),
+                        doc: "One send of a paywall presentation, contract v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): `schema_version` is `1.1` when `paywall.provider` is set and `1` otherwise, and a snapshot without a provider is byte for byte the v1 snapshot."),
             StructLayout(
                 name: "PaywallPresentationSnapshotV1_1.Paywall",
-                doc: "The paywall shown, v1.1 (paywall.md §4): with a provider the v1 members are optional.",
+                doc: "The paywall shown, v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): with a provider the v1 members are optional.",
                 schemaPath: ["properties", "paywall"],
                 fields: [
                     Field("provider", .enumeration("PaywallPresentationSnapshotV1_1.Provider"), .optional, "Who serves the paywall; omitted for a Studio paywall (v1)."),
@@ -154,7 +154,7 @@ enum ContractLayouts {
         ]
     )
 
-    /// The top level, in the tracker's emission order (paywall.md §3.8).
+    /// The top level, in the tracker's emission order (<doc:PaywallPresentationContract#Emission-order>).
     static func paywallRoot(prefix: String, nested: String, schemaVersion: SchemaVersionRule, doc: String) -> StructLayout {
         StructLayout(
             name: prefix, doc: doc, schemaPath: [],
@@ -178,16 +178,16 @@ enum ContractLayouts {
     static func paywallCommonStructs(prefix p: String, schemaVersion: SchemaVersionRule) -> [StructLayout] {
         [
             paywallRoot(prefix: p, nested: p, schemaVersion: schemaVersion,
-                        doc: "One send of a paywall presentation, contract v1 (paywall.md §3), keys in the tracker's order (§3.8)."),
+                        doc: "One send of a paywall presentation, contract v1 (<doc:PaywallPresentationContract>), keys in the tracker's order (<doc:PaywallPresentationContract#Emission-order>)."),
             StructLayout(
-                name: "\(p).OnboardingRun", doc: "The onboarding run and step that showed the paywall (§3.3).",
+                name: "\(p).OnboardingRun", doc: "The onboarding run and step that showed the paywall (<doc:PaywallPresentationContract#Onboarding-run>).",
                 schemaPath: ["properties", "onboarding_run"],
                 fields: [
                     Field("run_id", .string, .required, "The run's id."),
                     Field("step_key", .string, .required, "The paywall step's key."),
                 ]),
             StructLayout(
-                name: "\(p).Outcome", doc: "How the presentation ended (§3.4).",
+                name: "\(p).Outcome", doc: "How the presentation ended (<doc:PaywallPresentationContract#Outcome-and-transaction>).",
                 schemaPath: ["properties", "outcome", "anyOf", "1"],
                 fields: [
                     Field("status", .enumeration("\(p).OutcomeStatus"), .required, "The outcome."),
@@ -195,7 +195,7 @@ enum ContractLayouts {
                     Field("transaction", .structure("\(p).Transaction"), .optional, "Store transaction, only with `purchased`."),
                 ]),
             StructLayout(
-                name: "\(p).Transaction", doc: "Store transaction keys of a purchase (§3.4); never empty.",
+                name: "\(p).Transaction", doc: "Store transaction keys of a purchase (<doc:PaywallPresentationContract#Outcome-and-transaction>); never empty.",
                 schemaPath: ["properties", "outcome", "anyOf", "1", "properties", "transaction"],
                 fields: [
                     Field("original_transaction_identifier", .string, .optional, "StoreKit original transaction id, or the Play order id."),
@@ -204,7 +204,7 @@ enum ContractLayouts {
                     Field("restored", .bool, .optional, "`true` for a restore; the tracker never writes `false`."),
                 ]),
             StructLayout(
-                name: "\(p).Context", doc: "Device and app context (§3.5); `build` and `os_version` are always written.",
+                name: "\(p).Context", doc: "Device and app context (<doc:PaywallPresentationContract#Context>); `build` and `os_version` are always written.",
                 schemaPath: ["properties", "context"],
                 fields: [
                     Field("app_version", .string, .required, "Marketing version."),

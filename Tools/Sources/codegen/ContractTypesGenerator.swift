@@ -5,8 +5,9 @@ import Foundation
 ///
 /// The schemas give the members, their JSON types, nullability, requiredness and enumeration
 /// values; they do not give the wire key order or the absent-versus-null choices of the reference
-/// tracker, so those come from the layout tables in `ContractLayouts.swift` (onboarding run
-/// contract §3.2/§3.3, paywall.md §3.8 and §4). Generation fails when a table and its schema disagree (a member
+/// tracker, so those come from the layout tables in `ContractLayouts.swift` (TrackerCore's
+/// articles <doc:WireEncoding#Key-order>, <doc:WireEncoding#Absent-versus-null>,
+/// <doc:PaywallPresentationContract#Emission-order> and <doc:PaywallPresentationContract#Contract-v1.1>). Generation fails when a table and its schema disagree (a member
 /// missing on either side, a type, nullability or requiredness mismatch), so a schema change
 /// cannot silently drift from the types.
 struct ContractTypesGenerator: Generator {

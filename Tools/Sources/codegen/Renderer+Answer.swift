@@ -22,7 +22,7 @@ extension Renderer {
         precondition(parent != nil)
         out += """
             extension \(parent!) {
-                /// One answer given on a visit (§4.9): keys `question_key`, `kind`, `value`, then `unit` (numeric only).
+                /// One answer given on a visit (<doc:OnboardingRunContract#Answers>): keys `question_key`, `kind`, `value`, then `unit` (numeric only).
                 public struct \(name): Sendable, Equatable, WireEncodable {
                     /// The answer's value, one case per `kind`.
                     public enum Value: Sendable, Equatable {

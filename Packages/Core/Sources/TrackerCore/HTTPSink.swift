@@ -7,8 +7,8 @@ public enum HTTPSinkHeaders: Sendable {
     case dynamic(@Sendable () async throws -> [HTTPHeader])
 }
 
-/// The stock HTTP sink (spec 6.5): `POST`s each snapshot as JSON to a URL and takes the outcome
-/// from the response **body** only.
+/// The stock HTTP sink (<doc:Delivery#Reading-a-sinks-answer>): `POST`s each snapshot as JSON to a
+/// URL and takes the outcome from the response **body** only.
 ///
 /// - Body: `payload.wireBytes()`; headers: the host's headers plus
 ///   `content-type: application/json`, which replaces any host header of that name (compared

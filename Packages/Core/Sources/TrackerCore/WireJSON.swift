@@ -1,7 +1,7 @@
 /// The wire JSON codec: compact output byte-identical to JavaScript's `JSON.stringify`, and a
 /// strict RFC 8259 parser that keeps object member order.
 ///
-/// Encoding rules (onboarding run contract §3.4 and §3.5):
+/// Encoding rules (<doc:WireEncoding#Strings> and <doc:WireEncoding#Numbers>):
 /// - no whitespace between tokens, object members in the order they are stored;
 /// - strings: `"` and `\` escaped, U+0008/09/0A/0C/0D as `\b \t \n \f \r`, every other code point
 ///   below U+0020 as `\u00xx` (lowercase hex); everything else (including `/`, U+007F, U+2028,

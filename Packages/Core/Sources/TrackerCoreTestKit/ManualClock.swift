@@ -27,13 +27,13 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
 
     /// Creates a clock reading `startMs` (default 2026-01-10T08:00:00.000Z).
     ///
-    /// With `holdsOutsideWork`, background steps spawned from outside the clock's executor (by
-    /// the test's own synchronous calls, say) wait until the test next settles or advances the
-    /// clock, so that a run of synchronous calls is never raced by the work the first of them
-    /// started: the test decides when background work runs (spec decision 13). Steps spawned by
-    /// running work are never held. Held steps are released by one job on the executor itself,
-    /// which starts them all, in spawn order, before any of them runs: a step spawned by the
-    /// first released one therefore always runs after the last released one. Inside
+    /// With `holdsOutsideWork`, background steps spawned from outside the clock's executor (by the
+    /// test's own synchronous calls, say) wait until the test next settles or advances the clock,
+    /// so that a run of synchronous calls is never raced by the work the first of them started: the
+    /// test decides when background work runs (no test depends on real time or luck). Steps spawned
+    /// by running work are never held. Held steps are released by one job on the executor itself,
+    /// which starts them all, in spawn order, before any of them runs: a step spawned by the first
+    /// released one therefore always runs after the last released one. Inside
     /// ``withOutsideWorkReleased(_:)`` outside steps are not held.
     public init(startMs: Int64 = 1_768_032_000_000, holdsOutsideWork: Bool = false) {
         state = Locked(State(now: startMs))

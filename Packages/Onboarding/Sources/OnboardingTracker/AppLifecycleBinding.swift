@@ -9,7 +9,7 @@ extension OnboardingRunTracker {
     /// Binds this tracker to `monitor`: when the app enters the background, the current run is
     /// backgrounded (recorded and sent at once, see ``OnboardingRun/background()``) and every
     /// unsent snapshot is sent inside a background task of at most `backgroundBudgetSeconds`.
-    /// Keep the returned binding to ``AppLifecycleBinding/unbind()`` later.
+    /// Keep the returned binding to `AppLifecycleBinding.unbind()` later.
     @discardableResult
     public func bindToAppLifecycle(monitor: AppLifecycleMonitor, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding {
         monitor.bindBackground(budgetSeconds: backgroundBudgetSeconds) { [weak self] budgetMs in

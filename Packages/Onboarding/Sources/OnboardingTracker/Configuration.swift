@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// How a tracker is set up (onboarding-tracker.md §1.2).
+/// How a tracker is set up (<doc:GettingStarted#Configuration>).
 public struct OnboardingRunConfiguration: Sendable {
     /// Where snapshots go. Its `destination` decides what a reconfigure hands over and what stored
     /// state is sent.

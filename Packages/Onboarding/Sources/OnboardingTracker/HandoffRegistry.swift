@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// What a disposed tracker's run hand-over says (onboarding-tracker.md §7.1 D7).
+/// What a disposed tracker's run hand-over says (<doc:HandOver>, D7).
 enum HandedRun: Sendable {
     /// Nothing is known (the tracker started nothing and was handed nothing).
     case nothing
@@ -10,7 +10,7 @@ enum HandedRun: Sendable {
     case run(RunState)
 }
 
-/// What a disposed tracker leaves unsent once its last attempts are answered (§7.1 D6).
+/// What a disposed tracker leaves unsent once its last attempts are answered (<doc:HandOver>, D6).
 struct Leftover: Sendable {
     var unsent: [String: Outbound<OnboardingRunSnapshot>]
     var settled: [String: Int]
@@ -36,9 +36,9 @@ final class Handoff: Sendable {
     }
 }
 
-/// The process-wide records of the onboarding trackers, per storage key (§7): the hand-over of
-/// the last disposed tracker (claimed once), the drain of the last disposed tracker that had
-/// storage, and the live trackers with storage.
+/// The process-wide records of the onboarding trackers, per storage key (<doc:HandOver>): the
+/// hand-over of the last disposed tracker (claimed once), the drain of the last disposed tracker
+/// that had storage, and the live trackers with storage.
 ///
 /// Use ``shared`` in apps. Tests create a fresh registry to simulate a new app process.
 public final class HandoffRegistry: Sendable {

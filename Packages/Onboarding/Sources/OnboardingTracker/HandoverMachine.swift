@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// The hand-over from the tracker disposed last on the storage key (onboarding-tracker.md §7),
+/// The hand-over from the tracker disposed last on the storage key (<doc:HandOver>),
 /// as an explicit state and pure transitions in the style of Core's `DeliveryMachine`: the
 /// tracker keeps a ``Phase``, ``leftoverAnswered(_:accepted:_:)`` turns the predecessor's
 /// leftover and the tracker's state into actions, and `adoptLeftover` only performs them.
@@ -86,7 +86,7 @@ enum HandoverMachine {
         return true
     }
 
-    /// The predecessor's last attempts are answered (§7.3 S3, §7.4 X3).
+    /// The predecessor's last attempts are answered (<doc:HandOver>, S3 and X3).
     static func leftoverAnswered(_ left: Leftover, accepted: Bool, _ c: Context) -> [Action] {
         guard accepted else {
             guard !left.unsent.isEmpty, !c.destinationChangedReported else { return [] }

@@ -1,14 +1,14 @@
 import TrackerCore
 
-/// The live run (onboarding-tracker.md §4–§6) as an explicit state and pure transitions in the
-/// style of Core's `DeliveryMachine`: which run is in session, which ``OnboardingRun`` handles
-/// still record (the generation), the debounce window, and disposal. The tracker keeps one
-/// ``RunMachine`` in its state, feeds it ``Event``s and performs the ``Action``s it returns
-/// (timers, building and staging a snapshot, writes); the recording itself (entries, answers,
-/// properties) stays in ``RunState``.
+/// The live run (<doc:InputValidation>, <doc:Diagnostics>, <doc:Delivery>) as an explicit state and
+/// pure transitions in the style of Core's `DeliveryMachine`: which run is in session, which
+/// ``OnboardingRun`` handles still record (the generation), the debounce window, and disposal. The
+/// tracker keeps one ``RunMachine`` in its state, feeds it ``Event``s and performs the ``Action``s
+/// it returns (timers, building and staging a snapshot, writes); the recording itself (entries,
+/// answers, properties) stays in ``RunState``.
 struct RunMachine: Sendable {
-    /// The debounce window (§6.1): open from the first unsent change until its timer fires or a
-    /// snapshot is built for another reason.
+    /// The debounce window (<doc:Delivery#When-a-snapshot-is-built>): open from the first unsent
+    /// change until its timer fires or a snapshot is built for another reason.
     enum Window: Sendable, Equatable {
         case closed
         /// Opened in `generation`; `timer` once the scheduler returned its token.
@@ -68,8 +68,8 @@ struct RunMachine: Sendable {
     func verdict(runId: String, generation: UInt64, handleCompleted: Bool) -> Verdict {
         if disposed { return .disposed }
         guard generation == self.generation, let cur = current, cur.runId == runId else {
-            // A completed run is not replaced by a later start (§4 `run-replaced` is for a run in
-            // progress): it stays completed.
+            // A completed run is not replaced by a later start (<doc:Diagnostics>: `run-replaced`
+            // is for a run in progress): it stays completed.
             return handleCompleted ? .completed(live: false) : .inactive
         }
         return cur.completed ? .completed(live: true) : .record

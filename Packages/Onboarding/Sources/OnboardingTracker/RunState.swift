@@ -145,8 +145,8 @@ struct EntryState: Sendable {
 }
 
 /// Everything recorded for one run, in Core's generated contract types, with the running byte
-/// counts of its completion form (onboarding-tracker.md §10.2) so that every recording call
-/// measures in O(1). ``snapshot(seq:sentAt:)`` assembles the value a sink receives.
+/// counts of its completion form (<doc:Limits#How-the-byte-budget-is-measured>) so that every
+/// recording call measures in O(1). ``snapshot(seq:sentAt:)`` assembles the value a sink receives.
 struct RunState: Sendable {
     var runId: String
     var lastSeq = 0
@@ -253,7 +253,7 @@ struct RunState: Sendable {
 
     // MARK: Wire form
 
-    /// The snapshot at `sentAt` with `seq` (onboarding-tracker.md §3): the open last entry of a
+    /// The snapshot at `sentAt` with `seq` (<doc:Snapshots>): the open last entry of a
     /// run in progress goes without its exit.
     mutating func snapshot(seq: Int, sentAt: Int64) -> Snapshot {
         var entries: [Snapshot.Entry] = []
@@ -277,7 +277,7 @@ struct RunState: Sendable {
         return copy.snapshot(seq: lastSeq + 1, sentAt: now).wireBytes()
     }
 
-    // MARK: Stored form (onboarding-tracker.md §5.2)
+    // MARK: Stored form (<doc:Storage#Layout>)
 
     /// The stored form; `seqReserved` (≥ `lastSeq`) is the highest seq the run may have used:
     /// a run restored from it continues past it.

@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// The stored-state read (onboarding-tracker.md §5.4) as pure functions, in the style of Core's
+/// The stored-state read (<doc:Storage#Reading-at-creation>) as pure functions, in the style of Core's
 /// `DeliveryMachine`: ``parse(_:)`` says what the stored value holds, ``decide(_:_:)`` turns that
 /// and the tracker's state into actions; the tracker (`processRead`) only performs them. Neither
 /// does I/O or touches a lock, so tests drive them directly.
@@ -127,7 +127,8 @@ enum StoredReadMachine {
 
     // MARK: Decide
 
-    /// What the tracker does with what the read found (§5.4 steps 5–8, §7.3 S2/S4, §7.6 R1).
+    /// What the tracker does with what the read found (<doc:Storage#Reading-at-creation> steps 5–8,
+    /// <doc:HandOver> S2, S4 and R1).
     static func decide(_ parsed: Parsed, _ ctx: Context) -> [Action] {
         let c: Contents
         switch parsed {

@@ -1,11 +1,11 @@
 import TrackerCore
 
 /// A sink of onboarding run snapshots: it receives Core's generated contract type
-/// ``OnboardingRunSnapshot`` (contract v1), whose `wireBytes()` are the exact bytes to send. A
+/// `OnboardingRunSnapshot` (contract v1), whose `wireBytes()` are the exact bytes to send. A
 /// retry hands over the very same value, so the bytes are identical.
 public typealias OnboardingSink = Sink<OnboardingRunSnapshot>
 
-/// 0.1.0's payload type of an onboarding sink; the sink takes ``OnboardingRunSnapshot`` itself.
+/// 0.1.0's payload type of an onboarding sink; the sink takes `OnboardingRunSnapshot` itself.
 /// Kept for one release so 0.1.0 code keeps compiling (with a warning).
 @available(*, deprecated, renamed: "OnboardingRunSnapshot")
 public typealias OnboardingRunPayload = OnboardingRunSnapshot
@@ -119,7 +119,7 @@ func awaitCancellable(_ register: (@escaping @Sendable () -> Void) -> Void) asyn
 }
 
 /// A storage wrapper that reports each write that landed (for re-writing after a predecessor's
-/// late write, onboarding-tracker.md §7.5 W2, and for the seq reservation) and each that failed.
+/// late write, <doc:HandOver> W2, and for the seq reservation) and each that failed.
 final class LandingObserverStorage: KeyValueStorage {
     let inner: any KeyValueStorage
     let onFinished: @Sendable (_ landed: Bool) -> Void

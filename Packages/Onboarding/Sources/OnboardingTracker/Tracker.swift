@@ -2,7 +2,7 @@ import TrackerCore
 
 typealias Item = Outbound<OnboardingRunSnapshot>
 
-/// An onboarding run tracker (onboarding-tracker.md). Independent instances are for tests or two
+/// An onboarding run tracker (see <doc:GettingStarted>). Independent instances are for tests or two
 /// flows at once; trackers live at the same time must use distinct storage keys.
 ///
 /// No method throws; recording methods never wait for storage or the network.
@@ -132,7 +132,7 @@ public final class OnboardingRunTracker: Sendable {
                 }
             }
         }
-        // 2. Queue the one read first: every write of this tracker is queued behind it (§5.3),
+        // 2. Queue the one read first: every write of this tracker is queued behind it (<doc:Storage#When-it-is-written>),
         //    even one caused by a delivery that starts from step 3 on another thread.
         if let store {
             let me2 = me
@@ -233,7 +233,7 @@ public final class OnboardingRunTracker: Sendable {
         return IDs.uuidV7(nowMs: nowRaw)
     }
 
-    /// A resumable run is abandoned by a start (§5.6).
+    /// A resumable run is abandoned by a start (<doc:Storage#Abandoned-run>).
     func abandonResumable(_ s: inout State, fx: inout Effects) {
         guard var r = s.resumable else { return }
         s.session = .awaiting(resumable: nil)
@@ -256,7 +256,7 @@ public final class OnboardingRunTracker: Sendable {
         case .completed(live: true) where allowCompleted:
             return true
         case .completed(live: false) where allowCompleted:
-            // `background()` still skips the retry backoff of an unsent completion (§9.7).
+            // `background()` still skips the retry backoff of an unsent completion (<doc:InputValidation#Step-calls>).
             if let d = s.deliveries[run.runId] { fx.run { d.flush() } }
         case .completed:
             fx.diag("run-completed", "the run is completed; nothing is recorded", run.runId)
@@ -361,7 +361,7 @@ public final class OnboardingRunTracker: Sendable {
                 fx.diag("too-many-answers", m, r.runId)
             }
             // Only a valid answer that recording refused reports `truncated`; answers that are
-            // all invalid report `invalid-answer` alone (§4).
+            // all invalid report `invalid-answer` alone (<doc:InputValidation#Answers>).
             if refused {
                 fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
             }
@@ -377,7 +377,7 @@ public final class OnboardingRunTracker: Sendable {
         finish(fx)
     }
 
-    /// Validates and merges `patch` into `props` (§9.5).
+    /// Validates and merges `patch` into `props` (<doc:InputValidation#Properties>).
     @discardableResult
     func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
         var changed = false
@@ -567,8 +567,8 @@ public final class OnboardingRunTracker: Sendable {
                 self.emit([Diagnostic(code: "storage", message: "snapshot seq \(item.seq) is held until storage takes a write: storage has not recorded that its seq is used, so sending it could let a resumed run reuse the seq", runId: item.payload.runId)])
             }
             // Every staged snapshot is handed over when its write finished or timed out, even
-            // when a newer one was built meanwhile (§6.2): latest-wins applies among handed
-            // snapshots (§6.3 rule 2), so a newer one replaces it only once it is handed over
+            // when a newer one was built meanwhile (<doc:Delivery#Persist-before-send>): latest-wins applies among handed
+            // snapshots (rule 2 of TrackerCore's Delivery article), so a newer one replaces it only once it is handed over
             // itself. (Dropping it here starved the sink while writes were slow, issue 15.)
             if send { d.enqueue(item) }
             if flush { d.flush() }
@@ -678,7 +678,7 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// Applies the stored-state read (§5.4): ``StoredReadMachine`` decides, this performs.
+    /// Applies the stored-state read (<doc:Storage#Reading-at-creation>): ``StoredReadMachine`` decides, this performs.
     func processRead(_ raw: RawRead) {
         let parsed = StoredReadMachine.parse(raw)
         var fx = Effects()
@@ -727,7 +727,7 @@ public final class OnboardingRunTracker: Sendable {
 
     // MARK: Hand-over
 
-    /// The predecessor's last attempts are answered (§7.3 S3, §7.4 X3): ``HandoverMachine``
+    /// The predecessor's last attempts are answered (<doc:HandOver>, S3 and X3): ``HandoverMachine``
     /// decides, this performs.
     private func adoptLeftover(_ left: Leftover, accepted: Bool) {
         var fx = Effects()
@@ -762,7 +762,7 @@ public final class OnboardingRunTracker: Sendable {
     }
 
     /// Completes this tracker's leftover once disposed, the predecessor's leftover adopted, every
-    /// staged send handed over and no attempt in flight (§7.1 D6).
+    /// staged send handed over and no attempt in flight (<doc:HandOver>, D6).
     func checkLeftover() {
         let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
             guard s.run.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
@@ -810,7 +810,8 @@ public final class OnboardingRunTracker: Sendable {
             }
             guard !s.sessionStarted, var r = s.resumable, !r.completed else { return nil }
             if expected != nil {
-                // Typed values: an absent member equals a null one (contract §12.3).
+                // Typed values: an absent member equals a null one
+                // (<doc:Delivery#What-the-ingest-answers>).
                 let same = !expectedInvalid && expectedSpec.map { r.onboarding == $0.onboarding && r.manifest == $0.manifest } == true
                 if !same {
                     fx.diag("resume-mismatch", "the stored run belongs to another onboarding identity or manifest", r.runId)
@@ -835,7 +836,7 @@ public final class OnboardingRunTracker: Sendable {
     }
 
     /// Reports, once per tracker, a stored-state read still running after `storageReadTimeoutMs`
-    /// (§4 (g)): from `resume()`'s timer, and from every bounded wait on the read (`idle()`, a
+    /// (<doc:Diagnostics>, `storage` (g)): from `resume()`'s timer, and from every bounded wait on the read (`idle()`, a
     /// disposed tracker's drain) that ran out.
     func reportSlowRead() {
         guard !readDeferred.isComplete else { return }
@@ -848,7 +849,7 @@ public final class OnboardingRunTracker: Sendable {
         emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
     }
 
-    /// Drops null members so that absent == null when comparing (contract §12.3).
+    /// Drops null members so that absent == null when comparing (<doc:Delivery#What-the-ingest-answers>).
     static func canonical(_ v: JSONValue) -> JSONValue {
         switch v {
         case let .object(o):
@@ -860,7 +861,7 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    /// The restore rule (§8.3).
+    /// The restore rule (<doc:Resume#The-restore-rule>).
     func restore(_ r: inout RunState, now t: Int64, fx: inout Effects) {
         let last = r.steps.count - 1
         if !r.truncated {

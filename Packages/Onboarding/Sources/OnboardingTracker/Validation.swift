@@ -56,7 +56,7 @@ enum StartValidation {
         return (Snapshot.Manifest(steps: arr), keys)
     }
 
-    /// Identity + Studio links + manifest (+ context when given): §9.1–9.4.
+    /// Identity + Studio links + manifest (+ context when given): <doc:InputValidation>.
     static func spec(_ options: StartOptions, context ctx: RunContextInput?, problems: inout [String]) -> RunSpec {
         var warnings: [(String, String)] = []
         var studio: Snapshot.Studio?
@@ -118,7 +118,7 @@ enum StartValidation {
                        manifest: manifest, manifestKeys: keys, warnings: warnings.map { (code: $0.0, message: $0.1) })
     }
 
-    /// Validates one answer (§9.6); returns its wire JSON or a problem.
+    /// Validates one answer (<doc:InputValidation#Answers>); returns its wire JSON or a problem.
     static func answer(_ a: AnswerInput) -> JSONValue? {
         guard InputPatterns.isKey(a.questionKey) else { return nil }
         var o = JSONObject()

@@ -1,8 +1,9 @@
 import TrackerCore
 
-/// Checks paywall presentation snapshots against the contract: the closed JSON Schema (v1, or
-/// v1.1 which also admits every v1 snapshot), the rules beyond the schema (spec section 5), the
-/// 16 KiB limit, and the server's answer to a snapshot given the stored one (spec 5.1).
+/// Checks paywall presentation snapshots against the contract: the closed JSON Schema (v1, or v1.1
+/// which also admits every v1 snapshot), the rules beyond the schema (TrackerCore's ContractRules
+/// article), the 16 KiB limit, and the server's answer to a snapshot given the stored one (the
+/// paywall server's verdict, same article).
 ///
 /// Core's `ContractChecker` does the checking (the same checker the collector and
 /// the tests use); this is its paywall face, in messages.

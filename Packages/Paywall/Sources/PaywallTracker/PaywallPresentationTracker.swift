@@ -1,8 +1,8 @@
 import TrackerCore
 
-/// How a ``PaywallPresentationTracker`` is set up (spec section 13): the one configuration of
-/// the tracker, taken by ``PaywallPresentationTracker/init(configuration:)``. Every member but
-/// `sink` and `context` has a default, given with it.
+/// How a ``PaywallPresentationTracker`` is set up (<doc:GettingStarted#Configuration>): the one
+/// configuration of the tracker, taken by ``PaywallPresentationTracker/init(configuration:)``.
+/// Every member but `sink` and `context` has a default, given with it.
 public struct PaywallTrackerConfiguration: Sendable {
     /// Where snapshots go: the Rocalytics paywall sink, an `HTTPSink`, or a custom sink. Required.
     public var sink: any Sink<PaywallSnapshot>
@@ -363,11 +363,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             let adopted = state.withLock { s -> Adoption in
                 if s.deliveries[id] != nil { return .skipped }
                 if s.disposed {
-                    // Disposed before this read ran (a quick reconfigure behind a long write
-                    // queue, say): nothing is restored for delivery, but the entry stays stored
-                    // for the next launch (spec 10.2). It joins the pending map without a delivery
-                    // queue, so the writes this tracker queued after its read carry it instead of
-                    // replacing the stored map with this tracker's own entries only.
+                    // Disposed before this read ran (a quick reconfigure behind a long write queue,
+                    // say): nothing is restored for delivery, but the entry stays stored for the
+                    // next launch (<doc:DeliveryAndStorage#Stored-form>). It joins the pending map
+                    // without a delivery queue, so the writes this tracker queued after its read
+                    // carry it instead of replacing the stored map with this tracker's own entries
+                    // only.
                     guard s.pending[id] == nil else { return .skipped }
                     s.pending[id] = item
                     s.pendingOrder.append(id)

@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// The state of one presentation (spec 3.7 and 7.2): marks in integer milliseconds, clamped so
+/// The state of one presentation (<doc:Presentations>): marks in integer milliseconds, clamped so
 /// they never go backwards, and the parts frozen at start.
 struct PresentationState: Sendable {
     let id: String

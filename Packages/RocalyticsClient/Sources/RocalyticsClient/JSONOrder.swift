@@ -1,11 +1,11 @@
 import TrackerCore
 
 extension JSONValue {
-    /// The value with every object's members in JavaScript's property order (spec/README.md
-    /// decision 10): keys that are canonical array indices (`"0"`, `"7"`, `"42"`, not `"07"`)
-    /// first in ascending numeric order, then the other keys in insertion order. Applied to every
-    /// free-form map the app passes, as the reference's `JSON.stringify` of a JavaScript object
-    /// would order it.
+    /// The value with every object's members in JavaScript's property order (TrackerCore's Wire
+    /// encoding article, key order): keys that are canonical array indices (`"0"`, `"7"`, `"42"`,
+    /// not `"07"`) first in ascending numeric order, then the other keys in insertion order.
+    /// Applied to every free-form map the app passes, as the reference's `JSON.stringify` of a
+    /// JavaScript object would order it.
     public func javaScriptOrdered() -> JSONValue {
         switch self {
         case let .object(o): .object(o.javaScriptOrdered())

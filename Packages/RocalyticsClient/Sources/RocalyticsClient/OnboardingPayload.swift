@@ -22,7 +22,7 @@ public func onboardingSentAtMs(_ snapshot: JSONObject) -> Int64? {
 }
 
 /// The pre-v1 onboarding payload of a v1 snapshot: `{onboarding_metadata, sent_at, responses}`
-/// (rocalytics-client.md §9.2). Depends on nothing but the snapshot, so a resend, even from a
+/// (<doc:OnboardingSink#The-pre-v1-part>). Depends on nothing but the snapshot, so a resend, even from a
 /// later process, gives the very same bytes.
 public func toOnboardingResponsePayload(_ snapshot: some WireEncodable) -> JSONObject {
     toOnboardingResponsePayload(snapshotObject: snapshot.wireJSON().objectValue ?? JSONObject())
@@ -115,9 +115,10 @@ public func rocalyticsOutcome(status: Int, body: JSONValue?) -> SinkResult {
     return SinkResult(.transient, reason: "status \(status)")
 }
 
-/// The outcome of a paywall-presentations answer (paywall.md §12.2): a body whose `outcome` is
-/// `rejected` is rejected whatever the status; `accepted` or `ignored` count only on a 2xx;
-/// anything else (a bare 2xx, a 204, a 500 saying accepted) is transient with reason `status <n>`.
+/// The outcome of a paywall-presentations answer (<doc:PaywallSink#Outcome-rules>): a body whose
+/// `outcome` is `rejected` is rejected whatever the status; `accepted` or `ignored` count only on a
+/// 2xx; anything else (a bare 2xx, a 204, a 500 saying accepted) is transient with reason `status
+/// <n>`.
 public func paywallIngestOutcome(status: Int, body: JSONValue?) -> SinkResult {
     let o = body?.objectValue
     let outcome = o?["outcome"]?.stringValue

@@ -41,7 +41,7 @@ public struct RocalyticsScreen: Sendable, Equatable {
 /// Methods may throw where the native module could; the client turns failures into the
 /// behaviour of the README (inert, or start-up skipped) and never lets them reach the app.
 ///
-/// **Roca ids stored by an earlier Expo build** (spec/README.md decision 15): the client reads the
+/// **Roca ids stored by an earlier Expo build** (<doc:PlatformServices>): the client reads the
 /// keys `rocalytics-roca-id` and `rocalitics-roca-id` through ``secureValue(forKey:)``. An Expo
 /// build's ids are found only if this implementation reads the same Keychain items as
 /// `expo-secure-store` did (same service and account naming); otherwise a new id is minted.

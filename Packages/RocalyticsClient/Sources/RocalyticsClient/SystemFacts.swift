@@ -63,7 +63,7 @@ public enum AppleDeviceFacts {
         return String(decoding: upToNul, as: UTF8.self)
     }
 
-    /// The app's display name: `CFBundleDisplayName`, else `CFBundleName` (spec §10.1).
+    /// The app's display name: `CFBundleDisplayName`, else `CFBundleName` (<doc:PlatformServices>).
     public static func applicationName(info: [String: Any]) -> String? {
         nonEmpty(info["CFBundleDisplayName"] as? String) ?? nonEmpty(info["CFBundleName"] as? String)
     }

@@ -3,7 +3,7 @@ import RocalyticsClient
 import TrackerCore
 
 /// Platform services with fixed values, for tests and previews: the fixture's `device` object
-/// (rocalytics-client.md §15) or any values you set.
+/// (RocalyticsClient's Testing article) or any values you set.
 public struct FixturePlatform: RocalyticsPlatform {
     /// The secure store behind ``secureValue(forKey:)``.
     public var store: InMemorySecureStore
@@ -48,7 +48,7 @@ public struct FixturePlatform: RocalyticsPlatform {
     /// Returned as ``RocalyticsPlatform`` requires (`timeZoneIdentifier`).
     public var timeZoneIdentifier: String
 
-    /// The fixture's iOS device (`IOS` in rocalytics-client.md §18).
+    /// The fixture's iOS device (the Testing article's iOS device).
     public static func ios(store: InMemorySecureStore = InMemorySecureStore()) -> FixturePlatform {
         FixturePlatform(
             store: store, platformName: "ios", platformVersion: .string("18.1"), applicationId: "com.example.app",
@@ -59,7 +59,7 @@ public struct FixturePlatform: RocalyticsPlatform {
             uuid: "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f", localeIdentifier: "en-US", timeZoneIdentifier: "Europe/Paris")
     }
 
-    /// The fixture's Android device (`ANDROID` in rocalytics-client.md §18).
+    /// The fixture's Android device (the Testing article's Android device).
     public static func android(store: InMemorySecureStore = InMemorySecureStore()) -> FixturePlatform {
         var p = ios(store: store)
         p.platformName = "android"

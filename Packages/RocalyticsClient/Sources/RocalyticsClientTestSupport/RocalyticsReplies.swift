@@ -5,7 +5,7 @@ import TrackerCore
 // re-exported here); this module adds the Rocalytics backend's stock answers.
 extension RecordingTransport {
     /// The stock replies of the Rocalytics backend in the reference client's tests
-    /// (rocalytics-client.md §18): identify 200 `{}`, every other path 204 with no body.
+    /// (RocalyticsClient's Testing article): identify 200 `{}`, every other path 204 with no body.
     public static let rocalyticsReplies: Handler = { request in
         if RecordingTransport.path(of: request.url) == "/functions/v1/identify" {
             return HTTPResponse(status: 200, body: Array("{}".utf8))

@@ -35,7 +35,7 @@ final class EnvelopeFields: Sendable {
         self.sdkVersion = sdkVersion
     }
 
-    /// The wire bytes (section 2 key order).
+    /// The wire bytes (<doc:Envelope#The-envelope> key order).
     func encode() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(512)
@@ -51,10 +51,10 @@ final class EnvelopeFields: Sendable {
     }
 }
 
-/// The parts of an envelope, in section 2 key order: head (`type` … `timestamp`), identity
-/// (`anonymousId` … `siteId`, then the `props` key), the props object, `traits` when present,
-/// and the tail (`context`, `sdk`). The identity and the tail are constant over many events, so a
-/// recording call reuses them pre-encoded.
+/// The parts of an envelope, in the key order of <doc:Envelope#The-envelope>: head (`type` …
+/// `timestamp`), identity (`anonymousId` … `siteId`, then the `props` key), the props object,
+/// `traits` when present, and the tail (`context`, `sdk`). The identity and the tail are constant
+/// over many events, so a recording call reuses them pre-encoded.
 enum EnvelopeWriter {
     /// `{"type":…,"name":…,"eventId":…,"timestamp":"…"`
     static func head(type: String, name: String, eventId: String, timestampMs: Int64, into out: inout [UInt8]) {

@@ -120,7 +120,7 @@ public struct InspectSnapshot: Sendable, Equatable {
     /// The privacy policy in force.
     public var privacy: Privacy
 
-    /// The snapshot as JSON (section 9 key order), written with the project's encoder.
+    /// The snapshot as JSON (<doc:Inspect> key order), written with the project's encoder.
     public func json() -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
         func num(_ i: Int) -> JSONValue { .number(Double(i)) }

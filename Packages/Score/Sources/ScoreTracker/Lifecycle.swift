@@ -55,9 +55,9 @@ struct LifecycleBinding: @unchecked Sendable {
     let budgetMs: Int64
 }
 
-/// The lifecycle source over Core's ``AppLifecycleMonitor``: the platform-independent state
+/// The lifecycle source over Core's `AppLifecycleMonitor`: the platform-independent state
 /// machine that reaches UIKit or AppKit only through a main-thread hop that never waits. This is
-/// what ``ScoreClient/bindToAppLifecycle(autoFlushEverySeconds:backgroundBudgetSeconds:)`` uses;
+/// what `ScoreClient.bindToAppLifecycle(autoFlushEverySeconds:backgroundBudgetSeconds:)` uses;
 /// tests build it over a fake OS side.
 public final class MonitoredLifecycleSource: AppLifecycleSource, Sendable {
     private struct State {

@@ -146,7 +146,7 @@ public final class InMemoryScoreStore: ScoreStore {
     }
 }
 
-/// The default store: `queue.log` (an ``AppendLog``) and `identity.json` in one owner-only
+/// The default store: `queue.log` (an `AppendLog`) and `identity.json` in one owner-only
 /// directory. A compaction's rename is synced by the next ``syncQueue()``; until then a power
 /// loss may bring back the log from before the compaction, which holds the same events. Default directory: Application Support on Apple platforms,
 /// `$XDG_DATA_HOME` or `~/.local/share` elsewhere, then `score-tracker/<siteId>`.

@@ -3,47 +3,50 @@ public enum ContractRule: String, Sendable, Equatable, CaseIterable {
     /// The snapshot does not fit the typed contract (wrong type, missing or unknown member).
     /// A coarse shape check only: `make validate-payloads` runs the full JSON Schema.
     case onboardingSchemaShape = "onboarding.schema-shape"
-    /// Onboarding §8 rule 1: every entry's `step_key` is a manifest step.
+    /// Onboarding rule 1 (<doc:ContractRules>): every entry's `step_key` is a manifest step.
     case onboardingStepInManifest = "onboarding.1.step-in-manifest"
-    /// Onboarding §8 rule 2: manifest `step_key`s are pairwise distinct.
+    /// Onboarding rule 2 (<doc:ContractRules>): manifest `step_key`s are pairwise distinct.
     case onboardingManifestKeysDistinct = "onboarding.2.manifest-keys-distinct"
-    /// Onboarding §8 rule 2: the steps of one `slot` are adjacent.
+    /// Onboarding rule 2 (<doc:ContractRules>): the steps of one `slot` are adjacent.
     case onboardingSlotContiguous = "onboarding.2.slot-contiguous"
-    /// Onboarding §8 rule 3: `entered_at` never decreases.
+    /// Onboarding rule 3 (<doc:ContractRules>): `entered_at` never decreases.
     case onboardingEnteredAtOrder = "onboarding.3.entered-at-order"
-    /// Onboarding §8 rule 4: `started_at` equals `steps[0].entered_at`.
+    /// Onboarding rule 4 (<doc:ContractRules>): `started_at` equals `steps[0].entered_at`.
     case onboardingStartedAtFirstEntry = "onboarding.4.started-at-first-entry"
-    /// Onboarding §8 rule 5: `exited_at` is null or not before `entered_at`.
+    /// Onboarding rule 5 (<doc:ContractRules>): `exited_at` is null or not before `entered_at`.
     case onboardingExitAfterEntry = "onboarding.5.exit-after-entry"
-    /// Onboarding §8 rule 6: only the last entry may be open, and it is open while an untruncated run is in progress.
+    /// Onboarding rule 6 (<doc:ContractRules>): only the last entry may be open, and it is open
+    /// while an untruncated run is in progress.
     case onboardingOpenEntry = "onboarding.6.open-entry"
-    /// Onboarding §8 rule 7: a completed run's last entry exits at `completed_at` (truncated: non-null and not after it).
+    /// Onboarding rule 7 (<doc:ContractRules>): a completed run's last entry exits at
+    /// `completed_at` (truncated: non-null and not after it).
     case onboardingCompletedLastExit = "onboarding.7.completed-last-exit"
-    /// Onboarding §8 rule 8: `question_key`s are distinct within an entry.
+    /// Onboarding rule 8 (<doc:ContractRules>): `question_key`s are distinct within an entry.
     case onboardingQuestionKeysDistinct = "onboarding.8.question-keys-distinct"
 
     /// The snapshot does not fit the typed contract: closed objects (an unknown member such as a
     /// `price`, P12), types, required members. A coarse shape check; the JSON Schema is the full one.
     case paywallSchemaShape = "paywall.schema-shape"
-    /// Paywall §5 rule 1: `ended_at` and `outcome` are non-null exactly when `status` is `ended`.
+    /// Paywall rule 1 (<doc:ContractRules>): `ended_at` and `outcome` are non-null exactly when
+    /// `status` is `ended`.
     case paywallEndedIffStatusEnded = "paywall.1.ended-iff-status-ended"
-    /// Paywall §5 rule 2: `shown_at` ≥ `started_at`.
+    /// Paywall rule 2 (<doc:ContractRules>): `shown_at` ≥ `started_at`.
     case paywallShownAfterStart = "paywall.2.shown-after-start"
-    /// Paywall §5 rule 3: `ended_at` ≥ `shown_at` (or `started_at` when not shown).
+    /// Paywall rule 3 (<doc:ContractRules>): `ended_at` ≥ `shown_at` (or `started_at` when not shown).
     case paywallEndedAfterShown = "paywall.3.ended-after-shown"
-    /// Paywall §5 rule 4: `sent_at` ≥ `started_at`.
+    /// Paywall rule 4 (<doc:ContractRules>): `sent_at` ≥ `started_at`.
     case paywallSentAfterStart = "paywall.4.sent-after-start"
-    /// Paywall §5 rule 5: `outcome.reason` only with status `error`.
+    /// Paywall rule 5 (<doc:ContractRules>): `outcome.reason` only with status `error`.
     case paywallReasonOnlyWithError = "paywall.5.reason-only-with-error"
-    /// Paywall §5 rule 6: `outcome.transaction` only with status `purchased`.
+    /// Paywall rule 6 (<doc:ContractRules>): `outcome.transaction` only with status `purchased`.
     case paywallTransactionOnlyWithPurchased = "paywall.6.transaction-only-with-purchased"
-    /// Paywall §5 rule 6: `outcome.transaction` is never `{}`.
+    /// Paywall rule 6 (<doc:ContractRules>): `outcome.transaction` is never `{}`.
     case paywallTransactionNeverEmpty = "paywall.6.transaction-never-empty"
-    /// Paywall §5 rule 7: a `purchased` outcome requires `shown_at`.
+    /// Paywall rule 7 (<doc:ContractRules>): a `purchased` outcome requires `shown_at`.
     case paywallPurchasedRequiresShown = "paywall.7.purchased-requires-shown"
-    /// Paywall §5 rule 8: `onboarding_run` only with surface `paywall_step`.
+    /// Paywall rule 8 (<doc:ContractRules>): `onboarding_run` only with surface `paywall_step`.
     case paywallOnboardingRunOnlyOnStep = "paywall.8.onboarding-run-only-on-step"
-    /// Paywall §5 rule 9: at most 16,384 bytes of compact UTF-8.
+    /// Paywall rule 9 (<doc:ContractRules>): at most 16,384 bytes of compact UTF-8.
     case paywallMaxSize = "paywall.9.max-size"
     /// Paywall P6: `presentation_id`, `started_at`, `paywall`, `surface`, `onboarding_run` and
     /// `context` never change within a presentation (checked against an earlier snapshot).
@@ -69,16 +72,18 @@ public struct ContractViolation: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(rule.rawValue) at \(path): \(message)" }
 }
 
-/// Checks the contract rules that the JSON Schemas cannot express (onboarding run contract §8,
-/// paywall.md §5 and P6). Works on any JSON value: checks whose inputs are missing or of the wrong
-/// type are skipped (that is the schema's job, reported once as a shape violation).
+/// Checks the contract rules that the JSON Schemas cannot express (<doc:ContractRules>: the
+/// onboarding run rules, the paywall rules and P6). Works on any JSON value: checks whose inputs
+/// are missing or of the wrong type are skipped (that is the schema's job, reported once as a shape
+/// violation).
 public enum ContractChecker {
     /// The maximum compact size of a paywall snapshot, in bytes (16 KiB, rule 9 of
     /// <doc:ContractRules#Paywall-presentation-rules>): the one declaration of the limit, which
     /// `PaywallContractChecker.maxBytes` and the collector use.
     public static let paywallMaxBytes = 16_384
 
-    /// The violations of one onboarding run snapshot (§8 rules 1-8, truncated forms included).
+    /// The violations of one onboarding run snapshot (onboarding rules 1-8 of <doc:ContractRules>,
+    /// truncated forms included).
     public static func onboardingRun(_ json: JSONValue) -> [ContractViolation] {
         var out: [ContractViolation] = []
         do {
@@ -168,9 +173,9 @@ public enum ContractChecker {
         return out
     }
 
-    /// The violations of one paywall presentation snapshot, v1 or v1.1 (paywall.md §5 rules 1-9),
-    /// and, when `previous` (an earlier snapshot of the same presentation, e.g. the stored one) is
-    /// given, the immutability rule P6.
+    /// The violations of one paywall presentation snapshot, v1 or v1.1 (paywall rules 1-9 of
+    /// <doc:ContractRules>), and, when `previous` (an earlier snapshot of the same presentation,
+    /// e.g. the stored one) is given, the immutability rule P6.
     public static func paywallPresentation(_ json: JSONValue, previous: JSONValue? = nil) -> [ContractViolation] {
         var out: [ContractViolation] = []
         do {

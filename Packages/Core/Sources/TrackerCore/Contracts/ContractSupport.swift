@@ -59,9 +59,9 @@ public enum JSONScalar: Sendable, Equatable {
 }
 
 /// An insertion-ordered map of scalars (a run's `properties`): setting an existing key keeps its
-/// position, a new key goes last, setting `nil` removes it. It is written in that order (spec
-/// README decision 10; property keys start with a letter, so JavaScript's integer-key reordering
-/// never applies).
+/// position, a new key goes last, setting `nil` removes it. It is written in that order
+/// (<doc:WireEncoding#Key-order>; property keys start with a letter, so JavaScript's integer-key
+/// reordering never applies).
 public struct OrderedScalarMap: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// The members in wire order.
     public private(set) var entries: [(key: String, value: JSONScalar)]
