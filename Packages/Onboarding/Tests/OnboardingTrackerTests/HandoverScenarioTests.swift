@@ -379,7 +379,8 @@ final class Pending: @unchecked Sendable {
                     let n = Harness(w)
                     #expect(await resumeT(n)?.runId == run.runId, "\(label)")
                     await n.tick(0)
-                    #expect(n.sink.last?["seq"]?.intValue == 4 + seqReservation, "\(label)") // past the stored reservation (issue 14 item 5)
+                    // Past the stored reservation (issue 14 item 5).
+                    #expect(n.sink.last?["seq"]?.intValue == 4 + seqReservation, "\(label)")
                 }
             }
         }
