@@ -20,6 +20,7 @@ struct Renderer {
         line("// (Tools/Sources/codegen/ContractTypesGenerator.swift) from Packages/Core/Contracts/\(contract.schemaFile).")
         line("// Key order and absent-versus-null rules: <doc:WireEncoding#Key-order>, <doc:WireEncoding#Absent-versus-null>, <doc:PaywallPresentationContract#Emission-order> and <doc:PaywallPresentationContract#Contract-v1.1>.")
         line("// schema-fnv1a64: \(schemaHash)")
+        line("// swift-format-ignore-file (generated: the generator's layout is the format)")
         line()
         for s in contract.structs { try check(s) }
         for s in contract.structs { try renderStruct(s) }
