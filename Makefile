@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme docs test-tsan test-soak test-reliability \
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme docs lint format test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
@@ -24,6 +24,7 @@ help:
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make docs              DocC documentation of every package, in out/docs/<Module>.doccarchive (fails on any DocC warning)"
+	@echo "make lint              swift format lint --strict over every package (make format rewrites in place)"
 	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
@@ -40,6 +41,7 @@ deps-browser:
 	@sh Tools/scripts/install-deps.sh --browser
 
 test-all: deps
+	@$(MAKE) --no-print-directory lint
 	@rm -rf $(CAPTURE_DIR)
 	@$(MAKE) --no-print-directory test-packages
 	@echo "== swift test: Integration"
@@ -116,6 +118,18 @@ generate:
 check-generated:
 	@echo "== generator drift check"
 	@$(SWIFT) run --package-path Tools -q codegen --check
+
+# The toolchain's formatter (`swift format`, configuration in .swift-format): `make lint` fails on
+# any difference from the format (generated files opt out with `swift-format-ignore-file`);
+# `make format` rewrites the files in place. Format before committing; then re-copy any README
+# excerpt of a reformatted example (`make check-readme` names it).
+FORMAT_PATHS = Packages Tools Integration Reliability Examples
+lint:
+	@echo "== swift format lint --strict"
+	@$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
+
+format:
+	@$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 
 # Every README excerpt marked `<!-- example: PATH -->` must still be part of its compiled example file.
 check-readme:

@@ -40,11 +40,12 @@ public func setUpPaywallTracking(
     var config = PaywallTrackerConfiguration(
         sink: createRocalyticsPaywallSink(rocalytics),
         context: .provider {
-            RunContextInput(appVersion: device.appVersion, build: device.build, platform: device.platform,
-                            osVersion: device.osVersion, locale: device.locale,
-                            timezone: TimeZone.current.identifier)
+            RunContextInput(
+                appVersion: device.appVersion, build: device.build, platform: device.platform,
+                osVersion: device.osVersion, locale: device.locale,
+                timezone: TimeZone.current.identifier)
         },
-        storage: storage // e.g. FileKeyValueStorage: an unsent snapshot survives the app being killed
+        storage: storage  // e.g. FileKeyValueStorage: an unsent snapshot survives the app being killed
     )
     customize(&config)
     return PaywallPresentationTracker(configuration: config)
@@ -56,17 +57,21 @@ public func onPaywallPurchase(
     _ rocalytics: RocalyticsClient, presentation: any PaywallPresentationHandle,
     productId: String, originalTransactionIdentifier: String, price: Double, currency: String
 ) async throws {
-    presentation.end(.purchased(PaywallTransactionInfo(
-        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId)))
-    try await rocalytics.trackPurchase(TrackPurchaseParams(
-        isTrial: false, value: price, currency: currency,
-        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
+    presentation.end(
+        .purchased(
+            PaywallTransactionInfo(
+                originalTransactionIdentifier: originalTransactionIdentifier, productId: productId)))
+    try await rocalytics.trackPurchase(
+        TrackPurchaseParams(
+            isTrial: false, value: price, currency: currency,
+            originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
 }
 
 /// A paywall the Studio does not serve (contract v1.1) goes through the same sink.
 public func presentSuperwallPaywall(_ observer: any PaywallObserver) {
-    let presentation = observer.start(PaywallPresentationInfo(
-        provider: .external, externalPaywallId: "sw_annual_v2", placement: "onboarding_end", providerName: "Superwall"))
+    let presentation = observer.start(
+        PaywallPresentationInfo(
+            provider: .external, externalPaywallId: "sw_annual_v2", placement: "onboarding_end", providerName: "Superwall"))
     presentation?.shown()
     presentation?.end(.dismissed)
 }

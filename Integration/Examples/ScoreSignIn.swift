@@ -14,5 +14,5 @@ public protocol AccessTokenSource: Sendable {
 /// anonymous id is linked to the fan on the next flush.
 public func onFanSignedIn(_ score: ScoreClient, credentials: any AccessTokenSource, userId: String) {
     score.setTokenProvider { try await credentials.accessToken() }
-    score.identify(userId: userId) // optional: set userId now
+    score.identify(userId: userId)  // optional: set userId now
 }

@@ -10,22 +10,22 @@ import PackageDescription
 //   A URL binary target is downloaded at resolution even behind `.when(platforms:)`, so the Linux
 //   branch never names one.
 #if os(Linux)
-let libcurl: Target = .systemLibrary(
-    name: "CTrackerLibcurl",
-    pkgConfig: "libcurl",
-    providers: [.apt(["libcurl4-openssl-dev"])]
-)
-// On Linux a resource makes SwiftPM add a Foundation-importing `Bundle.module` accessor: the
-// privacy manifest is only declared on Apple hosts, and left out of the target here.
-let privacyResources: [Resource]? = nil
-let privacyExclude = ["PrivacyInfo.xcprivacy"]
+    let libcurl: Target = .systemLibrary(
+        name: "CTrackerLibcurl",
+        pkgConfig: "libcurl",
+        providers: [.apt(["libcurl4-openssl-dev"])]
+    )
+    // On Linux a resource makes SwiftPM add a Foundation-importing `Bundle.module` accessor: the
+    // privacy manifest is only declared on Apple hosts, and left out of the target here.
+    let privacyResources: [Resource]? = nil
+    let privacyExclude = ["PrivacyInfo.xcprivacy"]
 #else
-let libcurl: Target = .binaryTarget(
-    name: "CTrackerLibcurl",
-    path: "Artifacts/CTrackerLibcurl.xcframework"
-)
-let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
-let privacyExclude: [String] = []
+    let libcurl: Target = .binaryTarget(
+        name: "CTrackerLibcurl",
+        path: "Artifacts/CTrackerLibcurl.xcframework"
+    )
+    let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
+    let privacyExclude: [String] = []
 #endif
 
 let package = Package(

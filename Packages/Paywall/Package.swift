@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "PaywallObserverAPI", targets: ["PaywallObserverAPI"]),
     ],
     dependencies: [
-        .package(name: "Core", path: "../Core"),
+        .package(name: "Core", path: "../Core")
     ],
     targets: [
         .target(name: "PaywallObserverAPI"),

@@ -4,11 +4,11 @@ import PackageDescription
 // The privacy manifest is declared on Apple hosts only: on Linux a resource makes SwiftPM add a
 // Foundation-importing `Bundle.module` accessor, so the file is left out of the target there.
 #if os(Linux)
-let privacyResources: [Resource]? = nil
-let privacyExclude = ["PrivacyInfo.xcprivacy"]
+    let privacyResources: [Resource]? = nil
+    let privacyExclude = ["PrivacyInfo.xcprivacy"]
 #else
-let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
-let privacyExclude: [String] = []
+    let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
+    let privacyExclude: [String] = []
 #endif
 
 let package = Package(
@@ -21,7 +21,7 @@ let package = Package(
         .library(name: "RocalyticsClientTestSupport", targets: ["RocalyticsClientTestSupport"]),
     ],
     dependencies: [
-        .package(name: "Core", path: "../Core"),
+        .package(name: "Core", path: "../Core")
     ],
     targets: [
         .target(

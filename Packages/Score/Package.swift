@@ -6,10 +6,10 @@ let package = Package(
     // The same floors as Core (watchOS is not supported).
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .visionOS(.v1)],
     products: [
-        .library(name: "ScoreTracker", targets: ["ScoreTracker"]),
+        .library(name: "ScoreTracker", targets: ["ScoreTracker"])
     ],
     dependencies: [
-        .package(name: "Core", path: "../Core"),
+        .package(name: "Core", path: "../Core")
     ],
     targets: [
         .target(

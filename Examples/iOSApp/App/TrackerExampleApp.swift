@@ -29,21 +29,23 @@ struct ContentView: View {
         do {
             let score = Tracking.score(directory: try await Tracking.directory("score"))
             score.setConsent(analytics: true, personalization: false, advertising: false)
-            score.bindToAppLifecycle() // UIKit lifecycle: the app only (unavailable in the widget extension)
+            score.bindToAppLifecycle()  // UIKit lifecycle: the app only (unavailable in the widget extension)
             score.track("app_opened", props: ["source": "example"])
 
             let rocalytics = Tracking.rocalytics()
             let storage = FileKeyValueStorage(directory: try await Tracking.directory("trackers"))
             Tracking.configureOnboarding(client: rocalytics, storage: storage)
-            let run = OnboardingRun.start(StartOptions(
-                onboarding: OnboardingInput(key: "main", version: "1"),
-                manifest: [ManifestStepInput(stepKey: "welcome")]))
+            let run = OnboardingRun.start(
+                StartOptions(
+                    onboarding: OnboardingInput(key: "main", version: "1"),
+                    manifest: [ManifestStepInput(stepKey: "welcome")]))
             run.enterStep("welcome")
             run.complete()
 
             let paywall = Tracking.paywall(client: rocalytics, storage: storage)
-            let info = PaywallPresentationInfo(moment: "launch", paywallId: "pw-1", audienceId: nil,
-                                               renderMode: .custom, billing: .store, surface: .present)
+            let info = PaywallPresentationInfo(
+                moment: "launch", paywallId: "pw-1", audienceId: nil,
+                renderMode: .custom, billing: .store, surface: .present)
             let presentation = paywall.start(info)
             presentation?.shown()
             presentation?.end(.dismissed)

@@ -21,9 +21,10 @@ enum Tracking {
     }
 
     static func score(directory: String) -> ScoreClient {
-        ScoreClient(publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
-                    appVersion: appVersion(), os: "ios", locale: Locale.current.identifier,
-                    store: FileScoreStore(directory: directory))
+        ScoreClient(
+            publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
+            appVersion: appVersion(), os: "ios", locale: Locale.current.identifier,
+            store: FileScoreStore(directory: directory))
     }
 
     static func rocalytics() -> RocalyticsClient {
@@ -32,23 +33,27 @@ enum Tracking {
 
     static func configureOnboarding(client: RocalyticsClient, storage: any KeyValueStorage) {
         let version = appVersion()
-        OnboardingRun.configure(OnboardingRunConfiguration(
-            sink: createRocalyticsOnboardingSink(client),
-            context: .provider {
-                RunContextInput(appVersion: version, build: nil, platform: .ios, osVersion: nil,
-                                locale: "en-US", timezone: TimeZone.current.identifier)
-            },
-            storage: storage))
+        OnboardingRun.configure(
+            OnboardingRunConfiguration(
+                sink: createRocalyticsOnboardingSink(client),
+                context: .provider {
+                    RunContextInput(
+                        appVersion: version, build: nil, platform: .ios, osVersion: nil,
+                        locale: "en-US", timezone: TimeZone.current.identifier)
+                },
+                storage: storage))
     }
 
     static func paywall(client: RocalyticsClient, storage: any KeyValueStorage) -> PaywallPresentationTracker {
         let version = appVersion()
-        return PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: createRocalyticsPaywallSink(client, for: PaywallSnapshot.self),
-            context: .provider {
-                RunContextInput(appVersion: version, build: nil, platform: .ios, osVersion: nil,
-                               locale: "en-US", timezone: TimeZone.current.identifier)
-            },
-            storage: storage))
+        return PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: createRocalyticsPaywallSink(client, for: PaywallSnapshot.self),
+                context: .provider {
+                    RunContextInput(
+                        appVersion: version, build: nil, platform: .ios, osVersion: nil,
+                        locale: "en-US", timezone: TimeZone.current.identifier)
+                },
+                storage: storage))
     }
 }

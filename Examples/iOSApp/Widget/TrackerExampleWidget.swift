@@ -25,7 +25,7 @@ struct Provider: TimelineProvider {
                 score.track("widget_refreshed")
                 try? await score.flush()
             }
-            _ = Tracking.rocalytics() // links the client; inert without platform services
+            _ = Tracking.rocalytics()  // links the client; inert without platform services
             done.call(Timeline(entries: [RefreshEntry(date: Date())], policy: .after(Date().addingTimeInterval(3600))))
         }
     }

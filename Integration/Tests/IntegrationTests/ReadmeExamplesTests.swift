@@ -35,7 +35,10 @@ func readmeExcerpts(_ root: String) throws -> [ReadmeExcerpt] {
             let path = line.dropFirst("<!-- example:".count).dropLast("-->".count).trimmingCharacters(in: .whitespaces)
             var code: [String] = []
             var j = i + 2
-            while j < lines.count, !lines[j].hasPrefix("```") { code.append(lines[j]); j += 1 }
+            while j < lines.count, !lines[j].hasPrefix("```") {
+                code.append(lines[j])
+                j += 1
+            }
             out.append(ReadmeExcerpt(path: path, code: code.joined(separator: "\n")))
             i = j
         }
@@ -68,7 +71,9 @@ func integrationCompiledFiles(_ root: String) throws -> Set<String> {
             let packages = packageMarkers.filter { _, words in words.contains { e.code.contains($0) } }.keys
             if packages.count >= 2 {
                 joining.append(e)
-                #expect(compiled.contains(e.path), "the README excerpt from \(e.path) joins \(packages.sorted()) but Integration does not compile it")
+                #expect(
+                    compiled.contains(e.path),
+                    "the README excerpt from \(e.path) joins \(packages.sorted()) but Integration does not compile it")
             }
         }
         // The seed's one-liners are shown, from files compiled here.

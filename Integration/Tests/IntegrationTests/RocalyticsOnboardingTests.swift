@@ -45,8 +45,9 @@ let mainOnboarding = StartOptions(
     properties: ["signup_source": "email"]
 )
 
-let runContext = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
-                                 locale: "en-US", timezone: "Europe/Paris")
+let runContext = RunContextInput(
+    appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
+    locale: "en-US", timezone: "Europe/Paris")
 
 /// Checks one onboarding-response body against rocalytics-client.md §9.2-§9.3 and returns the
 /// v1 snapshot inside it (captured for the schema validation).
@@ -66,7 +67,9 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
     #expect(v1Keys == snapshotKeyOrder.filter(v1Keys.contains), "\(v1Keys)", sourceLocation: sourceLocation)
     var snapshot = JSONObject()
     for (k, v) in body.entries where k != "responses" && k != "onboarding_metadata" { snapshot.appendUnchecked(k, v) }
-    #expect(ContractChecker.onboardingRun(.object(snapshot)).isEmpty, "\(ContractChecker.onboardingRun(.object(snapshot)))", sourceLocation: sourceLocation)
+    #expect(
+        ContractChecker.onboardingRun(.object(snapshot)).isEmpty, "\(ContractChecker.onboardingRun(.object(snapshot)))",
+        sourceLocation: sourceLocation)
     _ = try OnboardingRunSnapshot(json: .object(snapshot))
     PayloadCapture.record(WireJSON.encode(.object(snapshot)), schema: .onboardingRunV1)
     // The shared sent_at: the latest recorded timestamp plus seq milliseconds.
@@ -76,7 +79,9 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
     #expect(WireJSON.encode(.object(toOnboardingRunBody(snapshotObject: snapshot))) == r.request.body, sourceLocation: sourceLocation)
     // The pre-v1 part.
     let meta = try #require(body["onboarding_metadata"]?.objectValue, sourceLocation: sourceLocation)
-    #expect(meta["onboarding_id"] == "main" && meta["onboarding_key"] == "main" && meta["onboarding_version"] == "3", sourceLocation: sourceLocation)
+    #expect(
+        meta["onboarding_id"] == "main" && meta["onboarding_key"] == "main" && meta["onboarding_version"] == "3",
+        sourceLocation: sourceLocation)
     #expect(meta["locale"] == "en-US", sourceLocation: sourceLocation)
     #expect(meta["run_id"] == snapshot["run_id"] && meta["seq"] == snapshot["seq"], sourceLocation: sourceLocation)
     let responses = try #require(body["responses"]?.arrayValue, sourceLocation: sourceLocation)
@@ -95,9 +100,10 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         let log = DiagnosticLog()
 
         // Steps 1 to 4 of the client example, as an app runs them.
-        let rocalytics = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios()), baseURL: collector.baseURL, clock: clock, scheduler: clock,
-            onDiagnostic: log.handler, attributionBaseURL: collector.baseURL))
+        let rocalytics = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios()), baseURL: collector.baseURL, clock: clock, scheduler: clock,
+                onDiagnostic: log.handler, attributionBaseURL: collector.baseURL))
         await rocalytics.ready()
         let rocaId = try #require(rocalytics.rocaId)
         try await onSignedIn(rocalytics, userId: "user-42", revenueCatId: nil)
@@ -106,7 +112,7 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
             $0.clock = clock
             $0.scheduler = clock
             $0.onDiagnostic = log.handler
-            $0.registry = HandoffRegistry() // this test's own app process
+            $0.registry = HandoffRegistry()  // this test's own app process
         }
         defer { OnboardingRun.dispose() }
 
@@ -143,7 +149,7 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         #expect(completed["steps"]?.arrayValue?.map { $0["step_key"] } == ["welcome", "goal", "level_advanced", "done"])
         let responses = try #require(completed["responses"]?.arrayValue)
         #expect(responses[1]["answers"] == ["goal": "practice"])
-        #expect(responses[2]["answers"] == ["daily_minutes": 15]) // the unit is dropped
+        #expect(responses[2]["answers"] == ["daily_minutes": 15])  // the unit is dropped
         #expect(runs.filter { $0.json["status"] == "completed" }.count == 1)
 
         // onboarding_completed once, after the completed snapshot, with the run-scoped id.
@@ -163,7 +169,7 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         defer { collector.stop() }
         let dir = try TempDirectory("int2")
         defer { dir.remove() }
-        let secureStore = InMemorySecureStore() // the device's keychain, kept across launches
+        let secureStore = InMemorySecureStore()  // the device's keychain, kept across launches
         let log = DiagnosticLog()
         let key = "rocalytics-sdk:onboarding-run"
 
@@ -171,9 +177,10 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         let clock1 = ManualClock()
         let transport1 = ProcessTransport()
         let storage1 = ProcessStorage(directory: dir.path)
-        let first = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios(store: secureStore)), transport: transport1, baseURL: collector.baseURL,
-            clock: clock1, scheduler: clock1, onDiagnostic: log.handler, installPing: false))
+        let first = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios(store: secureStore)), transport: transport1, baseURL: collector.baseURL,
+                clock: clock1, scheduler: clock1, onDiagnostic: log.handler, installPing: false))
         await first.ready()
         let rocaId = try #require(first.rocaId)
         setUpOnboardingTracking(first, storage: storage1, context: .value(runContext)) {
@@ -211,16 +218,17 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         // Second launch: a new client and a new tracker on the same keychain and storage.
         let clock2 = ManualClock(startMs: clock1.nowMs() + 60_000)
         let storage2 = ProcessStorage(directory: dir.path)
-        let second = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios(store: secureStore)), transport: ProcessTransport(), baseURL: collector.baseURL,
-            clock: clock2, scheduler: clock2, onDiagnostic: log.handler, installPing: false))
+        let second = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios(store: secureStore)), transport: ProcessTransport(), baseURL: collector.baseURL,
+                clock: clock2, scheduler: clock2, onDiagnostic: log.handler, installPing: false))
         await second.ready()
         #expect(second.rocaId == rocaId)
         setUpOnboardingTracking(second, storage: storage2, context: .value(runContext)) {
             $0.clock = clock2
             $0.scheduler = clock2
             $0.onDiagnostic = log.handler
-            $0.registry = HandoffRegistry() // a new app process
+            $0.registry = HandoffRegistry()  // a new app process
         }
         await storage2.waitUntilRemoved(key)
         #expect(await OnboardingRun.resume(expected: mainOnboarding) == nil, "a completed run is never resumed")
@@ -244,9 +252,10 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         let clock = ManualClock()
         let log = DiagnosticLog()
         let transport = ProcessTransport()
-        let rocalytics = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios()), transport: transport, baseURL: collector.baseURL,
-            clock: clock, scheduler: clock, onDiagnostic: log.handler, installPing: false))
+        let rocalytics = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios()), transport: transport, baseURL: collector.baseURL,
+                clock: clock, scheduler: clock, onDiagnostic: log.handler, installPing: false))
         await rocalytics.ready()
         let rocaId = try #require(rocalytics.rocaId)
         let storage = ProcessStorage(directory: dir.path)
@@ -261,7 +270,10 @@ func checkOnboardingResponseBody(_ r: Received, rocaId: String, sourceLocation: 
         collector.override.withLock { o in
             o = { r in
                 guard r.eventName == "onboarding_completed" else { return nil }
-                let first = failures.withLock { n -> Bool in n += 1; return n == 1 }
+                let first = failures.withLock { n -> Bool in
+                    n += 1
+                    return n == 1
+                }
                 return first ? .respond(status: 500, body: #"{"error":"busy"}"#) : nil
             }
         }

@@ -30,9 +30,10 @@ let device = AppDevice(appVersion: "2.4.0", build: "412", platform: .ios, osVers
         defer { dir.remove() }
         let clock = ManualClock()
         let log = DiagnosticLog()
-        let rocalytics = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios()), baseURL: collector.baseURL, clock: clock, scheduler: clock,
-            onDiagnostic: log.handler, installPing: false))
+        let rocalytics = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios()), baseURL: collector.baseURL, clock: clock, scheduler: clock,
+                onDiagnostic: log.handler, installPing: false))
         await rocalytics.ready()
         let rocaId = try #require(rocalytics.rocaId)
         let tracker = setUpPaywallTracking(rocalytics, storage: FileKeyValueStorage(directory: dir.path), device: device) {
@@ -43,15 +44,18 @@ let device = AppDevice(appVersion: "2.4.0", build: "412", platform: .ios, osVers
         defer { tracker.dispose() }
 
         let observer: any PaywallObserver = tracker
-        let presentation = try #require(observer.start(PaywallPresentationInfo(
-            moment: "settings_upgrade", paywallId: "pw-1", renderMode: .custom, billing: .store, surface: .present)))
+        let presentation = try #require(
+            observer.start(
+                PaywallPresentationInfo(
+                    moment: "settings_upgrade", paywallId: "pw-1", renderMode: .custom, billing: .store, surface: .present)))
         await collector.waitFor { $0.filter { $0.path == "/functions/v1/paywall-presentations" }.count == 1 }
         await clock.advance(byMs: 350)
         presentation.shown()
         await collector.waitFor { $0.filter { $0.path == "/functions/v1/paywall-presentations" }.count == 2 }
         await clock.advance(byMs: 20_000)
-        try await onPaywallPurchase(rocalytics, presentation: presentation, productId: "pro_yearly",
-                                    originalTransactionIdentifier: "2000000841136630", price: 59.99, currency: "EUR")
+        try await onPaywallPurchase(
+            rocalytics, presentation: presentation, productId: "pro_yearly",
+            originalTransactionIdentifier: "2000000841136630", price: 59.99, currency: "EUR")
         let received = await collector.waitFor { r in
             r.filter { $0.path == "/functions/v1/paywall-presentations" }.contains { $0.json["status"] == "ended" }
         }
@@ -89,9 +93,10 @@ let device = AppDevice(appVersion: "2.4.0", build: "412", platform: .ios, osVers
         defer { dir.remove() }
         let clock = ManualClock()
         let log = DiagnosticLog()
-        let rocalytics = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios()), baseURL: collector.baseURL, clock: clock, scheduler: clock,
-            onDiagnostic: log.handler, installPing: false))
+        let rocalytics = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios()), baseURL: collector.baseURL, clock: clock, scheduler: clock,
+                onDiagnostic: log.handler, installPing: false))
         let tracker = setUpPaywallTracking(rocalytics, storage: FileKeyValueStorage(directory: dir.path), device: device) {
             $0.clock = clock
             $0.scheduler = clock

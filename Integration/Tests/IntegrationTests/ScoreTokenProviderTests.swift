@@ -20,7 +20,10 @@ final class RotatingCredentials: AccessTokenSource, @unchecked Sendable {
     private let issued = Locked(0)
     var calls: Int { issued.value }
     func accessToken() async throws -> String {
-        let n = issued.withLock { $0 += 1; return $0 }
+        let n = issued.withLock {
+            $0 += 1
+            return $0
+        }
         return "tok-\(n)"
     }
 }

@@ -12,8 +12,9 @@ import TrackerCore
     @Test func INT8_theSwiftSpellingsFitTheTrackersConfigurations() async {
         let client = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
         let context = ContextSource.value(runContext)
-        let paywallContext = ContextSource.value(RunContextInput(
-            appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris"))
+        let paywallContext = ContextSource.value(
+            RunContextInput(
+                appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris"))
         let onboarding = [
             OnboardingRunConfiguration(sink: createRocalyticsOnboardingSink(client), context: context),
             OnboardingRunConfiguration(sink: .rocalytics(client), context: context),

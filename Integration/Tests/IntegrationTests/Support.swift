@@ -107,7 +107,9 @@ final class ProcessTransport: HTTPTransport, @unchecked Sendable {
     private let curl = CurlTransport()
     private let killed = Locked(false)
     private let frozen = Locked<[CheckedContinuation<Void, Never>]>([])
-    private let answers = Locked<(seen: [Answer], waiters: [(predicate: @Sendable (String, Int) -> Bool, continuation: CheckedContinuation<Void, Never>)])>(([], []))
+    private let answers = Locked<
+        (seen: [Answer], waiters: [(predicate: @Sendable (String, Int) -> Bool, continuation: CheckedContinuation<Void, Never>)])
+    >(([], []))
 
     func kill() { killed.withLock { $0 = true } }
 

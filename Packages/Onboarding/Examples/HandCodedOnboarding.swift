@@ -17,19 +17,21 @@ public struct Device: Sendable {
 
 public enum HandCodedOnboarding {
     // 1. Once, at app startup. `customize` lets tests inject a sink, clock and scheduler.
-    public static func setUpTracking(storage: any KeyValueStorage, device: Device,
-                                     customize: (inout OnboardingRunConfiguration) -> Void = { _ in })
-    {
+    public static func setUpTracking(
+        storage: any KeyValueStorage, device: Device,
+        customize: (inout OnboardingRunConfiguration) -> Void = { _ in }
+    ) {
         var config = OnboardingRunConfiguration(
             sink: HTTPSink<OnboardingRunSnapshot>(
                 url: "https://collector.example.com/v1/onboarding-runs",
                 headers: .fixed([HTTPHeader("authorization", "Bearer <install token>")])
             ),
             context: .provider {
-                RunContextInput(appVersion: device.appVersion, build: device.build, platform: .ios,
-                                osVersion: device.osVersion, locale: "en-US", timezone: "America/New_York")
+                RunContextInput(
+                    appVersion: device.appVersion, build: device.build, platform: .ios,
+                    osVersion: device.osVersion, locale: "en-US", timezone: "America/New_York")
             },
-            storage: storage // lets a run survive the app being killed
+            storage: storage  // lets a run survive the app being killed
         )
         customize(&config)
         OnboardingRun.configure(config)

@@ -8,9 +8,9 @@ import TrackerCore
 struct DeviceFacts: Sendable {
     var appVersion: String
     var build: String
-    var platform: Platform // .ios or .android, from the device
+    var platform: Platform  // .ios or .android, from the device
     var osVersion: String
-    var locale: String // the device locale as a BCP 47 tag, e.g. Locale.current.identifier(.bcp47)
+    var locale: String  // the device locale as a BCP 47 tag, e.g. Locale.current.identifier(.bcp47)
 }
 
 /// Posts the exact wire bytes of each snapshot to the app's backend and reads its verdict
@@ -35,26 +35,28 @@ func setUpPaywallTracking(
     clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
     onDiagnostic: @escaping DiagnosticHandler = Diagnostics.consolePrinter()
 ) -> PaywallPresentationTracker {
-    PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-        sink: BackendPaywallSink(post: post),
-        context: .provider {
-            RunContextInput(
-                appVersion: device.appVersion, build: device.build,
-                platform: device.platform, // from the device, never hard-coded
-                osVersion: device.osVersion,
-                locale: device.locale, // the device locale
-                timezone: TimeZone.current.identifier // the system time zone
-            )
-        },
-        storage: storage, // e.g. FileKeyValueStorage: an unsent snapshot survives the app being killed
-        clock: clock, scheduler: scheduler, onDiagnostic: onDiagnostic))
+    PaywallPresentationTracker(
+        configuration: PaywallTrackerConfiguration(
+            sink: BackendPaywallSink(post: post),
+            context: .provider {
+                RunContextInput(
+                    appVersion: device.appVersion, build: device.build,
+                    platform: device.platform,  // from the device, never hard-coded
+                    osVersion: device.osVersion,
+                    locale: device.locale,  // the device locale
+                    timezone: TimeZone.current.identifier  // the system time zone
+                )
+            },
+            storage: storage,  // e.g. FileKeyValueStorage: an unsent snapshot survives the app being killed
+            clock: clock, scheduler: scheduler, onDiagnostic: onDiagnostic))
 }
 
 // In the paywall host: one presentation that resolved to a paywall and ended in a purchase.
 func presentUpgradePaywall(observer: any PaywallObserver, originalTransactionIdentifier: String, productId: String) {
-    let info = PaywallPresentationInfo(moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil,
-                                       renderMode: .custom, billing: .store, surface: .present)
-    guard let presentation = observer.start(info) else { return } // refused: a diagnostic says why
+    let info = PaywallPresentationInfo(
+        moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil,
+        renderMode: .custom, billing: .store, surface: .present)
+    guard let presentation = observer.start(info) else { return }  // refused: a diagnostic says why
     presentation.shown()
     // Report the purchase with its join key: the SAME originalTransactionIdentifier the app passes
     // to Rocalytics' purchase call (iOS); on Android pass purchaseToken too.
@@ -64,8 +66,9 @@ func presentUpgradePaywall(observer: any PaywallObserver, originalTransactionIde
 
 // A paywall the Studio does not serve (contract v1.1): a third-party service's placement.
 func presentExternalPaywall(observer: any PaywallObserver) {
-    let info = PaywallPresentationInfo(provider: .external, externalPaywallId: "sw_annual_v2",
-                                       placement: "onboarding_end", providerName: "Superwall")
+    let info = PaywallPresentationInfo(
+        provider: .external, externalPaywallId: "sw_annual_v2",
+        placement: "onboarding_end", providerName: "Superwall")
     let presentation = observer.start(info)
     presentation?.shown()
     presentation?.end(.dismissed)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import PaywallTracker
+import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
@@ -17,7 +17,8 @@ private final class FakeBackend: Sendable {
         let v1 = value["paywall"]?["provider"] == nil
         PayloadCapture.record(body, schema: v1 ? .paywallPresentationV1 : .paywallPresentationV1_1)
         let id = value["presentation_id"]?.stringValue ?? ""
-        let p = PaywallContractChecker.problems(bytes: body, schema: v1 ? .v1 : .v1_1)
+        let p =
+            PaywallContractChecker.problems(bytes: body, schema: v1 ? .v1 : .v1_1)
             + ContractChecker.paywallPresentation(value, previous: stored.withLock { $0[id] }).map(\.description)
         problems.withLock { $0 += p }
         let verdict = stored.withLock { s -> SinkOutcome in
@@ -37,8 +38,9 @@ private final class FakeBackend: Sendable {
         // On Linux there is no device: the test passes the platform and locale explicitly.
         let device = DeviceFacts(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US")
         let storage = InMemoryKeyValueStorage()
-        let tracker = setUpPaywallTracking(device: device, storage: storage, post: { try await backend.post($0) },
-                                           clock: clock, scheduler: clock, onDiagnostic: { d in diagnostics.withLock { $0.append(d) } })
+        let tracker = setUpPaywallTracking(
+            device: device, storage: storage, post: { try await backend.post($0) },
+            clock: clock, scheduler: clock, onDiagnostic: { d in diagnostics.withLock { $0.append(d) } })
         presentUpgradePaywall(observer: tracker, originalTransactionIdentifier: "2000000123", productId: "pro_annual")
         presentExternalPaywall(observer: tracker)
         await clock.settle()
@@ -47,12 +49,16 @@ private final class FakeBackend: Sendable {
 
         #expect(diagnostics.value.isEmpty)
         #expect(backend.problems.value.isEmpty)
-        let ended = backend.stored.value.values.sorted { ($0["schema_version"]?.numberValue ?? 0) < ($1["schema_version"]?.numberValue ?? 0) }
+        let ended = backend.stored.value.values.sorted {
+            ($0["schema_version"]?.numberValue ?? 0) < ($1["schema_version"]?.numberValue ?? 0)
+        }
         #expect(ended.count == 2)
         #expect(ended.allSatisfy { $0["status"] == "ended" })
-        #expect(WireJSON.encodeString(ended[0]["outcome"]!) == #"{"status":"purchased","transaction":{"original_transaction_identifier":"2000000123","product_id":"pro_annual"}}"#)
+        #expect(
+            WireJSON.encodeString(ended[0]["outcome"]!)
+                == #"{"status":"purchased","transaction":{"original_transaction_identifier":"2000000123","product_id":"pro_annual"}}"#)
         #expect(ended[1]["paywall"]?["provider"] == "external")
         #expect(ended[0]["context"]?["timezone"]?.stringValue == TimeZone.current.identifier)
-        #expect(storage.snapshot.isEmpty) // everything settled: nothing left to resend
+        #expect(storage.snapshot.isEmpty)  // everything settled: nothing left to resend
     }
 }

@@ -14,28 +14,28 @@ public func startRocalyticsOnApplePlatforms() -> RocalyticsClient {
 }
 
 #if canImport(UIKit) && !os(watchOS) && canImport(ScoreTracker) && canImport(OnboardingTracker) && canImport(PaywallTracker)
-import OnboardingTracker
-import PaywallTracker
-import ScoreTracker
+    import OnboardingTracker
+    import PaywallTracker
+    import ScoreTracker
 
-/// 2. Lifecycle, opt-in, one call per surface (at launch, after configuring the trackers).
-@available(iOSApplicationExtension, unavailable)
-@available(tvOSApplicationExtension, unavailable)
-@available(visionOSApplicationExtension, unavailable)
-@available(macCatalystApplicationExtension, unavailable)
-public func bindTrackersToTheAppLifecycle(score: ScoreClient, paywalls: PaywallPresentationTracker) {
-    // Flush in the foreground and every 30 s, a bounded background flush, a flush when the network comes back.
-    score.bindToAppLifecycle()
-    // Entering the background calls background() on the current run and sends it.
-    OnboardingRun.bindToAppLifecycle()
-    // Entering the background sends the unsent presentation snapshots.
-    paywalls.bindToAppLifecycle()
-}
+    /// 2. Lifecycle, opt-in, one call per surface (at launch, after configuring the trackers).
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    public func bindTrackersToTheAppLifecycle(score: ScoreClient, paywalls: PaywallPresentationTracker) {
+        // Flush in the foreground and every 30 s, a bounded background flush, a flush when the network comes back.
+        score.bindToAppLifecycle()
+        // Entering the background calls background() on the current run and sends it.
+        OnboardingRun.bindToAppLifecycle()
+        // Entering the background sends the unsent presentation snapshots.
+        paywalls.bindToAppLifecycle()
+    }
 
-/// In an app extension (no `UIApplication`), call the manual alternatives from its own lifecycle.
-public func extensionDidEnterBackground(score: ScoreClient, paywalls: PaywallPresentationTracker) {
-    score.onBackground()
-    OnboardingRun.shared?.appDidEnterBackground()
-    paywalls.appDidEnterBackground()
-}
+    /// In an app extension (no `UIApplication`), call the manual alternatives from its own lifecycle.
+    public func extensionDidEnterBackground(score: ScoreClient, paywalls: PaywallPresentationTracker) {
+        score.onBackground()
+        OnboardingRun.shared?.appDidEnterBackground()
+        paywalls.appDidEnterBackground()
+    }
 #endif

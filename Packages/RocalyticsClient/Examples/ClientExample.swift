@@ -6,11 +6,12 @@
 // The `Integration` package compiles this very file with it and runs all four steps
 // (`Integration/Tests/IntegrationTests/RocalyticsOnboardingTests.swift`).
 
-#if canImport(OnboardingTracker)
-import OnboardingTracker
-#endif
 import RocalyticsClient
 import TrackerCore
+
+#if canImport(OnboardingTracker)
+    import OnboardingTracker
+#endif
 
 /// 1. One client per app, created once at startup. It starts itself: it reads (or mints) the
 ///    device's roca id, identifies the device, and sends `install` once per device. Every method
@@ -38,22 +39,23 @@ public func onPurchase(
     price: Double, currency: String, isTrial: Bool
 ) async throws -> String? {
     let originalTransactionIdentifier = transaction["originalTransactionIdentifier"]?.stringValue ?? ""
-    try await rocalytics.trackPurchase(TrackPurchaseParams(
-        isTrial: isTrial, value: price, currency: currency,
-        originalTransactionIdentifier: originalTransactionIdentifier, product: product, transaction: transaction))
+    try await rocalytics.trackPurchase(
+        TrackPurchaseParams(
+            isTrial: isTrial, value: price, currency: currency,
+            originalTransactionIdentifier: originalTransactionIdentifier, product: product, transaction: transaction))
     return getEventId("purchase", ["original_transaction_identifier": .string(originalTransactionIdentifier)])
 }
 
 #if canImport(OnboardingTracker)
-/// 4. Onboarding progress, reported through the run tracker and delivered to Rocalytics: each
-///    snapshot goes to the client's onboarding endpoint, and a completed run sends
-///    `onboarding_completed` once. `customize` lets tests inject a clock and a scheduler.
-public func setUpOnboardingTracking(
-    _ rocalytics: RocalyticsClient, storage: any KeyValueStorage, context: ContextSource,
-    customize: (inout OnboardingRunConfiguration) -> Void = { _ in }
-) {
-    var config = OnboardingRunConfiguration(sink: createRocalyticsOnboardingSink(rocalytics), context: context, storage: storage)
-    customize(&config)
-    OnboardingRun.configure(config)
-}
+    /// 4. Onboarding progress, reported through the run tracker and delivered to Rocalytics: each
+    ///    snapshot goes to the client's onboarding endpoint, and a completed run sends
+    ///    `onboarding_completed` once. `customize` lets tests inject a clock and a scheduler.
+    public func setUpOnboardingTracking(
+        _ rocalytics: RocalyticsClient, storage: any KeyValueStorage, context: ContextSource,
+        customize: (inout OnboardingRunConfiguration) -> Void = { _ in }
+    ) {
+        var config = OnboardingRunConfiguration(sink: createRocalyticsOnboardingSink(rocalytics), context: context, storage: storage)
+        customize(&config)
+        OnboardingRun.configure(config)
+    }
 #endif

@@ -23,7 +23,10 @@ public struct ExampleDevice: Sendable {
     public var timezone: String
 
     /// Creates the device facts.
-    public init(appVersion: String, build: String, platform: PaywallPresentationSnapshot.Platform, osVersion: String, locale: String, timezone: String) {
+    public init(
+        appVersion: String, build: String, platform: PaywallPresentationSnapshot.Platform, osVersion: String, locale: String,
+        timezone: String
+    ) {
         self.appVersion = appVersion
         self.build = build
         self.platform = platform

@@ -1,6 +1,6 @@
 import OnboardingTracker
 import TrackerCore
-import TrackerCoreTestKit // SplitMix64
+import TrackerCoreTestKit  // SplitMix64
 
 /// Records onboarding runs into `FileKeyValueStorage`; one persist point after each call.
 enum OnboardingWorker {
@@ -12,17 +12,20 @@ enum OnboardingWorker {
     static func run(directory: String, url: String, seed: UInt64, steps count: Int, drain: Bool) async {
         var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter()
-        let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: HTTPSink<OnboardingRunSnapshot>(url: url + "/onboarding", timeoutMs: 10_000),
-            context: .value(RunContextInput(appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1",
-                                            locale: "en-US", timezone: "Europe/Paris")),
-            storage: FileKeyValueStorage(directory: directory),
-            debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,
-            retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
-            onDiagnostic: { d in
-                Out.line("D \(d.code)")
-                printer(d)
-            }))
+        let tracker = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: HTTPSink<OnboardingRunSnapshot>(url: url + "/onboarding", timeoutMs: 10_000),
+                context: .value(
+                    RunContextInput(
+                        appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1",
+                        locale: "en-US", timezone: "Europe/Paris")),
+                storage: FileKeyValueStorage(directory: directory),
+                debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,
+                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                onDiagnostic: { d in
+                    Out.line("D \(d.code)")
+                    printer(d)
+                }))
         var run: OnboardingRun
         if let resumed = await tracker.resume(expected: options) {
             run = resumed
@@ -45,10 +48,12 @@ enum OnboardingWorker {
                 run.enterStep(Self.steps[position])
             case 4, 5:
                 if position >= 0 {
-                    run.exitStep(Self.steps[position], answers: [
-                        .single(questionKey: "q\(position)", value: "opt_\(rng.below(4))"),
-                        .numeric(questionKey: "n\(position)", value: Double(rng.below(1000)), unit: "kg"),
-                    ])
+                    run.exitStep(
+                        Self.steps[position],
+                        answers: [
+                            .single(questionKey: "q\(position)", value: "opt_\(rng.below(4))"),
+                            .numeric(questionKey: "n\(position)", value: Double(rng.below(1000)), unit: "kg"),
+                        ])
                 }
             case 6:
                 run.setProperties(["attempt": .number(Double(n)), "source": "crash"])

@@ -1,6 +1,6 @@
 import ScoreTracker
 import TrackerCore
-import TrackerCoreTestKit // SplitMix64
+import TrackerCoreTestKit  // SplitMix64
 
 /// Records Score events into the Score file store (its append-only queue log) and flushes to
 /// the loopback server. The store is wrapped so that each durable append or compaction is

@@ -1,3 +1,5 @@
+import TrackerCore
+
 // The crash worker: a stand-in app process that the crash-durability harness kills with SIGKILL
 // at random moments and restarts on the same directory.
 //
@@ -8,11 +10,10 @@
 // standard output (see `Protocol.swift`). In `drain` mode it records nothing new: it restores
 // what is stored, delivers it, and waits to be killed.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
-import TrackerCore
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 6, let seed = UInt64(arguments[4]), let steps = Int(arguments[5]) else {

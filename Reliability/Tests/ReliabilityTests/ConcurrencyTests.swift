@@ -16,7 +16,12 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
             let thread = Thread {
                 gate.wait()
                 body(t)
-                if left.withLock({ $0 -= 1; return $0 }) == 0 { c.resume() }
+                if left.withLock({
+                    $0 -= 1
+                    return $0
+                }) == 0 {
+                    c.resume()
+                }
             }
             thread.stackSize = 1 << 20
             thread.start()
@@ -37,21 +42,26 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let storage = InMemoryKeyValueStorage()
         let registry = HandoffRegistry()
         let diags = DiagnosticLog()
-        let options = StartOptions(onboarding: OnboardingInput(key: "main", version: "1"),
-                                   manifest: [ManifestStepInput(stepKey: "welcome"), ManifestStepInput(stepKey: "goal")])
+        let options = StartOptions(
+            onboarding: OnboardingInput(key: "main", version: "1"),
+            manifest: [ManifestStepInput(stepKey: "welcome"), ManifestStepInput(stepKey: "goal")])
         @Sendable func make() -> OnboardingRunTracker {
-            OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-                sink: sink, context: .value(RunContextInput(appVersion: "1", build: nil, platform: .android, osVersion: nil,
-                                                            locale: "fr-FR", timezone: "Europe/Paris")),
-                storage: storage, debounceMs: 500, onDiagnostic: diags.handler,
-                clock: clock, scheduler: clock, registry: registry))
+            OnboardingRunTracker(
+                configuration: OnboardingRunConfiguration(
+                    sink: sink,
+                    context: .value(
+                        RunContextInput(
+                            appVersion: "1", build: nil, platform: .android, osVersion: nil,
+                            locale: "fr-FR", timezone: "Europe/Paris")),
+                    storage: storage, debounceMs: 500, onDiagnostic: diags.handler,
+                    clock: clock, scheduler: clock, registry: registry))
         }
         let first = make()
         let run0 = first.start(options)
         run0.enterStep("welcome")
         // The live (tracker, run); a reconfigure replaces the tracker and, once resumed, the run.
         let live = Locked((tracker: first, run: run0, generation: 0))
-        let lastOnRun = Locked<[Int: [Int: Int]]>([:]) // generation -> thread -> last value sent
+        let lastOnRun = Locked<[Int: [Int: Int]]>([:])  // generation -> thread -> last value sent
         let reconfigures = Locked(0)
 
         await onThreads(Self.threads) { t in
@@ -124,7 +134,9 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
             #expect(ContractChecker.onboardingRun(p.wireJSON()).isEmpty)
         }
         if let final { PayloadCapture.record(final.wireBytes(), schema: .onboardingRunV1) }
-        print("[reliability] onboarding concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) calls, \(reconfigures.withLock { $0 }) reconfigures, \(received.count) snapshots")
+        print(
+            "[reliability] onboarding concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) calls, \(reconfigures.withLock { $0 }) reconfigures, \(received.count) snapshots"
+        )
     }
 
     @Test func paywall8Threads10kCallsWithIdleFlushes() async {
@@ -141,7 +153,9 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     /// `aSuccessorDisposedBeforeItsReadKeepsTheStoredEntries`).
     @Test func paywallReconfigureKeepsUnsentSnapshots() async {
         let r = await paywallRun(threads: 1, reconfigures: 3)
-        #expect(r.lost + r.lostRacingDispose == 0, "\(r.lost + r.lostRacingDispose) presentations lost their last snapshot across a reconfigure")
+        #expect(
+            r.lost + r.lostRacingDispose == 0, "\(r.lost + r.lostRacingDispose) presentations lost their last snapshot across a reconfigure"
+        )
     }
 
     struct PaywallRun {
@@ -157,9 +171,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let diags = DiagnosticLog()
         let context = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")
         @Sendable func make() -> PaywallPresentationTracker {
-            PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-                sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler))
+            PaywallPresentationTracker(
+                configuration: PaywallTrackerConfiguration(
+                    sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
         }
         let live = Locked(make())
         let started = Locked<[String]>([])
@@ -175,7 +190,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
             while calls < Self.callsPerThread {
                 let epoch = disposals.withLock { $0 }
                 let tracker = live.value
-                guard let h = tracker.start(info) as? PaywallPresentation else { calls += 1; continue }
+                guard let h = tracker.start(info) as? PaywallPresentation else {
+                    calls += 1
+                    continue
+                }
                 started.withLock { $0.append(h.id) }
                 h.shown()
                 h.end(rng.pick([.dismissed, .cancelled, .restored, .purchased(nil), .error("x")]))
@@ -199,7 +217,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let last = make()
         await clock.settle()
         for _ in 0..<5 { await clock.advance(byMs: 60_000) }
-        _ = await onClock(clock) { await last.idle(); return true }
+        _ = await onClock(clock) {
+            await last.idle()
+            return true
+        }
 
         var refusedMarks: [String: Int] = [:]
         var capped = Set<String>()
@@ -228,7 +249,9 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
                 if straddling.value.contains(id) { lostRacingDispose += 1 } else { lost += 1 }
             }
         }
-        print("[reliability] paywall concurrency: \(nThreads) threads, \(started.value.count * 3) calls, \(reconfigures.withLock { $0 }) reconfigures, \(sink.received.count) snapshots, \(capped.count) storage-capped, \(lost + lostRacingDispose) lost")
+        print(
+            "[reliability] paywall concurrency: \(nThreads) threads, \(started.value.count * 3) calls, \(reconfigures.withLock { $0 }) reconfigures, \(sink.received.count) snapshots, \(capped.count) storage-capped, \(lost + lostRacingDispose) lost"
+        )
         return PaywallRun(lost: lost, lostRacingDispose: lostRacingDispose, calls: started.value.count * 3)
     }
 
@@ -236,9 +259,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let clock = ManualClock()
         let transport = RecordingTransport(statuses: { i in i % 10 == 4 ? 500 : 200 })
         let diags = DiagnosticLog()
-        let client = ScoreClient(publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
-                                 maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
-                                 scheduler: clock, onDiagnostic: diags.handler)
+        let client = ScoreClient(
+            publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
+            maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
+            scheduler: clock, onDiagnostic: diags.handler)
         await onThreads(Self.threads) { t in
             var rng = SplitMix64(seed: UInt64(t) &+ 7)
             for i in 0..<Self.callsPerThread {
@@ -266,6 +290,8 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         #expect(diags.codes.isEmpty, "\(diags.codes.prefix(5))")
         #expect(accepted.count == Self.threads * Self.callsPerThread, "\(Self.threads * Self.callsPerThread - accepted.count) events lost")
         #expect(accepted.values.allSatisfy { $0 == 1 }, "\(accepted.values.filter { $0 > 1 }.count) events accepted twice")
-        print("[reliability] score concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) tracks, \(accepted.count) delivered once, \(transport.requests.count) requests")
+        print(
+            "[reliability] score concurrency: \(Self.threads) threads, \(Self.threads * Self.callsPerThread) tracks, \(accepted.count) delivered once, \(transport.requests.count) requests"
+        )
     }
 }

@@ -62,7 +62,10 @@ final class CrashHarness {
         var rng = SplitMix64(seed: seed)
         let dir = TempDir("crash-\(kind.rawValue)")
         let logs = TempDir("crash-\(kind.rawValue)-logs")
-        defer { dir.remove(); logs.remove() }
+        defer {
+            dir.remove()
+            logs.remove()
+        }
         let stderrPath = logs.path + "/stderr.log"
 
         let received = Received()
@@ -136,7 +139,8 @@ final class CrashHarness {
             case .onboarding:
                 if value["format"]?.numberValue != 1 { problems.append("stored format is not 1") }
                 if let cur = value["current"], let runId = cur["runId"]?.stringValue,
-                   cur["status"]?.stringValue == "in_progress" {
+                    cur["status"]?.stringValue == "in_progress"
+                {
                     storedCurrent = (runId, Int(cur["lastSeq"]?.numberValue ?? 0), !(cur["steps"]?.arrayValue ?? []).isEmpty)
                 }
                 for (runId, item) in value["outboxes"]?.objectValue?.entries ?? [] {
@@ -177,7 +181,10 @@ final class CrashHarness {
             while seen < target, let line = child.readLine() {
                 handle(line)
                 if line == "READY" || line.hasPrefix("P ") { seen += 1 }
-                if line == "END" { sawEnd = true; break }
+                if line == "END" {
+                    sawEnd = true
+                    break
+                }
             }
             if seen < target && !sawEnd { problems.append("worker \(generation) ended early (after \(seen) progress lines)") }
             for line in child.kill() { handle(line) }
@@ -192,7 +199,10 @@ final class CrashHarness {
         var sawReady = false
         while let line = last.readLine() {
             handle(line)
-            if line == "READY" { sawReady = true; break }
+            if line == "READY" {
+                sawReady = true
+                break
+            }
         }
         if !sawReady { problems.append("the drain launch never became ready") }
         let settled = received.wait(until: Date().addingTimeInterval(Soak.enabled ? 300 : 90)) { entries in
@@ -232,8 +242,10 @@ final class CrashHarness {
         ((try? WireJSON.decode(e.body))?["events"]?.arrayValue ?? []).compactMap { $0["eventId"]?.stringValue }
     }
 
-    func unmet(_ entries: [Received.Entry], obligations: [Obligation],
-               resumeChecks: [(runId: String, lastSeq: Int, afterIndex: Int)], persisted: Set<String>) -> [String] {
+    func unmet(
+        _ entries: [Received.Entry], obligations: [Obligation],
+        resumeChecks: [(runId: String, lastSeq: Int, afterIndex: Int)], persisted: Set<String>
+    ) -> [String] {
         var out: [String] = []
         if kind == .score {
             var delivered = Set<String>()
@@ -304,7 +316,8 @@ final class CrashHarness {
         var previous: [String: JSONValue] = [:]
         for e in entries {
             guard let json = try? WireJSON.decode(e.body), let k = identity(json) else { continue }
-            let violations = kind == .onboarding
+            let violations =
+                kind == .onboarding
                 ? ContractChecker.onboardingRun(json)
                 : ContractChecker.paywallPresentation(json, previous: nil)
             if !violations.isEmpty { out.append("\(k.id) seq \(k.seq): \(violations.first!)") }

@@ -5,8 +5,9 @@ import ScoreTracker
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// File-system faults under each tracker's real file storage (issue 14): a full disk (on write,
@@ -83,15 +84,16 @@ import Glibc
         await run(clock, ms: 200)
         #expect(fs.failures(.write) > 0, "the identity write never reached the fault layer")
         #expect(diags.all.contains { $0.code == "storage" })
-        #expect(client.inspect().identity.userId == "fan_9") // kept in memory
+        #expect(client.inspect().identity.userId == "fan_9")  // kept in memory
         fs.uninstall()
         let (relaunched, c2) = scoreClient(dir.path, DiagnosticLog())
         await c2.settle()
         #expect(IDs.isLowercaseUUID(relaunched.inspect().identity.anonymousId))
     }
 
-    static let options = StartOptions(onboarding: OnboardingInput(key: "fault_flow", version: "1"),
-                                      manifest: ["welcome", "goal", "plan"].map { ManifestStepInput(stepKey: $0) })
+    static let options = StartOptions(
+        onboarding: OnboardingInput(key: "fault_flow", version: "1"),
+        manifest: ["welcome", "goal", "plan"].map { ManifestStepInput(stepKey: $0) })
 
     @Test func R31_onboardingUnderEachFault() async {
         for (name, condition) in Self.faults {
@@ -100,22 +102,31 @@ import Glibc
             let clock = ManualClock()
             let diags = DiagnosticLog()
             func tracker(_ clock: ManualClock) -> OnboardingRunTracker {
-                OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-                    sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding"),
-                    context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
-                                                    timezone: "Europe/Paris")),
-                    storage: FileKeyValueStorage(directory: dir.path), debounceMs: 0, persistTimeoutMs: 600_000,
-                    storageReadTimeoutMs: 600_000,
-                    onDiagnostic: diags.handler, clock: clock, scheduler: clock, registry: HandoffRegistry()))
+                OnboardingRunTracker(
+                    configuration: OnboardingRunConfiguration(
+                        sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding"),
+                        context: .value(
+                            RunContextInput(
+                                appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
+                                timezone: "Europe/Paris")),
+                        storage: FileKeyValueStorage(directory: dir.path), debounceMs: 0, persistTimeoutMs: 600_000,
+                        storageReadTimeoutMs: 600_000,
+                        onDiagnostic: diags.handler, clock: clock, scheduler: clock, registry: HandoffRegistry()))
             }
             let t = tracker(clock)
             let r = t.start(Self.options)
             r.enterStep("welcome")
-            _ = await StoredFileDamageTests.realTime { await t.idle(); return true }
+            _ = await StoredFileDamageTests.realTime {
+                await t.idle()
+                return true
+            }
             let fs = FaultyFileSystem(directory: dir.path, condition: condition)
             r.exitStep("welcome")
             r.enterStep("goal")
-            let settled = await StoredFileDamageTests.realTime { await t.idle(); return true }
+            let settled = await StoredFileDamageTests.realTime {
+                await t.idle()
+                return true
+            }
             #expect(settled != nil, "\(name): idle() never finished")
             #expect(fs.totalFailures > 0, "\(name): the fault was never hit")
             #expect(diags.all.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
@@ -130,23 +141,33 @@ import Glibc
     }
 
     @Test func R32_paywallUnderEachFault() async {
-        let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
+        let context = RunContextInput(
+            appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
         for (name, condition) in Self.faults {
             let dir = TempDir("paywall-fault")
             defer { dir.remove() }
             let clock = ManualClock()
             let diags = DiagnosticLog()
             let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall")
-            let t = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-                sink: sink, context: .value(context), storage: FileKeyValueStorage(directory: dir.path), clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler))
-            _ = await StoredFileDamageTests.realTime { await t.idle(); return true }
+            let t = PaywallPresentationTracker(
+                configuration: PaywallTrackerConfiguration(
+                    sink: sink, context: .value(context), storage: FileKeyValueStorage(directory: dir.path), clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
+            _ = await StoredFileDamageTests.realTime {
+                await t.idle()
+                return true
+            }
             let fs = FaultyFileSystem(directory: dir.path, condition: condition)
-            let p = t.start(PaywallPresentationInfo(moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements,
-                                                    billing: .store, surface: .present))
+            let p = t.start(
+                PaywallPresentationInfo(
+                    moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements,
+                    billing: .store, surface: .present))
             p?.shown()
             p?.end(.dismissed)
-            let settled = await StoredFileDamageTests.realTime { await t.idle(); return true }
+            let settled = await StoredFileDamageTests.realTime {
+                await t.idle()
+                return true
+            }
             #expect(settled != nil, "\(name): idle() never finished")
             #expect(fs.totalFailures > 0, "\(name): the fault was never hit")
             #expect(diags.all.contains { $0.code == "storage" }, "\(name): no storage diagnostic")

@@ -36,7 +36,7 @@ extension SplitMix64 {
         case 1: return .infinity
         case 2: return -.infinity
         case 3: return -0.0
-        case 4: return 9_007_199_254_740_992 + 2 // 2^53+1 is not a Double; the next one above 2^53
+        case 4: return 9_007_199_254_740_992 + 2  // 2^53+1 is not a Double; the next one above 2^53
         case 5: return .greatestFiniteMagnitude
         case 6: return .leastNonzeroMagnitude
         case 7: return -Double(below(1000))

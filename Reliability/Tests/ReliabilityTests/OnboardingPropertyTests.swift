@@ -46,11 +46,15 @@ let onboardingCodes: Set<String> = [
         let storage = InMemoryKeyValueStorage()
         let registry = HandoffRegistry()
         func makeTracker() -> OnboardingRunTracker {
-            OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-                sink: sink, context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18",
-                                                            locale: "en-US", timezone: "Europe/Paris")),
-                storage: storage, debounceMs: Int64(rng.below(3)) * 250, onDiagnostic: diags.handler,
-                clock: clock, scheduler: clock, registry: registry))
+            OnboardingRunTracker(
+                configuration: OnboardingRunConfiguration(
+                    sink: sink,
+                    context: .value(
+                        RunContextInput(
+                            appVersion: "1.0", build: nil, platform: .ios, osVersion: "18",
+                            locale: "en-US", timezone: "Europe/Paris")),
+                    storage: storage, debounceMs: Int64(rng.below(3)) * 250, onDiagnostic: diags.handler,
+                    clock: clock, scheduler: clock, registry: registry))
         }
         var tracker = makeTracker()
         let manifestKeys = ["welcome", "goal", "age", "plan", "paywall"]
@@ -58,12 +62,17 @@ let onboardingCodes: Set<String> = [
             if rng.chance(85) {
                 var props = RunProperties()
                 for _ in 0..<rng.below(3) { props.entries.append((key: rng.hostileKey(), value: .string(rng.hostileString()))) }
-                return (StartOptions(onboarding: OnboardingInput(key: "main", version: "3"),
-                                     manifest: manifestKeys.map { ManifestStepInput(stepKey: $0) }, properties: props), true)
+                return (
+                    StartOptions(
+                        onboarding: OnboardingInput(key: "main", version: "3"),
+                        manifest: manifestKeys.map { ManifestStepInput(stepKey: $0) }, properties: props), true
+                )
             }
             // Invalid: empty manifest, duplicate keys, or a hostile key.
-            let manifest: [ManifestStepInput] = rng.pick([[], [ManifestStepInput(stepKey: "a"), ManifestStepInput(stepKey: "a")],
-                                                          [ManifestStepInput(stepKey: "")]])
+            let manifest: [ManifestStepInput] = rng.pick([
+                [], [ManifestStepInput(stepKey: "a"), ManifestStepInput(stepKey: "a")],
+                [ManifestStepInput(stepKey: "")],
+            ])
             return (StartOptions(onboarding: OnboardingInput(key: rng.hostileString(), version: ""), manifest: manifest), false)
         }
         var runs: [OnboardingRun] = [tracker.start(options(&rng).0)]
@@ -82,7 +91,8 @@ let onboardingCodes: Set<String> = [
                 for _ in 0..<rng.below(4) {
                     switch rng.below(4) {
                     case 0: answers.append(.single(questionKey: rng.hostileKey(), value: rng.hostileString()))
-                    case 1: answers.append(.multi(questionKey: rng.hostileKey(), value: (0..<rng.below(60)).map { _ in rng.hostileString() }))
+                    case 1:
+                        answers.append(.multi(questionKey: rng.hostileKey(), value: (0..<rng.below(60)).map { _ in rng.hostileString() }))
                     case 2:
                         let v = rng.hostileNumber()
                         answers.append(.numeric(questionKey: rng.hostileKey(), value: v, unit: rng.chance(50) ? rng.hostileString() : nil))
@@ -123,7 +133,15 @@ let onboardingCodes: Set<String> = [
                 await clock.advance(byMs: Int64(rng.below(3_000)))
             case 13:
                 let t = tracker
-                if await onClock(clock, { await t.idle(); return true }) == nil { out.problems.append("idle() never finished") }
+                if await onClock(
+                    clock,
+                    {
+                        await t.idle()
+                        return true
+                    }) == nil
+                {
+                    out.problems.append("idle() never finished")
+                }
             case 14:
                 // NaN as the only answer: always refused with invalid-answer (when the run records).
                 run.exitStep(run.currentStepKey ?? "welcome", answers: [.numeric(questionKey: "n", value: .nan)])

@@ -15,8 +15,9 @@ let paywallCodes: Set<String> = [
 let scoreCodes: Set<String> = ["invalid-event", "storage"]
 
 @Suite struct PaywallScorePropertyTests {
-    static let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1",
-                                        locale: "en-US", timezone: "Europe/Paris")
+    static let context = RunContextInput(
+        appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1",
+        locale: "en-US", timezone: "Europe/Paris")
 
     mutating func hostileJSON(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
         switch rng.below(depth > 2 ? 5 : 7) {
@@ -49,11 +50,15 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
         }
         o["surface"] = .string(rng.chance(90) ? "present" : rng.pick(["paywall_step", "sheet"]))
         if rng.chance(20) {
-            o["onboardingRun"] = .object(JSONObject([("runId", .string(rng.chance(50) ? IDs.uuidV4() : rng.hostileString())),
-                                                     ("stepKey", .string(rng.hostileKey()))]))
+            o["onboardingRun"] = .object(
+                JSONObject([
+                    ("runId", .string(rng.chance(50) ? IDs.uuidV4() : rng.hostileString())),
+                    ("stepKey", .string(rng.hostileKey())),
+                ]))
         }
         for _ in 0..<(rng.chance(30) ? 1 : 0) {
-            o[rng.pick(["moment", "paywallId", "audienceId", "variantKey", "deploymentId", "placement", rng.hostileKey()])] = hostileJSON(&rng)
+            o[rng.pick(["moment", "paywallId", "audienceId", "variantKey", "deploymentId", "placement", rng.hostileKey()])] = hostileJSON(
+                &rng)
         }
         return rng.chance(5) ? hostileJSON(&rng) : .object(o)
     }
@@ -83,9 +88,10 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                 i % 5 == 2 ? .result(.transient) : i % 13 == 7 ? .result(SinkResult(.rejected, reason: "bad")) : .result(.accepted)
             }
             let diags = DiagnosticLog()
-            let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-                sink: sink, context: .value(Self.context), storage: InMemoryKeyValueStorage(), clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler))
+            let tracker = PaywallPresentationTracker(
+                configuration: PaywallTrackerConfiguration(
+                    sink: sink, context: .value(Self.context), storage: InMemoryKeyValueStorage(), clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
             var handles: [PaywallPresentation] = []
             var problems: [String] = []
             for _ in 0..<(3 + rng.below(25)) {
@@ -93,16 +99,23 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                 switch rng.below(8) {
                 case 0, 1:
                     let info = infoJSON(&rng)
-                    if let h = tracker.start(json: info) { handles.append(h) } else if diags.all.count == before {
+                    if let h = tracker.start(json: info) {
+                        handles.append(h)
+                    } else if diags.all.count == before {
                         problems.append("a refused start reported nothing")
                     }
                 case 2: rng.chance(50) ? () : (handles.isEmpty ? () : rng.pick(handles).shown())
                 case 3: if !handles.isEmpty { rng.pick(handles).end(json: outcomeJSON(&rng)) }
                 case 4:
                     if !handles.isEmpty {
-                        rng.pick(handles).end(rng.pick([.dismissed, .cancelled, .restored, .error(rng.hostileString()), .error(nil),
-                                                        .purchased(PaywallTransactionInfo(originalTransactionIdentifier: rng.hostileString(),
-                                                                                          purchaseToken: rng.hostileString(), productId: "p"))]))
+                        rng.pick(handles).end(
+                            rng.pick([
+                                .dismissed, .cancelled, .restored, .error(rng.hostileString()), .error(nil),
+                                .purchased(
+                                    PaywallTransactionInfo(
+                                        originalTransactionIdentifier: rng.hostileString(),
+                                        purchaseToken: rng.hostileString(), productId: "p")),
+                            ]))
                     }
                 case 5: if !handles.isEmpty { rng.pick(handles).shown() }
                 case 6: await clock.advance(byMs: Int64(rng.below(5_000)))
@@ -170,8 +183,10 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                 switch rng.below(9) {
                 case 0, 1, 2: client.track(rng.chance(70) ? "product_view" : rng.hostileString(), props: props)
                 case 3: client.screen(rng.hostileString(), props: props)
-                case 4: client.identify(userId: rng.chance(70) ? "user_\(rng.below(3))" : rng.hostileString(), traits: props,
-                                        replayAnonymousEvents: rng.chance(50))
+                case 4:
+                    client.identify(
+                        userId: rng.chance(70) ? "user_\(rng.below(3))" : rng.hostileString(), traits: props,
+                        replayAnonymousEvents: rng.chance(50))
                 case 5: client.setConsent(analytics: rng.chance(70), personalization: rng.chance(50), advertising: rng.chance(50))
                 case 6: _ = await onClock(clock) { (try? await client.flush()) != nil }
                 case 7: client.trackAdvertising(rng.hostileString(), props: props, delivery: rng.chance(50) ? .critical : .bestEffort)

@@ -3,8 +3,9 @@ import Synchronization
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Paywall receipt kill (issue 14, item 4): the loopback server SIGKILLs the paywall `crashworker`
@@ -61,7 +62,10 @@ final class ReceiptKillHarness {
         var rng = SplitMix64(seed: seed)
         let dir = TempDir("receipt-kill-paywall")
         let logs = TempDir("receipt-kill-paywall-logs")
-        defer { dir.remove(); logs.remove() }
+        defer {
+            dir.remove()
+            logs.remove()
+        }
         let stderrPath = logs.path + "/stderr.log"
         let file = FileKeyValueStorage(directory: dir.path).path(for: "rocalytics-sdk:paywall-presentations")
 
@@ -130,7 +134,10 @@ final class ReceiptKillHarness {
             var sawEnd = false
             while let line = child.readLine() {
                 if line.hasPrefix("D ") { problems.append("diagnostic \(line.dropFirst(2)) reported") }
-                if line == "END" { sawEnd = true; break }
+                if line == "END" {
+                    sawEnd = true
+                    break
+                }
             }
             if sawEnd {
                 // Its script is done; it keeps delivering (retries, restored entries) for a while.
@@ -141,7 +148,8 @@ final class ReceiptKillHarness {
             guard let hit = trap.withLock({ $0.hit }) else { continue }
             report.killsAtReceipt += 1
             guard let snapshot = try? WireJSON.decode(hit.body), let id = snapshot["presentation_id"]?.stringValue,
-                  let seq = snapshot["seq"]?.intValue else {
+                let seq = snapshot["seq"]?.intValue
+            else {
                 problems.append("life \(generation): unreadable snapshot at the kill")
                 continue
             }
@@ -166,7 +174,8 @@ final class ReceiptKillHarness {
                 report.acknowledgedBefore += 1
             } else {
                 let storedSeq = stored?[id]?["seq"]?.intValue
-                problems.append("life \(generation): \(id) seq \(seq) was received unstored (stored: \(storedSeq.map(String.init) ?? "none"))")
+                problems.append(
+                    "life \(generation): \(id) seq \(seq) was received unstored (stored: \(storedSeq.map(String.init) ?? "none"))")
             }
             if problems.count > 5 { break }
         }
@@ -175,7 +184,10 @@ final class ReceiptKillHarness {
         let last = try spawn(lives, drain: true, target: 0)
         var sawReady = false
         while let line = last.readLine() {
-            if line == "READY" { sawReady = true; break }
+            if line == "READY" {
+                sawReady = true
+                break
+            }
         }
         if !sawReady { problems.append("the drain launch never became ready") }
         func unmet(_ entries: [Received.Entry]) -> [String] {

@@ -5,8 +5,9 @@ import ScoreTracker
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Known test secrets; none may appear in a diagnostic, in `inspectJson()` or in any output.
@@ -29,36 +30,49 @@ func mode(_ path: String) -> mode_t? {
 /// Security (issue 8, part 4): secrets never leak; storage is owner-only; foreign stored values
 /// are left as the specs say.
 @Suite struct SecurityTests {
-    static let onboardingContext = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US",
-                                                   timezone: "UTC")
-    static let manifest = StartOptions(onboarding: OnboardingInput(key: "main", version: "1"),
-                                       manifest: [ManifestStepInput(stepKey: "welcome"), ManifestStepInput(stepKey: "email")])
+    static let onboardingContext = RunContextInput(
+        appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US",
+        timezone: "UTC")
+    static let manifest = StartOptions(
+        onboarding: OnboardingInput(key: "main", version: "1"),
+        manifest: [ManifestStepInput(stepKey: "welcome"), ManifestStepInput(stepKey: "email")])
 
     @Test func onboardingDiagnosticsNeverCarrySecretsOrPII() async throws {
         let clock = ManualClock()
         let server = try LoopbackHTTPServer { req in
-            req.path.hasSuffix("/reject") ? .respond(status: 200, body: #"{"outcome":"rejected","reason":"schema"}"#)
+            req.path.hasSuffix("/reject")
+                ? .respond(status: 200, body: #"{"outcome":"rejected","reason":"schema"}"#)
                 : .respond(status: 500, body: "no")
         }
         defer { server.stop() }
         let diags = DiagnosticLog()
         let storage = FaultInjectingStorage(clock: clock)
         storage.update { $0.failNextWrites = 3 }
-        let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: HTTPSink<OnboardingRunSnapshot>(url: server.baseURL + "/reject",
-                                                 headers: .fixed([HTTPHeader("Authorization", "Bearer " + TestSecrets.token),
-                                                                  HTTPHeader("X-Publishable-Key", TestSecrets.publishableKey)])),
-            context: .value(Self.onboardingContext), storage: storage, debounceMs: 0,
-            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
+        let tracker = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: HTTPSink<OnboardingRunSnapshot>(
+                    url: server.baseURL + "/reject",
+                    headers: .fixed([
+                        HTTPHeader("Authorization", "Bearer " + TestSecrets.token),
+                        HTTPHeader("X-Publishable-Key", TestSecrets.publishableKey),
+                    ])),
+                context: .value(Self.onboardingContext), storage: storage, debounceMs: 0,
+                onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
-        run.exitStep("welcome", answers: [.text(questionKey: "email", value: TestSecrets.email),
-                                          .text(questionKey: "email_long", value: String(repeating: TestSecrets.email, count: 100)),
-                                          .single(questionKey: "contact", value: TestSecrets.email + String(repeating: "x", count: 300)),
-                                          .numeric(questionKey: "n", value: .nan, unit: TestSecrets.token)])
-        run.setProperties(["contact": .string(String(repeating: TestSecrets.email, count: 30)),
-                           "token": .string(TestSecrets.token + String(repeating: "x", count: 300)),
-                           "bad key \(TestSecrets.email)": .string(TestSecrets.email)])
+        run.exitStep(
+            "welcome",
+            answers: [
+                .text(questionKey: "email", value: TestSecrets.email),
+                .text(questionKey: "email_long", value: String(repeating: TestSecrets.email, count: 100)),
+                .single(questionKey: "contact", value: TestSecrets.email + String(repeating: "x", count: 300)),
+                .numeric(questionKey: "n", value: .nan, unit: TestSecrets.token),
+            ])
+        run.setProperties([
+            "contact": .string(String(repeating: TestSecrets.email, count: 30)),
+            "token": .string(TestSecrets.token + String(repeating: "x", count: 300)),
+            "bad key \(TestSecrets.email)": .string(TestSecrets.email),
+        ])
         run.enterStep("unknown_step")
         run.exitStep("goal")
         run.complete()
@@ -82,9 +96,10 @@ func mode(_ path: String) -> mode_t? {
     @Test func onboardingInvalidKeysAreNotEchoedInDiagnostics() {
         let clock = ManualClock()
         let diags = DiagnosticLog()
-        let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext),
-            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
+        let tracker = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext),
+                onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
         run.setProperties([TestSecrets.email: "x"])
@@ -94,7 +109,8 @@ func mode(_ path: String) -> mode_t? {
         tracker.dispose()
         // `destination-changed` may come first: a tracker of a test running beside this one in the
         // same process, for another destination, can hand its run over (reconfigure hand-over).
-        #expect(Set(diags.all.map(\.code)).subtracting(["destination-changed"])
+        #expect(
+            Set(diags.all.map(\.code)).subtracting(["destination-changed"])
                 == ["invalid-property", "invalid-answer", "unknown-step", "not-current-step"])
         let property = diags.all.first { $0.code == "invalid-property" }
         #expect(property.map { TestSecrets.leaks($0.message).isEmpty } == true, "invalid-property masks an invalid key")
@@ -109,18 +125,36 @@ func mode(_ path: String) -> mode_t? {
             i == 0 ? .result(SinkResult(.rejected, reason: "server said no")) : .result(.transient)
         }
         let diags = DiagnosticLog()
-        let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: sink, context: .value(RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil,
-                                                       locale: "en-US", timezone: "UTC")),
-            storage: FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true; return f }()),
-            clock: clock, scheduler: clock, onDiagnostic: diags.handler))
+        let tracker = PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: sink,
+                context: .value(
+                    RunContextInput(
+                        appVersion: "1", build: nil, platform: .ios, osVersion: nil,
+                        locale: "en-US", timezone: "UTC")),
+                storage: FaultInjectingStorage(
+                    clock: clock,
+                    faults: {
+                        var f = FaultInjectingStorage.Faults()
+                        f.writesAlwaysFail = true
+                        return f
+                    }()),
+                clock: clock, scheduler: clock, onDiagnostic: diags.handler))
         // Invalid info whose values are secrets.
-        _ = tracker.start(json: .object(JSONObject([("moment", .string(TestSecrets.email)), ("paywallId", .string(String(repeating: TestSecrets.token, count: 20))),
-                                                    ("surface", .string(TestSecrets.publishableKey))])))
-        let h = tracker.start(PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present))
+        _ = tracker.start(
+            json: .object(
+                JSONObject([
+                    ("moment", .string(TestSecrets.email)), ("paywallId", .string(String(repeating: TestSecrets.token, count: 20))),
+                    ("surface", .string(TestSecrets.publishableKey)),
+                ])))
+        let h = tracker.start(
+            PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present))
         h?.shown()
-        h?.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: TestSecrets.token, purchaseToken: TestSecrets.token,
-                                                 productId: "pro")))
+        h?.end(
+            .purchased(
+                PaywallTransactionInfo(
+                    originalTransactionIdentifier: TestSecrets.token, purchaseToken: TestSecrets.token,
+                    productId: "pro")))
         h?.end(.error(TestSecrets.email))
         (h as? PaywallPresentation)?.end(json: .object(JSONObject([("status", .string(TestSecrets.email))])))
         h?.shown()
@@ -147,8 +181,8 @@ func mode(_ path: String) -> mode_t? {
         client.setTokenProvider { TestSecrets.token }
         client.identify(userId: "user-1", traits: ["email": TestSecrets.email, "phone": "+33 6 12 34 56 78"])
         client.track("signup", props: ["email": TestSecrets.email])
-        client.track("", props: ["email": TestSecrets.email]) // invalid name
-        client.track("bad", props: ["x": String(repeating: TestSecrets.email, count: 40_000)]) // too large
+        client.track("", props: ["email": TestSecrets.email])  // invalid name
+        client.track("bad", props: ["x": String(repeating: TestSecrets.email, count: 40_000)])  // too large
         for _ in 0..<4 { _ = await onClock(clock) { (try? await client.flush()) != nil } }
         let inspect = client.inspectJson()
         #expect(TestSecrets.leaks(inspect).isEmpty, "inspectJson() leaks \(TestSecrets.leaks(inspect))")
@@ -166,7 +200,10 @@ func mode(_ path: String) -> mode_t? {
         transport.clear()
         client.track("after")
         let error = await onClock(clock) { () -> String in
-            do { try await client.flush(); return "" } catch { return String(describing: error) }
+            do {
+                try await client.flush()
+                return ""
+            } catch { return String(describing: error) }
         }
         #expect(TestSecrets.leaks(error ?? "").isEmpty)
     }
@@ -178,22 +215,30 @@ func mode(_ path: String) -> mode_t? {
         // Onboarding and paywall: Core's FileKeyValueStorage in a directory it creates.
         let kvDir = root.path + "/kv/nested"
         let storage = FileKeyValueStorage(directory: kvDir)
-        let onboarding = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunSnapshot>(always: .transient), context: .value(Self.onboardingContext), storage: storage,
-            onDiagnostic: { _ in }, clock: clock, scheduler: clock))
+        let onboarding = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: RecordingSink<OnboardingRunSnapshot>(always: .transient), context: .value(Self.onboardingContext), storage: storage,
+                onDiagnostic: { _ in }, clock: clock, scheduler: clock))
         let run = onboarding.start(Self.manifest)
         run.enterStep("welcome")
-        let paywall = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: RecordingSink<PaywallSnapshot>(always: .transient),
-            context: .value(RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")),
-            storage: storage, clock: clock, scheduler: clock, onDiagnostic: { _ in }))
+        let paywall = PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: RecordingSink<PaywallSnapshot>(always: .transient),
+                context: .value(
+                    RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")),
+                storage: storage, clock: clock, scheduler: clock, onDiagnostic: { _ in }))
         _ = paywall.start(PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present))
-        _ = await onClock(clock) { await onboarding.idle(); await paywall.idle(); return true }
+        _ = await onClock(clock) {
+            await onboarding.idle()
+            await paywall.idle()
+            return true
+        }
         // Score: its own file store.
         let scoreDir = root.path + "/score/nested"
-        let score = ScoreClient(publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
-                                store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
-                                clock: clock, scheduler: clock, onDiagnostic: { _ in })
+        let score = ScoreClient(
+            publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
+            store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
+            clock: clock, scheduler: clock, onDiagnostic: { _ in })
         score.identify(userId: "u1")
         score.track("e")
         _ = await onClock(clock) { (try? await score.flush()) != nil }
@@ -219,15 +264,19 @@ func mode(_ path: String) -> mode_t? {
         let backing = InMemoryKeyValueStorage([key: foreign])
         let diags = DiagnosticLog()
         let sink = RecordingSink<OnboardingRunSnapshot>(always: .accepted)
-        let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: sink, context: .value(Self.onboardingContext), storage: backing, debounceMs: 0,
-            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
+        let tracker = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: sink, context: .value(Self.onboardingContext), storage: backing, debounceMs: 0,
+                onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let resumed = await onClock(clock) { await tracker.resume() }
         #expect(resumed != nil && resumed! == nil, "resume() resolves nil on an unknown format")
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
         run.complete()
-        _ = await onClock(clock) { await tracker.idle(); return true }
+        _ = await onClock(clock) {
+            await tracker.idle()
+            return true
+        }
         tracker.dispose()
         await clock.settle()
         #expect(backing.snapshot[key] == foreign, "the future-format value changed")
@@ -242,12 +291,16 @@ func mode(_ path: String) -> mode_t? {
         let storage = FaultInjectingStorage(backing: InMemoryKeyValueStorage([key: stored]), clock: clock)
         storage.update { $0.failNextGets = 2 }
         let diags = DiagnosticLog()
-        let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext), storage: storage,
-            onDiagnostic: diags.handler, clock: clock, scheduler: clock))
+        let tracker = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: RecordingSink<OnboardingRunSnapshot>(always: .accepted), context: .value(Self.onboardingContext), storage: storage,
+                onDiagnostic: diags.handler, clock: clock, scheduler: clock))
         let run = tracker.start(Self.manifest)
         run.enterStep("welcome")
-        _ = await onClock(clock) { await tracker.idle(); return true }
+        _ = await onClock(clock) {
+            await tracker.idle()
+            return true
+        }
         tracker.dispose()
         await clock.settle()
         #expect(storage.stored(key) == stored)
@@ -257,18 +310,24 @@ func mode(_ path: String) -> mode_t? {
     @Test func paywallForeignStoredValuesFollowTheSpec() async {
         let key = PaywallPresentationTracker.defaultStorageKey
         let context = RunContextInput(appVersion: "1", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC")
-        func launch(_ storage: any KeyValueStorage, _ clock: ManualClock, _ sink: RecordingSink<PaywallSnapshot>,
-                    _ diags: DiagnosticLog) -> PaywallPresentationTracker {
-            PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-                sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler))
+        func launch(
+            _ storage: any KeyValueStorage, _ clock: ManualClock, _ sink: RecordingSink<PaywallSnapshot>,
+            _ diags: DiagnosticLog
+        ) -> PaywallPresentationTracker {
+            PaywallPresentationTracker(
+                configuration: PaywallTrackerConfiguration(
+                    sink: sink, context: .value(context), storage: storage, clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
         }
         // A good entry from a first launch (left unsent: the sink is transient), to mix with bad ones.
         let clock = ManualClock()
         let first = InMemoryKeyValueStorage()
         let t1 = launch(first, clock, RecordingSink(always: .transient), DiagnosticLog())
         _ = t1.start(PaywallPresentationInfo(moment: "m", paywallId: "pw", renderMode: .elements, billing: .store, surface: .present))
-        _ = await onClock(clock) { await t1.idle(); return true }
+        _ = await onClock(clock) {
+            await t1.idle()
+            return true
+        }
         t1.dispose()
         let good = first.snapshot[key] ?? ""
         #expect(!good.isEmpty)
@@ -280,7 +339,10 @@ func mode(_ path: String) -> mode_t? {
             let storage = InMemoryKeyValueStorage([key: "\u{0}not json \(TestSecrets.email)"])
             let diags = DiagnosticLog()
             let t = launch(storage, clock, RecordingSink(always: .accepted), diags)
-            _ = await onClock(clock) { await t.idle(); return true }
+            _ = await onClock(clock) {
+                await t.idle()
+                return true
+            }
             #expect(diags.all.map(\.code) == ["invalid-stored"])
             #expect(storage.snapshot[key] == "\u{0}not json \(TestSecrets.email)")
             #expect(diags.all.allSatisfy { TestSecrets.leaks($0.message).isEmpty })
@@ -296,7 +358,10 @@ func mode(_ path: String) -> mode_t? {
             let diags = DiagnosticLog()
             let sink = RecordingSink<PaywallSnapshot>(always: .accepted)
             let t = launch(storage, clock, sink, diags)
-            _ = await onClock(clock) { await t.idle(); return true }
+            _ = await onClock(clock) {
+                await t.idle()
+                return true
+            }
             await clock.settle()
             #expect(diags.all.map(\.code) == ["invalid-stored"])
             #expect(sink.received.map { $0.wireJSON() } == [goodEntry["body"]!])
@@ -309,7 +374,10 @@ func mode(_ path: String) -> mode_t? {
             let diags = DiagnosticLog()
             let t = launch(storage, clock, RecordingSink(always: .accepted), diags)
             _ = t.start(PaywallPresentationInfo(moment: "m", paywallId: "pw2", renderMode: .elements, billing: .store, surface: .present))
-            _ = await onClock(clock) { await t.idle(); return true }
+            _ = await onClock(clock) {
+                await t.idle()
+                return true
+            }
             #expect(diags.all.map(\.code) == ["storage"])
             #expect(storage.stored(key) == good)
             t.dispose()

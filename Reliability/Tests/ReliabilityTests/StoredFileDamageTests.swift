@@ -70,8 +70,12 @@ import TrackerCoreTestKit
                 // A cut keeps every record that ends before it; a flip loses at most the record it hit.
                 let expected = cut ? ends.filter { $0 <= position }.count : Self.scoreEvents - 1
                 let inMiddle = !cut && hit < Self.scoreEvents - 1
-                if cut ? depth != expected : depth < expected { problems.append("\(cut ? "cut" : "flip") at \(position): depth \(depth), expected \(expected)") }
-                if inMiddle && !diags.all.contains(where: { $0.code == "storage" }) { problems.append("flip at \(position): no storage diagnostic") }
+                if cut ? depth != expected : depth < expected {
+                    problems.append("\(cut ? "cut" : "flip") at \(position): depth \(depth), expected \(expected)")
+                }
+                if inMiddle && !diags.all.contains(where: { $0.code == "storage" }) {
+                    problems.append("flip at \(position): no storage diagnostic")
+                }
                 dir.remove()
             }
         }
@@ -97,7 +101,9 @@ import TrackerCoreTestKit
                 await clock.settle()
                 let view = client.inspect()
                 // The identity may be lost (a new anonymousId is minted), the queue never.
-                if view.queue.depth != Self.scoreEvents { problems.append("\(cut ? "cut" : "flip") at \(position): depth \(view.queue.depth)") }
+                if view.queue.depth != Self.scoreEvents {
+                    problems.append("\(cut ? "cut" : "flip") at \(position): depth \(view.queue.depth)")
+                }
                 if !IDs.isLowercaseUUID(view.identity.anonymousId) { malformed.append(position) }
                 dir.remove()
             }
@@ -111,18 +117,24 @@ import TrackerCoreTestKit
 
     // MARK: onboarding and paywall state in FileKeyValueStorage
 
-    static let options = StartOptions(onboarding: OnboardingInput(key: "damage_flow", version: "1"),
-                                      manifest: ["welcome", "goal", "plan"].map { ManifestStepInput(stepKey: $0) })
+    static let options = StartOptions(
+        onboarding: OnboardingInput(key: "damage_flow", version: "1"),
+        manifest: ["welcome", "goal", "plan"].map { ManifestStepInput(stepKey: $0) })
 
     /// A tracker whose snapshots are answered "transient": the retry waits on the manual clock,
     /// which never moves, so the state stays stored (pending) as after a kill.
     private func onboardingTracker(_ dir: String, clock: ManualClock, diags: DiagnosticLog) -> OnboardingRunTracker {
-        OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding") { _, _ in .result(.transient) },
-            context: .value(RunContextInput(appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
-                                            timezone: "Europe/Paris")),
-            storage: FileKeyValueStorage(directory: dir), debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,
-            onDiagnostic: diags.handler, clock: clock, scheduler: clock, registry: HandoffRegistry()))
+        OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: RecordingSink<OnboardingRunSnapshot>(destination: "https://collector.example/onboarding") { _, _ in
+                    .result(.transient)
+                },
+                context: .value(
+                    RunContextInput(
+                        appVersion: "1.0", build: nil, platform: .ios, osVersion: "18", locale: "en-US",
+                        timezone: "Europe/Paris")),
+                storage: FileKeyValueStorage(directory: dir), debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,
+                onDiagnostic: diags.handler, clock: clock, scheduler: clock, registry: HandoffRegistry()))
     }
 
     @Test func R23_onboardingStateDamagedOrCutAtEveryByte() async {
@@ -136,7 +148,10 @@ import TrackerCoreTestKit
             run.enterStep("welcome")
             run.exitStep("welcome")
             run.enterStep("goal")
-            _ = await Self.realTime { await tracker.idle(); return true }
+            _ = await Self.realTime {
+                await tracker.idle()
+                return true
+            }
         }
         let stored = readFile(key)
         #expect(!stored.isEmpty)
@@ -160,8 +175,12 @@ import TrackerCoreTestKit
                 }
                 if outcome != "none" { resumed += 1 }
                 // Cut JSON is never valid: it is dropped with a diagnostic, not resumed as garbage.
-                if cut && position > 0 && outcome != "none" && outcome != "goal" { problems.append("cut at \(position): resumed at \(outcome)") }
-                if cut && position > 0 && outcome == "none" && diags.all.isEmpty { problems.append("cut at \(position): dropped without a diagnostic") }
+                if cut && position > 0 && outcome != "none" && outcome != "goal" {
+                    problems.append("cut at \(position): resumed at \(outcome)")
+                }
+                if cut && position > 0 && outcome == "none" && diags.all.isEmpty {
+                    problems.append("cut at \(position): dropped without a diagnostic")
+                }
                 dir.remove()
             }
         }
@@ -172,22 +191,29 @@ import TrackerCoreTestKit
     @Test func R24_paywallStateDamagedOrCutAtEveryByte() async {
         let base = TempDir("paywall-state")
         defer { base.remove() }
-        let context = RunContextInput(appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
+        let context = RunContextInput(
+            appVersion: "1.0.0", build: nil, platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
         func tracker(_ dir: String, _ clock: ManualClock, _ diags: DiagnosticLog) -> PaywallPresentationTracker {
-            PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-                sink: RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall") { _, _ in .result(.transient) },
-                context: .value(context), storage: FileKeyValueStorage(directory: dir), clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler))
+            PaywallPresentationTracker(
+                configuration: PaywallTrackerConfiguration(
+                    sink: RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall") { _, _ in .result(.transient) },
+                    context: .value(context), storage: FileKeyValueStorage(directory: dir), clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
         }
         let key = FileKeyValueStorage(directory: base.path).path(for: PaywallPresentationTracker.defaultStorageKey)
         do {
             let clock = ManualClock()
             let t = tracker(base.path, clock, DiagnosticLog())
-            let p = t.start(PaywallPresentationInfo(moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements,
-                                                    billing: .store, surface: .present))
+            let p = t.start(
+                PaywallPresentationInfo(
+                    moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements,
+                    billing: .store, surface: .present))
             p?.shown()
             p?.end(.dismissed)
-            _ = await Self.realTime { await t.idle(); return true }
+            _ = await Self.realTime {
+                await t.idle()
+                return true
+            }
         }
         let stored = readFile(key)
         #expect(!stored.isEmpty)
@@ -202,7 +228,12 @@ import TrackerCoreTestKit
                 let c = ManualClock()
                 let diags = DiagnosticLog()
                 let t = tracker(dir.path, c, diags)
-                if await Self.realTime({ await t.idle(); return true }) == nil { problems.append("\(cut ? "cut" : "flip") at \(position): idle() never finished") }
+                if await Self.realTime({
+                    await t.idle()
+                    return true
+                }) == nil {
+                    problems.append("\(cut ? "cut" : "flip") at \(position): idle() never finished")
+                }
                 if cut && position > 0 && diags.all.isEmpty { problems.append("cut at \(position): dropped without a diagnostic") }
                 dir.remove()
             }

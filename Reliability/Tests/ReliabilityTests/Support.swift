@@ -2,10 +2,11 @@ import Foundation
 import Synchronization
 import TrackerCore
 import TrackerCoreTestKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Suite-wide settings: `SOAK=1` makes the crash and property loops much longer; `RELIABILITY_SEED`
@@ -38,7 +39,9 @@ enum Soak {
             return [s]
         }
         let extra = UInt64.random(in: 1...UInt64(UInt32.max))
-        print("[reliability] \(test) seeds=\(fixedSeeds.map(String.init).joined(separator: ",")) fixed, \(extra) rotating (replay one: RELIABILITY_SEED=<seed>)")
+        print(
+            "[reliability] \(test) seeds=\(fixedSeeds.map(String.init).joined(separator: ",")) fixed, \(extra) rotating (replay one: RELIABILITY_SEED=<seed>)"
+        )
         return fixedSeeds + [extra]
     }
 }
@@ -120,9 +123,9 @@ final class Child {
     /// SIGKILL, then reaps the process. Returns the lines still in the pipe (printed before the kill).
     func kill() -> [String] {
         #if canImport(Glibc)
-        _ = Glibc.kill(pid, SIGKILL)
+            _ = Glibc.kill(pid, SIGKILL)
         #else
-        _ = Darwin.kill(pid, SIGKILL)
+            _ = Darwin.kill(pid, SIGKILL)
         #endif
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -150,7 +153,11 @@ final class Received: @unchecked Sendable {
     private var entries: [Entry] = []
     private var generation = 0
 
-    func setGeneration(_ g: Int) { cond.lock(); generation = g; cond.unlock() }
+    func setGeneration(_ g: Int) {
+        cond.lock()
+        generation = g
+        cond.unlock()
+    }
 
     /// Records a request and returns the index it got.
     func add(path: String, body: [UInt8], status: Int) {
@@ -160,8 +167,16 @@ final class Received: @unchecked Sendable {
         cond.unlock()
     }
 
-    var count: Int { cond.lock(); defer { cond.unlock() }; return entries.count }
-    var all: [Entry] { cond.lock(); defer { cond.unlock() }; return entries }
+    var count: Int {
+        cond.lock()
+        defer { cond.unlock() }
+        return entries.count
+    }
+    var all: [Entry] {
+        cond.lock()
+        defer { cond.unlock() }
+        return entries
+    }
 
     /// Waits (bounded by `deadline`) until `done(entries)` holds; returns whether it did.
     func wait(until deadline: Date, _ done: ([Entry]) -> Bool) -> Bool {
@@ -178,7 +193,10 @@ final class Received: @unchecked Sendable {
 /// (bounded waits inside the trackers run on the clock's timers). `nil` if it never finishes.
 func onClock<T: Sendable>(_ clock: ManualClock, _ work: @escaping @Sendable () async -> T) async -> T? {
     let box = Locked<T?>(nil)
-    clock.spawn { let r = await work(); box.withLock { $0 = r } }
+    clock.spawn {
+        let r = await work()
+        box.withLock { $0 = r }
+    }
     for _ in 0..<2_000 {
         await clock.settle()
         if let v = box.value { return v }

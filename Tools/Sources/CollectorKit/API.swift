@@ -25,14 +25,20 @@ public struct CollectorAPI: Sendable {
             case "/api/funnels":
                 return json(CollectorViews.funnels(try collector.funnels(includeDrafts: request.queryValue("drafts") == "1")))
             case "/api/paywalls":
-                return json(CollectorViews.paywalls(presentations: try collector.storedPresentations(),
-                                                    requests: try collector.requests(kind: "paywall-presentation")))
+                return json(
+                    CollectorViews.paywalls(
+                        presentations: try collector.storedPresentations(),
+                        requests: try collector.requests(kind: "paywall-presentation")))
             case "/api/score":
-                return json(CollectorViews.score(events: try collector.storedScoreEvents(),
-                                                 requests: try collector.requests(kind: "score-batch") + collector.requests(kind: "score-link")))
+                return json(
+                    CollectorViews.score(
+                        events: try collector.storedScoreEvents(),
+                        requests: try collector.requests(kind: "score-batch") + collector.requests(kind: "score-link")))
             case "/api/rocalytics":
-                let kinds = ["rocalytics-identify", "rocalytics-track", "rocalytics-demand-score", "rocalytics-install-ping",
-                             "rocalytics-onboarding-response", "onboarding-run"]
+                let kinds = [
+                    "rocalytics-identify", "rocalytics-track", "rocalytics-demand-score", "rocalytics-install-ping",
+                    "rocalytics-onboarding-response", "onboarding-run",
+                ]
                 var records: [RequestRecord] = []
                 for kind in kinds { records += try collector.requests(kind: kind) }
                 records.sort { $0.id < $1.id }
@@ -46,10 +52,12 @@ public struct CollectorAPI: Sendable {
                     guard let record = try collector.request(id: id) else { return notFound() }
                     var o = record.json(includeBody: true).objectValue ?? JSONObject()
                     if record.kind == "onboarding-run", let subject = record.subject,
-                       let previous = try collector.previousAccepted(kind: record.kind, subject: subject, beforeId: record.id)
+                        let previous = try collector.previousAccepted(kind: record.kind, subject: subject, beforeId: record.id)
                     {
-                        o["previous"] = ["id": .number(Double(previous.id)), "seq": previous.seq.map { .number(Double($0)) } ?? .null,
-                                         "body": .string(String(decoding: previous.body, as: UTF8.self))]
+                        o["previous"] = [
+                            "id": .number(Double(previous.id)), "seq": previous.seq.map { .number(Double($0)) } ?? .null,
+                            "body": .string(String(decoding: previous.body, as: UTF8.self)),
+                        ]
                     }
                     return json(.object(o))
                 }

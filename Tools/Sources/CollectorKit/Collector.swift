@@ -30,7 +30,9 @@ public struct VerdictViolation: Sendable, Equatable {
     }
 
     static func schema(_ v: SchemaViolation) -> VerdictViolation { VerdictViolation(rule: "schema", path: v.path, message: v.message) }
-    static func contract(_ v: ContractViolation) -> VerdictViolation { VerdictViolation(rule: v.rule.rawValue, path: v.path, message: v.message) }
+    static func contract(_ v: ContractViolation) -> VerdictViolation {
+        VerdictViolation(rule: v.rule.rawValue, path: v.path, message: v.message)
+    }
 }
 
 /// Why a snapshot (onboarding run or paywall presentation) does not conform: the first problem's text and every violation of
@@ -158,9 +160,11 @@ public final class Collector: Sendable {
     ) -> Verdict {
         let now = receivedAtMs ?? clock.nowMs()
         let kind = "onboarding-run"
-        guard case var .object(object) = (try? WireJSON.decode(body)) ?? .null else {
-            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object",
-                               violations: [VerdictViolation(rule: "json", path: "", message: "body is not a JSON object")]), path: path, at: now)
+        guard case .object(var object) = (try? WireJSON.decode(body)) ?? .null else {
+            return log(
+                Verdict(
+                    kind: kind, outcome: .rejected, reason: "body is not a JSON object",
+                    violations: [VerdictViolation(rule: "json", path: "", message: "body is not a JSON object")]), path: path, at: now)
         }
         for key in extraKeys { object[key] = nil }
         let snapshot = JSONValue.object(object)
@@ -184,29 +188,33 @@ public final class Collector: Sendable {
                     }
                     let contractProblems = ContractRules.onboardingRunViolations(value)
                     if let problem = contractProblems.first {
-                        return [ConformanceProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))]
+                        return [
+                            ConformanceProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))
+                        ]
                     }
                     return []
                 }
                 switch decision {
                 case .ignoredCompleted:
                     return verdict(.ignored, note: "run already completed")
-                case let .rejectedTooLarge(bytes):
+                case .rejectedTooLarge(let bytes):
                     let text = "snapshot exceeds \(Self.maxRunBytes) bytes (\(bytes))"
                     return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
-                case let .rejectedNonconformant(problems):
+                case .rejectedNonconformant(let problems):
                     return verdict(.rejected, problems.first?.reason, violations: problems.flatMap(\.violations))
                 case .rejectedOnboardingChanged:
                     let text = "onboarding differs from the stored snapshot of this run"
-                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "acceptance.4.identity", path: "/onboarding", message: text)])
+                    return verdict(
+                        .rejected, text, violations: [VerdictViolation(rule: "acceptance.4.identity", path: "/onboarding", message: text)])
                 case .rejectedManifestChanged:
                     let text = "manifest differs from the stored snapshot of this run"
-                    return verdict(.rejected, text, violations: [VerdictViolation(rule: "acceptance.4.manifest", path: "/manifest", message: text)])
+                    return verdict(
+                        .rejected, text, violations: [VerdictViolation(rule: "acceptance.4.manifest", path: "/manifest", message: text)])
                 case .ignoredRetry:
                     return verdict(.ignored, note: "retry")
                 case .ignoredRetryBodyMismatch:
                     return verdict(.ignored, note: "retry-body-mismatch")
-                case let .ignoredStale(storedSeq):
+                case .ignoredStale(let storedSeq):
                     return verdict(.ignored, note: "stale seq (stored \(storedSeq))")
                 case .acceptedFirst, .acceptedHigherSeq:
                     break
@@ -260,8 +268,10 @@ public final class Collector: Sendable {
         let now = receivedAtMs ?? clock.nowMs()
         let kind = "paywall-presentation"
         guard let snapshot = try? WireJSON.decode(body), snapshot.objectValue != nil else {
-            return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object",
-                               violations: [VerdictViolation(rule: "json", path: "", message: "body is not a JSON object")]), path: path, at: now)
+            return log(
+                Verdict(
+                    kind: kind, outcome: .rejected, reason: "body is not a JSON object",
+                    violations: [VerdictViolation(rule: "json", path: "", message: "body is not a JSON object")]), path: path, at: now)
         }
         let id = snapshot["presentation_id"]?.stringValue
         let seq = snapshot["seq"]?.intValue
@@ -284,23 +294,25 @@ public final class Collector: Sendable {
                     }
                     let contractProblems = ContractRules.paywallViolations(value)
                     if let problem = contractProblems.first {
-                        return [ConformanceProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))]
+                        return [
+                            ConformanceProblem(reason: problem.description, violations: contractProblems.map(VerdictViolation.contract))
+                        ]
                     }
                     return []
                 }
                 switch decision {
                 case .ignoredEnded:
                     return verdict(.ignored, note: "presentation already ended")
-                case let .rejectedTooLarge(bytes):
+                case .rejectedTooLarge(let bytes):
                     let text = "snapshot exceeds \(Self.maxPaywallBytes) bytes (\(bytes))"
                     return verdict(.rejected, text, violations: [VerdictViolation(rule: "size", path: "", message: text)])
-                case let .rejectedNonconformant(problems):
+                case .rejectedNonconformant(let problems):
                     return verdict(.rejected, problems.first?.reason, violations: problems.flatMap(\.violations))
-                case let .rejectedImmutable(problem):
+                case .rejectedImmutable(let problem):
                     return verdict(.rejected, problem.description, violations: [.contract(problem)])
                 case .ignoredRetry:
                     return verdict(.ignored, note: "retry")
-                case let .ignoredStale(storedSeq):
+                case .ignoredStale(let storedSeq):
                     return verdict(.ignored, note: "stale seq (stored \(storedSeq))")
                 case .acceptedFirst, .acceptedHigherSeq:
                     break
@@ -348,8 +360,11 @@ public final class Collector: Sendable {
             return log(Verdict(kind: kind, outcome: .rejected, reason: "body is not a JSON object"), path: path, at: now)
         }
         if let problem = ScoreEnvelope.batchViolation(batch) {
-            return log(Verdict(kind: kind, outcome: .rejected, reason: problem,
-                               violations: [VerdictViolation(rule: "score.envelope", path: ScoreEnvelope.path(of: problem), message: problem)]), path: path, at: now)
+            return log(
+                Verdict(
+                    kind: kind, outcome: .rejected, reason: problem,
+                    violations: [VerdictViolation(rule: "score.envelope", path: ScoreEnvelope.path(of: problem), message: problem)]),
+                path: path, at: now)
         }
         let events = batch["events"]?.arrayValue ?? []
         let result: Verdict = store.withLock { store in
@@ -366,7 +381,8 @@ public final class Collector: Sendable {
                 }
                 let body: JSONValue = ["outcome": "accepted", "received": .number(Double(events.count)), "stored": .number(Double(fresh))]
                 return Verdict(
-                    kind: kind, outcome: .accepted, subject: "\(events.count) events", note: fresh < events.count ? "\(events.count - fresh) duplicates" : nil,
+                    kind: kind, outcome: .accepted, subject: "\(events.count) events",
+                    note: fresh < events.count ? "\(events.count - fresh) duplicates" : nil,
                     bodyOverride: body
                 )
             } catch {
@@ -487,7 +503,8 @@ public final class Collector: Sendable {
             }
             return out
         }
-        return FunnelCalculator.funnels(runs: runs, canonicalManifests: manifests, nowMs: nowMs ?? clock.nowMs(), includeDrafts: includeDrafts)
+        return FunnelCalculator.funnels(
+            runs: runs, canonicalManifests: manifests, nowMs: nowMs ?? clock.nowMs(), includeDrafts: includeDrafts)
     }
 
     // MARK: - Request log
@@ -502,7 +519,9 @@ public final class Collector: Sendable {
     }
 
     /// Logged requests, newest first (see ``RequestRecord``); bodies left out.
-    public func requests(afterId: Int64 = 0, beforeId: Int64? = nil, limit: Int = 200, kind: String? = nil, outcome: String? = nil) throws -> [RequestRecord] {
+    public func requests(afterId: Int64 = 0, beforeId: Int64? = nil, limit: Int = 200, kind: String? = nil, outcome: String? = nil) throws
+        -> [RequestRecord]
+    {
         try store.withLock { try $0.requests(afterId: afterId, beforeId: beforeId, limit: limit, kind: kind, outcome: outcome) }
     }
 

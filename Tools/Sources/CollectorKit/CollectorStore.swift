@@ -256,7 +256,8 @@ final class CollectorStore {
     }
 
     func allPresentations() throws(SQLiteError) -> [StoredPresentation] {
-        try db.query("SELECT \(Self.presentationColumns) FROM paywall_presentations ORDER BY first_received_at, presentation_id").map { row in
+        try db.query("SELECT \(Self.presentationColumns) FROM paywall_presentations ORDER BY first_received_at, presentation_id").map {
+            row in
             StoredPresentation(
                 sender: row[0].text ?? "", presentationId: row[1].text ?? "", seq: Int(row[2].int ?? 0), status: row[3].text ?? "",
                 body: row[4].text ?? "", firstReceivedAtMs: row[5].int ?? 0, lastReceivedAtMs: row[6].int ?? 0
@@ -330,7 +331,8 @@ final class CollectorStore {
             kind: row[4].text ?? "", subject: row[5].text, seq: row[6].int.map { Int($0) }, outcome: row[7].text ?? "",
             status: Int(row[8].int ?? 0), reason: row[9].text, note: row[10].text,
             violations: violations.map {
-                VerdictViolation(rule: $0["rule"]?.stringValue ?? "", path: $0["path"]?.stringValue ?? "", message: $0["message"]?.stringValue ?? "")
+                VerdictViolation(
+                    rule: $0["rule"]?.stringValue ?? "", path: $0["path"]?.stringValue ?? "", message: $0["message"]?.stringValue ?? "")
             },
             rocaId: row[12].text, body: body, bodyBytes: Int(row[13].int ?? 0)
         )
@@ -373,10 +375,12 @@ final class CollectorStore {
 
     /// The last accepted request of `kind` about `subject` logged before `beforeId` (with its body).
     func previousAccepted(kind: String, subject: String, beforeId: Int64) throws(SQLiteError) -> RequestRecord? {
-        guard let row = try db.query(
-            "SELECT \(Self.requestColumns), body FROM requests WHERE kind = ? AND subject = ? AND outcome = 'accepted' AND id < ? ORDER BY id DESC LIMIT 1",
-            [.text(kind), .text(subject), .int(beforeId)]
-        ).first else { return nil }
+        guard
+            let row = try db.query(
+                "SELECT \(Self.requestColumns), body FROM requests WHERE kind = ? AND subject = ? AND outcome = 'accepted' AND id < ? ORDER BY id DESC LIMIT 1",
+                [.text(kind), .text(subject), .int(beforeId)]
+            ).first
+        else { return nil }
         return Self.request(row, body: row[14].bytes ?? [])
     }
 

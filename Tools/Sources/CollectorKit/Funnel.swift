@@ -161,7 +161,8 @@ public enum FunnelCalculator {
             let truncated = snapshot["truncated"]?.boolValue == true
             let furthest = completed ? Int.max : (entries.compactMap { positionOf[$0] }.max() ?? -1)
             let quit = !completed && nowMs - run.lastReceivedAtMs >= Collector.quitAfterMs
-            return RunFacts(viewed: Set(entries), furthest: furthest, lastSeen: truncated ? nil : entries.last, quit: quit, completed: completed)
+            return RunFacts(
+                viewed: Set(entries), furthest: furthest, lastSeen: truncated ? nil : entries.last, quit: quit, completed: completed)
         }
         func percent(_ part: Int, _ whole: Int) -> Int? {
             whole == 0 ? nil : Int((Double(part) * 100 / Double(whole)).rounded(.toNearestOrAwayFromZero))

@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One HTTP request as the collector's server read it.
@@ -220,7 +220,11 @@ public final class LoopbackServer: Sendable {
             var headers: [(name: String, value: String)] = []
             for line in lines {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+                headers.append(
+                    (
+                        String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                        String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+                    ))
             }
             func header(_ name: String) -> String? {
                 headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -248,7 +252,8 @@ public final class LoopbackServer: Sendable {
             if length > maxBodyBytes {
                 onRefusal(target, 413, "body exceeds the \(maxBodyBytes)-byte cap")
                 _ = write(
-                    fd, response(413, #"{"outcome":"rejected","reason":"body exceeds the collector's \#(maxBodyBytes)-byte cap"}"#, close: true)
+                    fd,
+                    response(413, #"{"outcome":"rejected","reason":"body exceeds the collector's \#(maxBodyBytes)-byte cap"}"#, close: true)
                 )
                 return
             }
@@ -263,8 +268,13 @@ public final class LoopbackServer: Sendable {
             let request = HTTPServerRequest(method: String(requestLine[0]), path: target, query: query, headers: headers, body: body)
             let answer = handler(request)
             if state.withLock({ $0.stopped }) { keepAlive = false }
-            guard write(fd, response(answer.status, answer.body, contentType: answer.contentType, extraHeaders: answer.extraHeaders, close: !keepAlive)),
-                  keepAlive else { return }
+            guard
+                write(
+                    fd,
+                    response(
+                        answer.status, answer.body, contentType: answer.contentType, extraHeaders: answer.extraHeaders, close: !keepAlive)),
+                keepAlive
+            else { return }
         }
     }
 

@@ -76,7 +76,9 @@ public final class JSONSchemaValidator: @unchecked Sendable {
         _ schema: JSONValue, root: JSONValue, at location: String, patterns: inout [String: Regex<AnyRegexOutput>]
     ) throws(SchemaLoadError) {
         if case .bool = schema { return }
-        guard let object = schema.objectValue else { throw SchemaLoadError(message: "\(location): a schema must be an object or a Boolean") }
+        guard let object = schema.objectValue else {
+            throw SchemaLoadError(message: "\(location): a schema must be an object or a Boolean")
+        }
         for (key, value) in object.entries {
             if annotations.contains(key) {
                 if key == "$defs", let defs = value.objectValue {
@@ -92,7 +94,9 @@ public final class JSONSchemaValidator: @unchecked Sendable {
             case "additionalProperties", "propertyNames", "items", "not", "if", "then", "else":
                 try prepare(value, root: root, at: "\(location)/\(key)", patterns: &patterns)
             case "allOf", "anyOf", "oneOf":
-                guard let list = value.arrayValue, !list.isEmpty else { throw SchemaLoadError(message: "\(location)/\(key): not a non-empty array") }
+                guard let list = value.arrayValue, !list.isEmpty else {
+                    throw SchemaLoadError(message: "\(location)/\(key): not a non-empty array")
+                }
                 for (i, sub) in list.enumerated() { try prepare(sub, root: root, at: "\(location)/\(key)/\(i)", patterns: &patterns) }
             case "pattern":
                 guard let text = value.stringValue else { throw SchemaLoadError(message: "\(location)/pattern: not a string") }
@@ -158,7 +162,7 @@ public final class JSONSchemaValidator: @unchecked Sendable {
     }
 
     private func check(_ v: JSONValue, against schema: JSONValue, path: String, into out: inout [SchemaViolation]) {
-        if case let .bool(allowed) = schema {
+        if case .bool(let allowed) = schema {
             if !allowed { out.append(SchemaViolation(path: path, message: "no value is allowed here")) }
             return
         }
@@ -182,19 +186,19 @@ public final class JSONSchemaValidator: @unchecked Sendable {
         }
 
         switch v {
-        case let .string(text):
+        case .string(let text):
             let length = text.unicodeScalars.count
             if let min = s["minLength"]?.numberValue, Double(length) < min { fail("shorter than \(Int(min)) characters") }
             if let max = s["maxLength"]?.numberValue, Double(length) > max { fail("longer than \(Int(max)) characters") }
             if let pattern = s["pattern"]?.stringValue, let regex = patterns[pattern], (try? regex.firstMatch(in: text)) == nil {
                 fail("does not match \(pattern)")
             }
-        case let .number(n):
+        case .number(let n):
             if let min = s["minimum"]?.numberValue, n < min { fail("less than \(WireJSON.formatNumber(min))") }
             if let max = s["maximum"]?.numberValue, n > max { fail("greater than \(WireJSON.formatNumber(max))") }
             if let min = s["exclusiveMinimum"]?.numberValue, n <= min { fail("not greater than \(WireJSON.formatNumber(min))") }
             if let max = s["exclusiveMaximum"]?.numberValue, n >= max { fail("not less than \(WireJSON.formatNumber(max))") }
-        case let .array(items):
+        case .array(let items):
             if let min = s["minItems"]?.numberValue, Double(items.count) < min { fail("fewer than \(Int(min)) items") }
             if let max = s["maxItems"]?.numberValue, Double(items.count) > max { fail("more than \(Int(max)) items") }
             if s["uniqueItems"]?.boolValue == true {
@@ -208,7 +212,7 @@ public final class JSONSchemaValidator: @unchecked Sendable {
             if let itemSchema = s["items"] {
                 for (i, item) in items.enumerated() { check(item, against: itemSchema, path: "\(path)/\(i)", into: &out) }
             }
-        case let .object(object):
+        case .object(let object):
             if let min = s["minProperties"]?.numberValue, Double(object.count) < min { fail("fewer than \(Int(min)) members") }
             if let max = s["maxProperties"]?.numberValue, Double(object.count) > max { fail("more than \(Int(max)) members") }
             if let required = s["required"]?.arrayValue {
@@ -266,7 +270,7 @@ public final class JSONSchemaValidator: @unchecked Sendable {
         switch (v, name) {
         case (.null, "null"), (.bool, "boolean"), (.string, "string"), (.array, "array"), (.object, "object"), (.number, "number"):
             return true
-        case let (.number(n), "integer"):
+        case (.number(let n), "integer"):
             return n.isFinite && n.rounded(.towardZero) == n
         default:
             return false
@@ -277,7 +281,7 @@ public final class JSONSchemaValidator: @unchecked Sendable {
         switch v {
         case .null: "null"
         case .bool: "boolean"
-        case let .number(n): n.rounded(.towardZero) == n ? "integer" : "number"
+        case .number(let n): n.rounded(.towardZero) == n ? "integer" : "number"
         case .string: "string"
         case .array: "array"
         case .object: "object"

@@ -48,10 +48,12 @@ public struct CollectorRouter: Sendable {
 
     /// Prints the line of a request the server refused before routing (e.g. 413 over the cap).
     public func refused(path: String, status: Int, reason: String) {
-        collector.recordRequest(RequestRecord(
-            receivedAtMs: collector.nowMs(), method: "POST", route: path, kind: "http", outcome: Outcome.rejected.rawValue, status: status,
-            reason: reason, violations: [VerdictViolation(rule: "http", path: "", message: reason)]
-        ))
+        collector.recordRequest(
+            RequestRecord(
+                receivedAtMs: collector.nowMs(), method: "POST", route: path, kind: "http", outcome: Outcome.rejected.rawValue,
+                status: status,
+                reason: reason, violations: [VerdictViolation(rule: "http", path: "", message: reason)]
+            ))
         log("path=\(path) kind=http outcome=rejected status=\(status) reason=\(Self.quoted(reason))")
     }
 
@@ -62,8 +64,9 @@ public struct CollectorRouter: Sendable {
             return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
         }
         if request.method == "GET", let asset = Self.webAsset(path) {
-            return HTTPServerResponse(status: 200, body: Array(asset.text.utf8), contentType: asset.type,
-                                      extraHeaders: ["Content-Security-Policy: \(WebAssets.contentSecurityPolicy)", "Referrer-Policy: no-referrer"])
+            return HTTPServerResponse(
+                status: 200, body: Array(asset.text.utf8), contentType: asset.type,
+                extraHeaders: ["Content-Security-Policy: \(WebAssets.contentSecurityPolicy)", "Referrer-Policy: no-referrer"])
         }
         if request.method == "GET", path.hasPrefix("/api/"), let answer = CollectorAPI(collector: collector).answer(request) {
             return answer
@@ -107,11 +110,12 @@ public struct CollectorRouter: Sendable {
             verdict = collector.ingestScoreLink(body: body, path: path)
         }
         log(Self.line(path: path, verdict: verdict))
-        collector.recordRequest(RequestRecord(
-            receivedAtMs: collector.nowMs(), method: request.method, route: path, kind: verdict.kind, subject: verdict.subject,
-            seq: verdict.seq, outcome: verdict.outcome.rawValue, status: verdict.httpStatus, reason: verdict.reason, note: verdict.note,
-            violations: verdict.violations, rocaId: request.header("X-Roca-ID"), body: body
-        ))
+        collector.recordRequest(
+            RequestRecord(
+                receivedAtMs: collector.nowMs(), method: request.method, route: path, kind: verdict.kind, subject: verdict.subject,
+                seq: verdict.seq, outcome: verdict.outcome.rawValue, status: verdict.httpStatus, reason: verdict.reason, note: verdict.note,
+                violations: verdict.violations, rocaId: request.header("X-Roca-ID"), body: body
+            ))
         return HTTPServerResponse(status: verdict.httpStatus, body: verdict.responseBody)
     }
 
@@ -126,10 +130,11 @@ public struct CollectorRouter: Sendable {
     }
 
     private func record(_ request: HTTPServerRequest, kind: String, outcome: String, status: Int) {
-        collector.recordRequest(RequestRecord(
-            receivedAtMs: collector.nowMs(), method: request.method, route: request.path, kind: kind, outcome: outcome, status: status,
-            body: request.body
-        ))
+        collector.recordRequest(
+            RequestRecord(
+                receivedAtMs: collector.nowMs(), method: request.method, route: request.path, kind: kind, outcome: outcome, status: status,
+                body: request.body
+            ))
     }
 
     /// The printed verdict line: `path=… kind=… id=… seq=… outcome=… status=… [reason="…"] [note="…"]`.
@@ -145,7 +150,9 @@ public struct CollectorRouter: Sendable {
     }
 
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: " ") + "\""
+        "\""
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(
+                of: "\n", with: " ") + "\""
     }
 }
 

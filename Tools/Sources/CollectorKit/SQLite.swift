@@ -54,10 +54,12 @@ final class SQLiteDatabase {
             let rc: Int32
             switch value {
             case .null: rc = sqlite3_bind_null(statement, index)
-            case let .int(n): rc = sqlite3_bind_int64(statement, index, n)
-            case let .text(s): rc = sqlite3_bind_text(statement, index, s, -1, Self.transient)
-            case let .blob(b):
-                rc = b.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), Self.transient) }
+            case .int(let n): rc = sqlite3_bind_int64(statement, index, n)
+            case .text(let s): rc = sqlite3_bind_text(statement, index, s, -1, Self.transient)
+            case .blob(let b):
+                rc = b.withUnsafeBytes {
+                    sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), Self.transient)
+                }
             }
             guard rc == SQLITE_OK else { throw lastError }
         }
@@ -106,12 +108,12 @@ final class SQLiteDatabase {
 }
 
 extension SQLValue {
-    var int: Int64? { if case let .int(n) = self { n } else { nil } }
-    var text: String? { if case let .text(s) = self { s } else { nil } }
+    var int: Int64? { if case .int(let n) = self { n } else { nil } }
+    var text: String? { if case .text(let s) = self { s } else { nil } }
     var bytes: [UInt8]? {
         switch self {
-        case let .blob(b): b
-        case let .text(s): Array(s.utf8)
+        case .blob(let b): b
+        case .text(let s): Array(s.utf8)
         default: nil
         }
     }

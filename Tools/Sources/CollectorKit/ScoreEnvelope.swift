@@ -34,7 +34,9 @@ public enum ScoreEnvelope {
         let words = rest.split(separator: " ")
         if let first = words.first {
             if known.contains(String(first)) || first == "sentAt" { return path + "/" + first }
-            if first == "unknown", words.count >= 3 { return path + (words[1] == "context" && words.count >= 4 ? "/context/" + words[3] : "/" + words[2]) }
+            if first == "unknown", words.count >= 3 {
+                return path + (words[1] == "context" && words.count >= 4 ? "/context/" + words[3] : "/" + words[2])
+            }
         }
         return path
     }
@@ -46,7 +48,9 @@ public enum ScoreEnvelope {
         guard let type = event["type"]?.stringValue, ["track", "screen", "identify"].contains(type) else {
             return "type must be track, screen or identify"
         }
-        guard let name = event["name"]?.stringValue, (1...128).contains(name.unicodeScalars.count) else { return "name must be 1..128 characters" }
+        guard let name = event["name"]?.stringValue, (1...128).contains(name.unicodeScalars.count) else {
+            return "name must be 1..128 characters"
+        }
         if type == "identify", name != "identify" { return "an identify event is named identify" }
         for key in ["eventId", "anonymousId", "sessionId"] {
             guard let id = event[key]?.stringValue, IDs.isLowercaseUUID(id) else { return "\(key) must be a lowercase UUID" }
@@ -87,7 +91,10 @@ public enum DemandScore {
             let weight = 1.0
             let weighted = number.map { min(10, max(-10, $0 / 10)) } ?? 0
             score += weighted
-            items.append(["signal": .string(key), "value": number.map(JSONValue.number) ?? .null, "weight": .number(weight), "weighted": .number(weighted)])
+            items.append([
+                "signal": .string(key), "value": number.map(JSONValue.number) ?? .null, "weight": .number(weight),
+                "weighted": .number(weighted),
+            ])
         }
         let final = Double(Int(min(100, max(1, score.rounded()))))
         let coldStart = signals.isEmpty

@@ -14,24 +14,31 @@ public enum CollectorViews {
     /// positions:[{label, slot, still_in_flow, saw_it, skipped, quit_here, quit_rate_percent,
     /// alternatives:[{step_key, saw_it, quit_here, quit_rate_percent}]}]}]}`.
     public static func funnels(_ funnels: [Funnel]) -> JSONValue {
-        .object(["funnels": .array(funnels.map { f in
-            .object([
-                "key": .string(f.key), "version": .string(f.version), "started": num(f.started), "completed": num(f.completed),
-                "quit": num(f.quit), "still_in_progress": num(f.stillInProgress), "version_conflicts": num(f.versionConflicts),
-                "positions": .array(f.positions.map { p in
+        .object([
+            "funnels": .array(
+                funnels.map { f in
                     .object([
-                        "label": .string(p.label), "slot": text(p.slot), "still_in_flow": num(p.stillInFlow), "saw_it": num(p.sawIt),
-                        "skipped": num(p.skipped), "quit_here": num(p.quitHere), "quit_rate_percent": p.quitRatePercent.map(num) ?? .null,
-                        "alternatives": .array(p.alternatives.map { a in
-                            .object([
-                                "step_key": .string(a.stepKey), "saw_it": num(a.sawIt), "quit_here": num(a.quitHere),
-                                "quit_rate_percent": a.quitRatePercent.map(num) ?? .null,
-                            ])
-                        }),
+                        "key": .string(f.key), "version": .string(f.version), "started": num(f.started), "completed": num(f.completed),
+                        "quit": num(f.quit), "still_in_progress": num(f.stillInProgress), "version_conflicts": num(f.versionConflicts),
+                        "positions": .array(
+                            f.positions.map { p in
+                                .object([
+                                    "label": .string(p.label), "slot": text(p.slot), "still_in_flow": num(p.stillInFlow),
+                                    "saw_it": num(p.sawIt),
+                                    "skipped": num(p.skipped), "quit_here": num(p.quitHere),
+                                    "quit_rate_percent": p.quitRatePercent.map(num) ?? .null,
+                                    "alternatives": .array(
+                                        p.alternatives.map { a in
+                                            .object([
+                                                "step_key": .string(a.stepKey), "saw_it": num(a.sawIt), "quit_here": num(a.quitHere),
+                                                "quit_rate_percent": a.quitRatePercent.map(num) ?? .null,
+                                            ])
+                                        }),
+                                ])
+                            }),
                     ])
-                }),
-            ])
-        })])
+                })
+        ])
     }
 
     // MARK: Paywalls
@@ -53,11 +60,12 @@ public enum CollectorViews {
         var timelines: [String: [JSONValue]] = [:]
         for r in requests where r.kind == "paywall-presentation" {
             guard let subject = r.subject else { continue }
-            timelines[subject, default: []].append(.object([
-                "request_id": num(r.id), "time": .string(Timestamp.format(ms: r.receivedAtMs)), "seq": r.seq.map(num) ?? .null,
-                "outcome": .string(r.outcome),
-                "status": text((try? WireJSON.decode(r.body))?["status"]?.stringValue),
-            ]))
+            timelines[subject, default: []].append(
+                .object([
+                    "request_id": num(r.id), "time": .string(Timestamp.format(ms: r.receivedAtMs)), "seq": r.seq.map(num) ?? .null,
+                    "outcome": .string(r.outcome),
+                    "status": text((try? WireJSON.decode(r.body))?["status"]?.stringValue),
+                ]))
         }
         for p in presentations {
             let body = (try? WireJSON.decode(p.body)) ?? .null
@@ -76,25 +84,29 @@ public enum CollectorViews {
             groups[groupKey]?.counts["presentations", default: 0] += 1
             if shown { groups[groupKey]?.counts["shown", default: 0] += 1 }
             if let end { groups[groupKey]?.counts[end, default: 0] += 1 }
-            groups[groupKey]?.items.append(.object([
-                "presentation_id": .string(p.presentationId), "status": .string(p.status), "outcome": text(end),
-                "started_at": text(body["started_at"]?.stringValue), "shown_at": text(body["shown_at"]?.stringValue),
-                "ended_at": text(body["ended_at"]?.stringValue),
-                "timeline": .array(timelines[p.presentationId] ?? []),
-            ]))
+            groups[groupKey]?.items.append(
+                .object([
+                    "presentation_id": .string(p.presentationId), "status": .string(p.status), "outcome": text(end),
+                    "started_at": text(body["started_at"]?.stringValue), "shown_at": text(body["shown_at"]?.stringValue),
+                    "ended_at": text(body["ended_at"]?.stringValue),
+                    "timeline": .array(timelines[p.presentationId] ?? []),
+                ]))
         }
-        return .object(["paywalls": .array(order.compactMap { key in
-            guard let g = groups[key] else { return nil }
-            let shown = g.counts["shown"] ?? 0
-            let purchased = g.counts["purchased"] ?? 0
-            var o: JSONObject = ["moment": .string(g.moment), "paywall": .string(g.paywall), "provider": .string(g.provider)]
-            for name in ["presentations", "shown", "purchased", "restored", "dismissed", "cancelled", "error"] {
-                o[name] = num(g.counts[name] ?? 0)
-            }
-            o["conversion_percent"] = shown == 0 ? .null : .number((Double(purchased) * 1000 / Double(shown)).rounded() / 10)
-            o["items"] = .array(g.items)
-            return .object(o)
-        })])
+        return .object([
+            "paywalls": .array(
+                order.compactMap { key in
+                    guard let g = groups[key] else { return nil }
+                    let shown = g.counts["shown"] ?? 0
+                    let purchased = g.counts["purchased"] ?? 0
+                    var o: JSONObject = ["moment": .string(g.moment), "paywall": .string(g.paywall), "provider": .string(g.provider)]
+                    for name in ["presentations", "shown", "purchased", "restored", "dismissed", "cancelled", "error"] {
+                        o[name] = num(g.counts[name] ?? 0)
+                    }
+                    o["conversion_percent"] = shown == 0 ? .null : .number((Double(purchased) * 1000 / Double(shown)).rounded() / 10)
+                    o["items"] = .array(g.items)
+                    return .object(o)
+                })
+        ])
     }
 
     // MARK: Score
@@ -114,8 +126,10 @@ public enum CollectorViews {
     /// Score events by name (count, scrubbed fields, context members present and the device
     /// signals missing from it), the events received again after they were acknowledged, and the
     /// identity link requests.
-    public static func score(events: [(id: String, type: String, name: String, body: String, receivedAtMs: Int64)],
-                             requests: [RequestRecord]) -> JSONValue {
+    public static func score(
+        events: [(id: String, type: String, name: String, body: String, receivedAtMs: Int64)],
+        requests: [RequestRecord]
+    ) -> JSONValue {
         // Acknowledged = in an accepted batch; a later accepted batch carrying it again is a duplicate.
         var seen: [String: Int64] = [:]
         var duplicates: [JSONValue] = []
@@ -123,10 +137,11 @@ public enum CollectorViews {
             for event in (try? WireJSON.decode(r.body))?["events"]?.arrayValue ?? [] {
                 guard let id = event["eventId"]?.stringValue else { continue }
                 if let first = seen[id] {
-                    duplicates.append(.object([
-                        "event_id": .string(id), "name": text(event["name"]?.stringValue), "first_request_id": num(first),
-                        "again_request_id": num(r.id), "time": .string(Timestamp.format(ms: r.receivedAtMs)),
-                    ]))
+                    duplicates.append(
+                        .object([
+                            "event_id": .string(id), "name": text(event["name"]?.stringValue), "first_request_id": num(first),
+                            "again_request_id": num(r.id), "time": .string(Timestamp.format(ms: r.receivedAtMs)),
+                        ]))
                 } else {
                     seen[id] = r.id
                 }
@@ -165,11 +180,12 @@ public enum CollectorViews {
             let context = body["context"]?.objectValue ?? JSONObject()
             for key in context.keys { byName[e.name]?.contextKeys.insert(key) }
             for signal in ["locale", "device"] where context[signal] == nil { byName[e.name]?.missingSignals.insert(signal) }
-            recent.append(.object([
-                "event_id": .string(e.id), "name": .string(e.name), "type": .string(e.type),
-                "time": .string(Timestamp.format(ms: e.receivedAtMs)), "scrubbed": .object(marks),
-                "duplicate": .bool(duplicateIds.contains(e.id)), "body": .string(e.body),
-            ]))
+            recent.append(
+                .object([
+                    "event_id": .string(e.id), "name": .string(e.name), "type": .string(e.type),
+                    "time": .string(Timestamp.format(ms: e.receivedAtMs)), "scrubbed": .object(marks),
+                    "duplicate": .bool(duplicateIds.contains(e.id)), "body": .string(e.body),
+                ]))
         }
         let links = requests.filter { $0.kind == "score-link" }.map { r -> JSONValue in
             let body = (try? WireJSON.decode(r.body)) ?? .null
@@ -179,15 +195,16 @@ public enum CollectorViews {
             ])
         }
         return .object([
-            "names": .array(order.compactMap { name in
-                guard let n = byName[name] else { return nil }
-                return .object([
-                    "name": .string(name), "type": .string(n.type), "count": num(n.count), "duplicates": num(n.duplicates),
-                    "scrubbed": .object(JSONObject(n.scrubbed.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
-                    "context": .array(n.contextKeys.sorted().map(JSONValue.string)),
-                    "consent_dropped_context": .array(n.missingSignals.sorted().map(JSONValue.string)),
-                ])
-            }),
+            "names": .array(
+                order.compactMap { name in
+                    guard let n = byName[name] else { return nil }
+                    return .object([
+                        "name": .string(name), "type": .string(n.type), "count": num(n.count), "duplicates": num(n.duplicates),
+                        "scrubbed": .object(JSONObject(n.scrubbed.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
+                        "context": .array(n.contextKeys.sorted().map(JSONValue.string)),
+                        "consent_dropped_context": .array(n.missingSignals.sorted().map(JSONValue.string)),
+                    ])
+                }),
             "events": .array(recent.suffix(200).reversed()),
             "duplicates_after_ack": .array(duplicates),
             "links": .array(links.reversed()),
@@ -219,7 +236,7 @@ public enum CollectorViews {
                 let name = r.subject ?? "?"
                 label = name == "purchase" ? "purchase" : "track \(name)"
                 if name == "onboarding_completed", r.outcome == "accepted",
-                   let dedup = (try? WireJSON.decode(r.body))?["deduplication_id"]?.stringValue
+                    let dedup = (try? WireJSON.decode(r.body))?["deduplication_id"]?.stringValue
                 {
                     devices[roca]?.completionRuns.insert(dedup)
                 }
@@ -231,19 +248,21 @@ public enum CollectorViews {
         for run in runs where run.status == "completed" && run.sender != "anonymous" {
             let roca = String(run.sender.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).last ?? "")
             let got = devices[roca]?.completionRuns.contains { $0.hasSuffix(run.runId) } ?? false
-            completed.append(.object([
-                "run_id": .string(run.runId), "roca_id": .string(roca), "onboarding": .string("\(run.key) v\(run.version)"),
-                "completed_at": .string(Timestamp.format(ms: run.lastReceivedAtMs)), "onboarding_completed_sent": .bool(got),
-            ]))
+            completed.append(
+                .object([
+                    "run_id": .string(run.runId), "roca_id": .string(roca), "onboarding": .string("\(run.key) v\(run.version)"),
+                    "completed_at": .string(Timestamp.format(ms: run.lastReceivedAtMs)), "onboarding_completed_sent": .bool(got),
+                ]))
         }
         return .object([
-            "devices": .array(order.compactMap { roca in
-                guard let d = devices[roca] else { return nil }
-                return .object([
-                    "roca_id": .string(roca), "last": .string(Timestamp.format(ms: d.last)),
-                    "counts": .object(JSONObject(d.counts.sorted { $0.key < $1.key }.map { ($0.key, num($0.value)) })),
-                ])
-            }),
+            "devices": .array(
+                order.compactMap { roca in
+                    guard let d = devices[roca] else { return nil }
+                    return .object([
+                        "roca_id": .string(roca), "last": .string(Timestamp.format(ms: d.last)),
+                        "counts": .object(JSONObject(d.counts.sorted { $0.key < $1.key }.map { ($0.key, num($0.value)) })),
+                    ])
+                }),
             "completed_runs": .array(completed),
         ])
     }

@@ -32,16 +32,19 @@ private struct IdleBenchFailure: Error, CustomStringConvertible {
 /// (unnamed threads, which carry the process's name, count as `other_threads`).
 private func voluntarySwitchesByThread() -> [String: Double] {
     // `/proc/thread-self` links to `<pid>/task/<tid>` of the calling thread.
-    let me = ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "")
+    let me =
+        ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "")
         .split(separator: "/").last.map(String.init) ?? ""
-    let process = (try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8))?
+    let process =
+        (try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8))?
         .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     var out: [String: Double] = [:]
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     for tid in tasks where tid != me {
         let base = "/proc/self/task/\(tid)/"
         guard let comm = try? String(contentsOfFile: base + "comm", encoding: .utf8),
-              let status = try? String(contentsOfFile: base + "status", encoding: .utf8) else { continue }
+            let status = try? String(contentsOfFile: base + "status", encoding: .utf8)
+        else { continue }
         var name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
         if name == process || !name.hasPrefix("tracker.") { name = "other_threads" }
         for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
@@ -63,35 +66,38 @@ private func blocking(_ body: @escaping @Sendable () async -> Void) {
 
 private func runIdle(failing: Bool, autoFlush: Bool = false) throws -> [String: Double] {
     #if os(Linux)
-    let seconds = Double(ProcessInfo.processInfo.environment["IDLE_BENCH_SECONDS"] ?? "") ?? 20
-    let status = failing ? 503 : 200
-    let server = try LoopbackHTTPServer(recordRequests: false) { _ in .respond(status: status, body: "{}") }
-    defer { server.stop() }
-    let dir = NSTemporaryDirectory() + "idle-bench-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let client = ScoreClient(publishableKey: "pk_bench", siteId: "urc-ios", endpoint: server.baseURL,
-                             appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-                             store: FileScoreStore(directory: dir, sync: true), transport: CurlTransport(), onDiagnostic: { _ in })
-    client.grantAllConsent()
-    for i in 0..<10 { client.track("poll_vote", props: ["round": i]) }
-    if failing || autoFlush { client.startAutoFlush(everySeconds: 10) }
-    blocking { try? await client.flush() }
-    let requests = Double(server.requestCount)
-    // Let the flush's tail (writes, the queue's sync) finish before the window opens.
-    Thread.sleep(forTimeInterval: 1)
-    let before = voluntarySwitchesByThread()
-    Thread.sleep(forTimeInterval: seconds)
-    let after = voluntarySwitchesByThread()
-    var figures: [String: Double] = ["idle_seconds": seconds, "requests_before_idle": requests,
-                                     "requests_during_idle": Double(server.requestCount) - requests]
-    for (name, count) in after {
-        figures["voluntary_switches.\(name)"] = count - (before[name] ?? 0)
-    }
-    client.stopAutoFlush()
-    withExtendedLifetime(client) {}
-    return figures
+        let seconds = Double(ProcessInfo.processInfo.environment["IDLE_BENCH_SECONDS"] ?? "") ?? 20
+        let status = failing ? 503 : 200
+        let server = try LoopbackHTTPServer(recordRequests: false) { _ in .respond(status: status, body: "{}") }
+        defer { server.stop() }
+        let dir = NSTemporaryDirectory() + "idle-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let client = ScoreClient(
+            publishableKey: "pk_bench", siteId: "urc-ios", endpoint: server.baseURL,
+            appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+            store: FileScoreStore(directory: dir, sync: true), transport: CurlTransport(), onDiagnostic: { _ in })
+        client.grantAllConsent()
+        for i in 0..<10 { client.track("poll_vote", props: ["round": i]) }
+        if failing || autoFlush { client.startAutoFlush(everySeconds: 10) }
+        blocking { try? await client.flush() }
+        let requests = Double(server.requestCount)
+        // Let the flush's tail (writes, the queue's sync) finish before the window opens.
+        Thread.sleep(forTimeInterval: 1)
+        let before = voluntarySwitchesByThread()
+        Thread.sleep(forTimeInterval: seconds)
+        let after = voluntarySwitchesByThread()
+        var figures: [String: Double] = [
+            "idle_seconds": seconds, "requests_before_idle": requests,
+            "requests_during_idle": Double(server.requestCount) - requests,
+        ]
+        for (name, count) in after {
+            figures["voluntary_switches.\(name)"] = count - (before[name] ?? 0)
+        }
+        client.stopAutoFlush()
+        withExtendedLifetime(client) {}
+        return figures
     #else
-    throw IdleBenchFailure(description: "idle.wakeups reads /proc/self/task: Linux only")
+        throw IdleBenchFailure(description: "idle.wakeups reads /proc/self/task: Linux only")
     #endif
 }

@@ -7,7 +7,11 @@ import TrackerCore
 private final class BenchScheduler: TrackerScheduler, @unchecked Sendable {
     private let next = Locked<UInt64>(1)
     func schedule(afterMs: Int64, _ work: @escaping @Sendable () -> Void) -> TimerToken {
-        TimerToken(id: next.withLock { $0 += 1; return $0 })
+        TimerToken(
+            id: next.withLock {
+                $0 += 1
+                return $0
+            })
     }
     func cancel(_ token: TimerToken) {}
     func spawn(_ work: @escaping @Sendable () async -> Void) { Task.detached { await work() } }
@@ -27,7 +31,12 @@ private final class SizeSink: OnboardingSink, @unchecked Sendable {
 
 private struct BenchClock: TrackerClock {
     let ms = Locked<Int64>(1_768_032_000_000)
-    func nowMs() -> Int64 { ms.withLock { $0 += 1; return $0 } }
+    func nowMs() -> Int64 {
+        ms.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }
 
 /// Counts the snapshots it is given (encodes nothing: the debounce-0 case measures the recording call).
@@ -43,87 +52,97 @@ private final class CountSink: OnboardingSink, @unchecked Sendable {
 /// Onboarding tracker: the cost of a recording call over a 500-entry run (enter, then exit with
 /// two answers), at the first and at the last 50 entries, and the bytes encoded per send.
 func onboardingBenchCases() -> [BenchCase] {
-    [BenchCase(name: "onboarding.record.500-entries") {
-        let manifest = [ManifestStepInput(stepKey: "question"), ManifestStepInput(stepKey: "review")]
-        let context = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
-        var first: [Double] = []
-        var last: [Double] = []
-        var all: [Double] = []
-        var totals: [Double] = []
-        var sendBytes: [Double] = []
-        let rounds = 30
-        for round in 0..<rounds {
-            let sink = SizeSink()
-            let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-                sink: sink, context: .value(context), debounceMs: 500, onDiagnostic: { _ in },
-                clock: BenchClock(), scheduler: BenchScheduler(), registry: HandoffRegistry()))
-            let run = tracker.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3"), manifest: manifest))
-            var total = 0.0
-            for i in 0..<500 {
-                let key = i % 2 == 0 ? "question" : "review"
-                let answers: [AnswerInput] = [.single(questionKey: "choice", value: "option_\(i % 7)"),
-                                              .numeric(questionKey: "minutes", value: Double(i), unit: "minute")]
-                let a = timeNs { run.enterStep(key) }
-                let b = timeNs { run.exitStep(key, answers: answers) }
-                total += a + b
-                if round > 0 { // the first round warms up
-                    if i < 50 { first += [a, b] }
-                    if i >= 450 { last += [a, b] }
-                    all += [a, b]
+    [
+        BenchCase(name: "onboarding.record.500-entries") {
+            let manifest = [ManifestStepInput(stepKey: "question"), ManifestStepInput(stepKey: "review")]
+            let context = RunContextInput(
+                appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
+            var first: [Double] = []
+            var last: [Double] = []
+            var all: [Double] = []
+            var totals: [Double] = []
+            var sendBytes: [Double] = []
+            let rounds = 30
+            for round in 0..<rounds {
+                let sink = SizeSink()
+                let tracker = OnboardingRunTracker(
+                    configuration: OnboardingRunConfiguration(
+                        sink: sink, context: .value(context), debounceMs: 500, onDiagnostic: { _ in },
+                        clock: BenchClock(), scheduler: BenchScheduler(), registry: HandoffRegistry()))
+                let run = tracker.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3"), manifest: manifest))
+                var total = 0.0
+                for i in 0..<500 {
+                    let key = i % 2 == 0 ? "question" : "review"
+                    let answers: [AnswerInput] = [
+                        .single(questionKey: "choice", value: "option_\(i % 7)"),
+                        .numeric(questionKey: "minutes", value: Double(i), unit: "minute"),
+                    ]
+                    let a = timeNs { run.enterStep(key) }
+                    let b = timeNs { run.exitStep(key, answers: answers) }
+                    total += a + b
+                    if round > 0 {  // the first round warms up
+                        if i < 50 { first += [a, b] }
+                        if i >= 450 { last += [a, b] }
+                        all += [a, b]
+                    }
                 }
+                if round > 0 { totals.append(total) }
+                run.background()  // one send of the full 500-entry run
+                sink.sema.wait()
+                sendBytes.append(Double(sink.sizes.value.last ?? 0))
+                tracker.dispose()
             }
-            if round > 0 { totals.append(total) }
-            run.background() // one send of the full 500-entry run
-            sink.sema.wait()
-            sendBytes.append(Double(sink.sizes.value.last ?? 0))
-            tracker.dispose()
-        }
-        var out: [String: Double] = [:]
-        out.merge(Stats.summary(first, prefix: "call_first50_ns")) { $1 }
-        out.merge(Stats.summary(last, prefix: "call_last50_ns")) { $1 }
-        out.merge(Stats.summary(all, prefix: "call_all_ns")) { $1 }
-        out["last50_over_first50_median"] = Stats.percentile(last.sorted(), 0.5) / Stats.percentile(first.sorted(), 0.5)
-        out["run_total_1000_calls_us"] = Stats.percentile(totals.sorted(), 0.5) / 1000
-        out["bytes_per_send_500_entries"] = sendBytes.last ?? 0
-        return out
-    },
-    // With `debounceMs <= 0` every change builds a snapshot at once (no storage: it goes straight
-    // to delivery). The cost of a recording call over a 200-entry run, as above.
-    BenchCase(name: "onboarding.record.debounce0.200-entries") {
-        let manifest = [ManifestStepInput(stepKey: "question"), ManifestStepInput(stepKey: "review")]
-        let context = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
-        var first: [Double] = []
-        var last: [Double] = []
-        var all: [Double] = []
-        var totals: [Double] = []
-        let rounds = 10
-        for round in 0..<rounds {
-            let tracker = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-                sink: CountSink(), context: .value(context), debounceMs: 0, onDiagnostic: { _ in },
-                clock: BenchClock(), scheduler: BenchScheduler(), registry: HandoffRegistry()))
-            let run = tracker.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3"), manifest: manifest))
-            var total = 0.0
-            for i in 0..<200 {
-                let key = i % 2 == 0 ? "question" : "review"
-                let answers: [AnswerInput] = [.single(questionKey: "choice", value: "option_\(i % 7)"),
-                                              .numeric(questionKey: "minutes", value: Double(i), unit: "minute")]
-                let a = timeNs { run.enterStep(key) }
-                let b = timeNs { run.exitStep(key, answers: answers) }
-                total += a + b
-                if round > 0 {
-                    if i < 20 { first += [a, b] }
-                    if i >= 180 { last += [a, b] }
-                    all += [a, b]
+            var out: [String: Double] = [:]
+            out.merge(Stats.summary(first, prefix: "call_first50_ns")) { $1 }
+            out.merge(Stats.summary(last, prefix: "call_last50_ns")) { $1 }
+            out.merge(Stats.summary(all, prefix: "call_all_ns")) { $1 }
+            out["last50_over_first50_median"] = Stats.percentile(last.sorted(), 0.5) / Stats.percentile(first.sorted(), 0.5)
+            out["run_total_1000_calls_us"] = Stats.percentile(totals.sorted(), 0.5) / 1000
+            out["bytes_per_send_500_entries"] = sendBytes.last ?? 0
+            return out
+        },
+        // With `debounceMs <= 0` every change builds a snapshot at once (no storage: it goes straight
+        // to delivery). The cost of a recording call over a 200-entry run, as above.
+        BenchCase(name: "onboarding.record.debounce0.200-entries") {
+            let manifest = [ManifestStepInput(stepKey: "question"), ManifestStepInput(stepKey: "review")]
+            let context = RunContextInput(
+                appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
+            var first: [Double] = []
+            var last: [Double] = []
+            var all: [Double] = []
+            var totals: [Double] = []
+            let rounds = 10
+            for round in 0..<rounds {
+                let tracker = OnboardingRunTracker(
+                    configuration: OnboardingRunConfiguration(
+                        sink: CountSink(), context: .value(context), debounceMs: 0, onDiagnostic: { _ in },
+                        clock: BenchClock(), scheduler: BenchScheduler(), registry: HandoffRegistry()))
+                let run = tracker.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3"), manifest: manifest))
+                var total = 0.0
+                for i in 0..<200 {
+                    let key = i % 2 == 0 ? "question" : "review"
+                    let answers: [AnswerInput] = [
+                        .single(questionKey: "choice", value: "option_\(i % 7)"),
+                        .numeric(questionKey: "minutes", value: Double(i), unit: "minute"),
+                    ]
+                    let a = timeNs { run.enterStep(key) }
+                    let b = timeNs { run.exitStep(key, answers: answers) }
+                    total += a + b
+                    if round > 0 {
+                        if i < 20 { first += [a, b] }
+                        if i >= 180 { last += [a, b] }
+                        all += [a, b]
+                    }
                 }
+                if round > 0 { totals.append(total) }
+                tracker.dispose()
             }
-            if round > 0 { totals.append(total) }
-            tracker.dispose()
-        }
-        var out: [String: Double] = [:]
-        out.merge(Stats.summary(first, prefix: "call_first20_ns")) { $1 }
-        out.merge(Stats.summary(last, prefix: "call_last20_ns")) { $1 }
-        out.merge(Stats.summary(all, prefix: "call_all_ns")) { $1 }
-        out["run_total_400_calls_us"] = Stats.percentile(totals.sorted(), 0.5) / 1000
-        return out
-    }]
+            var out: [String: Double] = [:]
+            out.merge(Stats.summary(first, prefix: "call_first20_ns")) { $1 }
+            out.merge(Stats.summary(last, prefix: "call_last20_ns")) { $1 }
+            out.merge(Stats.summary(all, prefix: "call_all_ns")) { $1 }
+            out["run_total_400_calls_us"] = Stats.percentile(totals.sorted(), 0.5) / 1000
+            return out
+        },
+    ]
 }

@@ -58,62 +58,68 @@ private final class ReceiptSink: Sink, @unchecked Sendable {
 /// call, the writes the changes cost, the snapshots received before they were stored, the
 /// `end()`-to-receipt delay, and the time until everything was delivered and removed.
 func paywallBenchCases() -> [BenchCase] {
-    [BenchCase(name: "paywall.persist.file-300") {
-        let presentations = 300
-        let dir = NSTemporaryDirectory() + "/bench-paywall-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let file = FileKeyValueStorage(directory: dir)
-        let storage = CountingStorage(file)
-        let sink = ReceiptSink(storage: file, key: PaywallPresentationTracker.defaultStorageKey)
-        let burst = 10
-        let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: sink,
-            context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
-                                           locale: "en-US", timezone: "America/New_York")),
-            storage: storage, onDiagnostic: { _ in }))
-        let info = PaywallPresentationInfo(moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil,
-                                           renderMode: .custom, billing: .store, surface: .present)
-        var calls: [Double] = []
-        var endCalledNs: [String: UInt64] = [:]
-        let started = MonotonicClock.nowNs()
-        for _ in 0..<(presentations / burst) {
-            for _ in 0..<burst {
-                var handle: (any PaywallPresentationHandle)?
-                calls.append(timeNs { handle = tracker.start(info) })
-                guard let p = handle as? PaywallPresentation else { throw PaywallBenchError("start() refused") }
-                calls.append(timeNs { p.shown() })
-                calls.append(timeNs { p.end(.dismissed) })
-                endCalledNs[p.id] = MonotonicClock.nowNs()
+    [
+        BenchCase(name: "paywall.persist.file-300") {
+            let presentations = 300
+            let dir = NSTemporaryDirectory() + "/bench-paywall-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let file = FileKeyValueStorage(directory: dir)
+            let storage = CountingStorage(file)
+            let sink = ReceiptSink(storage: file, key: PaywallPresentationTracker.defaultStorageKey)
+            let burst = 10
+            let tracker = PaywallPresentationTracker(
+                configuration: PaywallTrackerConfiguration(
+                    sink: sink,
+                    context: .value(
+                        RunContextInput(
+                            appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
+                            locale: "en-US", timezone: "America/New_York")),
+                    storage: storage, onDiagnostic: { _ in }))
+            let info = PaywallPresentationInfo(
+                moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil,
+                renderMode: .custom, billing: .store, surface: .present)
+            var calls: [Double] = []
+            var endCalledNs: [String: UInt64] = [:]
+            let started = MonotonicClock.nowNs()
+            for _ in 0..<(presentations / burst) {
+                for _ in 0..<burst {
+                    var handle: (any PaywallPresentationHandle)?
+                    calls.append(timeNs { handle = tracker.start(info) })
+                    guard let p = handle as? PaywallPresentation else { throw PaywallBenchError("start() refused") }
+                    calls.append(timeNs { p.shown() })
+                    calls.append(timeNs { p.end(.dismissed) })
+                    endCalledNs[p.id] = MonotonicClock.nowNs()
+                }
+                for _ in 0..<burst where sink.ended.wait(timeout: .now() + 60) == .timedOut {
+                    throw PaywallBenchError("an end never arrived")
+                }
             }
-            for _ in 0..<burst where sink.ended.wait(timeout: .now() + 60) == .timedOut {
-                throw PaywallBenchError("an end never arrived")
+            let idle = DispatchSemaphore(value: 0)
+            Task.detached {
+                // Settlement writes follow the last answers: wait until the key is removed.
+                while true {
+                    await tracker.idle()
+                    if (try? await file.getItem(PaywallPresentationTracker.defaultStorageKey)) == nil { break }
+                    try? await Task.sleep(nanoseconds: 1_000_000)
+                }
+                idle.signal()
             }
+            if idle.wait(timeout: .now() + 120) == .timedOut { throw PaywallBenchError("storage never emptied") }
+            let total = MonotonicClock.nowNs() - started
+            let received = sink.endReceivedNs.value
+            let delays = endCalledNs.compactMap { id, t in received[id].map { Double($0 > t ? $0 - t : 0) / 1e6 } }
+            var out: [String: Double] = [:]
+            out.merge(Stats.summary(calls, prefix: "call_ns")) { $1 }
+            out.merge(Stats.summary(delays, prefix: "end_to_receipt_ms")) { $1 }
+            out["changes"] = Double(presentations * 3)
+            out["writes"] = Double(storage.writes.value)
+            out["received_unstored"] = Double(sink.unstored.value)
+            out["all_delivered_and_removed_ms"] = Double(total) / 1e6
+            tracker.dispose()
+            return out
         }
-        let idle = DispatchSemaphore(value: 0)
-        Task.detached {
-            // Settlement writes follow the last answers: wait until the key is removed.
-            while true {
-                await tracker.idle()
-                if (try? await file.getItem(PaywallPresentationTracker.defaultStorageKey)) == nil { break }
-                try? await Task.sleep(nanoseconds: 1_000_000)
-            }
-            idle.signal()
-        }
-        if idle.wait(timeout: .now() + 120) == .timedOut { throw PaywallBenchError("storage never emptied") }
-        let total = MonotonicClock.nowNs() - started
-        let received = sink.endReceivedNs.value
-        let delays = endCalledNs.compactMap { id, t in received[id].map { Double($0 > t ? $0 - t : 0) / 1e6 } }
-        var out: [String: Double] = [:]
-        out.merge(Stats.summary(calls, prefix: "call_ns")) { $1 }
-        out.merge(Stats.summary(delays, prefix: "end_to_receipt_ms")) { $1 }
-        out["changes"] = Double(presentations * 3)
-        out["writes"] = Double(storage.writes.value)
-        out["received_unstored"] = Double(sink.unstored.value)
-        out["all_delivered_and_removed_ms"] = Double(total) / 1e6
-        tracker.dispose()
-        return out
-    }]
+    ]
 }
 
 private struct PaywallBenchError: Error, CustomStringConvertible {

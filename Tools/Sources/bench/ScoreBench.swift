@@ -60,10 +60,11 @@ private func tempDir(_ tag: String) -> String {
 }
 
 private func makeClient(_ store: any ScoreStore, maxQueueSize: Int = 200_000) -> ScoreClient {
-    let c = ScoreClient(publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
-                        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-                        pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), maxQueueSize: maxQueueSize,
-                        store: store, transport: NullTransport(), onDiagnostic: { _ in })
+    let c = ScoreClient(
+        publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+        pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), maxQueueSize: maxQueueSize,
+        store: store, transport: NullTransport(), onDiagnostic: { _ in })
     c.grantAllConsent()
     return c
 }
@@ -98,9 +99,9 @@ private func procStatusMB(_ key: String) -> Double {
 private func threadCounters() -> (preempted: Double, minorFaults: Double) {
     var u = rusage()
     #if os(Linux)
-    getrusage(__rusage_who_t(1), &u)
+        getrusage(__rusage_who_t(1), &u)
     #else
-    getrusage(RUSAGE_SELF, &u)
+        getrusage(RUSAGE_SELF, &u)
     #endif
     return (Double(u.ru_nivcsw), Double(u.ru_minflt))
 }
@@ -135,7 +136,8 @@ private func runScoreRSS(queue: Int) throws -> [String: Double] {
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     guard p.terminationStatus == 0,
-          let figures = try JSONSerialization.jsonObject(with: data) as? [String: Double] else {
+        let figures = try JSONSerialization.jsonObject(with: data) as? [String: Double]
+    else {
         throw ScoreRSSFailure(description: "score-rss failed (status \(p.terminationStatus))")
     }
     return figures

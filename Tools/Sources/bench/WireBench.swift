@@ -51,8 +51,9 @@ private func loadPayloads(_ paths: [String]) throws -> [Payload] {
             typed = try PaywallPresentationSnapshotV1_1(json: tree)
         }
         let foundation = try JSONSerialization.jsonObject(with: Data(raw))
-        return Payload(name: URL(fileURLWithPath: path).lastPathComponent, tree: tree, typed: typed,
-                       foundation: foundation, bytes: WireJSON.encode(tree).count)
+        return Payload(
+            name: URL(fileURLWithPath: path).lastPathComponent, tree: tree, typed: typed,
+            foundation: foundation, bytes: WireJSON.encode(tree).count)
     }
 }
 

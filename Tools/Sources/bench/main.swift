@@ -9,7 +9,9 @@ while let a = args.popFirst() {
     switch a {
     case "--out": outPath = args.popFirst() ?? outPath
     case "--filter": filter = args.popFirst()
-    default: FileHandle.standardError.write(Data("unknown argument \(a)\n".utf8)); exit(2)
+    default:
+        FileHandle.standardError.write(Data("unknown argument \(a)\n".utf8))
+        exit(2)
     }
 }
 

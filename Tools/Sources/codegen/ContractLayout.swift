@@ -34,8 +34,8 @@ indirect enum SwiftType: Sendable {
         case .int: "Int"
         case .double: "Double"
         case .bool: "Bool"
-        case let .enumeration(n), let .structure(n), let .answer(n): n
-        case let .array(t): "[\(t.swift)]"
+        case .enumeration(let n), .structure(let n), .answer(let n): n
+        case .array(let t): "[\(t.swift)]"
         case .scalarMap: "OrderedScalarMap"
         }
     }

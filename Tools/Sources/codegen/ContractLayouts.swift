@@ -40,7 +40,8 @@ enum ContractLayouts {
                     Field("variant_key", .string, .optional, "In-flow variant; omitted when not in such a test."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Studio", doc: "Links to Studio records (<doc:OnboardingRunContract#Studio-links>); only links with a value are written.",
+                name: "OnboardingRunSnapshot.Studio",
+                doc: "Links to Studio records (<doc:OnboardingRunContract#Studio-links>); only links with a value are written.",
                 schemaPath: ["properties", "studio"],
                 fields: [
                     Field("onboarding_id", .string, .optional, "Studio onboarding record."),
@@ -49,7 +50,8 @@ enum ContractLayouts {
                     Field("variant_key", .string, .optional, "The Studio variant served (`main` or a variant key)."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Context", doc: "Device and app context (<doc:OnboardingRunContract#Context>); `build` and `os_version` are always written.",
+                name: "OnboardingRunSnapshot.Context",
+                doc: "Device and app context (<doc:OnboardingRunContract#Context>); `build` and `os_version` are always written.",
                 schemaPath: ["properties", "context"],
                 fields: [
                     Field("app_version", .string, .required, "Marketing version."),
@@ -61,7 +63,8 @@ enum ContractLayouts {
                     Field("library_version", .string, .optional, "Version of the tracker library."),
                 ]),
             StructLayout(
-                name: "OnboardingRunSnapshot.Manifest", doc: "Every step the flow can show, in flow order (<doc:OnboardingRunContract#Manifest>).",
+                name: "OnboardingRunSnapshot.Manifest",
+                doc: "Every step the flow can show, in flow order (<doc:OnboardingRunContract#Manifest>).",
                 schemaPath: ["properties", "manifest"],
                 fields: [
                     Field("steps", .array(.structure("OnboardingRunSnapshot.ManifestStep")), .required, "The steps.")
@@ -85,7 +88,9 @@ enum ContractLayouts {
         ],
         enums: [
             EnumLayout(name: "OnboardingRunSnapshot.Status", doc: "Run status.", schemaPath: ["properties", "status"]),
-            EnumLayout(name: "OnboardingRunSnapshot.Platform", doc: "Platform of the device.", schemaPath: ["properties", "context", "properties", "platform"]),
+            EnumLayout(
+                name: "OnboardingRunSnapshot.Platform", doc: "Platform of the device.",
+                schemaPath: ["properties", "context", "properties", "platform"]),
         ],
         answer: AnswerLayout(name: "OnboardingRunSnapshot.Answer", schemaPath: ["$defs", "answer"])
     )
@@ -107,13 +112,15 @@ enum ContractLayouts {
                     Field("billing", .enumeration("PaywallPresentationSnapshot.Billing"), .required, "Billing channel."),
                     Field("variant_key", .string, .optional, "Variant key, when the input has one."),
                     Field("deployment_id", .string, .optional, "Deployment id, when the input has one."),
-                ]),
+                ])
         ],
         enums: paywallCommonEnums(prefix: "PaywallPresentationSnapshot") + [
-            EnumLayout(name: "PaywallPresentationSnapshot.RenderMode", doc: "How the paywall is rendered.",
-                       schemaPath: ["properties", "paywall", "properties", "render_mode"]),
-            EnumLayout(name: "PaywallPresentationSnapshot.Billing", doc: "Billing channel.",
-                       schemaPath: ["properties", "paywall", "properties", "billing"]),
+            EnumLayout(
+                name: "PaywallPresentationSnapshot.RenderMode", doc: "How the paywall is rendered.",
+                schemaPath: ["properties", "paywall", "properties", "render_mode"]),
+            EnumLayout(
+                name: "PaywallPresentationSnapshot.Billing", doc: "Billing channel.",
+                schemaPath: ["properties", "paywall", "properties", "billing"]),
         ]
     )
 
@@ -123,14 +130,20 @@ enum ContractLayouts {
         rootName: "PaywallPresentationSnapshotV1_1",
         rootDoc: "",
         structs: [
-            paywallRoot(prefix: "PaywallPresentationSnapshotV1_1", nested: "PaywallPresentationSnapshot", schemaVersion: .paywallProvider,
-                        doc: "One send of a paywall presentation, contract v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): `schema_version` is `1.1` when `paywall.provider` is set and `1` otherwise, and a snapshot without a provider is byte for byte the v1 snapshot."),
+            paywallRoot(
+                prefix: "PaywallPresentationSnapshotV1_1", nested: "PaywallPresentationSnapshot", schemaVersion: .paywallProvider,
+                doc:
+                    "One send of a paywall presentation, contract v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): `schema_version` is `1.1` when `paywall.provider` is set and `1` otherwise, and a snapshot without a provider is byte for byte the v1 snapshot."
+            ),
             StructLayout(
                 name: "PaywallPresentationSnapshotV1_1.Paywall",
-                doc: "The paywall shown, v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): with a provider the v1 members are optional.",
+                doc:
+                    "The paywall shown, v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): with a provider the v1 members are optional.",
                 schemaPath: ["properties", "paywall"],
                 fields: [
-                    Field("provider", .enumeration("PaywallPresentationSnapshotV1_1.Provider"), .optional, "Who serves the paywall; omitted for a Studio paywall (v1)."),
+                    Field(
+                        "provider", .enumeration("PaywallPresentationSnapshotV1_1.Provider"), .optional,
+                        "Who serves the paywall; omitted for a Studio paywall (v1)."),
                     Field("provider_name", .string, .optional, "Free text naming the third-party service."),
                     Field("placement", .string, .optional, "Placement of an external paywall."),
                     Field("external_paywall_id", .string, .optional, "The provider's paywall id."),
@@ -144,8 +157,9 @@ enum ContractLayouts {
                 ]),
         ],
         enums: [
-            EnumLayout(name: "PaywallPresentationSnapshotV1_1.Provider", doc: "Who serves a v1.1 paywall.",
-                       schemaPath: ["properties", "paywall", "properties", "provider"]),
+            EnumLayout(
+                name: "PaywallPresentationSnapshotV1_1.Provider", doc: "Who serves a v1.1 paywall.",
+                schemaPath: ["properties", "paywall", "properties", "provider"])
         ],
         reused: [
             "PaywallPresentationSnapshot.Status", "PaywallPresentationSnapshot.Surface", "PaywallPresentationSnapshot.OnboardingRun",
@@ -166,7 +180,9 @@ enum ContractLayouts {
                 Field("sent_at", .string, .required, "Device clock when the snapshot was built (clamped)."),
                 Field("paywall", .structure("\(prefix).Paywall"), .required, "The paywall."),
                 Field("surface", .enumeration("\(nested).Surface"), .required, "Where it was presented."),
-                Field("onboarding_run", .structure("\(nested).OnboardingRun"), .optional, "The onboarding step, only with surface `paywall_step`."),
+                Field(
+                    "onboarding_run", .structure("\(nested).OnboardingRun"), .optional,
+                    "The onboarding step, only with surface `paywall_step`."),
                 Field("context", .structure("\(nested).Context"), .required, "Device and app context, fixed at start."),
                 Field("status", .enumeration("\(nested).Status"), .required, "Presentation status."),
                 Field("ended_at", .string, .nullable, "End time; `null` until ended."),
@@ -177,10 +193,14 @@ enum ContractLayouts {
 
     static func paywallCommonStructs(prefix p: String, schemaVersion: SchemaVersionRule) -> [StructLayout] {
         [
-            paywallRoot(prefix: p, nested: p, schemaVersion: schemaVersion,
-                        doc: "One send of a paywall presentation, contract v1 (<doc:PaywallPresentationContract>), keys in the tracker's order (<doc:PaywallPresentationContract#Emission-order>)."),
+            paywallRoot(
+                prefix: p, nested: p, schemaVersion: schemaVersion,
+                doc:
+                    "One send of a paywall presentation, contract v1 (<doc:PaywallPresentationContract>), keys in the tracker's order (<doc:PaywallPresentationContract#Emission-order>)."
+            ),
             StructLayout(
-                name: "\(p).OnboardingRun", doc: "The onboarding run and step that showed the paywall (<doc:PaywallPresentationContract#Onboarding-run>).",
+                name: "\(p).OnboardingRun",
+                doc: "The onboarding run and step that showed the paywall (<doc:PaywallPresentationContract#Onboarding-run>).",
                 schemaPath: ["properties", "onboarding_run"],
                 fields: [
                     Field("run_id", .string, .required, "The run's id."),
@@ -195,7 +215,8 @@ enum ContractLayouts {
                     Field("transaction", .structure("\(p).Transaction"), .optional, "Store transaction, only with `purchased`."),
                 ]),
             StructLayout(
-                name: "\(p).Transaction", doc: "Store transaction keys of a purchase (<doc:PaywallPresentationContract#Outcome-and-transaction>); never empty.",
+                name: "\(p).Transaction",
+                doc: "Store transaction keys of a purchase (<doc:PaywallPresentationContract#Outcome-and-transaction>); never empty.",
                 schemaPath: ["properties", "outcome", "anyOf", "1", "properties", "transaction"],
                 fields: [
                     Field("original_transaction_identifier", .string, .optional, "StoreKit original transaction id, or the Play order id."),
@@ -204,7 +225,8 @@ enum ContractLayouts {
                     Field("restored", .bool, .optional, "`true` for a restore; the tracker never writes `false`."),
                 ]),
             StructLayout(
-                name: "\(p).Context", doc: "Device and app context (<doc:PaywallPresentationContract#Context>); `build` and `os_version` are always written.",
+                name: "\(p).Context",
+                doc: "Device and app context (<doc:PaywallPresentationContract#Context>); `build` and `os_version` are always written.",
                 schemaPath: ["properties", "context"],
                 fields: [
                     Field("app_version", .string, .required, "Marketing version."),
@@ -222,9 +244,11 @@ enum ContractLayouts {
         [
             EnumLayout(name: "\(p).Status", doc: "Presentation status.", schemaPath: ["properties", "status"]),
             EnumLayout(name: "\(p).Surface", doc: "Where the paywall was presented.", schemaPath: ["properties", "surface"]),
-            EnumLayout(name: "\(p).OutcomeStatus", doc: "How a presentation ended.",
-                       schemaPath: ["properties", "outcome", "anyOf", "1", "properties", "status"]),
-            EnumLayout(name: "\(p).Platform", doc: "Platform of the device.", schemaPath: ["properties", "context", "properties", "platform"]),
+            EnumLayout(
+                name: "\(p).OutcomeStatus", doc: "How a presentation ended.",
+                schemaPath: ["properties", "outcome", "anyOf", "1", "properties", "status"]),
+            EnumLayout(
+                name: "\(p).Platform", doc: "Platform of the device.", schemaPath: ["properties", "context", "properties", "platform"]),
         ]
     }
 }

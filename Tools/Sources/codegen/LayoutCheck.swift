@@ -15,10 +15,13 @@ extension Renderer {
         let missing = Set(props.keys).subtracting(layoutKeys)
         let extra = Set(layoutKeys).subtracting(props.keys)
         guard missing.isEmpty, extra.isEmpty else {
-            throw GeneratorError(description: "\(schema.file): \(s.name): schema members not laid out \(missing.sorted()), laid out but not in schema \(extra.sorted())")
+            throw GeneratorError(
+                description:
+                    "\(schema.file): \(s.name): schema members not laid out \(missing.sorted()), laid out but not in schema \(extra.sorted())"
+            )
         }
-        if case let .constant(lit)? = s.schemaVersion {
-            guard case let .number(c)? = props["schema_version"]?["const"], Double(lit) == c else {
+        if case .constant(let lit)? = s.schemaVersion {
+            guard case .number(let c)? = props["schema_version"]?["const"], Double(lit) == c else {
                 throw GeneratorError(description: "\(schema.file): schema_version is not const \(lit)")
             }
         }
@@ -33,7 +36,9 @@ extension Renderer {
                 guard !isRequired else { throw GeneratorError(description: "\(schema.file): \(s.name).\(f.key) is required in the schema") }
             }
             if f.presence == .nullable || f.presence == .optionalNullable {
-                guard nullable else { throw GeneratorError(description: "\(schema.file): \(s.name).\(f.key) is not nullable in the schema") }
+                guard nullable else {
+                    throw GeneratorError(description: "\(schema.file): \(s.name).\(f.key) is not nullable in the schema")
+                }
             } else if f.presence == .required, nullable {
                 throw GeneratorError(description: "\(schema.file): \(s.name).\(f.key) is nullable in the schema")
             }
@@ -48,7 +53,8 @@ extension Renderer {
             case .answer: want = "object"
             }
             guard types == [want] else {
-                throw GeneratorError(description: "\(schema.file): \(s.name).\(f.key) is \(types.sorted()) in the schema, laid out as \(want)")
+                throw GeneratorError(
+                    description: "\(schema.file): \(s.name).\(f.key) is \(types.sorted()) in the schema, laid out as \(want)")
             }
         }
     }

@@ -13,7 +13,9 @@ extension Renderer {
             kinds.append(k)
             let keys = Set(o["properties"]?.objectValue.map { Array($0.keys) } ?? [])
             let expected: Set<String> = k == "numeric" ? ["question_key", "kind", "value", "unit"] : ["question_key", "kind", "value"]
-            guard keys == expected else { throw GeneratorError(description: "\(schema.file): answer kind \(k) has members \(keys.sorted())") }
+            guard keys == expected else {
+                throw GeneratorError(description: "\(schema.file): answer kind \(k) has members \(keys.sorted())")
+            }
         }
         guard kinds == ["single", "multi", "numeric", "text"] else {
             throw GeneratorError(description: "\(schema.file): answer kinds are \(kinds), the template knows single, multi, numeric, text")

@@ -33,10 +33,10 @@ extension Renderer {
         case .int: "ContractDecoding.int"
         case .double: "ContractDecoding.double"
         case .bool: "ContractDecoding.bool"
-        case let .enumeration(n): "{ (v, p) throws(ContractDecodingError) -> \(n) in try ContractDecoding.enumeration(v, p) }"
-        case let .structure(n), let .answer(n): "{ (v, p) throws(ContractDecodingError) in try \(n)(json: v, path: p) }"
+        case .enumeration(let n): "{ (v, p) throws(ContractDecodingError) -> \(n) in try ContractDecoding.enumeration(v, p) }"
+        case .structure(let n), .answer(let n): "{ (v, p) throws(ContractDecodingError) in try \(n)(json: v, path: p) }"
         case .scalarMap: "{ (v, p) throws(ContractDecodingError) in try OrderedScalarMap(json: v, path: p) }"
-        case let .array(e): "{ (v, p) throws(ContractDecodingError) in try ContractDecoding.array(v, p, \(decoder(e))) }"
+        case .array(let e): "{ (v, p) throws(ContractDecodingError) in try ContractDecoding.array(v, p, \(decoder(e))) }"
         }
     }
 
@@ -48,7 +48,7 @@ extension Renderer {
         case .bool: ".bool(\(x))"
         case .enumeration: ".string(\(x).rawValue)"
         case .structure, .answer, .scalarMap: "\(x).wireJSON()"
-        case let .array(e): ".array(\(x).map { \(jsonExpr(e, "$0")) })"
+        case .array(let e): ".array(\(x).map { \(jsonExpr(e, "$0")) })"
         }
     }
 
@@ -60,7 +60,7 @@ extension Renderer {
         case .bool: ["\(indent)w.writeBool(\(x))"]
         case .enumeration: ["\(indent)w.writeString(\(x).rawValue)"]
         case .structure, .answer, .scalarMap: ["\(indent)\(x).writeWire(to: &w)"]
-        case let .array(e):
+        case .array(let e):
             [
                 "\(indent)w.writeByte(91)",
                 "\(indent)for (i, e) in \(x).enumerated() {",
@@ -86,7 +86,7 @@ extension Renderer {
             line("\(i2)/// The `schema_version` this snapshot is written with: `1.1` with a provider, else `1`.")
             line("\(i2)public var schemaVersion: Double { paywall.provider == nil ? 1 : 1.1 }")
             line()
-        } else if case let .constant(v)? = s.schemaVersion {
+        } else if case .constant(let v)? = s.schemaVersion {
             line("\(i2)/// The `schema_version` this type writes.")
             line("\(i2)public static let schemaVersion = \(v)")
             line()
@@ -115,7 +115,9 @@ extension Renderer {
         line()
         line("\(i2)/// Decodes a value found at `path`.")
         line("\(i2)public init(json: JSONValue, path: String) throws(ContractDecodingError) {")
-        line("\(i2)    let r = try ContractObjectReader(json, path: path, allowed: [\(allowed.map { "\"\($0)\"" }.joined(separator: ", "))])")
+        line(
+            "\(i2)    let r = try ContractObjectReader(json, path: path, allowed: [\(allowed.map { "\"\($0)\"" }.joined(separator: ", "))])"
+        )
         for f in s.fields {
             let call: String
             switch f.presence {
@@ -129,13 +131,15 @@ extension Renderer {
             line("\(i2)    \(f.swiftName) = \(call)")
         }
         switch s.schemaVersion {
-        case let .constant(v)?:
+        case .constant(let v)?:
             line("\(i2)    guard r.object[\"schema_version\"] == .number(\(v)) else {")
             line("\(i2)        throw ContractDecodingError(path: path + \".schema_version\", reason: \"expected \(v)\")")
             line("\(i2)    }")
         case .paywallProvider?:
             line("\(i2)    guard let version = r.object[\"schema_version\"], version == .number(schemaVersion) else {")
-            line("\(i2)        throw ContractDecodingError(path: path + \".schema_version\", reason: \"expected \\(WireJSON.formatNumber(schemaVersion)) (1.1 exactly when paywall.provider is set)\")")
+            line(
+                "\(i2)        throw ContractDecodingError(path: path + \".schema_version\", reason: \"expected \\(WireJSON.formatNumber(schemaVersion)) (1.1 exactly when paywall.provider is set)\")"
+            )
             line("\(i2)    }")
         case nil: break
         }
@@ -146,7 +150,7 @@ extension Renderer {
         line("\(i2)public func wireJSON() -> JSONValue {")
         line("\(i2)    var o = JSONObject()")
         switch s.schemaVersion {
-        case let .constant(v)?: line("\(i2)    o.appendUnchecked(\"schema_version\", .number(\(v)))")
+        case .constant(let v)?: line("\(i2)    o.appendUnchecked(\"schema_version\", .number(\(v)))")
         case .paywallProvider?: line("\(i2)    o.appendUnchecked(\"schema_version\", .number(schemaVersion))")
         case nil: break
         }
@@ -189,11 +193,13 @@ extension Renderer {
             }
         }
         switch s.schemaVersion {
-        case let .constant(v)?:
+        case .constant(let v)?:
             line("\(i2)    w.writeRaw(\"\\\"schema_version\\\":\(v)\")")
             state = .notFirst
         case .paywallProvider?:
-            line("\(i2)    if paywall.provider == nil { w.writeRaw(\"\\\"schema_version\\\":1\") } else { w.writeRaw(\"\\\"schema_version\\\":1.1\") }")
+            line(
+                "\(i2)    if paywall.provider == nil { w.writeRaw(\"\\\"schema_version\\\":1\") } else { w.writeRaw(\"\\\"schema_version\\\":1.1\") }"
+            )
             state = .notFirst
         case nil: break
         }

@@ -13,22 +13,22 @@ indirect enum SchemaJSON: Equatable, Sendable {
 
     /// The member `key` of an object; `nil` for a missing member or a value that is not an object.
     subscript(key: String) -> SchemaJSON? {
-        if case let .object(o) = self { return o[key] }
+        if case .object(let o) = self { return o[key] }
         return nil
     }
 
     var stringValue: String? {
-        if case let .string(s) = self { return s }
+        if case .string(let s) = self { return s }
         return nil
     }
 
     var arrayValue: [SchemaJSON]? {
-        if case let .array(a) = self { return a }
+        if case .array(let a) = self { return a }
         return nil
     }
 
     var objectValue: [String: SchemaJSON]? {
-        if case let .object(o) = self { return o }
+        if case .object(let o) = self { return o }
         return nil
     }
 
@@ -81,9 +81,15 @@ private struct Parser {
         case UInt8(ascii: "{"): return try object(depth: depth)
         case UInt8(ascii: "["): return try array(depth: depth)
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw error("unexpected character")
         }
@@ -93,7 +99,10 @@ private struct Parser {
         i += 1
         var members: [String: SchemaJSON] = [:]
         skipWhitespace()
-        if peek == UInt8(ascii: "}") { i += 1; return .object(members) }
+        if peek == UInt8(ascii: "}") {
+            i += 1
+            return .object(members)
+        }
         while true {
             skipWhitespace()
             guard peek == UInt8(ascii: "\"") else { throw error("expected a member name") }
@@ -107,7 +116,10 @@ private struct Parser {
                 throw SchemaJSONError(offset: start, reason: "duplicate member \"\(key)\"")
             }
             skipWhitespace()
-            if peek == UInt8(ascii: ",") { i += 1; continue }
+            if peek == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
             try expect("}")
             return .object(members)
         }
@@ -117,12 +129,18 @@ private struct Parser {
         i += 1
         var items: [SchemaJSON] = []
         skipWhitespace()
-        if peek == UInt8(ascii: "]") { i += 1; return .array(items) }
+        if peek == UInt8(ascii: "]") {
+            i += 1
+            return .array(items)
+        }
         while true {
             skipWhitespace()
             items.append(try value(depth: depth + 1))
             skipWhitespace()
-            if peek == UInt8(ascii: ",") { i += 1; continue }
+            if peek == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
             try expect("]")
             return .array(items)
         }

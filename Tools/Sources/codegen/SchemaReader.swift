@@ -16,7 +16,7 @@ struct SchemaReader {
     func node(_ path: [String]) throws -> SchemaJSON {
         var v = root
         for token in path {
-            if let i = Int(token), case let .array(a) = v, i < a.count {
+            if let i = Int(token), case .array(let a) = v, i < a.count {
                 v = a[i]
             } else if let next = v[token] {
                 v = next

@@ -9,7 +9,9 @@ while let a = args.popFirst() {
     switch a {
     case "--check": check = true
     case "--root": root = URL(fileURLWithPath: args.popFirst() ?? ".")
-    default: FileHandle.standardError.write(Data("usage: codegen [--check] [--root DIR]\n".utf8)); exit(2)
+    default:
+        FileHandle.standardError.write(Data("usage: codegen [--check] [--root DIR]\n".utf8))
+        exit(2)
     }
 }
 root = Codegen.repositoryRoot(from: root)
@@ -19,7 +21,9 @@ if check {
     if drift.isEmpty {
         print("codegen: generated files are up to date")
     } else {
-        for p in drift { FileHandle.standardError.write(Data("codegen: \(p) differs from a fresh generation (run `make generate`)\n".utf8)) }
+        for p in drift {
+            FileHandle.standardError.write(Data("codegen: \(p) differs from a fresh generation (run `make generate`)\n".utf8))
+        }
         exit(1)
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 import TrackerCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let usage = """
@@ -153,7 +153,7 @@ case "serve":
         let parent = getppid()
         Thread.detachNewThread {
             while getppid() == parent { usleep(200_000) }
-            exit(0) // the parent ended (even by SIGKILL): do not outlive it
+            exit(0)  // the parent ended (even by SIGKILL): do not outlive it
         }
     }
     while true { pause() }
@@ -171,7 +171,9 @@ case "verdicts":
     do {
         if o.log {
             for v in try collector.verdicts() {
-                print("\(Timestamp.format(ms: v.receivedAtMs)) path=\(v.path) kind=\(v.kind) id=\(v.subject ?? "-") seq=\(v.seq.map(String.init) ?? "-") outcome=\(v.outcome)\(v.reason.map { " reason=\"\($0)\"" } ?? "")")
+                print(
+                    "\(Timestamp.format(ms: v.receivedAtMs)) path=\(v.path) kind=\(v.kind) id=\(v.subject ?? "-") seq=\(v.seq.map(String.init) ?? "-") outcome=\(v.outcome)\(v.reason.map { " reason=\"\($0)\"" } ?? "")"
+                )
             }
         } else {
             let counts = try collector.verdictCounts()

@@ -52,10 +52,11 @@ final class Cleanup: @unchecked Sendable {
     /// On SIGINT (Ctrl-C) or SIGTERM: cleans up, then exits 130 or 143.
     func installSignalHandlers() {
         for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN) // delivered to the dispatch source instead
+            signal(sig, SIG_IGN)  // delivered to the dispatch source instead
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [self] in
-                FileHandle.standardError.write(Data("\ndemo: \(sig == SIGINT ? "interrupted" : "terminated"), stopping the child processes\n".utf8))
+                FileHandle.standardError.write(
+                    Data("\ndemo: \(sig == SIGINT ? "interrupted" : "terminated"), stopping the child processes\n".utf8))
                 run()
                 exit(128 + sig)
             }

@@ -56,7 +56,8 @@ func requestLog(_ base: String, after afterId: Int64) async throws -> [JSONValue
 
 func verdictLine(_ r: JSONValue) -> String {
     func s(_ key: String) -> String { r[key]?.stringValue ?? r[key]?.intValue.map(String.init) ?? "-" }
-    var line = "\(s("time")) \(s("route")) kind=\(s("kind")) id=\(s("subject")) seq=\(s("seq")) outcome=\(s("outcome")) status=\(s("status"))"
+    var line =
+        "\(s("time")) \(s("route")) kind=\(s("kind")) id=\(s("subject")) seq=\(s("seq")) outcome=\(s("outcome")) status=\(s("status"))"
     if let reason = r["reason"]?.stringValue { line += " reason=\"\(reason)\"" }
     if let note = r["note"]?.stringValue { line += " note=\"\(note)\"" }
     for v in r["violations"]?.arrayValue ?? [] {
@@ -78,10 +79,11 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
         if base.hasSuffix("/") { base.removeLast() }
         out("== collector at \(base) (already running)")
     } else {
-        let collector = try Child(name: "collector", binary: binDirectory + "/collector",
-                                  arguments: ["serve", "--port", "0", "--db", work + "/collector.sqlite", "--exit-with-parent"])
+        let collector = try Child(
+            name: "collector", binary: binDirectory + "/collector",
+            arguments: ["serve", "--port", "0", "--db", work + "/collector.sqlite", "--exit-with-parent"])
         guard let first = collector.waitForLine(containing: "http://", timeoutSeconds: 30),
-              let range = first.range(of: "http://")
+            let range = first.range(of: "http://")
         else { throw DemoError("the collector did not start") }
         base = String(first[range.lowerBound...]).trimmingCharacters(in: .whitespaces)
         out("== collector at \(base) (pid \(collector.pid)); its web debugger is at \(base)/ while the demo runs")
@@ -94,7 +96,8 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
     let appArguments = ["--data", appData, "--collector", base, "--exit-with-parent"]
 
     out("\n== 1. the sample app starts: Rocalytics client, onboarding, paywall and Score trackers, files in \(appData)")
-    let first = try Child(name: "sample-app", binary: binDirectory + "/sample-app", arguments: appArguments + ["--hold-after-screens"], echo: echo)
+    let first = try Child(
+        name: "sample-app", binary: binDirectory + "/sample-app", arguments: appArguments + ["--hold-after-screens"], echo: echo)
     out("   sample-app pid \(first.pid)")
     guard first.waitForLine(containing: "ready-to-kill", timeoutSeconds: 60) != nil else {
         throw DemoError("the sample app did not record its two screens")

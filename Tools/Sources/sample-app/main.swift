@@ -46,7 +46,7 @@ while let argument = arguments.popFirst() {
         let parent = getppid()
         Thread.detachNewThread {
             while getppid() == parent { usleep(200_000) }
-            exit(0) // the process that started this one ended (even by SIGKILL): do not outlive it
+            exit(0)  // the process that started this one ended (even by SIGKILL): do not outlive it
         }
     default:
         FileHandle.standardError.write(Data("usage: sample-app --data DIR --collector URL [--hold-after-screens]\n".utf8))
@@ -63,26 +63,33 @@ let showDiagnostic: DiagnosticHandler = { d in say("diagnostic \(d.code): \(d.me
 
 // MARK: App start-up: the four SDKs, each with its files in the data directory
 
-let rocalytics = RocalyticsClient(options: RocalyticsConfiguration(
-    platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
-    baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
+let rocalytics = RocalyticsClient(
+    options: RocalyticsConfiguration(
+        platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
+        baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
 
-let onboardingSink = TrackedSink(createRocalyticsOnboardingSink(rocalytics)) // the seed's one-liner
-let onboarding = OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-    sink: onboardingSink,
-    context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
-                                    locale: "en-US", timezone: "Europe/Paris")),
-    storage: FileKeyValueStorage(directory: dataDirectory + "/onboarding"), // the run survives a kill
-    debounceMs: 0,
-    onDiagnostic: showDiagnostic))
+let onboardingSink = TrackedSink(createRocalyticsOnboardingSink(rocalytics))  // the seed's one-liner
+let onboarding = OnboardingRunTracker(
+    configuration: OnboardingRunConfiguration(
+        sink: onboardingSink,
+        context: .value(
+            RunContextInput(
+                appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
+                locale: "en-US", timezone: "Europe/Paris")),
+        storage: FileKeyValueStorage(directory: dataDirectory + "/onboarding"),  // the run survives a kill
+        debounceMs: 0,
+        onDiagnostic: showDiagnostic))
 
 let paywallSink = TrackedSink(createRocalyticsPaywallSink(rocalytics, for: PaywallPresentationSnapshotV1_1.self))
-let paywalls = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-    sink: paywallSink,
-    context: .value(RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
-                                   locale: "en-US", timezone: "Europe/Paris")),
-    storage: FileKeyValueStorage(directory: dataDirectory + "/paywall"),
-    onDiagnostic: showDiagnostic))
+let paywalls = PaywallPresentationTracker(
+    configuration: PaywallTrackerConfiguration(
+        sink: paywallSink,
+        context: .value(
+            RunContextInput(
+                appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
+                locale: "en-US", timezone: "Europe/Paris")),
+        storage: FileKeyValueStorage(directory: dataDirectory + "/paywall"),
+        onDiagnostic: showDiagnostic))
 
 let score = ScoreClient(
     publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
@@ -137,11 +144,11 @@ if let resumed = await resumeWithin(mainFlow, seconds: 5) {
     run.enterStep("goal")
     run.exitStep("goal", answers: [.single(questionKey: "goal", value: "practice")])
     score.track("onboarding_goal_chosen", props: ["goal": "practice"])
-    await onboarding.idle() // both screens are in the run's stored snapshot
+    await onboarding.idle()  // both screens are in the run's stored snapshot
     try? await score.flush()
     say("ready-to-kill run=\(run.runId)")
     if holdAfterScreens {
-        while true { pause() } // the demo SIGKILLs the process here
+        while true { pause() }  // the demo SIGKILLs the process here
     }
 }
 run.enterStep("level_advanced")
@@ -153,25 +160,27 @@ run.complete()
 
 var ids = IdentifyParams()
 ids.userId = "user-42"
-let transaction = "2000000912345678" // the join key shared by the purchase and the presentation
+let transaction = "2000000912345678"  // the join key shared by the purchase and the presentation
 do {
     try await rocalytics.identify(ids)
-    try await rocalytics.trackPurchase(TrackPurchaseParams(
-        isTrial: false, value: 59.99, currency: "EUR", originalTransactionIdentifier: transaction, productId: "pro_yearly"))
+    try await rocalytics.trackPurchase(
+        TrackPurchaseParams(
+            isTrial: false, value: 59.99, currency: "EUR", originalTransactionIdentifier: transaction, productId: "pro_yearly"))
     try await rocalytics.trackCustomEvent("tutorial_finished", properties: ["lessons": 3])
     let demand = try await rocalytics.getDemandScore()
     say("demand score \(demand.demandScore), cold start \(demand.coldStart)")
 } catch {
     say("client call failed: \(error)")
 }
-if let presentation = paywalls.start(PaywallPresentationInfo(
-    provider: .native, externalPaywallId: "spring_sale_v2", placement: "onboarding_end", providerName: "StoreKit"))
+if let presentation = paywalls.start(
+    PaywallPresentationInfo(
+        provider: .native, externalPaywallId: "spring_sale_v2", placement: "onboarding_end", providerName: "StoreKit"))
 {
     presentation.shown()
     presentation.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: transaction, productId: "pro_yearly")))
 }
 score.track("lesson_completed", props: ["lesson": "intro", "email": "fan@example.com", "phone": "+33 6 00 00 00 00", "score": 42])
-score.trackAdvertising("ad_clicked", props: ["campaign": "spring"]) // no advertising consent: dropped
+score.trackAdvertising("ad_clicked", props: ["campaign": "spring"])  // no advertising consent: dropped
 score.track("subscription_started", props: ["plan": "pro_yearly"], delivery: .critical)
 score.identify(userId: "user-42", traits: ["tier": "gold"])
 

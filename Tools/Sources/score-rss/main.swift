@@ -1,11 +1,12 @@
-#if canImport(Darwin)
-import Foundation
-#elseif canImport(Glibc)
-import Glibc
-#endif
 import CBenchCurl
 import ScoreTracker
 import TrackerCore
+
+#if canImport(Darwin)
+    import Foundation
+#elseif canImport(Glibc)
+    import Glibc
+#endif
 
 // `score-rss [--queue N]`: the Score memory case in a process of its own (only the Score tracker
 // linked), so the peak RSS figure is the SDK's plus a minimal Swift host's, not the benchmark
@@ -28,8 +29,11 @@ private func status(_ key: String) -> Double {
 var maxQueue: Int?
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
-    if a == "--queue", let v = args.popFirst().flatMap({ Int($0) }) { maxQueue = v } else {
-        print("usage: score-rss [--queue N]"); exit(2)
+    if a == "--queue", let v = args.popFirst().flatMap({ Int($0) }) {
+        maxQueue = v
+    } else {
+        print("usage: score-rss [--queue N]")
+        exit(2)
     }
 }
 
@@ -42,11 +46,12 @@ defer {
 }
 let rssBefore = status("VmRSS")
 let anonBefore = status("RssAnon")
-let client = ScoreClient(publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
-                         appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-                         pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]),
-                         maxQueueSize: maxQueue ?? 1_000,
-                         store: FileScoreStore(directory: dir), transport: NoTransport(), onDiagnostic: { _ in })
+let client = ScoreClient(
+    publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+    appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+    pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]),
+    maxQueueSize: maxQueue ?? 1_000,
+    store: FileScoreStore(directory: dir), transport: NoTransport(), onDiagnostic: { _ in })
 client.grantAllConsent()
 let props: [String: Any] = ["pollId": "motm-r12", "choice": "player_7", "round": 12, "email": "fan@example.com", "live": true]
 let n = 100_000

@@ -7,6 +7,7 @@
 //        member: a member missing from the table, a required member made optional, a type changed.
 import Foundation
 import Testing
+
 @testable import codegen
 
 @Suite struct ContractTypesGeneratorTests {
@@ -43,7 +44,8 @@ import Testing
         let added = try failure {
             $0.replacingOccurrences(of: #""library_version": {"#, with: #""carrier": { "type": "string" }, "library_version": {"#)
         }
-        #expect(added?.contains(#"OnboardingRunSnapshot.Context: schema members not laid out ["carrier"]"#) == true, "\(added ?? "no error")")
+        #expect(
+            added?.contains(#"OnboardingRunSnapshot.Context: schema members not laid out ["carrier"]"#) == true, "\(added ?? "no error")")
 
         let optional = try failure {
             $0.replacingOccurrences(of: #""locale", "timezone"]"#, with: #""locale"]"#)
@@ -53,6 +55,8 @@ import Testing
         let retyped = try failure {
             $0.replacingOccurrences(of: #""type": "integer""#, with: #""type": "string""#)
         }
-        #expect(retyped?.contains(#"OnboardingRunSnapshot.seq is ["string"] in the schema, laid out as integer"#) == true, "\(retyped ?? "no error")")
+        #expect(
+            retyped?.contains(#"OnboardingRunSnapshot.seq is ["string"] in the schema, laid out as integer"#) == true,
+            "\(retyped ?? "no error")")
     }
 }

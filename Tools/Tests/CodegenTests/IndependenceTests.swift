@@ -9,6 +9,7 @@
 //        every one of them, a run rewrites them to the checked-in bytes, and a second check is clean.
 import Foundation
 import Testing
+
 @testable import codegen
 
 @Suite struct IndependenceTests {
@@ -18,8 +19,10 @@ import Testing
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // A scratch path of its own: the running `swift test` holds the lock of Tools/.build.
-        p.arguments = ["swift", "package", "--package-path", Repo.root.appendingPathComponent("Tools").path,
-                       "--scratch-path", scratch.path, "dump-package"]
+        p.arguments = [
+            "swift", "package", "--package-path", Repo.root.appendingPathComponent("Tools").path,
+            "--scratch-path", scratch.path, "dump-package",
+        ]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice

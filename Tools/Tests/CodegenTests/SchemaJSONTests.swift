@@ -7,6 +7,7 @@
 //        surrogate, a raw control character, a leading zero, a missing value, an unterminated string.
 import Foundation
 import Testing
+
 @testable import codegen
 
 @Suite struct SchemaJSONTests {

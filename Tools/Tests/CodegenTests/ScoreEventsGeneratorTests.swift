@@ -2,6 +2,7 @@
 // the generator's sources (issue 16 item 5): the one copy is Tools/Sources/codegen.
 import Foundation
 import Testing
+
 @testable import codegen
 
 @Suite struct ScoreEventsGeneratorTests {

@@ -49,13 +49,13 @@ struct APITests {
         let violations = rejected["violations"]?.arrayValue ?? []
         #expect(violations.contains { $0["rule"]?.stringValue == "schema" && $0["path"]?.stringValue == "/seq" })
         #expect(violations.contains { $0["path"]?.stringValue == "/run_id" })
-        #expect(list[0]["body"] == nil) // listings leave bodies out
+        #expect(list[0]["body"] == nil)  // listings leave bodies out
     }
 
     @Test func API2_oneRequestHasItsExactBodyAndThePreviousSnapshot() throws {
         let router = CollectorRouter(collector: try Fixtures.collector(), log: { _ in })
         let first = try onboardingExample()
-        let firstBytes = Array("{ \"pretty\" :1}".utf8) // not JSON of a snapshot: kept byte for byte
+        let firstBytes = Array("{ \"pretty\" :1}".utf8)  // not JSON of a snapshot: kept byte for byte
         _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: firstBytes))
         _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Fixtures.bytes(first)))
         let second = first.with("seq", .number(Double((first["seq"]?.intValue ?? 0) + 1)))
@@ -81,7 +81,10 @@ struct APITests {
         _ = router.handle(HTTPServerRequest(method: "POST", path: "/functions/v1/identify", body: Array("{}".utf8)))
         let newer = try get(router, "/api/requests?after=\(firstId)")["requests"]?.arrayValue ?? []
         #expect(newer.count == 2)
-        #expect((try get(router, "/api/requests?kind=rocalytics")["requests"]?.arrayValue ?? []).map { $0["kind"]?.stringValue } == ["rocalytics-identify"])
+        #expect(
+            (try get(router, "/api/requests?kind=rocalytics")["requests"]?.arrayValue ?? []).map { $0["kind"]?.stringValue } == [
+                "rocalytics-identify"
+            ])
         #expect((try get(router, "/api/requests?outcome=rejected")["requests"]?.arrayValue ?? []).count == 1)
         #expect(try collector.requests().count == 3)
     }
@@ -112,14 +115,17 @@ struct APITests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/collector.sqlite"
         do {
-            let router = CollectorRouter(collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
+            let router = CollectorRouter(
+                collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
             _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Fixtures.bytes(try onboardingExample())))
             _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Array("{}".utf8)))
         }
         let reopened = CollectorRouter(collector: try Collector(databasePath: path, contractsDirectory: Fixtures.contracts), log: { _ in })
         let list = try get(reopened, "/api/requests")["requests"]?.arrayValue ?? []
         #expect(list.map { $0["outcome"]?.stringValue } == ["rejected", "accepted"])
-        #expect(try get(reopened, "/api/requests/\(list[1]["id"]?.intValue ?? 0)")["body"]?.stringValue == WireJSON.encodeString(try onboardingExample()))
+        #expect(
+            try get(reopened, "/api/requests/\(list[1]["id"]?.intValue ?? 0)")["body"]?.stringValue
+                == WireJSON.encodeString(try onboardingExample()))
     }
 
     @Test func API6_pageIsServedUnderAStrictPolicyAndItsScriptNeverWritesMarkup() throws {
@@ -131,7 +137,7 @@ struct APITests {
         #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline") && policy.contains("default-src 'none'"))
         let html = String(decoding: page.body, as: UTF8.self)
         #expect(html.contains(#"<script src="/app.js" defer></script>"#))
-        #expect(html.components(separatedBy: "<script").count == 2) // the one external script only
+        #expect(html.components(separatedBy: "<script").count == 2)  // the one external script only
         let js = router.handle(HTTPServerRequest(method: "GET", path: "/app.js"))
         #expect(js.contentType.hasPrefix("text/javascript"))
         let code = String(decoding: js.body, as: UTF8.self)

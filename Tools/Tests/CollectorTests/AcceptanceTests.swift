@@ -147,7 +147,9 @@ import TrackerCoreTestKit
         #expect(c.ingestOnboardingRun(body: Fixtures.bytes(other.with("seq", 4)), sender: "s").note == "version-conflict")
         // Drafts: no canonical manifest, no flag.
         let draft = mid.with(path: ["onboarding", "version"], "draft")
-        #expect(c.ingestOnboardingRun(body: Fixtures.bytes(draft.with("run_id", "00000000-0000-4000-8000-0000000000d1")), sender: "s").note == nil)
+        #expect(
+            c.ingestOnboardingRun(body: Fixtures.bytes(draft.with("run_id", "00000000-0000-4000-8000-0000000000d1")), sender: "s").note
+                == nil)
         let draft2 = draft.with("run_id", "00000000-0000-4000-8000-0000000000d2").with(path: ["manifest", "steps"], .array(steps))
         let dv = c.ingestOnboardingRun(body: Fixtures.bytes(draft2), sender: "s")
         #expect(dv.outcome == .accepted && dv.note == nil)
@@ -189,7 +191,8 @@ import TrackerCoreTestKit
         #expect(send(c, s2.with("seq", 9)) == .ignored)
         c = try Fixtures.collector()
         #expect(send(c, s1) == .accepted)
-        let changed = c.ingestPaywallPresentation(body: Fixtures.bytes(try paywall("invalid/immutable-paywall-changed-after-seq1")), sender: "s")
+        let changed = c.ingestPaywallPresentation(
+            body: Fixtures.bytes(try paywall("invalid/immutable-paywall-changed-after-seq1")), sender: "s")
         #expect(changed.outcome == .rejected && changed.reason?.hasPrefix("paywall.p6.immutable at $.paywall") == true)
         c = try Fixtures.collector()
         #expect(send(c, try paywall("invalid/reason-only-with-error-status")) == .rejected)
@@ -197,7 +200,9 @@ import TrackerCoreTestKit
 
     @Test func P53_P54_transactionRulesAndNoPrice() throws {
         let c = try Fixtures.collector()
-        for name in ["transaction-only-with-purchased-status", "transaction-never-empty", "no-price-unknown-transaction-field-closed-schema"] {
+        for name in [
+            "transaction-only-with-purchased-status", "transaction-never-empty", "no-price-unknown-transaction-field-closed-schema",
+        ] {
             let v = c.ingestPaywallPresentation(body: Fixtures.bytes(try paywall("invalid/" + name)), sender: "s")
             #expect(v.outcome == .rejected, "\(name)")
         }

@@ -11,7 +11,9 @@ import TrackerCoreTestKit
     /// One expected row: label, still in the flow (nil = —), saw it, skipped (nil = —), quit here, quit rate (nil = —).
     struct Row: Equatable, CustomStringConvertible {
         var label: String, still: Int?, saw: Int, skipped: Int?, quit: Int, rate: Int?
-        var description: String { "\(label) \(still.map(String.init) ?? "—") \(saw) \(skipped.map(String.init) ?? "—") \(quit) \(rate.map { "\($0)%" } ?? "—")" }
+        var description: String {
+            "\(label) \(still.map(String.init) ?? "—") \(saw) \(skipped.map(String.init) ?? "—") \(quit) \(rate.map { "\($0)%" } ?? "—")"
+        }
     }
 
     static let now = Fixtures.ms("2026-01-12T00:00:00.000Z")
@@ -28,10 +30,12 @@ import TrackerCoreTestKit
                 let first = final["steps"]!.arrayValue![0].with("exited_at", .null).with("answers", .array([]))
                 let firstSend = final.with("seq", 1).with("status", "in_progress").with("completed_at", .null)
                     .with("sent_at", started).with("steps", .array([first]))
-                let v = c.ingestOnboardingRun(body: Fixtures.bytes(firstSend), sender: "device", receivedAtMs: Fixtures.ms(started.stringValue!) + 300)
+                let v = c.ingestOnboardingRun(
+                    body: Fixtures.bytes(firstSend), sender: "device", receivedAtMs: Fixtures.ms(started.stringValue!) + 300)
                 #expect(v.outcome == .accepted, "\(prefix)-r\(i) first send: \(v.reason ?? "")")
             }
-            let v = c.ingestOnboardingRun(body: Fixtures.bytes(final), sender: "device", receivedAtMs: Fixtures.ms(final["sent_at"]!.stringValue!) + 300)
+            let v = c.ingestOnboardingRun(
+                body: Fixtures.bytes(final), sender: "device", receivedAtMs: Fixtures.ms(final["sent_at"]!.stringValue!) + 300)
             #expect(v.outcome == .accepted, "\(prefix)-r\(i): \(v.reason ?? "")")
         }
         let funnels = try c.funnels(nowMs: Self.now)
@@ -44,7 +48,9 @@ import TrackerCoreTestKit
     func rows(_ f: Funnel) -> [Row] {
         f.positions.flatMap { p in
             [Row(label: p.label, still: p.stillInFlow, saw: p.sawIt, skipped: p.skipped, quit: p.quitHere, rate: p.quitRatePercent)]
-                + p.alternatives.map { Row(label: "↳ " + $0.stepKey, still: nil, saw: $0.sawIt, skipped: nil, quit: $0.quitHere, rate: $0.quitRatePercent) }
+                + p.alternatives.map {
+                    Row(label: "↳ " + $0.stepKey, still: nil, saw: $0.sawIt, skipped: nil, quit: $0.quitHere, rate: $0.quitRatePercent)
+                }
         }
     }
 

@@ -5,7 +5,7 @@ import TrackerCore
 import TrackerCoreTestKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct ClientError: Error { let message: String }
@@ -49,10 +49,12 @@ final class RawClient {
         while true {
             if let end = find() {
                 let head = String(decoding: buffer[0..<end], as: UTF8.self)
-                let length = head.split(separator: "\r\n").compactMap { line -> Int? in
-                    let parts = line.split(separator: ":", maxSplits: 1)
-                    return parts.count == 2 && parts[0].lowercased() == "content-length" ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
-                }.first ?? 0
+                let length =
+                    head.split(separator: "\r\n").compactMap { line -> Int? in
+                        let parts = line.split(separator: ":", maxSplits: 1)
+                        return parts.count == 2 && parts[0].lowercased() == "content-length"
+                            ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+                    }.first ?? 0
                 while buffer.count < end + 4 + length { try fill() }
                 let body = Array(buffer[(end + 4)..<(end + 4 + length)])
                 buffer.removeFirst(end + 4 + length)
@@ -65,7 +67,9 @@ final class RawClient {
 
     private func find() -> Int? {
         guard buffer.count >= 4 else { return nil }
-        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 { return i }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
         return nil
     }
 
@@ -124,9 +128,12 @@ final class RawClient {
         #expect(try WireJSON.decode(body)["outcome"] == "rejected")
 
         let printed = lines.withLock { $0 }
-        #expect(printed.first == "path=/v1/onboarding-runs kind=onboarding-run id=00000000-0000-4000-8000-000000000001 seq=3 outcome=accepted status=200")
+        #expect(
+            printed.first
+                == "path=/v1/onboarding-runs kind=onboarding-run id=00000000-0000-4000-8000-000000000001 seq=3 outcome=accepted status=200")
         #expect(printed.count == 7)
-        #expect(printed.last == #"path=/v1/onboarding-runs kind=http outcome=rejected status=413 reason="body exceeds the 1000000-byte cap""#)
+        #expect(
+            printed.last == #"path=/v1/onboarding-runs kind=http outcome=rejected status=413 reason="body exceeds the 1000000-byte cap""#)
         #expect(!printed.joined().contains("secret-device"), "headers never printed")
         #expect(printed[3].hasPrefix("path=/functions/v1/onboarding-response kind=onboarding-run"))
         // The Rocalytics run is keyed by its sender, apart from the anonymous one.

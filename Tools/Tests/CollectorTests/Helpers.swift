@@ -24,7 +24,7 @@ enum Fixtures {
 extension JSONValue {
     /// A copy with `key` set (or removed with `nil`) at the top level.
     func with(_ key: String, _ value: JSONValue?) -> JSONValue {
-        guard case var .object(o) = self else { return self }
+        guard case .object(var o) = self else { return self }
         o[key] = value
         return .object(o)
     }
@@ -32,8 +32,12 @@ extension JSONValue {
     /// A copy with the member at a path of object keys set.
     func with(path: [String], _ value: JSONValue?) -> JSONValue {
         guard let first = path.first else { return value ?? .null }
-        guard case var .object(o) = self else { return self }
-        if path.count == 1 { o[first] = value } else { o[first] = (o[first] ?? .object(JSONObject())).with(path: Array(path.dropFirst()), value) }
+        guard case .object(var o) = self else { return self }
+        if path.count == 1 {
+            o[first] = value
+        } else {
+            o[first] = (o[first] ?? .object(JSONObject())).with(path: Array(path.dropFirst()), value)
+        }
         return .object(o)
     }
 }

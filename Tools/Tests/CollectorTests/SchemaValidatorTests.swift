@@ -90,7 +90,9 @@ import TrackerCoreTestKit
         let base = try Fixtures.example("onboarding-run/studio-1-mid-flow.json")
         let steps = base["steps"]!.arrayValue!
         func check(_ s: JSONValue) -> String? { ContractRules.onboardingRunViolation(s) }
-        #expect(check(base.with("steps", .array([steps[0], steps[1], steps[2].with("step_key", "nowhere")])))?.hasPrefix("onboarding.1") == true)
+        #expect(
+            check(base.with("steps", .array([steps[0], steps[1], steps[2].with("step_key", "nowhere")])))?.hasPrefix("onboarding.1") == true
+        )
         var manifest = base["manifest"]!["steps"]!.arrayValue!
         manifest.append(["step_key": "late", "slot": "plan"])
         #expect(check(base.with(path: ["manifest", "steps"], .array(manifest)))?.hasPrefix("onboarding.2") == true)
@@ -102,7 +104,8 @@ import TrackerCoreTestKit
         let done = base.with("status", "completed").with("completed_at", "2026-01-10T08:00:40.000Z")
         #expect(check(done.with("steps", .array([steps[0], steps[1], closedLast])))?.hasPrefix("onboarding.7") == true)
         #expect(check(done.with("truncated", true).with("steps", .array([steps[0], steps[1], closedLast]))) == nil)
-        let twice = steps[0].with("answers", [["question_key": "q", "kind": "single", "value": "a"], ["question_key": "q", "kind": "single", "value": "b"]])
+        let twice = steps[0].with(
+            "answers", [["question_key": "q", "kind": "single", "value": "a"], ["question_key": "q", "kind": "single", "value": "b"]])
         #expect(check(base.with("steps", .array([twice, steps[1], steps[2]])))?.hasPrefix("onboarding.8") == true)
         let backwards = steps[0].with("exited_at", "2026-01-10T07:59:59.999Z")
         #expect(check(base.with("steps", .array([backwards, steps[1], steps[2]])))?.hasPrefix("onboarding.5") == true)

@@ -16,7 +16,7 @@ import TrackerCore
 import TrackerCoreTestKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The directory of the built executables (this test bundle sits there).
@@ -79,7 +79,8 @@ final class Spawned: @unchecked Sendable {
 func isAlive(_ pid: Int32) -> Bool {
     guard kill(pid, 0) == 0 else { return false }
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return true }
+        let close = stat.lastIndex(of: ")")
+    else { return true }
     return stat[stat.index(close, offsetBy: 2)] != "Z"
 }
 
@@ -87,7 +88,8 @@ func isAlive(_ pid: Int32) -> Bool {
 func childPids(_ output: String) -> [Int32] {
     output.split(separator: "\n").compactMap { line -> Int32? in
         guard line.contains("collector at") || line.contains("sample-app pid"),
-              let range = line.range(of: "pid ") else { return nil }
+            let range = line.range(of: "pid ")
+        else { return nil }
         return Int32(line[range.upperBound...].prefix { $0.isNumber })
     }
 }
@@ -120,7 +122,7 @@ func workDirectory(_ output: String) -> String? {
         #expect(output.contains("/functions/v1/onboarding-response kind=onboarding-run"))
         #expect(output.contains("Totals: Started 1 · Completed 1"))
         let pids = childPids(output)
-        #expect(pids.count == 2) // the two launches of the sample app (the collector is ours)
+        #expect(pids.count == 2)  // the two launches of the sample app (the collector is ours)
         for pid in pids { #expect(!isAlive(pid), "pid \(pid) outlived the demo") }
 
         let store = try Collector(databasePath: db, contractsDirectory: ContractExamples.contractsDirectory)
@@ -134,12 +136,14 @@ func workDirectory(_ output: String) -> String? {
             $0.outcome == "accepted" && (try? WireJSON.decode($0.body))?["status"]?.stringValue == "completed"
         }
         #expect(completedAccepted.count == 1)
-        let completionEvents = try store.requests(kind: "rocalytics-track").filter { $0.subject == "onboarding_completed" && $0.outcome == "accepted" }
+        let completionEvents = try store.requests(kind: "rocalytics-track").filter {
+            $0.subject == "onboarding_completed" && $0.outcome == "accepted"
+        }
         #expect(completionEvents.count == 1)
         // No seq with two different bodies (the Rocalytics body's own keys left aside).
         var bodiesBySeq: [Int: Set<String>] = [:]
         for r in onboardingRequests {
-            guard let seq = r.seq, case var .object(o) = try WireJSON.decode(r.body) else { continue }
+            guard let seq = r.seq, case .object(var o) = try WireJSON.decode(r.body) else { continue }
             o["responses"] = nil
             o["onboarding_metadata"] = nil
             bodiesBySeq[seq, default: []].insert(WireJSON.encodeString(.object(o)))
@@ -170,7 +174,7 @@ func workDirectory(_ output: String) -> String? {
         let demo = try Spawned("demo", [], environment: ["DEMO_PAUSE_AT_KILL": "1"])
         #expect(demo.readUntil("paused at the kill point") != nil, "demo output:\n\(demo.output)")
         let pids = childPids(demo.output)
-        #expect(pids.count == 2) // the collector and the held sample app
+        #expect(pids.count == 2)  // the collector and the held sample app
         for pid in pids { #expect(isAlive(pid)) }
         let folder = try #require(workDirectory(demo.output))
         #expect(FileManager.default.fileExists(atPath: folder))
@@ -184,7 +188,7 @@ func workDirectory(_ output: String) -> String? {
     }
 
     @Test func DM3_failingDemo_exitsNonZeroAndRemovesTheFolder() throws {
-        let demo = try Spawned("demo", ["--collector", "http://127.0.0.1:9"]) // nothing listens on the discard port
+        let demo = try Spawned("demo", ["--collector", "http://127.0.0.1:9"])  // nothing listens on the discard port
         let status = demo.finish()
         #expect(status == 1)
         #expect(demo.output.contains("demo: FAILED"))
@@ -197,7 +201,7 @@ func workDirectory(_ output: String) -> String? {
         let status = demo.finish()
         #expect(status == 0, "demo output:\n\(demo.output)")
         let pids = childPids(demo.output)
-        #expect(pids.count == 3) // collector, first and second launch
+        #expect(pids.count == 3)  // collector, first and second launch
         for pid in pids { #expect(!isAlive(pid), "pid \(pid) outlived the demo") }
         let folder = try #require(workDirectory(demo.output))
         #expect(!FileManager.default.fileExists(atPath: folder))

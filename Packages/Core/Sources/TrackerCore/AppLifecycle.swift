@@ -100,9 +100,9 @@ public struct NetworkComeback: Sendable, Equatable {
 /// for the main thread. Every call is safe from any thread and while holding any lock.
 public final class AppLifecycleMonitor: Sendable {
     private enum TaskPhase {
-        case pending        // begin requested, not yet run on the main thread
-        case beginning      // the OS begin call is running
-        case running(Int)   // the OS task id
+        case pending  // begin requested, not yet run on the main thread
+        case beginning  // the OS begin call is running
+        case running(Int)  // the OS task id
     }
 
     private struct State {
@@ -135,7 +135,10 @@ public final class AppLifecycleMonitor: Sendable {
     /// state the caller acted on meanwhile; then every notification is reported.
     public func start(assuming assumed: AppRunState?, _ handler: @escaping @Sendable (AppLifecycleChange) -> Void) {
         let already = state.withLock { s -> Bool in
-            if s.observing { s.handler = handler; return true }
+            if s.observing {
+                s.handler = handler
+                return true
+            }
             s.observing = true
             s.handler = handler
             return false
@@ -153,7 +156,10 @@ public final class AppLifecycleMonitor: Sendable {
     /// Stops observing; background tasks already begun still end normally.
     public func stop() {
         let was = state.withLock { s -> Bool in
-            defer { s.observing = false; s.handler = nil }
+            defer {
+                s.observing = false
+                s.handler = nil
+            }
             return s.observing
         }
         if was { hop.run { [system] in system.stopNotifications() } }
@@ -163,10 +169,14 @@ public final class AppLifecycleMonitor: Sendable {
     public func received(_ event: AppSystemEvent) {
         let change: AppLifecycleChange? = state.withLock { s in
             switch event {
-            case .didBecomeActive: s.known = .foreground; return .foreground
-            case .didEnterBackground: s.known = .background; return .background
+            case .didBecomeActive:
+                s.known = .foreground
+                return .foreground
+            case .didEnterBackground:
+                s.known = .background
+                return .background
             case .protectedDataAvailable: return .protectedDataAvailable
-            case let .networkPath(ok): return s.network.update(satisfied: ok) ? .networkAvailable : nil
+            case .networkPath(let ok): return s.network.update(satisfied: ok) ? .networkAvailable : nil
             }
         }
         if let change { deliver(change) }
@@ -197,8 +207,11 @@ public final class AppLifecycleMonitor: Sendable {
             guard go else { return }
             let osId = system.beginBackgroundTask(name: name) { [weak self] in self?.expired(token) }
             let endNow = state.withLock { s -> Bool in
-                guard let entry = s.tasks[token] else { return true } // ended while beginning
-                if osId == nil { s.tasks[token] = nil; return false }
+                guard let entry = s.tasks[token] else { return true }  // ended while beginning
+                if osId == nil {
+                    s.tasks[token] = nil
+                    return false
+                }
                 s.tasks[token] = (.running(osId!), entry.onExpire)
                 return false
             }
@@ -211,8 +224,8 @@ public final class AppLifecycleMonitor: Sendable {
     public func endBackgroundTask(_ task: AppBackgroundTask) {
         let osId: Int? = state.withLock { s in
             guard let entry = s.tasks.removeValue(forKey: task.rawValue) else { return nil }
-            if case let .running(id) = entry.phase { return id }
-            return nil // pending: never begun; beginning: ended by the begin step itself
+            if case .running(let id) = entry.phase { return id }
+            return nil  // pending: never begun; beginning: ended by the begin step itself
         }
         if let osId { hop.run { [system] in system.endBackgroundTask(osId) } }
     }
@@ -221,7 +234,7 @@ public final class AppLifecycleMonitor: Sendable {
         let entry = state.withLock { $0.tasks.removeValue(forKey: token) }
         guard let entry else { return }
         entry.onExpire()
-        if case let .running(id) = entry.phase { system.endBackgroundTask(id) }
+        if case .running(let id) = entry.phase { system.endBackgroundTask(id) }
     }
 }
 
@@ -229,8 +242,10 @@ extension AppLifecycleMonitor {
     /// Starts observing (assuming the app is in the foreground until the OS says otherwise) and
     /// calls `onBackground` with the background-task budget, in milliseconds, each time the app
     /// enters the background: the shared body of the trackers' `bindToAppLifecycle(monitor:)`.
-    public func bindBackground(budgetSeconds: Double,
-                               _ onBackground: @escaping @Sendable (_ budgetMs: Int64) -> Void) -> AppLifecycleBinding {
+    public func bindBackground(
+        budgetSeconds: Double,
+        _ onBackground: @escaping @Sendable (_ budgetMs: Int64) -> Void
+    ) -> AppLifecycleBinding {
         let budgetMs = Int64((max(0, budgetSeconds) * 1000).rounded())
         start(assuming: .foreground) { change in
             guard change == .background else { return }
@@ -263,7 +278,10 @@ public func runInBackgroundTask(
     let taskBox = Locked<AppBackgroundTask?>(nil)
     let timerBox = Locked<TimerToken?>(nil)
     let finish: @Sendable () -> Void = {
-        let first = ended.withLock { e -> Bool in defer { e = true }; return !e }
+        let first = ended.withLock { e -> Bool in
+            defer { e = true }
+            return !e
+        }
         guard first else { return }
         if let t = timerBox.withLock({ $0 }) { scheduler.cancel(t) }
         if let task = taskBox.withLock({ $0 }) { monitor.endBackgroundTask(task) }

@@ -3,103 +3,107 @@
 // `endBackgroundTask` on the main thread (through `MainQueueHop`), hence `assumeIsolated`.
 
 #if canImport(UIKit) && !os(watchOS)
-import UIKit
-#if canImport(Network)
-import Network
-#endif
-
-/// UIKit's application notifications, protected-data notifications, `NWPathMonitor` and
-/// `UIApplication` background tasks (iOS, iPadOS, tvOS, visionOS, Mac Catalyst). Not available
-/// in app extensions, which have no `UIApplication.shared`: call the trackers' manual
-/// foreground/background methods there.
-@available(iOSApplicationExtension, unavailable)
-@available(tvOSApplicationExtension, unavailable)
-@available(visionOSApplicationExtension, unavailable)
-@available(macCatalystApplicationExtension, unavailable)
-public final class UIKitLifecycleSystem: AppLifecycleSystem, @unchecked Sendable {
-    // Touched only on the main thread (the monitor's hop), except `monitor`'s own queue.
-    private var observers: [NSObjectProtocol] = []
+    import UIKit
     #if canImport(Network)
-    private var path: NWPathMonitor?
+        import Network
     #endif
 
-    /// Creates the OS side.
-    public init() {}
-
-    public func readState() -> AppRunState {
-        MainActor.assumeIsolated { UIApplication.shared.applicationState == .background ? .background : .foreground }
-    }
-
-    public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
-        let center = NotificationCenter.default
-        let pairs: [(Notification.Name, AppSystemEvent)] = [
-            (UIApplication.didBecomeActiveNotification, .didBecomeActive),
-            (UIApplication.didEnterBackgroundNotification, .didEnterBackground),
-            (UIApplication.protectedDataDidBecomeAvailableNotification, .protectedDataAvailable),
-        ]
-        observers = pairs.map { name, event in
-            center.addObserver(forName: name, object: nil, queue: nil) { _ in deliver(event) }
-        }
+    /// UIKit's application notifications, protected-data notifications, `NWPathMonitor` and
+    /// `UIApplication` background tasks (iOS, iPadOS, tvOS, visionOS, Mac Catalyst). Not available
+    /// in app extensions, which have no `UIApplication.shared`: call the trackers' manual
+    /// foreground/background methods there.
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    public final class UIKitLifecycleSystem: AppLifecycleSystem, @unchecked Sendable {
+        // Touched only on the main thread (the monitor's hop), except `monitor`'s own queue.
+        private var observers: [NSObjectProtocol] = []
         #if canImport(Network)
-        let m = NWPathMonitor()
-        m.pathUpdateHandler = { p in deliver(.networkPath(satisfied: p.status == .satisfied)) }
-        m.start(queue: DispatchQueue(label: "rocalytics.lifecycle.network"))
-        path = m
+            private var path: NWPathMonitor?
         #endif
-    }
 
-    public func stopNotifications() {
-        for o in observers { NotificationCenter.default.removeObserver(o) }
-        observers = []
-        #if canImport(Network)
-        path?.cancel()
-        path = nil
-        #endif
-    }
+        /// Creates the OS side.
+        public init() {}
 
-    public func beginBackgroundTask(name: String, expiration: @escaping @Sendable () -> Void) -> Int? {
-        MainActor.assumeIsolated {
-            let id = UIApplication.shared.beginBackgroundTask(withName: name, expirationHandler: expiration)
-            return id == .invalid ? nil : id.rawValue
+        public func readState() -> AppRunState {
+            MainActor.assumeIsolated { UIApplication.shared.applicationState == .background ? .background : .foreground }
+        }
+
+        public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
+            let center = NotificationCenter.default
+            let pairs: [(Notification.Name, AppSystemEvent)] = [
+                (UIApplication.didBecomeActiveNotification, .didBecomeActive),
+                (UIApplication.didEnterBackgroundNotification, .didEnterBackground),
+                (UIApplication.protectedDataDidBecomeAvailableNotification, .protectedDataAvailable),
+            ]
+            observers = pairs.map { name, event in
+                center.addObserver(forName: name, object: nil, queue: nil) { _ in deliver(event) }
+            }
+            #if canImport(Network)
+                let m = NWPathMonitor()
+                m.pathUpdateHandler = { p in deliver(.networkPath(satisfied: p.status == .satisfied)) }
+                m.start(queue: DispatchQueue(label: "rocalytics.lifecycle.network"))
+                path = m
+            #endif
+        }
+
+        public func stopNotifications() {
+            for o in observers { NotificationCenter.default.removeObserver(o) }
+            observers = []
+            #if canImport(Network)
+                path?.cancel()
+                path = nil
+            #endif
+        }
+
+        public func beginBackgroundTask(name: String, expiration: @escaping @Sendable () -> Void) -> Int? {
+            MainActor.assumeIsolated {
+                let id = UIApplication.shared.beginBackgroundTask(withName: name, expirationHandler: expiration)
+                return id == .invalid ? nil : id.rawValue
+            }
+        }
+
+        public func endBackgroundTask(_ id: Int) {
+            MainActor.assumeIsolated { UIApplication.shared.endBackgroundTask(UIBackgroundTaskIdentifier(rawValue: id)) }
         }
     }
-
-    public func endBackgroundTask(_ id: Int) {
-        MainActor.assumeIsolated { UIApplication.shared.endBackgroundTask(UIBackgroundTaskIdentifier(rawValue: id)) }
-    }
-}
 
 #elseif canImport(AppKit)
-import AppKit
+    import AppKit
 
-/// AppKit's activation notifications (a Mac app is never suspended, so there are no background
-/// tasks: resigning active counts as the background).
-public final class AppKitLifecycleSystem: AppLifecycleSystem, @unchecked Sendable {
-    private var observers: [NSObjectProtocol] = []
+    /// AppKit's activation notifications (a Mac app is never suspended, so there are no background
+    /// tasks: resigning active counts as the background).
+    public final class AppKitLifecycleSystem: AppLifecycleSystem, @unchecked Sendable {
+        private var observers: [NSObjectProtocol] = []
 
-    /// Creates the OS side.
-    public init() {}
+        /// Creates the OS side.
+        public init() {}
 
-    public func readState() -> AppRunState {
-        MainActor.assumeIsolated { NSApplication.shared.isActive ? .foreground : .background }
+        public func readState() -> AppRunState {
+            MainActor.assumeIsolated { NSApplication.shared.isActive ? .foreground : .background }
+        }
+
+        public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
+            let center = NotificationCenter.default
+            observers = [
+                center.addObserver(forName: NSApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in
+                    deliver(.didBecomeActive)
+                },
+                center.addObserver(forName: NSApplication.didResignActiveNotification, object: nil, queue: nil) { _ in
+                    deliver(.didEnterBackground)
+                },
+            ]
+        }
+
+        public func stopNotifications() {
+            for o in observers { NotificationCenter.default.removeObserver(o) }
+            observers = []
+        }
+
+        public func beginBackgroundTask(name: String, expiration: @escaping @Sendable () -> Void) -> Int? { nil }
+        public func endBackgroundTask(_ id: Int) {}
     }
-
-    public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
-        let center = NotificationCenter.default
-        observers = [
-            center.addObserver(forName: NSApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in deliver(.didBecomeActive) },
-            center.addObserver(forName: NSApplication.didResignActiveNotification, object: nil, queue: nil) { _ in deliver(.didEnterBackground) },
-        ]
-    }
-
-    public func stopNotifications() {
-        for o in observers { NotificationCenter.default.removeObserver(o) }
-        observers = []
-    }
-
-    public func beginBackgroundTask(name: String, expiration: @escaping @Sendable () -> Void) -> Int? { nil }
-    public func endBackgroundTask(_ id: Int) {}
-}
 #endif
 
 extension AppLifecycleMonitor {
@@ -111,11 +115,11 @@ extension AppLifecycleMonitor {
     @available(macCatalystApplicationExtension, unavailable)
     public static func system() -> AppLifecycleMonitor? {
         #if canImport(UIKit) && !os(watchOS)
-        AppLifecycleMonitor(system: UIKitLifecycleSystem())
+            AppLifecycleMonitor(system: UIKitLifecycleSystem())
         #elseif canImport(AppKit)
-        AppLifecycleMonitor(system: AppKitLifecycleSystem())
+            AppLifecycleMonitor(system: AppKitLifecycleSystem())
         #else
-        nil
+            nil
         #endif
     }
 }

@@ -1,10 +1,11 @@
 import CTrackerCurlShim
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A thread of its own for the trackers' blocking file I/O, usable as a `TaskExecutor`.

@@ -72,13 +72,13 @@ extension JSONValue {
     /// Equality that ignores object member order (arrays stay ordered).
     public func semanticallyEquals(_ other: JSONValue) -> Bool {
         switch (self, other) {
-        case let (.object(a), .object(b)):
+        case (.object(let a), .object(let b)):
             guard a.count == b.count else { return false }
             for (k, v) in a.entries {
                 guard let w = b[k], v.semanticallyEquals(w) else { return false }
             }
             return true
-        case let (.array(a), .array(b)):
+        case (.array(let a), .array(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.semanticallyEquals($1) }
         default:
             return self == other
@@ -86,22 +86,22 @@ extension JSONValue {
     }
 
     /// The string, when this is a string.
-    public var stringValue: String? { if case let .string(s) = self { s } else { nil } }
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     /// The number, when this is a number.
-    public var numberValue: Double? { if case let .number(n) = self { n } else { nil } }
+    public var numberValue: Double? { if case .number(let n) = self { n } else { nil } }
     /// The Boolean, when this is a Boolean.
-    public var boolValue: Bool? { if case let .bool(b) = self { b } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     /// The object, when this is an object.
-    public var objectValue: JSONObject? { if case let .object(o) = self { o } else { nil } }
+    public var objectValue: JSONObject? { if case .object(let o) = self { o } else { nil } }
     /// The elements, when this is an array.
-    public var arrayValue: [JSONValue]? { if case let .array(a) = self { a } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
     /// Whether this is `null`.
     public var isNull: Bool { if case .null = self { true } else { false } }
     /// Member lookup, when this is an object.
     public subscript(key: String) -> JSONValue? { objectValue?[key] }
     /// The number as an exact integer, when it is one (within ±2^53).
     public var intValue: Int? {
-        guard case let .number(n) = self, n.rounded(.towardZero) == n, abs(n) <= 9_007_199_254_740_992 else { return nil }
+        guard case .number(let n) = self, n.rounded(.towardZero) == n, abs(n) <= 9_007_199_254_740_992 else { return nil }
         return Int(n)
     }
 }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A reference-typed, lock-protected value that closures can share.
@@ -35,30 +35,30 @@ public final class Locked<Value>: @unchecked Sendable {
     @inline(__always)
     public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         #if os(Linux)
-        if pthread_mutex_trylock(mutex) != 0 { lockContended() }
+            if pthread_mutex_trylock(mutex) != 0 { lockContended() }
         #else
-        pthread_mutex_lock(mutex)
+            pthread_mutex_lock(mutex)
         #endif
         defer { pthread_mutex_unlock(mutex) }
         return try body(&storage)
     }
 
     #if os(Linux)
-    /// Every hold of a box is short (a few microseconds at most), while putting a thread to sleep
-    /// and waking it costs tens of microseconds (measured on a 2-vCPU Linux VM: a Score recording
-    /// call that met the background writer in its lock took 15–30 µs): spin on `trylock` for up
-    /// to 30 µs before blocking. (Moved here from Score's former `LockedState`.)
-    @inline(never)
-    private func lockContended() {
-        let deadline = MonotonicClock.nowNs() &+ 30_000
-        var round = 0
-        while true {
-            for _ in 0..<16 where pthread_mutex_trylock(mutex) == 0 { return }
-            round += 1
-            if round & 7 == 0, MonotonicClock.nowNs() > deadline { break }
+        /// Every hold of a box is short (a few microseconds at most), while putting a thread to sleep
+        /// and waking it costs tens of microseconds (measured on a 2-vCPU Linux VM: a Score recording
+        /// call that met the background writer in its lock took 15–30 µs): spin on `trylock` for up
+        /// to 30 µs before blocking. (Moved here from Score's former `LockedState`.)
+        @inline(never)
+        private func lockContended() {
+            let deadline = MonotonicClock.nowNs() &+ 30_000
+            var round = 0
+            while true {
+                for _ in 0..<16 where pthread_mutex_trylock(mutex) == 0 { return }
+                round += 1
+                if round & 7 == 0, MonotonicClock.nowNs() > deadline { break }
+            }
+            pthread_mutex_lock(mutex)
         }
-        pthread_mutex_lock(mutex)
-    }
     #endif
 
     /// A copy of the current value.

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Threads and a condition variable straight on POSIX threads, so that Core needs no more of
@@ -24,18 +24,22 @@ enum NativeThread {
         defer { pthread_attr_destroy(&attr) }
         pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
         #if canImport(Darwin)
-        if utility { pthread_attr_set_qos_class_np(&attr, QOS_CLASS_UTILITY, 0) }
-        var thread: pthread_t?
-        let status = pthread_create(&thread, &attr, { context in
-            Unmanaged<Start>.fromOpaque(context).takeRetainedValue().body()
-            return nil
-        }, context)
+            if utility { pthread_attr_set_qos_class_np(&attr, QOS_CLASS_UTILITY, 0) }
+            var thread: pthread_t?
+            let status = pthread_create(
+                &thread, &attr,
+                { context in
+                    Unmanaged<Start>.fromOpaque(context).takeRetainedValue().body()
+                    return nil
+                }, context)
         #else
-        var thread = pthread_t()
-        let status = pthread_create(&thread, &attr, { context in
-            Unmanaged<Start>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
+            var thread = pthread_t()
+            let status = pthread_create(
+                &thread, &attr,
+                { context in
+                    Unmanaged<Start>.fromOpaque(context!).takeRetainedValue().body()
+                    return nil
+                }, context)
         #endif
         precondition(status == 0, "pthread_create failed (\(status))")
     }
@@ -49,13 +53,13 @@ final class NativeCondition: @unchecked Sendable {
     init() {
         pthread_mutex_init(mutex, nil)
         #if canImport(Darwin)
-        pthread_cond_init(cond, nil)
+            pthread_cond_init(cond, nil)
         #else
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
+            var attr = pthread_condattr_t()
+            pthread_condattr_init(&attr)
+            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+            pthread_cond_init(cond, &attr)
+            pthread_condattr_destroy(&attr)
         #endif
     }
 
@@ -76,16 +80,16 @@ final class NativeCondition: @unchecked Sendable {
     /// Waits (the mutex held) until signalled or `ns` nanoseconds have passed.
     func wait(ns: UInt64) {
         #if canImport(Darwin)
-        var rel = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
-        pthread_cond_timedwait_relative_np(cond, mutex, &rel)
+            var rel = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+            pthread_cond_timedwait_relative_np(cond, mutex, &rel)
         #else
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let total = UInt64(now.tv_nsec) + ns % 1_000_000_000
-        var deadline = timespec()
-        deadline.tv_sec = now.tv_sec + Int(ns / 1_000_000_000) + Int(total / 1_000_000_000)
-        deadline.tv_nsec = Int(total % 1_000_000_000)
-        pthread_cond_timedwait(cond, mutex, &deadline)
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let total = UInt64(now.tv_nsec) + ns % 1_000_000_000
+            var deadline = timespec()
+            deadline.tv_sec = now.tv_sec + Int(ns / 1_000_000_000) + Int(total / 1_000_000_000)
+            deadline.tv_nsec = Int(total % 1_000_000_000)
+            pthread_cond_timedwait(cond, mutex, &deadline)
         #endif
     }
 }

@@ -65,7 +65,8 @@ public protocol Sink<Payload>: AnyObject, Sendable {
 
 /// Whether two sinks deliver to the same place: equal destination strings, or, when either has
 /// none, the very same instance.
-public func sameDestination(_ a: AnyObject & Sendable, _ aDestination: String?, _ b: AnyObject & Sendable, _ bDestination: String?) -> Bool {
+public func sameDestination(_ a: AnyObject & Sendable, _ aDestination: String?, _ b: AnyObject & Sendable, _ bDestination: String?) -> Bool
+{
     if let aDestination, let bDestination { return aDestination == bDestination }
     return a === b
 }

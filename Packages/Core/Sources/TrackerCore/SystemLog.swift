@@ -1,5 +1,5 @@
 #if canImport(os)
-import os
+    import os
 #endif
 
 /// The namespace of the packages' unified-log subsystem names, as
@@ -17,16 +17,16 @@ extension Diagnostics {
     /// ``consolePrinter(prefix:)`` (standard error).
     public static func systemLog(subsystem: String, prefix: String) -> DiagnosticHandler {
         #if canImport(os)
-        if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, visionOS 1, *) {
-            let logger = Logger(subsystem: subsystem, category: "diagnostics")
-            return { d in
-                if SystemLogLevel.isError(d.code) {
-                    logger.error("[\(prefix, privacy: .public)] \(d.code, privacy: .public): \(d.message, privacy: .private)")
-                } else {
-                    logger.log("[\(prefix, privacy: .public)] \(d.code, privacy: .public): \(d.message, privacy: .private)")
+            if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, visionOS 1, *) {
+                let logger = Logger(subsystem: subsystem, category: "diagnostics")
+                return { d in
+                    if SystemLogLevel.isError(d.code) {
+                        logger.error("[\(prefix, privacy: .public)] \(d.code, privacy: .public): \(d.message, privacy: .private)")
+                    } else {
+                        logger.log("[\(prefix, privacy: .public)] \(d.code, privacy: .public): \(d.message, privacy: .private)")
+                    }
                 }
             }
-        }
         #endif
         return consolePrinter(prefix: prefix)
     }

@@ -12,12 +12,15 @@ public enum Timestamp {
 
     /// Appends the 24 bytes of ``format(ms:)`` to `out`, without building a string.
     public static func write(ms: Int64, into out: inout [UInt8]) {
-        let minMs: Int64 = -62_167_219_200_000 // 0000-01-01T00:00:00.000Z
-        let maxMs: Int64 = 253_402_300_799_999 // 9999-12-31T23:59:59.999Z
+        let minMs: Int64 = -62_167_219_200_000  // 0000-01-01T00:00:00.000Z
+        let maxMs: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
         let t = min(max(ms, minMs), maxMs)
         var days = t / 86_400_000
         var msOfDay = t % 86_400_000
-        if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
+        if msOfDay < 0 {
+            msOfDay += 86_400_000
+            days -= 1
+        }
         let (y, m, d) = civil(fromDays: days)
         let hour = Int(msOfDay / 3_600_000)
         let minute = Int(msOfDay / 60_000 % 60)
@@ -28,18 +31,22 @@ public enum Timestamp {
             var v = value
             withUnsafeMutableBytes(of: &digits) { d in
                 var i = width - 1
-                while i >= 0 { d[i] = UInt8(48 + v % 10); v /= 10; i -= 1 }
+                while i >= 0 {
+                    d[i] = UInt8(48 + v % 10)
+                    v /= 10
+                    i -= 1
+                }
                 out.append(contentsOf: d[0..<width])
             }
             out.append(separator)
         }
-        put(y, 4, then: 45) // -
+        put(y, 4, then: 45)  // -
         put(m, 2, then: 45)
-        put(d, 2, then: 84) // T
-        put(hour, 2, then: 58) // :
+        put(d, 2, then: 84)  // T
+        put(hour, 2, then: 58)  // :
         put(minute, 2, then: 58)
-        put(second, 2, then: 46) // .
-        put(milli, 3, then: 90) // Z
+        put(second, 2, then: 46)  // .
+        put(milli, 3, then: 90)  // Z
     }
 
     /// Parses the contract form back to milliseconds; `nil` when the text does not match
@@ -47,7 +54,8 @@ public enum Timestamp {
     public static func parse(_ text: String) -> Int64? {
         let u = Array(text.utf8)
         guard u.count == 24, u[4] == 45, u[7] == 45, u[10] == 84, u[13] == 58, u[16] == 58,
-              u[19] == 46, u[23] == 90 else { return nil }
+            u[19] == 46, u[23] == 90
+        else { return nil }
         func num(_ at: Int, _ width: Int) -> Int? {
             var v = 0
             for i in at..<(at + width) {
@@ -58,7 +66,8 @@ public enum Timestamp {
             return v
         }
         guard let y = num(0, 4), let m = num(5, 2), let d = num(8, 2), let h = num(11, 2),
-              let mi = num(14, 2), let s = num(17, 2), let ms = num(20, 3) else { return nil }
+            let mi = num(14, 2), let s = num(17, 2), let ms = num(20, 3)
+        else { return nil }
         guard (1...12).contains(m), d >= 1, d <= daysInMonth(y, m), h < 24, mi < 60, s < 60 else { return nil }
         let days = daysFromCivil(y, m, d)
         return days * 86_400_000 + Int64(h) * 3_600_000 + Int64(mi) * 60_000 + Int64(s) * 1000 + Int64(ms)

@@ -133,7 +133,10 @@ public struct WireWriter: ~Copyable {
     public mutating func writeKey(_ key: StaticString, first: Bool = false) {
         let n = key.utf8CodeUnitCount
         reserve(n + 4)
-        if !first { base[count] = 44; count &+= 1 }
+        if !first {
+            base[count] = 44
+            count &+= 1
+        }
         base[count] = 34
         (base + count + 1).initialize(from: key.utf8Start, count: n)
         base[count + 1 + n] = 34
@@ -153,10 +156,10 @@ public struct WireWriter: ~Copyable {
     public mutating func write(_ value: borrowing JSONValue) {
         switch value {
         case .null: writeRaw("null")
-        case let .bool(b): writeBool(b)
-        case let .number(n): writeNumber(n)
-        case let .string(s): writeString(s)
-        case let .array(a):
+        case .bool(let b): writeBool(b)
+        case .number(let n): writeNumber(n)
+        case .string(let s): writeString(s)
+        case .array(let a):
             writeByte(91)
             // Elements are borrowed through the buffer pointer: no retain/release per element.
             a.withUnsafeBufferPointer { buf in
@@ -166,7 +169,7 @@ public struct WireWriter: ~Copyable {
                 }
             }
             writeByte(93)
-        case let .object(o):
+        case .object(let o):
             writeByte(123)
             o.entries.withUnsafeBufferPointer { buf in
                 for i in 0..<buf.count {
@@ -243,7 +246,9 @@ public struct WireWriter: ~Copyable {
                 out += 2
             } else {
                 // `\u00xx`, lowercase hex.
-                out[1] = 117; out[2] = 48; out[3] = 48
+                out[1] = 117
+                out[2] = 48
+                out[3] = 48
                 out[4] = WireWriter.hexDigit(c >> 4)
                 out[5] = WireWriter.hexDigit(c & 15)
                 out += 6
@@ -291,10 +296,16 @@ public struct WireWriter: ~Copyable {
     /// Writes the decimal digits of `m` at `out`, returning how many were written (at most 20).
     @inline(__always)
     private static func writeDigits(_ m: UInt64, to out: UnsafeMutablePointer<UInt8>) -> Int {
-        if m < 10 { out.pointee = 48 &+ UInt8(truncatingIfNeeded: m); return 1 }
+        if m < 10 {
+            out.pointee = 48 &+ UInt8(truncatingIfNeeded: m)
+            return 1
+        }
         var len = 1
         var t = m
-        while t >= 10 { t /= 10; len &+= 1 }
+        while t >= 10 {
+            t /= 10
+            len &+= 1
+        }
         var v = m
         var pos = len
         digitPairs.withUnsafeBufferPointer { pairs in
@@ -319,14 +330,23 @@ public struct WireWriter: ~Copyable {
     private static let digitPairs: [UInt8] = {
         var t = [UInt8]()
         t.reserveCapacity(200)
-        for i in 0..<100 { t.append(48 + UInt8(i / 10)); t.append(48 + UInt8(i % 10)) }
+        for i in 0..<100 {
+            t.append(48 + UInt8(i / 10))
+            t.append(48 + UInt8(i % 10))
+        }
         return t
     }()
 
     /// Writes a number in ECMAScript Number-to-String form; `null` for NaN and infinities.
     public mutating func writeNumber(_ value: Double) {
-        guard value.isFinite else { writeRaw("null"); return }
-        if value == 0 { writeByte(48); return }  // also -0
+        guard value.isFinite else {
+            writeRaw("null")
+            return
+        }
+        if value == 0 {
+            writeByte(48)
+            return
+        }  // also -0
         // Integers below 2^53 print as their digits.
         if value.magnitude < 9_007_199_254_740_992, value.rounded(.towardZero) == value {
             writeInt(Int(value))
@@ -350,13 +370,23 @@ public struct WireWriter: ~Copyable {
                 var exp10 = 0
                 while i < d.count {
                     let c = d[i]
-                    if c == 46 { seenPoint = true; i += 1; continue }
+                    if c == 46 {
+                        seenPoint = true
+                        i += 1
+                        continue
+                    }
                     if c == 101 || c == 69 {
                         i += 1
                         var neg = false
-                        if i < d.count, d[i] == 45 || d[i] == 43 { neg = d[i] == 45; i += 1 }
+                        if i < d.count, d[i] == 45 || d[i] == 43 {
+                            neg = d[i] == 45
+                            i += 1
+                        }
                         var e = 0
-                        while i < d.count { e = e * 10 + Int(d[i] &- 48); i += 1 }
+                        while i < d.count {
+                            e = e * 10 + Int(d[i] &- 48)
+                            i += 1
+                        }
                         exp10 = neg ? -e : e
                         break
                     }
@@ -367,7 +397,10 @@ public struct WireWriter: ~Copyable {
                         continue
                     }
                     leading = false
-                    if k < 32 { digits[k] = c; k += 1 }
+                    if k < 32 {
+                        digits[k] = c
+                        k += 1
+                    }
                     if !seenPoint { pointPos += 1 }
                     i += 1
                 }
@@ -376,25 +409,43 @@ public struct WireWriter: ~Copyable {
                 reserve(k + 30)
                 var out = base + count
                 if k <= n && n <= 21 {
-                    out.initialize(from: digits.baseAddress!, count: k); out += k
-                    for _ in 0..<(n - k) { out.pointee = 48; out += 1 }
-                } else if 0 < n && n <= 21 {
-                    out.initialize(from: digits.baseAddress!, count: n); out += n
-                    out.pointee = 46; out += 1
-                    out.initialize(from: digits.baseAddress! + n, count: k - n); out += k - n
-                } else if -6 < n && n <= 0 {
-                    out[0] = 48; out[1] = 46; out += 2
-                    for _ in 0..<(-n) { out.pointee = 48; out += 1 }
-                    out.initialize(from: digits.baseAddress!, count: k); out += k
-                } else {
-                    out.pointee = digits[0]; out += 1
-                    if k > 1 {
-                        out.pointee = 46; out += 1
-                        out.initialize(from: digits.baseAddress! + 1, count: k - 1); out += k - 1
+                    out.initialize(from: digits.baseAddress!, count: k)
+                    out += k
+                    for _ in 0..<(n - k) {
+                        out.pointee = 48
+                        out += 1
                     }
-                    out.pointee = 101; out += 1
+                } else if 0 < n && n <= 21 {
+                    out.initialize(from: digits.baseAddress!, count: n)
+                    out += n
+                    out.pointee = 46
+                    out += 1
+                    out.initialize(from: digits.baseAddress! + n, count: k - n)
+                    out += k - n
+                } else if -6 < n && n <= 0 {
+                    out[0] = 48
+                    out[1] = 46
+                    out += 2
+                    for _ in 0..<(-n) {
+                        out.pointee = 48
+                        out += 1
+                    }
+                    out.initialize(from: digits.baseAddress!, count: k)
+                    out += k
+                } else {
+                    out.pointee = digits[0]
+                    out += 1
+                    if k > 1 {
+                        out.pointee = 46
+                        out += 1
+                        out.initialize(from: digits.baseAddress! + 1, count: k - 1)
+                        out += k - 1
+                    }
+                    out.pointee = 101
+                    out += 1
                     let e = n - 1
-                    out.pointee = e < 0 ? 45 : 43; out += 1
+                    out.pointee = e < 0 ? 45 : 43
+                    out += 1
                     out += WireWriter.writeDigits(UInt64(e.magnitude), to: out)
                 }
                 count = out - base

@@ -64,9 +64,15 @@ private struct Parser {
         case 123: return try parseObject(depth: depth)
         case 91: return try parseArray(depth: depth)
         case 34: return .string(try parseString())
-        case 116: try literal("true"); return .bool(true)
-        case 102: try literal("false"); return .bool(false)
-        case 110: try literal("null"); return .null
+        case 116:
+            try literal("true")
+            return .bool(true)
+        case 102:
+            try literal("false")
+            return .bool(false)
+        case 110:
+            try literal("null")
+            return .null
         case 45, 48...57: return .number(try parseNumber())
         default: throw fail("unexpected character")
         }
@@ -84,7 +90,10 @@ private struct Parser {
         i += 1
         var obj = JSONObject()
         skipWhitespace()
-        if i < bytes.count, bytes[i] == 125 { i += 1; return .object(obj) }
+        if i < bytes.count, bytes[i] == 125 {
+            i += 1
+            return .object(obj)
+        }
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a key") }
@@ -97,8 +106,14 @@ private struct Parser {
             obj[key] = v
             skipWhitespace()
             guard i < bytes.count else { throw fail("unexpected end") }
-            if bytes[i] == 44 { i += 1; continue }
-            if bytes[i] == 125 { i += 1; return .object(obj) }
+            if bytes[i] == 44 {
+                i += 1
+                continue
+            }
+            if bytes[i] == 125 {
+                i += 1
+                return .object(obj)
+            }
             throw fail("expected ',' or '}'")
         }
     }
@@ -107,14 +122,23 @@ private struct Parser {
         i += 1
         var arr: [JSONValue] = []
         skipWhitespace()
-        if i < bytes.count, bytes[i] == 93 { i += 1; return .array(arr) }
+        if i < bytes.count, bytes[i] == 93 {
+            i += 1
+            return .array(arr)
+        }
         while true {
             skipWhitespace()
             arr.append(try parseValue(depth: depth + 1))
             skipWhitespace()
             guard i < bytes.count else { throw fail("unexpected end") }
-            if bytes[i] == 44 { i += 1; continue }
-            if bytes[i] == 93 { i += 1; return .array(arr) }
+            if bytes[i] == 44 {
+                i += 1
+                continue
+            }
+            if bytes[i] == 93 {
+                i += 1
+                return .array(arr)
+            }
             throw fail("expected ',' or ']'")
         }
     }
@@ -154,9 +178,16 @@ private struct Parser {
         var out = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<i]))
         while i < bytes.count {
             let c = bytes[i]
-            if c == 34 { i += 1; return String(decoding: out, as: UTF8.self) }
+            if c == 34 {
+                i += 1
+                return String(decoding: out, as: UTF8.self)
+            }
             if c < 32 { throw fail("control character in string") }
-            if c != 92 { out.append(c); i += 1; continue }
+            if c != 92 {
+                out.append(c)
+                i += 1
+                continue
+            }
             i += 1
             guard i < bytes.count else { throw fail("unexpected end") }
             let e = bytes[i]
@@ -205,7 +236,9 @@ private struct Parser {
             i += 1
         } else if (49...57).contains(bytes[i]) {
             while i < bytes.count, (48...57).contains(bytes[i]) { i += 1 }
-        } else { throw fail("bad number") }
+        } else {
+            throw fail("bad number")
+        }
         if i < bytes.count, bytes[i] == 46 {
             i += 1
             guard i < bytes.count, (48...57).contains(bytes[i]) else { throw fail("bad number") }
@@ -224,7 +257,10 @@ private struct Parser {
         for k in start..<i {
             let c = bytes[k]
             if c == 45 { continue }
-            if c < 48 || c > 57 { plain = false; break }
+            if c < 48 || c > 57 {
+                plain = false
+                break
+            }
             magnitude = magnitude &* 10 &+ Int(c &- 48)
             digits += 1
         }

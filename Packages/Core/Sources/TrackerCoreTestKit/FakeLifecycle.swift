@@ -28,7 +28,10 @@ public final class HeldMainHop: MainActorHop, @unchecked Sendable {
 
     public func run(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { s -> Bool in
-            if s.held || !s.queue.isEmpty { s.queue.append(body); return false }
+            if s.held || !s.queue.isEmpty {
+                s.queue.append(body)
+                return false
+            }
             return true
         }
         if now { body() }
@@ -86,7 +89,12 @@ public final class FakeLifecycleSystem: AppLifecycleSystem, @unchecked Sendable 
         return handlers.count
     }
 
-    public func readState() -> AppRunState { state.withLock { s in s.stateReads += 1; return s.appState } }
+    public func readState() -> AppRunState {
+        state.withLock { s in
+            s.stateReads += 1
+            return s.appState
+        }
+    }
     public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) { state.withLock { $0.deliver = deliver } }
     public func stopNotifications() { state.withLock { $0.deliver = nil } }
 

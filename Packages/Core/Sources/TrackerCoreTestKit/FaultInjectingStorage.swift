@@ -109,7 +109,10 @@ public final class FaultInjectingStorage: KeyValueStorage {
         if faults.holdWrites {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let stillHolding = state.withLock { b -> Bool in
-                    if b.faults.holdWrites { b.held.append(c); return true }
+                    if b.faults.holdWrites {
+                        b.held.append(c)
+                        return true
+                    }
                     return false
                 }
                 if !stillHolding { c.resume() }

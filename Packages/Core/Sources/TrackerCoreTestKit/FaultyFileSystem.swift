@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import TrackerCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A fault-injecting file layer under the real file stores (``FileIO``, ``AppendLog``,
 /// ``FileKeyValueStorage``, the Score file store's queue log): while installed, the system calls
@@ -109,7 +110,7 @@ public final class FaultyFileSystem: FileFaultPolicy, @unchecked Sendable {
         case .readOnly:
             switch call {
             case .openForReading, .read: return nil
-            case .fsync: return nil // fsync of a read-only descriptor succeeds
+            case .fsync: return nil  // fsync of a read-only descriptor succeeds
             default: return EROFS
             }
         case .ioError:

@@ -1,30 +1,31 @@
 import Foundation
 import TrackerCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The spellings that differ between Glibc and Darwin (issue 17: the test kit compiles on both).
 #if canImport(Glibc)
-/// `SOCK_STREAM` is an enum on Glibc, an `Int32` macro on Darwin.
-private let streamSocketType = Int32(SOCK_STREAM.rawValue)
-/// Glibc turns SIGPIPE off per call; Darwin has no `MSG_NOSIGNAL` and sets `SO_NOSIGPIPE` on
-/// each socket instead (see ``noSigPipe(_:)``).
-private let sendFlags = Int32(MSG_NOSIGNAL)
-private typealias SocketLinger = Glibc.linger
-private func noSigPipe(_ fd: Int32) {}
+    /// `SOCK_STREAM` is an enum on Glibc, an `Int32` macro on Darwin.
+    private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+    /// Glibc turns SIGPIPE off per call; Darwin has no `MSG_NOSIGNAL` and sets `SO_NOSIGPIPE` on
+    /// each socket instead (see ``noSigPipe(_:)``).
+    private let sendFlags = Int32(MSG_NOSIGNAL)
+    private typealias SocketLinger = Glibc.linger
+    private func noSigPipe(_ fd: Int32) {}
 #else
-private let streamSocketType = SOCK_STREAM
-private let sendFlags: Int32 = 0
-private typealias SocketLinger = linger
-private func noSigPipe(_ fd: Int32) {
-    var one: Int32 = 1
-    _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-}
+    private let streamSocketType = SOCK_STREAM
+    private let sendFlags: Int32 = 0
+    private typealias SocketLinger = linger
+    private func noSigPipe(_ fd: Int32) {
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
 #endif
 
 /// One request as the ``LoopbackHTTPServer`` received it.
@@ -152,7 +153,8 @@ public final class LoopbackHTTPServer: Sendable {
         let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else {
             let e = errno
-            close(pipeFds[0]); close(pipeFds[1])
+            close(pipeFds[0])
+            close(pipeFds[1])
             throw StartError(call: "socket", errno: e)
         }
         // No SO_REUSEADDR on purpose: the kernel then never hands out a port that still has
@@ -160,7 +162,7 @@ public final class LoopbackHTTPServer: Sendable {
         // (a refused connect).
         var address = sockaddr_in()
         #if canImport(Darwin)
-        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+            address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
         #endif
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -170,12 +172,16 @@ public final class LoopbackHTTPServer: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
         let listening = bound == 0 ? listen(fd, 512) : -1
-        let named = listening == 0 ? withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        } : -1
+        let named =
+            listening == 0
+            ? withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            } : -1
         guard named == 0 else {
             let e = errno
-            close(fd); close(pipeFds[0]); close(pipeFds[1])
+            close(fd)
+            close(pipeFds[0])
+            close(pipeFds[1])
             throw StartError(call: bound != 0 ? "bind" : (listening != 0 ? "listen" : "getsockname"), errno: e)
         }
         listenSocket = fd
@@ -202,8 +208,10 @@ public final class LoopbackHTTPServer: Sendable {
     /// the recorded requests. Event-driven: resumed by the connection thread that records the
     /// request, no polling.
     public func waitForRequests(count: Int, timeoutMs: Int = defaultWaitBoundMs) async -> [RecordedRequest] {
-        await boundedWait(timeoutMs: timeoutMs, what: "LoopbackHTTPServer.waitForRequests(count: \(count))",
-                          onTimeout: { [state] in state.withLock { $0.requests } }) { once in
+        await boundedWait(
+            timeoutMs: timeoutMs, what: "LoopbackHTTPServer.waitForRequests(count: \(count))",
+            onTimeout: { [state] in state.withLock { $0.requests } }
+        ) { once in
             let ready: [RecordedRequest]? = state.withLock { s in
                 if s.requestCount >= count || s.stopped { return s.requests }
                 s.waiters.append(Waiter(count: count, continuation: once))
@@ -273,7 +281,10 @@ public final class LoopbackHTTPServer: Sendable {
                 s.openSockets.insert(fd)
                 return s.connections
             }
-            guard let serial else { close(fd); return }
+            guard let serial else {
+                close(fd)
+                return
+            }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             startThread { [self] in serve(fd, connection: serial) }
@@ -320,7 +331,7 @@ public final class LoopbackHTTPServer: Sendable {
             if isStopped { return }
 
             switch handler(request) {
-            case let .respond(status, headers, body, delayMs):
+            case .respond(let status, let headers, let body, let delayMs):
                 if delayMs > 0, waitForStop(ms: delayMs) { return }
                 var bytes = Self.responseBytes(status: status, headers: headers, body: body)
                 if head.method == "HEAD" { bytes.removeLast(body.count) }  // HEAD answers carry no body
@@ -330,7 +341,7 @@ public final class LoopbackHTTPServer: Sendable {
                 return
             case .close:
                 return
-            case let .closeMidResponse(status, headers, body, sent):
+            case .closeMidResponse(let status, let headers, let body, let sent):
                 let full = Self.responseBytes(status: status, headers: headers, body: body)
                 let cut = full.count - body.count + max(0, min(sent, body.count))
                 _ = sendAll(fd, Array(full[..<cut]))
@@ -338,7 +349,7 @@ public final class LoopbackHTTPServer: Sendable {
             case .reset:
                 resetOnClose = true
                 return
-            case let .drip(status, headers, body, intervalMs):
+            case .drip(let status, let headers, let body, let intervalMs):
                 for byte in Self.responseBytes(status: status, headers: headers, body: body) {
                     guard sendAll(fd, [byte]) else { return }
                     if intervalMs > 0, waitForStop(ms: intervalMs) { return }
@@ -357,7 +368,10 @@ public final class LoopbackHTTPServer: Sendable {
             guard !s.waiters.isEmpty else { return ([], []) }
             var ready: [Waiter] = []
             s.waiters.removeAll { w in
-                if w.count <= s.requestCount { ready.append(w); return true }
+                if w.count <= s.requestCount {
+                    ready.append(w)
+                    return true
+                }
                 return false
             }
             return (ready, ready.isEmpty ? [] : s.requests)
@@ -471,7 +485,9 @@ public final class LoopbackHTTPServer: Sendable {
             default: break
             }
         }
-        return Head(method: String(requestLine[0]), path: String(requestLine[1]), headers: headers, contentLength: contentLength, closeAfter: closeAfter)
+        return Head(
+            method: String(requestLine[0]), path: String(requestLine[1]), headers: headers, contentLength: contentLength,
+            closeAfter: closeAfter)
     }
 
     private static func responseBytes(status: Int, headers: [HTTPHeader], body: [UInt8]) -> [UInt8] {

@@ -116,7 +116,8 @@ public final class ManualClock: TrackerClock, TrackerScheduler, @unchecked Senda
         while true {
             let next: Timer? = state.withLock { s in
                 guard let idx = s.timers.indices.min(by: { (s.timers[$0].due, s.timers[$0].id) < (s.timers[$1].due, s.timers[$1].id) }),
-                      s.timers[idx].due <= target else { return nil }
+                    s.timers[idx].due <= target
+                else { return nil }
                 let t = s.timers.remove(at: idx)
                 s.now = max(s.now, t.due)
                 return t
@@ -271,7 +272,7 @@ public final class SerialTestExecutor: @unchecked Sendable {
             running = true
             condition.unlock()
             guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, visionOS 2.0, *) else {
-                preconditionFailure(Self.tooOld) // jobs arrive only through the TaskExecutor conformance
+                preconditionFailure(Self.tooOld)  // jobs arrive only through the TaskExecutor conformance
             }
             job.runSynchronously(on: asUnownedTaskExecutor())
             condition.lock()

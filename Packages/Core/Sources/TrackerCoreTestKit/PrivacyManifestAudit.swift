@@ -21,20 +21,26 @@ public enum RequiredReasonCategory: String, CaseIterable, Sendable, Comparable {
     public var identifiers: Set<String> {
         switch self {
         case .fileTimestamp:
-            return ["creationDate", "modificationDate", "fileModificationDate", "contentModificationDateKey",
-                    "creationDateKey", "NSFileCreationDate", "NSFileModificationDate", "NSURLContentModificationDateKey",
-                    "NSURLCreationDateKey", "getattrlist", "getattrlistbulk", "fgetattrlist", "getattrlistat",
-                    "stat", "fstat", "fstatat", "lstat"]
+            return [
+                "creationDate", "modificationDate", "fileModificationDate", "contentModificationDateKey",
+                "creationDateKey", "NSFileCreationDate", "NSFileModificationDate", "NSURLContentModificationDateKey",
+                "NSURLCreationDateKey", "getattrlist", "getattrlistbulk", "fgetattrlist", "getattrlistat",
+                "stat", "fstat", "fstatat", "lstat",
+            ]
         case .systemBootTime:
-            return ["systemUptime", "mach_absolute_time", "mach_continuous_time", "CLOCK_MONOTONIC",
-                    "CLOCK_MONOTONIC_RAW", "CLOCK_UPTIME_RAW", "CLOCK_BOOTTIME"]
+            return [
+                "systemUptime", "mach_absolute_time", "mach_continuous_time", "CLOCK_MONOTONIC",
+                "CLOCK_MONOTONIC_RAW", "CLOCK_UPTIME_RAW", "CLOCK_BOOTTIME",
+            ]
         case .diskSpace:
-            return ["volumeAvailableCapacityKey", "volumeAvailableCapacityForImportantUsageKey",
-                    "volumeAvailableCapacityForOpportunisticUsageKey", "volumeTotalCapacityKey",
-                    "NSURLVolumeAvailableCapacityKey", "NSURLVolumeAvailableCapacityForImportantUsageKey",
-                    "NSURLVolumeAvailableCapacityForOpportunisticUsageKey", "NSURLVolumeTotalCapacityKey",
-                    "systemFreeSize", "systemSize", "NSFileSystemFreeSize", "NSFileSystemSize",
-                    "statfs", "statvfs", "fstatfs", "fstatvfs"]
+            return [
+                "volumeAvailableCapacityKey", "volumeAvailableCapacityForImportantUsageKey",
+                "volumeAvailableCapacityForOpportunisticUsageKey", "volumeTotalCapacityKey",
+                "NSURLVolumeAvailableCapacityKey", "NSURLVolumeAvailableCapacityForImportantUsageKey",
+                "NSURLVolumeAvailableCapacityForOpportunisticUsageKey", "NSURLVolumeTotalCapacityKey",
+                "systemFreeSize", "systemSize", "NSFileSystemFreeSize", "NSFileSystemSize",
+                "statfs", "statvfs", "fstatfs", "fstatvfs",
+            ]
         case .userDefaults:
             return ["UserDefaults", "NSUserDefaults"]
         case .activeKeyboards:
@@ -74,7 +80,8 @@ public enum PrivacyManifestAudit {
     /// privacy manifest property list.
     public static func declaredCategories(manifest: Data) -> [String: [String]]? {
         guard let plist = try? PropertyListSerialization.propertyList(from: manifest, options: [], format: nil),
-              let root = plist as? [String: Any] else { return nil }
+            let root = plist as? [String: Any]
+        else { return nil }
         guard let types = root["NSPrivacyAccessedAPITypes"] as? [[String: Any]] else { return [:] }
         var out: [String: [String]] = [:]
         for entry in types {
@@ -94,9 +101,13 @@ public enum PrivacyManifestAudit {
         let files = ((fm.enumerator(atPath: sources)?.allObjects as? [String]) ?? []).sorted()
         for relative in files {
             let path = sources + "/" + relative
-            if relative.hasSuffix("PrivacyInfo.xcprivacy") { manifests.append(path); continue }
+            if relative.hasSuffix("PrivacyInfo.xcprivacy") {
+                manifests.append(path)
+                continue
+            }
             guard relative.hasSuffix(".swift") || relative.hasSuffix(".c") || relative.hasSuffix(".h"),
-                  let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+                let text = try? String(contentsOfFile: path, encoding: .utf8)
+            else { continue }
             for (category, names) in categoriesUsed(inSource: text) {
                 used[category, default: []].formUnion(names.map { "\($0) (\(relative))" })
             }
@@ -110,13 +121,17 @@ public enum PrivacyManifestAudit {
             }
             declared.merge(d) { $0 + $1 }
         }
-        return out + compare(used: used, declared: declared, hasManifest: !manifests.isEmpty,
-                             packageManifest: try? String(contentsOfFile: packageRoot + "/Package.swift", encoding: .utf8))
+        return out
+            + compare(
+                used: used, declared: declared, hasManifest: !manifests.isEmpty,
+                packageManifest: try? String(contentsOfFile: packageRoot + "/Package.swift", encoding: .utf8))
     }
 
     /// The comparison behind ``problems(packageRoot:)``, on values (tests feed it directly).
-    public static func compare(used: [RequiredReasonCategory: Set<String>], declared: [String: [String]],
-                               hasManifest: Bool, packageManifest: String?) -> [String] {
+    public static func compare(
+        used: [RequiredReasonCategory: Set<String>], declared: [String: [String]],
+        hasManifest: Bool, packageManifest: String?
+    ) -> [String] {
         var out: [String] = []
         if !used.isEmpty && !hasManifest {
             out.append("sources use required-reason APIs but the package has no PrivacyInfo.xcprivacy")

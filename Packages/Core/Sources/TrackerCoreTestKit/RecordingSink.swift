@@ -108,12 +108,15 @@ public final class RecordingSink<Payload: Sendable>: Sink, @unchecked Sendable {
             let n = s.received.count
             var ready: [OnceContinuation<Bool>] = []
             s.waiters.removeAll { w in
-                if w.0 <= n { ready.append(w.1); return true }
+                if w.0 <= n {
+                    ready.append(w.1)
+                    return true
+                }
                 return false
             }
             return (s.behavior(n, payload), ready)
         }
-        guard case let (behavior, ready)? = answer else {
+        guard case (let behavior, let ready)? = answer else {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in state.withLock { $0.forever.append(c) } }
             return .transient
         }
@@ -122,15 +125,15 @@ public final class RecordingSink<Payload: Sendable>: Sink, @unchecked Sendable {
         var current = behavior
         while true {
             switch current {
-            case let .result(r): return r
-            case let .fail(message): throw SinkTestError(message: message)
+            case .result(let r): return r
+            case .fail(let message): throw SinkTestError(message: message)
             case .hold:
                 current = await withCheckedContinuation { c in state.withLock { $0.held.append(c) } }
             case .never:
                 // Kept, never resumed: the call stays unanswered for the sink's lifetime.
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in state.withLock { $0.forever.append(c) } }
                 return .transient
-            case let .after(ms, next):
+            case .after(let ms, let next):
                 guard let clock else { throw SinkTestError(message: "RecordingSink: a delayed answer needs a clock") }
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in clock.schedule(afterMs: ms) { c.resume() } }
                 current = next

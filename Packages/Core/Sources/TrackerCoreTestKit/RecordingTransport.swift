@@ -198,15 +198,18 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
             s.records.append(Recorded(request: request, index: index, atMs: now))
             var ready: [OnceContinuation<Bool>] = []
             s.waiters.removeAll { w in
-                if w.count <= index + 1 { ready.append(w.once); return true }
+                if w.count <= index + 1 {
+                    ready.append(w.once)
+                    return true
+                }
                 return false
             }
             return (s.answerer, index, ready)
         }
         for once in ready { once.resume(returning: true) }
         switch answerer {
-        case let .handler(handler): return try await handler(request)
-        case let .script(script): return try await perform(script(request, index))
+        case .handler(let handler): return try await handler(request)
+        case .script(let script): return try await perform(script(request, index))
         }
     }
 
@@ -214,9 +217,9 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
         var reply = first
         while true {
             switch reply {
-            case let .response(response): return response
-            case let .failure(error): throw error
-            case let .after(ms, next):
+            case .response(let response): return response
+            case .failure(let error): throw error
+            case .after(let ms, let next):
                 guard let scheduler else {
                     throw HTTPError(.other, "RecordingTransport: a delayed reply needs a clock (init(clock:))")
                 }

@@ -76,7 +76,7 @@ import TrackerCoreTestKit
             try log.append([[1], [2], [3]])
         }
         var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
-        bytes[9 + 8] ^= 0xFF // payload of the second record
+        bytes[9 + 8] ^= 0xFF  // payload of the second record
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         do {
             let (log, records) = try AppendLog.open(path: path)
@@ -278,4 +278,3 @@ import TrackerCoreTestKit
         #expect(try AppendLog.open(path: path).records == [[1]])
     }
 }
-

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TrackerCore
 import TrackerCoreTestKit
+
+@testable import TrackerCore
 
 // Issue 17 (every package builds into an iOS/macOS/tvOS/visionOS app): the platform-independent
 // decisions behind the Apple builds, driven on Linux.
@@ -56,8 +57,10 @@ import TrackerCoreTestKit
         for host in ["127.0.0.1", "127.255.3.4", "localhost", "LocalHost", "[::1]", "::1", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"] {
             #expect(PlainHTTPPolicy.isLoopback(host), "\(host)")
         }
-        for host in ["127.1", "2130706433", "128.0.0.1", "10.0.0.1", "localhost.example.com", "127.0.0.1.nip.io",
-                     "example.com", "[::2]", "[::ffff:10.0.0.1]", "", "localhost."] {
+        for host in [
+            "127.1", "2130706433", "128.0.0.1", "10.0.0.1", "localhost.example.com", "127.0.0.1.nip.io",
+            "example.com", "[::2]", "[::ffff:10.0.0.1]", "", "localhost.",
+        ] {
             #expect(!PlainHTTPPolicy.isLoopback(host), "\(host)")
         }
     }
@@ -99,10 +102,13 @@ import TrackerCoreTestKit
         try CurlTransport.checkPlainHTTP("HTTPS://collector.example.com/v1", .loopbackOnly)
     }
 
-    static func info(version: UInt32 = 0x08_14_00, ssl: Bool = true, http2: Bool = true,
-                     protocols: [String] = ["http", "https"], features: [String] = ["SSL", "HTTP2", "AppleSecTrust"]) -> LibcurlInfo {
-        LibcurlInfo(versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.7" : nil,
-                    hasSSL: ssl, hasHTTP2: http2, protocols: protocols, featureNames: features)
+    static func info(
+        version: UInt32 = 0x08_14_00, ssl: Bool = true, http2: Bool = true,
+        protocols: [String] = ["http", "https"], features: [String] = ["SSL", "HTTP2", "AppleSecTrust"]
+    ) -> LibcurlInfo {
+        LibcurlInfo(
+            versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.7" : nil,
+            hasSSL: ssl, hasHTTP2: http2, protocols: protocols, featureNames: features)
     }
 
     @Test func AP8_anOldLibcurlFailsEveryRequestClearly() async throws {
@@ -120,12 +126,13 @@ import TrackerCoreTestKit
         #expect(LibcurlRequirements.apple.check(Self.info()) == nil)
         let problems = LibcurlRequirements.apple.problems(
             Self.info(version: 0x08_11_00, http2: false, protocols: ["http"], features: ["SSL"]))
-        #expect(problems == [
-            "libcurl 8.17.0 is older than 8.20.0",
-            "libcurl was built without HTTP/2 (nghttp2)",
-            "libcurl does not speak https",
-            "libcurl lacks the AppleSecTrust feature",
-        ])
+        #expect(
+            problems == [
+                "libcurl 8.17.0 is older than 8.20.0",
+                "libcurl was built without HTTP/2 (nghttp2)",
+                "libcurl does not speak https",
+                "libcurl lacks the AppleSecTrust feature",
+            ])
         #expect(LibcurlRequirements.linux.problems(Self.info(ssl: false, http2: false, features: [])) == ["libcurl was built without TLS"])
     }
 
@@ -161,10 +168,11 @@ import TrackerCoreTestKit
         let root = PackagePaths.packageRoot(#filePath)
         #expect(PrivacyManifestAudit.problems(packageRoot: root) == [])
         let data = try #require(FileManager.default.contents(atPath: root + "/Sources/TrackerCore/PrivacyInfo.xcprivacy"))
-        #expect(PrivacyManifestAudit.declaredCategories(manifest: data) == [
-            "NSPrivacyAccessedAPICategoryFileTimestamp": ["C617.1"],
-            "NSPrivacyAccessedAPICategorySystemBootTime": ["35F9.1"],
-        ])
+        #expect(
+            PrivacyManifestAudit.declaredCategories(manifest: data) == [
+                "NSPrivacyAccessedAPICategoryFileTimestamp": ["C617.1"],
+                "NSPrivacyAccessedAPICategorySystemBootTime": ["35F9.1"],
+            ])
     }
 
     @Test func AP14_anUndeclaredUseIsFlagged() {
@@ -182,23 +190,25 @@ import TrackerCoreTestKit
             used: [.fileTimestamp: ["fstat"]],
             declared: ["NSPrivacyAccessedAPICategoryFileTimestamp": ["35F9.1"], "NSPrivacyAccessedAPICategoryDiskSpace": ["E174.1"]],
             hasManifest: true, packageManifest: "resources: [.copy(\"PrivacyInfo.xcprivacy\")] exclude = [\"PrivacyInfo.xcprivacy\"]")
-        #expect(problems == [
-            "NSPrivacyAccessedAPICategoryDiskSpace is declared but no source uses it",
-            "35F9.1 is not a reason Apple accepts for NSPrivacyAccessedAPICategoryFileTimestamp",
-        ])
+        #expect(
+            problems == [
+                "NSPrivacyAccessedAPICategoryDiskSpace is declared but no source uses it",
+                "35F9.1 is not a reason Apple accepts for NSPrivacyAccessedAPICategoryFileTimestamp",
+            ])
         let undeclaredResource = PrivacyManifestAudit.compare(used: [:], declared: [:], hasManifest: true, packageManifest: "targets: []")
         #expect(undeclaredResource.count == 1)
     }
 
     @Test func AP16_commentsAndStringsAreNotUses() {
         let source = """
-        // fstat(fd, &st) would read the size
-        /* UserDefaults.standard */
-        let label = "systemUptime"
-        let fstatLike = 1
-        """
+            // fstat(fd, &st) would read the size
+            /* UserDefaults.standard */
+            let label = "systemUptime"
+            let fstatLike = 1
+            """
         #expect(PrivacyManifestAudit.categoriesUsed(inSource: source).isEmpty)
-        #expect(PrivacyManifestAudit.categoriesUsed(inSource: "clock_gettime(CLOCK_MONOTONIC, &ts)") == [.systemBootTime: ["CLOCK_MONOTONIC"]])
+        #expect(
+            PrivacyManifestAudit.categoriesUsed(inSource: "clock_gettime(CLOCK_MONOTONIC, &ts)") == [.systemBootTime: ["CLOCK_MONOTONIC"]])
     }
 
     @Test func AP17_manifestsDeclareTheFloorsAndLinuxNamesNoBinaryTarget() throws {
@@ -220,21 +230,27 @@ import TrackerCoreTestKit
         #expect(linuxBranch.contains(".systemLibrary("))
         #expect(!linuxBranch.contains("binaryTarget"))
         #expect(!core.contains("url: \"http"), "no URL binary target until a release pins it")
-        let platform = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Sources/TrackerCore/Platform.swift", encoding: .utf8)
+        let platform = try String(
+            contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Sources/TrackerCore/Platform.swift", encoding: .utf8)
         #expect(platform.contains("#if os(watchOS)\n#error("))
     }
 
     @Test func AP22_standardStorageLocations() {
-        #expect(StorageLocation.standard(for: .iOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication))
+        #expect(
+            StorageLocation.standard(for: .iOS)
+                == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: .completeUntilFirstUserAuthentication))
         #expect(StorageLocation.standard(for: .visionOS) == StorageLocation.standard(for: .iOS))
-        #expect(StorageLocation.standard(for: .macOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: nil))
+        #expect(
+            StorageLocation.standard(for: .macOS) == StorageLocation(base: .applicationSupport, excludedFromBackup: true, protection: nil))
         #expect(StorageLocation.standard(for: .tvOS).base == .caches)
         #expect(StorageLocation.standard(for: .linux) == StorageLocation(base: .hostProvided, excludedFromBackup: false, protection: nil))
         #expect(StorageLocation.Platform.current == .linux)
     }
 
     @Test func AP23_folderNamesCannotEscape() {
-        #expect(StorageLocation.folder("score", under: "/var/app/Library/Application Support/") == "/var/app/Library/Application Support/Rocalytics/score")
+        #expect(
+            StorageLocation.folder("score", under: "/var/app/Library/Application Support/")
+                == "/var/app/Library/Application Support/Rocalytics/score")
         #expect(StorageLocation.folder("../../etc", under: "/b") == "/b/Rocalytics/....etc")
         #expect(StorageLocation.folder("..", under: "/b") == "/b/Rocalytics/default")
         #expect(StorageLocation.folder("a/b", under: "/b") == "/b/Rocalytics/ab")

@@ -23,7 +23,7 @@ import TrackerCoreTestKit
     @Test func theEventWinsOverTheBound() async {
         let value = await boundedWait(timeoutMs: 60_000, what: "test", onTimeout: { 0 }) { once in
             once.resume(returning: 7)
-            once.resume(returning: 8) // ignored
+            once.resume(returning: 8)  // ignored
         }
         #expect(value == 7)
     }

@@ -55,9 +55,9 @@ import TrackerCoreTestKit
 
     @Test func S201_requestsWhileAWriteWaitsAreCoalescedLatestWins() async {
         let f = Fixture(timeoutMs: 0) { $0.holdWrites = true }
-        f.change(1) // starts, held in the storage
+        f.change(1)  // starts, held in the storage
         await f.clock.settle()
-        for v in 2...100 { f.change(v) } // all join one queued write
+        for v in 2...100 { f.change(v) }  // all join one queued write
         await f.clock.settle()
         #expect(f.storage.writeCount == 1)
         f.storage.releaseWrites()
@@ -72,7 +72,7 @@ import TrackerCoreTestKit
     @Test func S202_aRequestDuringARunningWriteWaitsForTheNextOne() async {
         let f = Fixture(timeoutMs: 0) { $0.writeDelayMs = 100 }
         f.change(1)
-        await f.clock.advance(byMs: 50) // write 1 composed {"v":1} and runs until 100
+        await f.clock.advance(byMs: 50)  // write 1 composed {"v":1} and runs until 100
         f.change(2)
         await f.clock.advance(byMs: 50)
         #expect(f.stored == #"{"v":1}"#)
@@ -152,10 +152,16 @@ import TrackerCoreTestKit
     @Test func S207_machineIgnoresALateAnswerWhileTheRetryIsInFlight() {
         var m = DeliveryMachine<Body>(retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000)
         var actions = m.handle(.enqueue(Outbound(seq: 1, payload: Body(seq: 1))))
-        guard case let .send(first, _)? = actions.last else { Issue.record("expected a send"); return }
+        guard case .send(let first, _)? = actions.last else {
+            Issue.record("expected a send")
+            return
+        }
         _ = m.handle(.attemptTimedOut(attempt: first))
         actions = m.handle(.retryTimerFired)
-        guard case let .send(retry, _)? = actions.last else { Issue.record("expected the retry"); return }
+        guard case .send(let retry, _)? = actions.last else {
+            Issue.record("expected the retry")
+            return
+        }
         #expect(retry != first, "each attempt has its own id")
         actions = m.handle(.answered(attempt: first, SinkResult(.accepted)))
         #expect(actions.isEmpty)
@@ -175,13 +181,14 @@ import TrackerCoreTestKit
         let clock = ManualClock()
         let sink = RecordingSink<Body> { n, _ in n == 1 ? .hold : n == 2 ? .never : .result(.accepted) }
         let settled = Locked<[(Int, SinkOutcome)]>([])
-        let delivery = DeliveryRuntime(sink: sink, scheduler: clock, retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000,
-                                       onSettled: { item, r in settled.withLock { $0.append((item.seq, r.outcome)) } })
+        let delivery = DeliveryRuntime(
+            sink: sink, scheduler: clock, retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000,
+            onSettled: { item, r in settled.withLock { $0.append((item.seq, r.outcome)) } })
         delivery.enqueue(Outbound(seq: 1, payload: Body(seq: 1)))
-        await clock.advance(byMs: 30_000) // attempt 1 times out
-        await clock.advance(byMs: 1000) // the retry goes out and never answers
+        await clock.advance(byMs: 30_000)  // attempt 1 times out
+        await clock.advance(byMs: 1000)  // the retry goes out and never answers
         #expect(sink.callCount == 2)
-        sink.releaseHeld(with: .result(SinkResult(.accepted))) // attempt 1's late answer
+        sink.releaseHeld(with: .result(SinkResult(.accepted)))  // attempt 1's late answer
         await clock.settle()
         #expect(settled.value.isEmpty, "a late answer settled the retry: \(settled.value)")
         #expect(delivery.pending?.seq == 1)

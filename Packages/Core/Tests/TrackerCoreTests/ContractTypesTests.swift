@@ -6,9 +6,11 @@ import TrackerCoreTestKit
 /// Paywall tracker emission order (paywall.md §3.8): the example files use the docs' order, so the
 /// typed encoding is compared with the example reordered this way.
 func paywallTrackerOrder(_ v: JSONValue) -> JSONValue {
-    guard case let .object(o) = v else { return v }
-    let order = ["schema_version", "presentation_id", "seq", "started_at", "shown_at", "sent_at", "paywall", "surface",
-                 "onboarding_run", "context", "status", "ended_at", "outcome"]
+    guard case .object(let o) = v else { return v }
+    let order = [
+        "schema_version", "presentation_id", "seq", "started_at", "shown_at", "sent_at", "paywall", "surface",
+        "onboarding_run", "context", "status", "ended_at", "outcome",
+    ]
     var out = JSONObject()
     for k in order { if let x = o[k] { out.appendUnchecked(k, x) } }
     for e in o.entries where !order.contains(e.key) { out.appendUnchecked(e.key, e.value) }
@@ -71,7 +73,10 @@ func paywallTrackerOrder(_ v: JSONValue) -> JSONValue {
     @Test func absentVersusNull() throws {
         var run = Self.minimalRun()
         let text = String(decoding: run.wireBytes(), as: UTF8.self)
-        #expect(text == #"{"schema_version":1,"run_id":"00000000-0000-4000-8000-000000000009","seq":1,"status":"in_progress","started_at":"2026-01-10T08:00:00.000Z","completed_at":null,"sent_at":"2026-01-10T08:00:00.000Z","onboarding":{"key":"flow","version":"1"},"context":{"app_version":"1.0","build":null,"platform":"ios","os_version":null,"locale":"en","timezone":"UTC"},"manifest":{"steps":[{"step_key":"a"}]},"steps":[{"step_key":"a","entered_at":"2026-01-10T08:00:00.000Z","exited_at":null,"answers":[]}]}"#)
+        #expect(
+            text
+                == #"{"schema_version":1,"run_id":"00000000-0000-4000-8000-000000000009","seq":1,"status":"in_progress","started_at":"2026-01-10T08:00:00.000Z","completed_at":null,"sent_at":"2026-01-10T08:00:00.000Z","onboarding":{"key":"flow","version":"1"},"context":{"app_version":"1.0","build":null,"platform":"ios","os_version":null,"locale":"en","timezone":"UTC"},"manifest":{"steps":[{"step_key":"a"}]},"steps":[{"step_key":"a","entered_at":"2026-01-10T08:00:00.000Z","exited_at":null,"answers":[]}]}"#
+        )
         run.truncated = true
         run.properties["zeta"] = .number(1.5e-7)
         run.properties["alpha"] = .string("a/\u{2028}")
@@ -86,7 +91,10 @@ func paywallTrackerOrder(_ v: JSONValue) -> JSONValue {
         let text2 = String(decoding: bytes, as: UTF8.self)
         #expect(text2.contains(#""studio":{"deployment_id":"412"},"context""#))
         #expect(text2.contains("\"properties\":{\"zeta\":true,\"alpha\":\"a/\u{2028}\"},\"truncated\":true,\"steps\""))
-        #expect(text2.contains(#""answers":[{"question_key":"q1","kind":"numeric","value":70,"unit":"kg"},{"question_key":"q2","kind":"multi","value":[]},{"question_key":"q3","kind":"text","value":"\"hi\"\n"},{"question_key":"q4","kind":"single","value":"x"}]"#))
+        #expect(
+            text2.contains(
+                #""answers":[{"question_key":"q1","kind":"numeric","value":70,"unit":"kg"},{"question_key":"q2","kind":"multi","value":[]},{"question_key":"q3","kind":"text","value":"\"hi\"\n"},{"question_key":"q4","kind":"single","value":"x"}]"#
+            ))
         #expect(try OnboardingRunSnapshot(json: try WireJSON.decode(bytes)) == run)
         PayloadCapture.record(bytes, schema: .onboardingRunV1)
     }
@@ -104,14 +112,24 @@ func paywallTrackerOrder(_ v: JSONValue) -> JSONValue {
             mutated { $0["seq"] = 1.5 },
             mutated { $0["status"] = "quit" },
             mutated { $0["completed_at"] = nil },
-            mutated { $0["steps"] = [["step_key": "a", "entered_at": "x", "exited_at": nil, "answers": [["question_key": "q", "kind": "single", "value": "v", "unit": "u"]]]] },
+            mutated {
+                $0["steps"] = [
+                    [
+                        "step_key": "a", "entered_at": "x", "exited_at": nil,
+                        "answers": [["question_key": "q", "kind": "single", "value": "v", "unit": "u"]],
+                    ]
+                ]
+            },
         ]
         for c in cases {
             #expect(throws: ContractDecodingError.self) { try OnboardingRunSnapshot(json: c) }
         }
         // The closed-schema invalid paywall example (a price in the transaction) does not decode.
-        let price = try WireJSON.decode(try ContractExamples.bytes(
-            ContractExamples.invalid(.paywallPresentation).first { $0.hasSuffix("no-price-unknown-transaction-field-closed-schema.json") }!))
+        let price = try WireJSON.decode(
+            try ContractExamples.bytes(
+                ContractExamples.invalid(.paywallPresentation).first {
+                    $0.hasSuffix("no-price-unknown-transaction-field-closed-schema.json")
+                }!))
         #expect(throws: ContractDecodingError.self) { try PaywallPresentationSnapshot(json: price) }
     }
 
@@ -122,7 +140,9 @@ func paywallTrackerOrder(_ v: JSONValue) -> JSONValue {
         snapshot.paywall.audienceId = .null
         #expect(String(decoding: snapshot.wireBytes(), as: UTF8.self).contains(#""billing":"store","audience_id":null"#) == false)
         #expect(String(decoding: snapshot.wireBytes(), as: UTF8.self).contains(#""render_mode":"custom""#))
-        #expect(String(decoding: snapshot.wireBytes(), as: UTF8.self).contains(#""external_paywall_id":"native_annual","audience_id":null,"render_mode""#))
+        #expect(
+            String(decoding: snapshot.wireBytes(), as: UTF8.self).contains(
+                #""external_paywall_id":"native_annual","audience_id":null,"render_mode""#))
         // A mismatched schema_version does not decode.
         var o = snapshot.wireJSON().objectValue!
         o["schema_version"] = 1

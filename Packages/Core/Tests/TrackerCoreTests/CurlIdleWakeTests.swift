@@ -6,8 +6,9 @@
 // New scenarios: I1 idle loop sleeps without a deadline, I2 a request wakes it and it sleeps
 // again without a deadline, I3 shutdown wakes an idle loop and ends it.
 import Testing
-@testable import TrackerCore
 import TrackerCoreTestKit
+
+@testable import TrackerCore
 
 @Suite struct CurlIdleWakeTests {
     /// Yields until `condition` holds (bounded, so a broken loop fails instead of hanging).

@@ -94,7 +94,7 @@ private let loopThreadName = "tracker.curl"
         }
         #expect(outcome?.0?.code == .cancelled)
         #expect(outcome?.1 == loopThreadName)
-        #expect(ms < 15_000) // well under the 30 s timeout: the cancellation ended it (a tight wall-clock bound fails on a loaded machine)
+        #expect(ms < 15_000)  // well under the 30 s timeout: the cancellation ended it (a tight wall-clock bound fails on a loaded machine)
     }
 
     /// The cancellation comes from a job on the loop thread itself (the group's parent task),
@@ -149,7 +149,7 @@ private let loopThreadName = "tracker.curl"
         }
         #expect(error?.code == .timeout)
         #expect(ms >= 140)
-        #expect(ms < 20_000) // a guard against a hang only: nothing but the 150 ms bound ends it
+        #expect(ms < 20_000)  // a guard against a hang only: nothing but the 150 ms bound ends it
     }
 
     /// The task is resumed while the loop ends: its job cannot run on the loop thread any more
@@ -188,7 +188,12 @@ private let loopThreadName = "tracker.curl"
                 errors.append(await httpError { try await transport.send(HTTPRequest(url: url)) }?.code)
             }
             let children = await withTaskGroup(of: Int.self) { group in
-                for i in 0..<10 { group.addTask { await Task.yield(); return i } }
+                for i in 0..<10 {
+                    group.addTask {
+                        await Task.yield()
+                        return i
+                    }
+                }
                 return await group.reduce(0, +)
             }
             return (errors, children)

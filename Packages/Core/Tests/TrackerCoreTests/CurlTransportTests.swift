@@ -102,7 +102,9 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
     @Test func invalidHeaderFieldsAreRefusedBeforeIO() async throws {
         let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
         defer { server.stop() }
-        let injected = await httpError { try await transport.send(HTTPRequest(url: server.baseURL, headers: [HTTPHeader("X", "a\r\nEvil: 1")])) }
+        let injected = await httpError {
+            try await transport.send(HTTPRequest(url: server.baseURL, headers: [HTTPHeader("X", "a\r\nEvil: 1")]))
+        }
         #expect(injected?.code == .other)
         let badMethod = await httpError { try await transport.send(HTTPRequest(url: server.baseURL, method: "GET /x")) }
         #expect(badMethod?.code == .other)
@@ -148,7 +150,7 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
             error = await task.value
         }
         #expect(error?.code == .cancelled)
-        #expect(ms < 15_000) // well under the 30 s timeout: the cancellation ended it (a tight wall-clock bound fails on a loaded machine)
+        #expect(ms < 15_000)  // well under the 30 s timeout: the cancellation ended it (a tight wall-clock bound fails on a loaded machine)
     }
 
     @Test func alreadyCancelledTaskSendsNothing() async throws {
@@ -169,7 +171,10 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
         let server = try LoopbackHTTPServer { request in .respond(status: 200, body: request.path) }
         defer { server.stop() }
         for i in 0..<10 {
-            let response = try await transport.send(HTTPRequest(url: server.baseURL + "/r\(i)", method: i.isMultiple(of: 2) ? "GET" : "POST", body: i.isMultiple(of: 2) ? nil : [1, 2, 3]))
+            let response = try await transport.send(
+                HTTPRequest(
+                    url: server.baseURL + "/r\(i)", method: i.isMultiple(of: 2) ? "GET" : "POST",
+                    body: i.isMultiple(of: 2) ? nil : [1, 2, 3]))
             #expect(response.body == Array("/r\(i)".utf8))
         }
         #expect(server.requestCount == 10)
@@ -183,7 +188,8 @@ func elapsedMs(_ body: () async -> Void) async -> Double {
         let bodies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
             for i in 0..<100 {
                 group.addTask {
-                    let response = try await CurlTransport.shared.send(HTTPRequest(url: url + "/c", method: "POST", body: Array("\(i)".utf8)))
+                    let response = try await CurlTransport.shared.send(
+                        HTTPRequest(url: url + "/c", method: "POST", body: Array("\(i)".utf8)))
                     return (i, response.body)
                 }
             }

@@ -17,11 +17,15 @@ import TrackerCoreTestKit
         let settled = Locked<[(Int, SinkOutcome)]>([])
         let delivery: DeliveryRuntime<Body>
 
-        init(sink: RecordingSink<Body> = RecordingSink(always: .accepted), retry: RetryPolicy = RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 4000)) {
+        init(
+            sink: RecordingSink<Body> = RecordingSink(always: .accepted),
+            retry: RetryPolicy = RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 4000)
+        ) {
             self.sink = sink
             let settled = self.settled
-            delivery = DeliveryRuntime(sink: sink, scheduler: clock, retry: retry, attemptTimeoutMs: 30_000,
-                                       onSettled: { item, result in settled.withLock { $0.append((item.seq, result.outcome)) } })
+            delivery = DeliveryRuntime(
+                sink: sink, scheduler: clock, retry: retry, attemptTimeoutMs: 30_000,
+                onSettled: { item, result in settled.withLock { $0.append((item.seq, result.outcome)) } })
         }
 
         func enqueue(_ seq: Int, _ v: String = "x") { delivery.enqueue(Outbound(seq: seq, payload: Body(seq: seq, v: v))) }
@@ -75,10 +79,10 @@ import TrackerCoreTestKit
         let f = Fixture(sink: RecordingSink(always: .transient))
         f.enqueue(1)
         await f.clock.advance(byMs: 0)
-        await f.clock.advance(byMs: 7000) // 1 s, 2 s, 4 s → calls at 1000, 3000, 7000
+        await f.clock.advance(byMs: 7000)  // 1 s, 2 s, 4 s → calls at 1000, 3000, 7000
         let before = f.sink.callCount
         #expect(before == 4)
-        await f.clock.advance(byMs: 4000) // capped at 4 s
+        await f.clock.advance(byMs: 4000)  // capped at 4 s
         #expect(f.sink.callCount == before + 1)
     }
 
@@ -164,7 +168,7 @@ import TrackerCoreTestKit
     @Test func S63_idleAfterClose() async {
         let sink = RecordingSink<Body> { _, _ in .hold }
         let f = Fixture(sink: sink)
-        await f.delivery.idle() // nothing in flight: resolves at once
+        await f.delivery.idle()  // nothing in flight: resolves at once
         f.enqueue(1)
         f.delivery.close()
         let resolved = Locked(false)
@@ -190,7 +194,10 @@ import TrackerCoreTestKit
     @Test func machineTimeoutThenLateAnswerIsIgnored() {
         var m = DeliveryMachine<Body>(retry: RetryPolicy(), attemptTimeoutMs: 30_000)
         var actions = m.handle(.enqueue(Outbound(seq: 1, payload: Body(seq: 1))))
-        guard case let .send(attempt, _)? = actions.last else { Issue.record("expected a send"); return }
+        guard case .send(let attempt, _)? = actions.last else {
+            Issue.record("expected a send")
+            return
+        }
         actions = m.handle(.attemptTimedOut(attempt: attempt))
         #expect(actions.contains { if case .scheduleRetry(1000) = $0 { true } else { false } })
         actions = m.handle(.answered(attempt: attempt, .accepted))

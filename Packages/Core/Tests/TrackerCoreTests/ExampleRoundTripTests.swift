@@ -34,7 +34,10 @@ enum PythonCompact {
         return parts
     }
 
-    struct PythonError: Error, CustomStringConvertible { let message: String; var description: String { message } }
+    struct PythonError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
 }
 
 @Suite struct ExampleRoundTripTests {

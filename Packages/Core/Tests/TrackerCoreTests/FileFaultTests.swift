@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The fault-injecting file layer (`FaultyFileSystem`) under the real file stores: disk full on
@@ -27,7 +28,7 @@ import Glibc
         defer { fs.uninstall() }
         await #expect(throws: FileStorageError(operation: "write", code: ENOSPC)) { try await store.setItem("k", "v2") }
         #expect(try await store.getItem("k") == "v1")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["k.kv"]) // no temp file left
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["k.kv"])  // no temp file left
         fs.set(.healthy)
         try await store.setItem("k", "v3")
         #expect(try await store.getItem("k") == "v3")

@@ -17,7 +17,10 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         ("200 ignored", .respond(status: 200, body: #"{"outcome":"ignored"}"#), .ignored, nil),
         ("400 rejected", .respond(status: 400, body: #"{"outcome":"rejected","reason":"too large"}"#), .rejected, "too large"),
         ("401 no body", .respond(status: 401), .transient, nil),
-        ("413 text", .respond(status: 413, headers: [HTTPHeader("Content-Type", "text/plain")], body: "Payload Too Large"), .transient, nil),
+        (
+            "413 text", .respond(status: 413, headers: [HTTPHeader("Content-Type", "text/plain")], body: "Payload Too Large"), .transient,
+            nil
+        ),
         ("503 no body", .respond(status: 503), .transient, nil),
         ("200 no body", .respond(status: 200), .transient, nil),
         ("404 error object", .respond(status: 404, body: #"{"error":"not found"}"#), .transient, nil),
@@ -25,7 +28,10 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         ("200 unknown outcome", .respond(status: 200, body: #"{"outcome":"stored"}"#), .transient, nil),
         ("connection destroyed", .close, .transient, nil),
         ("connection reset", .reset, .transient, nil),
-        ("closed mid-response", .closeMidResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8), bodyBytesSent: 5), .transient, nil),
+        (
+            "closed mid-response", .closeMidResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8), bodyBytesSent: 5),
+            .transient, nil
+        ),
     ]
 
     @Test func S64_responseTable() async throws {
@@ -61,15 +67,16 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         var result: SinkResult?
         let ms = await elapsedMs { result = await sink.send(Self.payload) }
         #expect(result?.outcome == .transient)
-        #expect(ms < 15_000) // the 150 ms bound ended it, not the 30 s default (a tight wall-clock bound fails on a loaded machine)
+        #expect(ms < 15_000)  // the 150 ms bound ended it, not the 30 s default (a tight wall-clock bound fails on a loaded machine)
     }
 
     @Test func S66_timeoutAlsoBoundsAnInjectedTransport() async throws {
-        let sink = HTTPSink<JSONValue>(url: "http://127.0.0.1:9/never", timeoutMs: 150, transport: RecordingTransport(always: .untilCancelled))
+        let sink = HTTPSink<JSONValue>(
+            url: "http://127.0.0.1:9/never", timeoutMs: 150, transport: RecordingTransport(always: .untilCancelled))
         var result: SinkResult?
         let ms = await elapsedMs { result = await sink.send(Self.payload) }
         #expect(result?.outcome == .transient)
-        #expect(ms < 15_000) // the 150 ms bound ended it, not the 30 s default (a tight wall-clock bound fails on a loaded machine)
+        #expect(ms < 15_000)  // the 150 ms bound ended it, not the 30 s default (a tight wall-clock bound fails on a loaded machine)
     }
 
     @Test func S67_unreachableHostIsTransient() async throws {
@@ -83,12 +90,15 @@ private struct HeadersUnavailable: Error, CustomStringConvertible {
         let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: #"{"outcome":"accepted"}"#) }
         defer { server.stop() }
         let url = server.baseURL + "/v1/runs"
-        let fixed = HTTPSink<JSONValue>(url: url, headers: .fixed([HTTPHeader("authorization", "Bearer a"), HTTPHeader("Content-Type", "text/plain")]))
+        let fixed = HTTPSink<JSONValue>(
+            url: url, headers: .fixed([HTTPHeader("authorization", "Bearer a"), HTTPHeader("Content-Type", "text/plain")]))
         let closureCalls = Locked(0)
-        let dynamic = HTTPSink<JSONValue>(url: url, headers: .dynamic {
-            closureCalls.withLock { $0 += 1 }
-            return [HTTPHeader("authorization", "Bearer b")]
-        })
+        let dynamic = HTTPSink<JSONValue>(
+            url: url,
+            headers: .dynamic {
+                closureCalls.withLock { $0 += 1 }
+                return [HTTPHeader("authorization", "Bearer b")]
+            })
         #expect(await fixed.send(["n": 1]).outcome == .accepted)
         #expect(await dynamic.send(["n": 2]).outcome == .accepted)
         #expect(await dynamic.send(["n": 3]).outcome == .accepted)

@@ -17,10 +17,19 @@ import TrackerCoreTestKit
 
         func send(_ payload: JSONValue) async throws -> SinkResult {
             let result = await inner.send(payload)
-            let n = answers.withLock { $0.append(result); return $0.count }
+            let n = answers.withLock {
+                $0.append(result)
+                return $0.count
+            }
             let ready = waiters.withLock { ws -> [OnceContinuation<Bool>] in
                 var ready: [OnceContinuation<Bool>] = []
-                ws.removeAll { if $0.0 <= n { ready.append($0.1); return true }; return false }
+                ws.removeAll {
+                    if $0.0 <= n {
+                        ready.append($0.1)
+                        return true
+                    }
+                    return false
+                }
                 return ready
             }
             for c in ready { c.resume(returning: true) }
@@ -57,7 +66,10 @@ import TrackerCoreTestKit
             case .resetMidRequest: .reset
             case .dripTooSlow: .drip(status: 200, body: Array("{\"outcome\":\"accepted\"}".utf8), intervalMs: 40)
             case .answerLargerThanCap:
-                .respond(status: 200, body: Array("{\"outcome\":\"accepted\",\"pad\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: 1 << 21) + Array("\"}".utf8))
+                .respond(
+                    status: 200,
+                    body: Array("{\"outcome\":\"accepted\",\"pad\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: 1 << 21)
+                        + Array("\"}".utf8))
             }
         }
     }
@@ -73,15 +85,19 @@ import TrackerCoreTestKit
         // connection, which the server sees as one more request.
         let calls = Locked(0)
         let faulty = try LoopbackHTTPServer { _ in
-            let n = calls.withLock { $0 += 1; return $0 }
+            let n = calls.withLock {
+                $0 += 1
+                return $0
+            }
             return n <= 2 ? fault.action : Self.accepted
         }
         defer { faulty.stop() }
         let clock = ManualClock()
         let sink = ObservedSink(HTTPSink<JSONValue>(url: faulty.baseURL + "/v1/onboarding-runs", timeoutMs: 300))
         let settled = Locked<[(Int, SinkOutcome)]>([])
-        let delivery = DeliveryRuntime(sink: sink, scheduler: clock, attemptTimeoutMs: 30_000,
-                                       onSettled: { item, result in settled.withLock { $0.append((item.seq, result.outcome)) } })
+        let delivery = DeliveryRuntime(
+            sink: sink, scheduler: clock, attemptTimeoutMs: 30_000,
+            onSettled: { item, result in settled.withLock { $0.append((item.seq, result.outcome)) } })
         let body: JSONValue = ["run_id": "00000000-0000-4000-8000-000000000001", "seq": 1, "note": "é/😀"]
         delivery.enqueue(Outbound(seq: 1, payload: body))
 
@@ -102,11 +118,11 @@ import TrackerCoreTestKit
         #expect(sink.answers.value.map(\.outcome) == [.transient, .transient, .accepted])
         #expect(settled.value.map(\.0) == [1])
         #expect(delivery.pending == nil)
-        #expect(clock.pendingTimerCount == 0) // no leaked attempt or retry timer
+        #expect(clock.pendingTimerCount == 0)  // no leaked attempt or retry timer
         await clock.advance(byMs: 120_000)
         #expect(sink.answers.value.count == 3)
         let bodies = Set(faulty.requests.map(\.body))
-        #expect(bodies == [WireJSON.encode(body)]) // every attempt carried the same bytes
+        #expect(bodies == [WireJSON.encode(body)])  // every attempt carried the same bytes
         #expect(faulty.requestCount >= 3)
     }
 
@@ -134,7 +150,10 @@ import TrackerCoreTestKit
     @Test func hangPastTheAttemptTimeoutIsTransientAndTheLateAnswerIsIgnored() async throws {
         let calls = Locked(0)
         let server = try LoopbackHTTPServer { _ in
-            let n = calls.withLock { $0 += 1; return $0 }
+            let n = calls.withLock {
+                $0 += 1
+                return $0
+            }
             return n == 1 ? .hang : Self.accepted
         }
         defer { server.stop() }
@@ -143,14 +162,14 @@ import TrackerCoreTestKit
         let delivery = DeliveryRuntime(sink: sink, scheduler: clock, attemptTimeoutMs: 30_000)
         delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1]))
         _ = await server.waitForRequests(count: 1)
-        await clock.advance(byMs: 30_000) // attempt timeout → transient, backoff 1 s
-        #expect(sink.answers.value.isEmpty) // the HTTP request itself is still hanging
+        await clock.advance(byMs: 30_000)  // attempt timeout → transient, backoff 1 s
+        #expect(sink.answers.value.isEmpty)  // the HTTP request itself is still hanging
         await clock.advance(byMs: 1000)
         #expect(await sink.waitForAnswers(1))
         await clock.settle()
         #expect(delivery.pending == nil)
         #expect(server.requestCount == 2)
-        server.stop() // the hanging request now fails; its late answer must change nothing
+        server.stop()  // the hanging request now fails; its late answer must change nothing
         #expect(await sink.waitForAnswers(2))
         await clock.settle()
         #expect(delivery.pending == nil)
@@ -168,7 +187,7 @@ import TrackerCoreTestKit
             if attempt == 1 { delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1])) } else { await clock.advance(byMs: 10) }
             #expect(await sink.waitForAnswers(attempt))
             await clock.settle()
-            #expect(clock.pendingTimerCount == 1) // just the retry timer
+            #expect(clock.pendingTimerCount == 1)  // just the retry timer
         }
         // Connections are reused: 60 attempts open a handful at most (a loaded machine may see an
         // idle connection closed and reopened), never one per attempt.

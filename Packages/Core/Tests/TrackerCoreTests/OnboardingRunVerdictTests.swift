@@ -19,7 +19,7 @@ import TrackerCoreTestKit
 
     /// `value` with its member `key` set to `new` (removed when `nil`).
     static func with(_ value: JSONValue, _ key: String, _ new: JSONValue?) -> JSONValue {
-        guard case var .object(object) = value else { return value }
+        guard case .object(var object) = value else { return value }
         object[key] = new
         return .object(object)
     }
@@ -39,12 +39,15 @@ import TrackerCoreTestKit
         let done = ContractChecker.onboardingRunVerdict(incoming: .object([:]), stored: s2, size: 1 << 20)
         #expect(done == .ignoredCompleted && done.outcome == .ignored)
         // Size comes before conformance, which is never asked.
-        let big = ContractChecker.onboardingRunVerdict(incoming: s1, stored: nil, size: ContractChecker.onboardingRunMaxBytes + 1) { _ -> [String] in
+        let big = ContractChecker.onboardingRunVerdict(incoming: s1, stored: nil, size: ContractChecker.onboardingRunMaxBytes + 1) {
+            _ -> [String] in
             Issue.record("conformance checked after the size step")
             return []
         }
         #expect(big == .rejectedTooLarge(bytes: 262_145) && big.outcome == .rejected)
-        #expect(ContractChecker.onboardingRunVerdict(incoming: s1, stored: nil, size: ContractChecker.onboardingRunMaxBytes).outcome == .accepted)
+        #expect(
+            ContractChecker.onboardingRunVerdict(incoming: s1, stored: nil, size: ContractChecker.onboardingRunMaxBytes).outcome
+                == .accepted)
         // Conformance comes before the stored comparisons.
         let broken = ContractChecker.onboardingRunVerdict(incoming: s2, stored: s1) { _ in ["no"] }
         #expect(broken == .rejectedNonconformant(["no"]) && broken.outcome == .rejected)
@@ -53,8 +56,11 @@ import TrackerCoreTestKit
         let changed = ContractChecker.onboardingRunVerdict(incoming: otherVersion, stored: s1) { _ -> [String] in [] }
         #expect(changed == .rejectedOnboardingChanged && changed.outcome == .rejected)
         let otherManifest = Self.with(Self.with(s2, "manifest", ["steps": []]), "onboarding", ["version": "999", "key": "k"])
-        #expect(ContractChecker.onboardingRunVerdict(incoming: otherManifest, stored: s1) { _ -> [String] in [] } == .rejectedOnboardingChanged)
-        let manifestOnly = ContractChecker.onboardingRunVerdict(incoming: Self.with(s2, "manifest", ["steps": []]), stored: s1) { _ -> [String] in [] }
+        #expect(
+            ContractChecker.onboardingRunVerdict(incoming: otherManifest, stored: s1) { _ -> [String] in [] } == .rejectedOnboardingChanged)
+        let manifestOnly = ContractChecker.onboardingRunVerdict(incoming: Self.with(s2, "manifest", ["steps": []]), stored: s1) {
+            _ -> [String] in []
+        }
         #expect(manifestOnly == .rejectedManifestChanged && manifestOnly.outcome == .rejected)
     }
 
@@ -70,7 +76,9 @@ import TrackerCoreTestKit
         // A stored snapshot that differs only by an explicit null member is a plain retry, and an
         // onboarding with `variant_key: null` is the same onboarding as one without it.
         let s1 = try Self.example("studio-1-mid-flow.json")
-        let withNull = Self.with(s1, "onboarding", ["version": s1["onboarding"]?["version"] ?? .null, "key": s1["onboarding"]?["key"] ?? .null, "variant_key": .null])
+        let withNull = Self.with(
+            s1, "onboarding",
+            ["version": s1["onboarding"]?["version"] ?? .null, "key": s1["onboarding"]?["key"] ?? .null, "variant_key": .null])
         #expect(ContractChecker.onboardingRunVerdict(incoming: withNull, stored: s1) { _ -> [String] in [] } == .ignoredRetry)
     }
 
@@ -83,7 +91,10 @@ import TrackerCoreTestKit
         try #require(!steps.isEmpty)
         steps[0] = Self.with(steps[0], "step_key", "not-in-manifest")
         let verdict = ContractChecker.onboardingRunVerdict(incoming: Self.with(s1, "steps", .array(steps)), stored: nil)
-        guard case let .rejectedNonconformant(problems) = verdict else { Issue.record("\(verdict)"); return }
+        guard case .rejectedNonconformant(let problems) = verdict else {
+            Issue.record("\(verdict)")
+            return
+        }
         #expect(problems.map(\.rule).contains(.onboardingStepInManifest))
     }
 }

@@ -17,7 +17,9 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let paths = await withTaskGroup(of: String?.self) { group in
             for i in 0..<32 {
-                group.addTask { PayloadCapture.record(Array("{\"n\":\(i)}".utf8), schema: CapturedSchema(name: "capture-selftest"), in: dir) }
+                group.addTask {
+                    PayloadCapture.record(Array("{\"n\":\(i)}".utf8), schema: CapturedSchema(name: "capture-selftest"), in: dir)
+                }
             }
             var all: [String] = []
             for await p in group { if let p { all.append(p) } }

@@ -33,17 +33,25 @@ import TrackerCoreTestKit
         #expect(big == .rejectedTooLarge(bytes: 16_385) && big.outcome == .rejected)
         #expect(ContractChecker.paywallVerdict(incoming: s1, stored: nil, size: ContractChecker.paywallMaxBytes).outcome == .accepted)
         let bad = ContractChecker.paywallVerdict(incoming: try Self.example("invalid/reason-only-with-error-status.json"), stored: nil)
-        guard case let .rejectedNonconformant(problems) = bad else { Issue.record("\(bad)"); return }
+        guard case .rejectedNonconformant(let problems) = bad else {
+            Issue.record("\(bad)")
+            return
+        }
         #expect(problems.map(\.rule).contains(.paywallReasonOnlyWithError))
-        let changed = ContractChecker.paywallVerdict(incoming: try Self.example("invalid/immutable-paywall-changed-after-seq1.json"), stored: s1)
-        guard case let .rejectedImmutable(v) = changed else { Issue.record("\(changed)"); return }
+        let changed = ContractChecker.paywallVerdict(
+            incoming: try Self.example("invalid/immutable-paywall-changed-after-seq1.json"), stored: s1)
+        guard case .rejectedImmutable(let v) = changed else {
+            Issue.record("\(changed)")
+            return
+        }
         #expect(v.rule == .paywallImmutable && v.path == "$.paywall")
         #expect(ContractChecker.paywallImmutability(s2, previous: s1) == [])
     }
 
     @Test func PV2_schemaCheck() throws {
         for path in ContractExamples.valid(.paywallPresentation) {
-            #expect(ContractChecker.paywallSchemaProblems(try WireJSON.decode(try ContractExamples.bytes(path)), schema: .v1) == [], "\(path)")
+            #expect(
+                ContractChecker.paywallSchemaProblems(try WireJSON.decode(try ContractExamples.bytes(path)), schema: .v1) == [], "\(path)")
         }
         for path in ContractExamples.valid(.paywallPresentationV1_1) {
             let value = try WireJSON.decode(try ContractExamples.bytes(path))

@@ -11,14 +11,16 @@ import Testing
 import TrackerCore
 
 @Suite struct RunContextTests {
-    static let valid = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
-                                       locale: "en-US", timezone: "America/New_York")
+    static let valid = RunContextInput(
+        appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1",
+        locale: "en-US", timezone: "America/New_York")
 
     @Test func CX1_validContextBuildsBothWireForms() throws {
         #expect(Self.valid.problems == [])
         let onboarding = try #require(Self.valid.onboardingRunContext(libraryVersion: "1.2.3"))
         #expect(onboarding.platform == .ios && onboarding.libraryVersion == "1.2.3")
-        let expected = #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"1.2.3"}"#
+        let expected =
+            #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"1.2.3"}"#
         #expect(String(decoding: onboarding.wireBytes(), as: UTF8.self) == expected)
         let paywall = try #require(Self.valid.paywallPresentationContext(libraryVersion: "1.2.3"))
         #expect(String(decoding: paywall.wireBytes(), as: UTF8.self) == expected)
@@ -30,16 +32,18 @@ import TrackerCore
     }
 
     @Test func CX2_everyProblemInContractOrder() {
-        let bad = RunContextInput(appVersion: "", build: String(repeating: "b", count: 33), platform: Platform(rawValue: "tizen"),
-                                  osVersion: "", locale: "english", timezone: "/Paris")
-        #expect(bad.problems == [
-            "appVersion must be 1 to 32 characters",
-            "build must be null or 1 to 32 characters",
-            "platform must be ios, android or web",
-            "osVersion must be null or 1 to 32 characters",
-            "locale must be a BCP 47 tag",
-            "timezone must be an IANA name of at most 64 characters",
-        ])
+        let bad = RunContextInput(
+            appVersion: "", build: String(repeating: "b", count: 33), platform: Platform(rawValue: "tizen"),
+            osVersion: "", locale: "english", timezone: "/Paris")
+        #expect(
+            bad.problems == [
+                "appVersion must be 1 to 32 characters",
+                "build must be null or 1 to 32 characters",
+                "platform must be ios, android or web",
+                "osVersion must be null or 1 to 32 characters",
+                "locale must be a BCP 47 tag",
+                "timezone must be an IANA name of at most 64 characters",
+            ])
         // Lengths are code points, not UTF-16 units or grapheme clusters.
         var emoji = Self.valid
         emoji.appVersion = String(repeating: "\u{1F600}", count: 32)
@@ -58,9 +62,15 @@ import TrackerCore
 
     @Test func CX4_inputPatterns() {
         #expect(InputPatterns.isKey("a") && InputPatterns.isKey("Step_1.b:c-d") && InputPatterns.isKey(String(repeating: "k", count: 128)))
-        #expect(!InputPatterns.isKey("") && !InputPatterns.isKey("_a") && !InputPatterns.isKey("a b") && !InputPatterns.isKey(String(repeating: "k", count: 129)))
-        #expect(InputPatterns.isVersion("1.0.0+build") && !InputPatterns.isVersion("+1") && !InputPatterns.isVersion(String(repeating: "1", count: 65)))
-        #expect(InputPatterns.isPropertyKey("plan_2") && !InputPatterns.isPropertyKey("Plan") && !InputPatterns.isPropertyKey(String(repeating: "p", count: 41)))
+        #expect(
+            !InputPatterns.isKey("") && !InputPatterns.isKey("_a") && !InputPatterns.isKey("a b")
+                && !InputPatterns.isKey(String(repeating: "k", count: 129)))
+        #expect(
+            InputPatterns.isVersion("1.0.0+build") && !InputPatterns.isVersion("+1")
+                && !InputPatterns.isVersion(String(repeating: "1", count: 65)))
+        #expect(
+            InputPatterns.isPropertyKey("plan_2") && !InputPatterns.isPropertyKey("Plan")
+                && !InputPatterns.isPropertyKey(String(repeating: "p", count: 41)))
         for ok in ["en", "eng", "en-US", "zh-Hant-TW", "de-1996"] { #expect(InputPatterns.isLocale(ok), "\(ok)") }
         for bad in ["", "e", "engl", "en-", "en--US", "en_US", "en-123456789", "é-FR"] { #expect(!InputPatterns.isLocale(bad), "\(bad)") }
         for ok in ["UTC", "America/New_York", "Etc/GMT+5", "America/Argentina/Buenos_Aires", String(repeating: "A", count: 64)] {

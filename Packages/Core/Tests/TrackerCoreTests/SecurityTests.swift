@@ -18,17 +18,21 @@ import TrackerCoreTestKit
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let gen = Process()
             gen.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            gen.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
-                             "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
-                             "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"]
+            gen.arguments = [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+                "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem",
+            ]
             gen.standardOutput = FileHandle.nullDevice
             gen.standardError = FileHandle.nullDevice
             try gen.run()
             gen.waitUntilExit()
             port = try Self.freePort()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", dir + "/cert.pem",
-                                 "-key", dir + "/key.pem", "-www"]
+            process.arguments = [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", dir + "/cert.pem",
+                "-key", dir + "/key.pem", "-www",
+            ]
             let out = Pipe()
             process.standardOutput = out
             process.standardError = out
@@ -79,7 +83,9 @@ import TrackerCoreTestKit
         let names = Mirror(reflecting: CurlTransport.Options()).children.compactMap(\.label).map { $0.lowercased() }
         #expect(!names.isEmpty)
         for name in names {
-            #expect(!name.contains("verif") && !name.contains("insecure") && !name.contains("cert") && !name.contains("ssl") && !name.contains("tls"), "option \(name)")
+            #expect(
+                !name.contains("verif") && !name.contains("insecure") && !name.contains("cert") && !name.contains("ssl")
+                    && !name.contains("tls"), "option \(name)")
         }
     }
 

@@ -17,7 +17,7 @@ import TrackerCoreTestKit
         let reopened = FileKeyValueStorage(directory: dir)
         #expect(try await reopened.getItem("rocalytics-sdk:onboarding-run") == "{\"format\":1}")
         try await reopened.removeItem("rocalytics-sdk:onboarding-run")
-        try await reopened.removeItem("rocalytics-sdk:onboarding-run") // absent: still fine
+        try await reopened.removeItem("rocalytics-sdk:onboarding-run")  // absent: still fine
         #expect(try await store.getItem("rocalytics-sdk:onboarding-run") == nil)
     }
 
@@ -40,7 +40,7 @@ import TrackerCoreTestKit
         try await store.setItem("rocalytics-sdk:onboarding-run", "{}")
         let kept = store.path(for: "rocalytics-sdk:onboarding-run")
         let stale = [kept + ".tmp-" + IDs.uuidV4(), store.path(for: "paywall") + ".tmp-" + IDs.uuidV4()]
-        let fresh = kept + ".tmp-" + IDs.uuidV4() // a write in flight elsewhere
+        let fresh = kept + ".tmp-" + IDs.uuidV4()  // a write in flight elsewhere
         let foreign = [dir + "/notes.tmp-" + IDs.uuidV4(), kept + ".tmp-short", dir + "/other.txt"]
         for p in stale + [fresh] + foreign { _ = FileManager.default.createFile(atPath: p, contents: Data("x".utf8)) }
         let old = Date(timeIntervalSinceNow: -Double(FileKeyValueStorage.staleTemporaryFileAge) - 5)
@@ -90,22 +90,34 @@ import TrackerCoreTestKit
     @Test func S154_readResults() async {
         let clock = ManualClock()
         let ok = makeStore(InMemoryKeyValueStorage(["k": "{\"a\":1}"]), clock)
-        guard case let .ok(value, _) = await ok.read() else { Issue.record("expected ok"); return }
+        guard case .ok(let value, _) = await ok.read() else {
+            Issue.record("expected ok")
+            return
+        }
         #expect(value == ["a": 1])
 
         let invalid = makeStore(InMemoryKeyValueStorage(["k": "{nope"]), clock)
-        guard case .invalid = await invalid.read() else { Issue.record("expected invalid"); return }
+        guard case .invalid = await invalid.read() else {
+            Issue.record("expected invalid")
+            return
+        }
 
         var once = FaultInjectingStorage.Faults()
         once.failNextGets = 1
         let retried = makeStore(FaultInjectingStorage(backing: InMemoryKeyValueStorage(["k": "{\"a\":1}"]), faults: once), clock)
-        guard case let .ok(v2, _) = await retried.read() else { Issue.record("expected ok after one retry"); return }
+        guard case .ok(let v2, _) = await retried.read() else {
+            Issue.record("expected ok after one retry")
+            return
+        }
         #expect(v2 == ["a": 1])
 
         var twice = FaultInjectingStorage.Faults()
         twice.failNextGets = 2
         let failed = makeStore(FaultInjectingStorage(backing: InMemoryKeyValueStorage(["k": "{\"a\":1}"]), faults: twice), clock)
-        guard case .failed = await failed.read() else { Issue.record("expected failed"); return }
+        guard case .failed = await failed.read() else {
+            Issue.record("expected failed")
+            return
+        }
     }
 
     @Test func S155_readAfterAnotherStoresWrites() async {
@@ -118,7 +130,7 @@ import TrackerCoreTestKit
         store1.save(["n": 1])
         let readResult = Locked<JSONValue?>(nil)
         clock.spawn {
-            if case let .ok(v, _) = await store2.read(after: { await store1.idle() }) { readResult.withLock { $0 = v } }
+            if case .ok(let v, _) = await store2.read(after: { await store1.idle() }) { readResult.withLock { $0 = v } }
             await store2.saveWith { .value(["n": 2]) }
         }
         await clock.advance(byMs: 500)
@@ -188,10 +200,10 @@ import TrackerCoreTestKit
         let second = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
         let seen = Locked<JSONValue?>(nil)
         clock.spawn {
-            if case let .ok(v, _) = await second.read() { seen.withLock { $0 = v } }
+            if case .ok(let v, _) = await second.read() { seen.withLock { $0 = v } }
         }
         await clock.advance(byMs: 999)
-        #expect(seen.value == nil) // still behind the first store's second write
+        #expect(seen.value == nil)  // still behind the first store's second write
         await clock.advance(byMs: 1)
         #expect(seen.value == ["n": 2])
     }
@@ -208,7 +220,7 @@ import TrackerCoreTestKit
         let unshared = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in }
         clock.spawn { _ = await second.read() }
         await clock.advance(byMs: 499)
-        #expect(!first.isSuperseded) // the second store's read waits behind the first's write
+        #expect(!first.isSuperseded)  // the second store's read waits behind the first's write
         await clock.advance(byMs: 1)
         #expect(first.isSuperseded)
         #expect(!second.isSuperseded)
@@ -220,7 +232,7 @@ import TrackerCoreTestKit
         let storage = FaultInjectingStorage(clock: clock)
         storage.update { $0.writesNeverFinish = true }
         let writer = SerialStore(storage: storage, key: "k", scheduler: clock, sharedQueue: true) { _ in }
-        writer.save(["n": 1]) // never finishes
+        writer.save(["n": 1])  // never finishes
         let otherKey = SerialStore(storage: storage, key: "other", scheduler: clock, sharedQueue: true) { _ in }
         let unshared = SerialStore(storage: storage, key: "k", scheduler: clock) { _ in }
         let reads = Locked(0)

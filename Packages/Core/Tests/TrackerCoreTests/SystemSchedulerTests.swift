@@ -5,8 +5,9 @@
 // its work never runs.
 import Dispatch
 import Testing
-@testable import TrackerCore
 import TrackerCoreTestKit
+
+@testable import TrackerCore
 
 @Suite struct SystemSchedulerTests {
     @Test func I4_aTimerFiresOnce() async {

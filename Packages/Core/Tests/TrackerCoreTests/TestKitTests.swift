@@ -148,7 +148,7 @@ import TrackerCoreTestKit
         await clock.advance(byMs: 60_000)
         #expect(statuses.value.isEmpty, "time alone does not answer a held request")
 
-        transport.releaseHung(with: .hang) // answered "hold again": still held
+        transport.releaseHung(with: .hang)  // answered "hold again": still held
         await clock.settle()
         #expect(transport.hungCount == 2)
         #expect(statuses.value.isEmpty)
@@ -233,21 +233,30 @@ import TrackerCoreTestKit
             destination: "memory://x", clock: clock, behavior: { n, _ in n == 1 ? .after(500, .result(.ignored)) : .result(.accepted) },
             onSend: { n in seen.withLock { $0.append(n) } })
         let results = Locked<[SinkOutcome]>([])
-        clock.spawn { let r = try? await sink.send(1); results.withLock { $0.append(r?.outcome ?? .transient) } }
+        clock.spawn {
+            let r = try? await sink.send(1)
+            results.withLock { $0.append(r?.outcome ?? .transient) }
+        }
         await clock.advance(byMs: 499)
         #expect(results.value.isEmpty)
         #expect(sink.callTimes == [100])
         await clock.advance(byMs: 1)
         #expect(results.value == [.ignored])
 
-        clock.spawn { let r = try? await sink.send(2); results.withLock { $0.append(r?.outcome ?? .transient) } }
+        clock.spawn {
+            let r = try? await sink.send(2)
+            results.withLock { $0.append(r?.outcome ?? .transient) }
+        }
         await clock.settle()
         #expect(results.value == [.ignored, .accepted])
         #expect(sink.callTimes == [100, 600])
 
         sink.kill()
         #expect(sink.isKilled)
-        clock.spawn { let r = try? await sink.send(3); results.withLock { $0.append(r?.outcome ?? .transient) } }
+        clock.spawn {
+            let r = try? await sink.send(3)
+            results.withLock { $0.append(r?.outcome ?? .transient) }
+        }
         await clock.advance(byMs: 10_000)
         #expect(sink.received == [1, 2], "a killed sink records nothing")
         #expect(results.value == [.ignored, .accepted], "and answers nothing")

@@ -3,7 +3,7 @@ import TrackerCore
 import TrackerCoreTestKit
 
 @Suite struct TimeAndIDTests {
-    static let t0: Int64 = 1_768_032_000_000 // 2026-01-10T08:00:00.000Z
+    static let t0: Int64 = 1_768_032_000_000  // 2026-01-10T08:00:00.000Z
 
     struct FixedRandom: RandomSource {
         let bytes: [UInt8]

@@ -18,18 +18,18 @@ extension OnboardingRunTracker {
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
-    /// Binds this tracker to the application lifecycle (UIKit, or AppKit's resign-active) in one
-    /// call. Not available in app extensions: call ``appDidEnterBackground()`` from the
-    /// extension's own lifecycle instead.
-    @available(iOSApplicationExtension, unavailable)
-    @available(tvOSApplicationExtension, unavailable)
-    @available(visionOSApplicationExtension, unavailable)
-    @available(macCatalystApplicationExtension, unavailable)
-    @discardableResult
-    public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
-        guard let monitor = AppLifecycleMonitor.system() else { return nil }
-        return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
+        /// Binds this tracker to the application lifecycle (UIKit, or AppKit's resign-active) in one
+        /// call. Not available in app extensions: call ``appDidEnterBackground()`` from the
+        /// extension's own lifecycle instead.
+        @available(iOSApplicationExtension, unavailable)
+        @available(tvOSApplicationExtension, unavailable)
+        @available(visionOSApplicationExtension, unavailable)
+        @available(macCatalystApplicationExtension, unavailable)
+        @discardableResult
+        public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
+            guard let monitor = AppLifecycleMonitor.system() else { return nil }
+            return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
+        }
     #endif
 
     /// The app entered the background (the manual, extension-safe call): backgrounds the
@@ -44,7 +44,7 @@ extension OnboardingRunTracker {
         runInBackgroundTask(monitor: monitor, name: "onboarding.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
             guard let self else { return done() }
             self.scheduler.spawn {
-                await self.idle() // the backgrounded snapshot is stored and handed to its delivery
+                await self.idle()  // the backgrounded snapshot is stored and handed to its delivery
                 let deliveries = self.flushDeliveries()
                 for d in deliveries { await d.idle() }
                 done()
@@ -80,16 +80,16 @@ extension OnboardingRun {
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
-    /// Binds the app-wide tracker to the application lifecycle in one call (UIKit or AppKit).
-    /// Not available in app extensions: call `OnboardingRun.shared?.appDidEnterBackground()`.
-    @available(iOSApplicationExtension, unavailable)
-    @available(tvOSApplicationExtension, unavailable)
-    @available(visionOSApplicationExtension, unavailable)
-    @available(macCatalystApplicationExtension, unavailable)
-    @discardableResult
-    public static func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
-        guard let monitor = AppLifecycleMonitor.system() else { return nil }
-        return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
+        /// Binds the app-wide tracker to the application lifecycle in one call (UIKit or AppKit).
+        /// Not available in app extensions: call `OnboardingRun.shared?.appDidEnterBackground()`.
+        @available(iOSApplicationExtension, unavailable)
+        @available(tvOSApplicationExtension, unavailable)
+        @available(visionOSApplicationExtension, unavailable)
+        @available(macCatalystApplicationExtension, unavailable)
+        @discardableResult
+        public static func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
+            guard let monitor = AppLifecycleMonitor.system() else { return nil }
+            return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
+        }
     #endif
 }

@@ -26,7 +26,10 @@ final class Handoff: Sendable {
     /// The run the disposed tracker's last landed write stored as resumable, with its reservation.
     let storedRun: StoredRunMark?
 
-    init(sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunSnapshot>], leftover: Deferred<Leftover>, storedRun: StoredRunMark? = nil) {
+    init(
+        sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunSnapshot>],
+        leftover: Deferred<Leftover>, storedRun: StoredRunMark? = nil
+    ) {
         self.sink = sink
         self.destination = destination
         self.run = run

@@ -17,7 +17,7 @@ enum HandoverMachine {
 
         /// The run the predecessor handed over (`.nothing` unless accepted).
         var handedRun: HandedRun {
-            if case let .accepted(run, _) = self { return run }
+            if case .accepted(let run, _) = self { return run }
             return .nothing
         }
 
@@ -30,7 +30,7 @@ enum HandoverMachine {
         var predecessorDone: Bool {
             switch self {
             case .none: true
-            case let .accepted(_, pending), let .refused(pending): !pending
+            case .accepted(_, let pending), .refused(let pending): !pending
             }
         }
 
@@ -38,7 +38,7 @@ enum HandoverMachine {
         var leftoverAdopted: Phase {
             switch self {
             case .none: .none
-            case let .accepted(run, _): .accepted(run, leftoverPending: false)
+            case .accepted(let run, _): .accepted(run, leftoverPending: false)
             case .refused: .refused(leftoverPending: false)
             }
         }
@@ -90,8 +90,12 @@ enum HandoverMachine {
     static func leftoverAnswered(_ left: Leftover, accepted: Bool, _ c: Context) -> [Action] {
         guard accepted else {
             guard !left.unsent.isEmpty, !c.destinationChangedReported else { return [] }
-            return [.destinationChangedReported,
-                    .diagnose(code: "destination-changed", message: "snapshots the previous tracker left for another destination are discarded unsent")]
+            return [
+                .destinationChangedReported,
+                .diagnose(
+                    code: "destination-changed", message: "snapshots the previous tracker left for another destination are discarded unsent"
+                ),
+            ]
         }
         var out: [Action] = []
         var settled = c.settled

@@ -13,9 +13,9 @@ public enum PropertyValue: Sendable, Equatable {
 
     var json: JSONValue {
         switch self {
-        case let .string(s): .string(s)
-        case let .number(n): .number(n)
-        case let .bool(b): .bool(b)
+        case .string(let s): .string(s)
+        case .number(let n): .number(n)
+        case .bool(let b): .bool(b)
         case .null: .null
         }
     }
@@ -60,7 +60,7 @@ public enum AnswerInput: Sendable, Equatable {
     /// The question key.
     public var questionKey: String {
         switch self {
-        case let .single(k, _), let .multi(k, _), let .numeric(k, _, _), let .text(k, _): k
+        case .single(let k, _), .multi(let k, _), .numeric(let k, _, _), .text(let k, _): k
         }
     }
 }
@@ -92,7 +92,10 @@ public struct StudioInput: Sendable, Equatable {
     public var draft: Bool?
 
     /// Creates Studio links.
-    public init(onboardingId: StudioID? = nil, deploymentId: StudioID? = nil, audienceId: StudioID? = nil, variantKey: StudioID? = nil, draft: Bool? = nil) {
+    public init(
+        onboardingId: StudioID? = nil, deploymentId: StudioID? = nil, audienceId: StudioID? = nil, variantKey: StudioID? = nil,
+        draft: Bool? = nil
+    ) {
         self.onboardingId = onboardingId
         self.deploymentId = deploymentId
         self.audienceId = audienceId
@@ -144,7 +147,9 @@ public struct StartOptions: Sendable {
     public var studio: StudioInput?
 
     /// Creates start options.
-    public init(onboarding: OnboardingInput? = nil, manifest: [ManifestStepInput], properties: RunProperties? = nil, studio: StudioInput? = nil) {
+    public init(
+        onboarding: OnboardingInput? = nil, manifest: [ManifestStepInput], properties: RunProperties? = nil, studio: StudioInput? = nil
+    ) {
         self.onboarding = onboarding
         self.manifest = manifest
         self.properties = properties

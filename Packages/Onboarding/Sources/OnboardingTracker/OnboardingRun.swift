@@ -47,7 +47,8 @@ extension OnboardingRun {
     private static let app = Locked<OnboardingRunTracker?>(nil)
     /// Where the app-wide calls made before `configure` report: the default diagnostic handler
     /// (replaced only by tests, to observe it).
-    static let consoleOutput = Locked<DiagnosticHandler>(Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk"))
+    static let consoleOutput = Locked<DiagnosticHandler>(
+        Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk"))
 
     /// Configures the app-wide tracker: disposes the current one (if any), then creates a new one.
     public static func configure(_ configuration: OnboardingRunConfiguration) {

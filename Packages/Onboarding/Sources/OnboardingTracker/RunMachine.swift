@@ -93,7 +93,7 @@ struct RunMachine: Sendable {
             }
             closeWindow(&out)
             generation += 1
-        case let .changed(debounceMs, hasEntries):
+        case .changed(let debounceMs, let hasEntries):
             guard !disposed else { return [] }
             if debounceMs <= 0 { return [hasEntries ? .stage : .write] }
             // The window opens at the first unsent change, an entry or not: a property set before
@@ -104,14 +104,14 @@ struct RunMachine: Sendable {
                 out.append(.scheduleTimer(afterMs: debounceMs, generation: generation))
             }
             out.append(.write)
-        case let .timerScheduled(token, gen):
+        case .timerScheduled(let token, let gen):
             if case .open(gen, nil) = window {
                 window = .open(generation: gen, timer: token)
             } else {
                 // The window closed (or moved on) before its token came back.
                 out.append(.cancelTimer(token))
             }
-        case let .timerFired(gen):
+        case .timerFired(let gen):
             guard case .open(gen, _) = window else { return [] }
             window = .closed
             guard !disposed, gen == generation, hasUnsentChange else { return [] }
@@ -130,7 +130,7 @@ struct RunMachine: Sendable {
     }
 
     private mutating func closeWindow(_ out: inout [Action]) {
-        if case let .open(_, timer) = window, let timer { out.append(.cancelTimer(timer)) }
+        if case .open(_, let timer) = window, let timer { out.append(.cancelTimer(timer)) }
         window = .closed
     }
 }

@@ -37,26 +37,26 @@ struct AnswerState: Sendable {
 
     /// The answer when `json` is exactly `{question_key, kind, value[, unit]}` with the right types.
     private static func validated(_ json: JSONValue) -> Snapshot.Answer? {
-        guard case let .object(o) = json, o.count == 3 || o.count == 4, o.entries[0].key == "question_key", o.entries[1].key == "kind",
-              o.entries[2].key == "value", case let .string(question) = o.entries[0].value, case let .string(kind) = o.entries[1].value
+        guard case .object(let o) = json, o.count == 3 || o.count == 4, o.entries[0].key == "question_key", o.entries[1].key == "kind",
+            o.entries[2].key == "value", case .string(let question) = o.entries[0].value, case .string(let kind) = o.entries[1].value
         else { return nil }
         let value = o.entries[2].value
         let unit: String?
         if o.count == 4 {
-            guard kind == "numeric", o.entries[3].key == "unit", case let .string(u) = o.entries[3].value else { return nil }
+            guard kind == "numeric", o.entries[3].key == "unit", case .string(let u) = o.entries[3].value else { return nil }
             unit = u
         } else {
             unit = nil
         }
         switch (kind, value) {
-        case let ("single", .string(v)): return Snapshot.Answer(questionKey: question, value: .single(v))
-        case let ("text", .string(v)): return Snapshot.Answer(questionKey: question, value: .text(v))
-        case let ("numeric", .number(n)): return Snapshot.Answer(questionKey: question, value: .numeric(n, unit: unit))
-        case let ("multi", .array(items)):
+        case ("single", .string(let v)): return Snapshot.Answer(questionKey: question, value: .single(v))
+        case ("text", .string(let v)): return Snapshot.Answer(questionKey: question, value: .text(v))
+        case ("numeric", .number(let n)): return Snapshot.Answer(questionKey: question, value: .numeric(n, unit: unit))
+        case ("multi", .array(let items)):
             var keys: [String] = []
             keys.reserveCapacity(items.count)
             for i in items {
-                guard case let .string(k) = i else { return nil }
+                guard case .string(let k) = i else { return nil }
                 keys.append(k)
             }
             return Snapshot.Answer(questionKey: question, value: .multi(keys))
@@ -129,8 +129,9 @@ struct EntryState: Sendable {
     /// The entry in its contract type, with its recorded exit (cached).
     mutating func wire() -> Snapshot.Entry {
         if let wireCache { return wireCache }
-        let e = Snapshot.Entry(stepKey: stepKey, enteredAt: Timestamp.format(ms: enteredAt),
-                               exitedAt: exitedAt.map { Timestamp.format(ms: $0) }, answers: answers)
+        let e = Snapshot.Entry(
+            stepKey: stepKey, enteredAt: Timestamp.format(ms: enteredAt),
+            exitedAt: exitedAt.map { Timestamp.format(ms: $0) }, answers: answers)
         wireCache = e
         return e
     }
@@ -171,9 +172,10 @@ struct RunState: Sendable {
     /// Entries' completion-form bytes, commas included.
     private(set) var entriesSize = 0
 
-    init(runId: String, onboarding: Snapshot.Onboarding, studio: Snapshot.Studio?, context: Snapshot.Context,
-         manifest: Snapshot.Manifest, manifestKeys: Set<String>, lastActiveAt: Int64)
-    {
+    init(
+        runId: String, onboarding: Snapshot.Onboarding, studio: Snapshot.Studio?, context: Snapshot.Context,
+        manifest: Snapshot.Manifest, manifestKeys: Set<String>, lastActiveAt: Int64
+    ) {
         self.runId = runId
         self.onboarding = onboarding
         self.studio = studio
@@ -191,21 +193,27 @@ struct RunState: Sendable {
     /// fit its contract type.
     init?(runId: String, spec: RunSpec, lastActiveAt: Int64) {
         guard let onboarding = spec.onboarding, let context = spec.context else { return nil }
-        self.init(runId: runId, onboarding: onboarding, studio: spec.studio, context: context, manifest: spec.manifest,
-                  manifestKeys: spec.manifestKeys, lastActiveAt: lastActiveAt)
+        self.init(
+            runId: runId, onboarding: onboarding, studio: spec.studio, context: context, manifest: spec.manifest,
+            manifestKeys: spec.manifestKeys, lastActiveAt: lastActiveAt)
     }
 
     /// The completion form's bytes with `seq` 0, `properties` and no entry.
     func headerSize(properties: OrderedScalarMap) -> Int {
-        wireSize(Snapshot(runId: runId, seq: 0, status: .completed, startedAt: widthTimestamp, completedAt: widthTimestamp,
-                          sentAt: widthTimestamp, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
-                          properties: properties, truncated: false, steps: []))
+        wireSize(
+            Snapshot(
+                runId: runId, seq: 0, status: .completed, startedAt: widthTimestamp, completedAt: widthTimestamp,
+                sentAt: widthTimestamp, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+                properties: properties, truncated: false, steps: []))
     }
 
     @inline(__always) static func digits(_ n: Int) -> Int {
         var d = 1
         var v = n
-        while v >= 10 { v /= 10; d += 1 }
+        while v >= 10 {
+            v /= 10
+            d += 1
+        }
         return d
     }
 
@@ -260,11 +268,12 @@ struct RunState: Sendable {
         entries.reserveCapacity(steps.count)
         for i in steps.indices { entries.append(steps[i].wire()) }
         if !completed && !truncated, !entries.isEmpty { entries[entries.count - 1].exitedAt = nil }
-        return Snapshot(runId: runId, seq: seq, status: completed ? .completed : .inProgress,
-                        startedAt: Timestamp.format(ms: steps.first?.enteredAt ?? sentAt),
-                        completedAt: completedAt.map { Timestamp.format(ms: $0) }, sentAt: Timestamp.format(ms: sentAt),
-                        onboarding: onboarding, studio: studio, context: context, manifest: manifest,
-                        properties: properties, truncated: truncated, steps: entries)
+        return Snapshot(
+            runId: runId, seq: seq, status: completed ? .completed : .inProgress,
+            startedAt: Timestamp.format(ms: steps.first?.enteredAt ?? sentAt),
+            completedAt: completedAt.map { Timestamp.format(ms: $0) }, sentAt: Timestamp.format(ms: sentAt),
+            onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+            properties: properties, truncated: truncated, steps: entries)
     }
 
     /// The completion form of the current state (for checking the incremental measure).
@@ -328,13 +337,13 @@ struct RunState: Sendable {
         var entries: [EntryState] = []
         for e in stepsArr {
             guard let eo = e.objectValue, let k = eo["step_key"]?.stringValue,
-                  let ea = eo["entered_at"]?.stringValue, let enteredAt = parseTS(ea),
-                  let answers = eo["answers"]?.arrayValue
+                let ea = eo["entered_at"]?.stringValue, let enteredAt = parseTS(ea),
+                let answers = eo["answers"]?.arrayValue
             else { return (nil, "current.steps holds an invalid entry") }
             var exit: Int64?
             switch eo["exited_at"] {
             case .some(.null): exit = nil
-            case let .some(.string(s)):
+            case .some(.string(let s)):
                 guard let t = parseTS(s) else { return (nil, "current.steps holds an invalid entry") }
                 exit = t
             default: return (nil, "current.steps holds an invalid entry")
@@ -366,7 +375,7 @@ struct RunState: Sendable {
         var completedAt: Int64?
         switch o["completedAt"] {
         case nil, .some(.null): completedAt = nil
-        case let .some(.string(s)):
+        case .some(.string(let s)):
             guard let t = parseTS(s) else { return (nil, "current.completedAt is invalid") }
             completedAt = t
         default: return (nil, "current.completedAt is invalid")
@@ -377,8 +386,9 @@ struct RunState: Sendable {
             guard let b = d.boolValue else { return (nil, "current.dirty is invalid") }
             dirty = b
         }
-        var r = RunState(runId: runId, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
-                         manifestKeys: keys, lastActiveAt: Int64(lastActive))
+        var r = RunState(
+            runId: runId, onboarding: onboarding, studio: studio, context: context, manifest: manifest,
+            manifestKeys: keys, lastActiveAt: Int64(lastActive))
         r.lastSeq = lastSeq
         r.setProperties(properties, header: r.headerSize(properties: properties))
         for e in entries { r.append(e) }

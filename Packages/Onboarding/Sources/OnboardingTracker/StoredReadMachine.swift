@@ -72,7 +72,7 @@ enum StoredReadMachine {
         switch raw {
         case .failed: return .unreadable
         case .ok(nil): return .contents(.empty)
-        case let .ok(.some(text)): return parse(text: text)
+        case .ok(.some(let text)): return parse(text: text)
         }
     }
 
@@ -98,7 +98,11 @@ enum StoredReadMachine {
         if let ob = obj["outboxes"] {
             if let oo = ob.objectValue {
                 for (id, member) in oo.entries {
-                    if let item = validOutbox(id, member) { c.outboxes[id] = item } else { dropped.append("outbox \(id.prefix(36)) is malformed") }
+                    if let item = validOutbox(id, member) {
+                        c.outboxes[id] = item
+                    } else {
+                        dropped.append("outbox \(id.prefix(36)) is malformed")
+                    }
                 }
             } else {
                 dropped.append("outboxes is not an object")
@@ -114,13 +118,13 @@ enum StoredReadMachine {
     /// A stored outbox member `{seq, body}` whose body is a snapshot of run `id` in contract v1.
     static func validOutbox(_ id: String, _ member: JSONValue) -> Item? {
         guard let m = member.objectValue, let seq = m["seq"]?.intValue, seq >= 1, let body = m["body"], let b = body.objectValue,
-              b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
-              let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
-              let steps = b["steps"]?.arrayValue, !steps.isEmpty,
-              b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
-              // A body that does not fit contract v1's typed form would be rejected by the ingest
-              // anyway; it is dropped with the other malformed parts.
-              let payload = try? OnboardingRunSnapshot(json: body)
+            b["run_id"]?.stringValue == id, b["seq"]?.intValue == seq,
+            let status = b["status"]?.stringValue, status == "in_progress" || status == "completed",
+            let steps = b["steps"]?.arrayValue, !steps.isEmpty,
+            b["manifest"]?.objectValue != nil, b["onboarding"]?.objectValue != nil, b["context"]?.objectValue != nil,
+            // A body that does not fit contract v1's typed form would be rejected by the ingest
+            // anyway; it is dropped with the other malformed parts.
+            let payload = try? OnboardingRunSnapshot(json: body)
         else { return nil }
         return Item(seq: seq, payload: payload)
     }
@@ -133,10 +137,20 @@ enum StoredReadMachine {
         let c: Contents
         switch parsed {
         case .unreadable:
-            return [.persistenceOff, .diagnose(code: "storage", message: "the stored state could not be read (twice); this session runs without persistence")]
-        case let .foreignFormat(format):
-            return [.persistenceOff, .diagnose(code: "storage", message: "the stored state has an unknown format \(WireJSON.formatNumber(format)); it is left untouched and this session runs without persistence")]
-        case let .contents(contents):
+            return [
+                .persistenceOff,
+                .diagnose(code: "storage", message: "the stored state could not be read (twice); this session runs without persistence"),
+            ]
+        case .foreignFormat(let format):
+            return [
+                .persistenceOff,
+                .diagnose(
+                    code: "storage",
+                    message:
+                        "the stored state has an unknown format \(WireJSON.formatNumber(format)); it is left untouched and this session runs without persistence"
+                ),
+            ]
+        case .contents(let contents):
             c = contents
         }
         var out: [Action] = c.problems.map { .diagnose(code: "storage", message: $0) }
@@ -155,12 +169,16 @@ enum StoredReadMachine {
             rewrite = true
             if !ctx.destinationChangedReported {
                 out.append(.destinationChangedReported)
-                out.append(.diagnose(code: "destination-changed", message: "stored state written for another destination is discarded unsent"))
+                out.append(
+                    .diagnose(code: "destination-changed", message: "stored state written for another destination is discarded unsent"))
             }
         }
         if ctx.handoffRefused { rewrite = true }
         for (id, item) in stored.sorted(by: { $0.key < $1.key }) {
-            if let settled = ctx.settled[id], item.seq <= settled { rewrite = true; continue }
+            if let settled = ctx.settled[id], item.seq <= settled {
+                rewrite = true
+                continue
+            }
             if let have = ctx.outboxSeqs[id], have >= item.seq { continue }
             out.append(.adoptOutbox(id, item, deliver: ctx.predecessorDone && !ctx.disposed))
         }

@@ -68,9 +68,10 @@ final class Deferred<T: Sendable>: Sendable {
 }
 
 /// Calls `done(timedOut)` once: when `register`'s completion fires or `ms` elapse on `scheduler`.
-func boundedWait(ms: Int64, scheduler: any TrackerScheduler, register: (@escaping @Sendable () -> Void) -> Void,
-                 done: @escaping @Sendable (Bool) -> Void)
-{
+func boundedWait(
+    ms: Int64, scheduler: any TrackerScheduler, register: (@escaping @Sendable () -> Void) -> Void,
+    done: @escaping @Sendable (Bool) -> Void
+) {
     let state = Locked<(fired: Bool, token: TimerToken?)>((false, nil))
     let fire: @Sendable (Bool) -> Void = { timedOut in
         let (first, token) = state.withLock { s -> (Bool, TimerToken?) in
@@ -109,7 +110,10 @@ func awaitCancellable(_ register: (@escaping @Sendable () -> Void) -> Void) asyn
                 b.cont = c
                 return nil
             }
-            if let ready { c.resume(returning: ready); return }
+            if let ready {
+                c.resume(returning: ready)
+                return
+            }
             register { finish(true) }
             if Task.isCancelled { finish(false) }
         }

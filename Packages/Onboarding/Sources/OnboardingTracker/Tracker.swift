@@ -119,7 +119,7 @@ public final class OnboardingRunTracker: Sendable {
                 s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
                     s.storedRun = handoff.storedRun
-                    if case let .run(r) = handoff.run { s.session = .awaiting(resumable: r) }
+                    if case .run(let r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
                         s.outboxes[id] = item
                         s.held.insert(id)
@@ -127,7 +127,8 @@ public final class OnboardingRunTracker: Sendable {
                 } else {
                     if case .run = handoff.run {
                         s.destinationChangedReported = true
-                        fx.diag("destination-changed", "the previous tracker's run in progress was for another destination and is discarded")
+                        fx.diag(
+                            "destination-changed", "the previous tracker's run in progress was for another destination and is discarded")
                     }
                 }
             }
@@ -141,7 +142,10 @@ public final class OnboardingRunTracker: Sendable {
                 if let drain { _ = await awaitCancellable { cb in drain.onComplete { _ in cb() } } }
                 // A tracker released before its read ran still completes the read, so that a
                 // disposed one's drain (which waits on it) ends now, not after the bound.
-                guard let self else { readDeferred.complete(()); return .skip }
+                guard let self else {
+                    readDeferred.complete(())
+                    return .skip
+                }
                 registry.armLateWrites(key: key, tracker: me2) { [weak self] in self?.lateWriteLanded() }
                 let raw = await self.readStored()
                 self.processRead(raw)
@@ -185,8 +189,8 @@ public final class OnboardingRunTracker: Sendable {
         var problems: [String] = []
         var ctx: RunContextInput?
         switch config.context {
-        case let .value(v): ctx = v
-        case let .provider(p):
+        case .value(let v): ctx = v
+        case .provider(let p):
             do { ctx = try p() } catch { problems.append("the context closure failed") }
         }
         let spec = StartValidation.spec(options, context: ctx, problems: &problems)
@@ -270,10 +274,13 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.run.current else { return }
-            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
             guard r.manifestKeys.contains(stepKey) else {
-                fx.diag("unknown-step", "a step key that is not in the manifest (\(stepKey.unicodeScalars.count) characters; not repeated here, it may not be a key)", r.runId)
+                fx.diag(
+                    "unknown-step",
+                    "a step key that is not in the manifest (\(stepKey.unicodeScalars.count) characters; not repeated here, it may not be a key)",
+                    r.runId)
                 return
             }
             let t = now(r)
@@ -312,21 +319,26 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.run.current else { return }
-            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
             let n = r.steps.count
             let target: Int
-            if n >= 1, r.steps[n - 1].stepKey == stepKey { target = n - 1 }
-            else if n >= 2, r.steps[n - 2].stepKey == stepKey { target = n - 2 }
-            else {
-                fx.diag("not-current-step", "step \"\(r.manifestKeys.contains(stepKey) ? stepKey : "?")\" is neither the current nor the previous entry", r.runId)
+            if n >= 1, r.steps[n - 1].stepKey == stepKey {
+                target = n - 1
+            } else if n >= 2, r.steps[n - 2].stepKey == stepKey {
+                target = n - 2
+            } else {
+                fx.diag(
+                    "not-current-step",
+                    "step \"\(r.manifestKeys.contains(stepKey) ? stepKey : "?")\" is neither the current nor the previous entry", r.runId)
                 return
             }
             let t = now(r)
             var changed = false
             var refused = false
             // One diagnostic per call and code, with the count (not one per dropped answer).
-            var invalid = DropTally(), overCap = DropTally()
+            var invalid = DropTally()
+            var overCap = DropTally()
             for a in answers {
                 guard let json = StartValidation.answer(a) else {
                     invalid.add(InputPatterns.isKey(a.questionKey) ? a.questionKey : "?")
@@ -382,14 +394,18 @@ public final class OnboardingRunTracker: Sendable {
     func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
         var changed = false
         // One diagnostic per call and code, with the count (not one per dropped key).
-        var invalid = DropTally(), overCap = DropTally()
+        var invalid = DropTally()
+        var overCap = DropTally()
         for (k, v) in patch.entries {
             guard let json = StartValidation.property(k, v) else {
                 invalid.add(InputPatterns.isPropertyKey(k) ? k : "?")
                 continue
             }
             if let old = props[k] {
-                if old != json { props[k] = json; changed = true }
+                if old != json {
+                    props[k] = json
+                    changed = true
+                }
             } else if props.count >= 20 {
                 overCap.add(k)
             } else {
@@ -410,7 +426,7 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.run.current else { return }
-            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
             var props = r.properties.wireJSON().objectValue ?? JSONObject()
             let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
@@ -438,7 +454,7 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         state.withLock { s in
             guard guardRun(run, s, &fx), var r = s.run.current else { return }
-            s.run.current = nil // keep the run's buffers uniquely referenced: recording stays O(1)
+            s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
             guard r.hasEntries else {
                 fx.diag("no-steps", "complete() before any entry: nothing is sent", r.runId)
@@ -498,17 +514,17 @@ public final class OnboardingRunTracker: Sendable {
         switch action {
         case .stage:
             guard var r = s.run.current else { return }
-            s.run.current = nil // keep the run's buffers uniquely referenced
+            s.run.current = nil  // keep the run's buffers uniquely referenced
             buildAndStage(&r, s: &s, fx: &fx, flush: false)
             s.run.current = r
-        case let .reportReplaced(runId):
+        case .reportReplaced(let runId):
             fx.diag("run-replaced", "a new run was started; this run records nothing more", runId)
         case .write:
             requestWrite(&s, fx: &fx)
-        case let .scheduleTimer(ms, gen):
+        case .scheduleTimer(let ms, let gen):
             let token = scheduler.schedule(afterMs: ms) { [weak self] in self?.debounceFired(gen) }
             perform(s.run.handle(.timerScheduled(token, generation: gen)), &s, &fx)
-        case let .cancelTimer(token):
+        case .cancelTimer(let token):
             scheduler.cancel(token)
         }
     }
@@ -564,7 +580,13 @@ public final class OnboardingRunTracker: Sendable {
                 return (false, !s.heldForStorageReported)
             }
             if report {
-                self.emit([Diagnostic(code: "storage", message: "snapshot seq \(item.seq) is held until storage takes a write: storage has not recorded that its seq is used, so sending it could let a resumed run reuse the seq", runId: item.payload.runId)])
+                self.emit([
+                    Diagnostic(
+                        code: "storage",
+                        message:
+                            "snapshot seq \(item.seq) is held until storage takes a write: storage has not recorded that its seq is used, so sending it could let a resumed run reuse the seq",
+                        runId: item.payload.runId)
+                ])
             }
             // Every staged snapshot is handed over when its write finished or timed out, even
             // when a newer one was built meanwhile (<doc:Delivery#Persist-before-send>): latest-wins applies among handed
@@ -669,7 +691,10 @@ public final class OnboardingRunTracker: Sendable {
         for (d, item) in released { d.enqueue(item) }
     }
 
-    enum RawRead { case ok(String?), failed }
+    enum RawRead {
+        case ok(String?)
+        case failed
+    }
 
     func readStored() async -> RawRead {
         guard let store else { return .ok(nil) }
@@ -688,14 +713,15 @@ public final class OnboardingRunTracker: Sendable {
             let ctx = StoredReadMachine.Context(
                 destination: destination, handoffRefused: s.handover.isRefused, destinationChangedReported: s.destinationChangedReported,
                 settled: s.settled, outboxSeqs: s.outboxes.mapValues(\.seq), handedNothing: handedNothing,
-                sessionStarted: s.sessionStarted, hasCurrent: s.run.current != nil, predecessorDone: s.handover.predecessorDone, disposed: s.run.disposed)
+                sessionStarted: s.sessionStarted, hasCurrent: s.run.current != nil, predecessorDone: s.handover.predecessorDone,
+                disposed: s.run.disposed)
             for action in StoredReadMachine.decide(parsed, ctx) {
                 switch action {
-                case let .diagnose(code, message): fx.diag(code, message)
+                case .diagnose(let code, let message): fx.diag(code, message)
                 case .persistenceOff: s.persistenceOff = true
-                case let .storedRun(mark): s.storedRun = mark
+                case .storedRun(let mark): s.storedRun = mark
                 case .destinationChangedReported: s.destinationChangedReported = true
-                case let .adoptOutbox(id, item, deliver):
+                case .adoptOutbox(let id, let item, let deliver):
                     s.outboxes[id] = item
                     if deliver {
                         let d = delivery(id, &s)
@@ -703,8 +729,8 @@ public final class OnboardingRunTracker: Sendable {
                     } else {
                         s.held.insert(id)
                     }
-                case let .keepResumable(r): s.session = .awaiting(resumable: r)
-                case var .stage(r): buildAndStage(&r, s: &s, fx: &fx, flush: false)
+                case .keepResumable(let r): s.session = .awaiting(resumable: r)
+                case .stage(var r): buildAndStage(&r, s: &s, fx: &fx, flush: false)
                 case .write: requestWrite(&s, fx: &fx)
                 }
             }
@@ -738,17 +764,17 @@ public final class OnboardingRunTracker: Sendable {
                 disposed: s.run.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
                 switch action {
-                case let .diagnose(code, message): fx.diag(code, message)
+                case .diagnose(let code, let message): fx.diag(code, message)
                 case .destinationChangedReported: s.destinationChangedReported = true
-                case let .settled(id, seq): s.settled[id] = seq
-                case let .take(id, item):
+                case .settled(let id, let seq): s.settled[id] = seq
+                case .take(let id, let item):
                     s.outboxes[id] = item
                     s.held.insert(id)
-                case let .drop(id): s.outboxes[id] = nil
-                case let .deliver(id, item):
+                case .drop(let id): s.outboxes[id] = nil
+                case .deliver(let id, let item):
                     let d = delivery(id, &s)
                     fx.run { d.enqueue(item) }
-                case let .holdForStorage(id, item):
+                case .holdForStorage(let id, let item):
                     // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
                     _ = delivery(id, &s)
                     s.heldForStorage[id] = item
@@ -852,11 +878,11 @@ public final class OnboardingRunTracker: Sendable {
     /// Drops null members so that absent == null when comparing (<doc:Delivery#What-the-ingest-answers>).
     static func canonical(_ v: JSONValue) -> JSONValue {
         switch v {
-        case let .object(o):
+        case .object(let o):
             var out = JSONObject()
             for (k, x) in o.entries where !x.isNull { out.appendUnchecked(k, canonical(x)) }
             return .object(out)
-        case let .array(a): return .array(a.map(canonical))
+        case .array(let a): return .array(a.map(canonical))
         default: return v
         }
     }
@@ -897,7 +923,12 @@ public final class OnboardingRunTracker: Sendable {
             reportSlowRead()
             return
         }
-        _ = await waitBounded(ms) { cb in scheduler.spawn { await store.idle(); cb() } }
+        _ = await waitBounded(ms) { cb in
+            scheduler.spawn {
+                await store.idle()
+                cb()
+            }
+        }
     }
 
     private func waitBounded(_ ms: Int64, _ register: @escaping (@escaping @Sendable () -> Void) -> Void) async -> Bool {
@@ -924,8 +955,9 @@ public final class OnboardingRunTracker: Sendable {
             }
             let left = Deferred<Leftover>()
             s.leftover = left
-            let handoff = Handoff(sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
-                                  storedRun: s.storedRun)
+            let handoff = Handoff(
+                sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
+                storedRun: s.storedRun)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
             return (handoff, store != nil ? Deferred<Void>() : nil)
@@ -948,7 +980,15 @@ public final class OnboardingRunTracker: Sendable {
                 // moment after the caller's own synchronous work (a successor's `resume()` call
                 // included), never before it.
                 scheduler.spawn {
-                    boundedWait(ms: ms, scheduler: scheduler, register: { cb in scheduler.spawn { await store.idle(); cb() } }) { _ in
+                    boundedWait(
+                        ms: ms, scheduler: scheduler,
+                        register: { cb in
+                            scheduler.spawn {
+                                await store.idle()
+                                cb()
+                            }
+                        }
+                    ) { _ in
                         drain.complete(())
                     }
                 }
@@ -983,7 +1023,7 @@ enum SessionPhase: Sendable {
     }
 
     var resumable: RunState? {
-        if case let .awaiting(r) = self { return r }
+        if case .awaiting(let r) = self { return r }
         return nil
     }
 }

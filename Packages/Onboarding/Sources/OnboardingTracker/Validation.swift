@@ -17,11 +17,14 @@ enum StartValidation {
     static func link(_ id: StudioID?, name: String, problems: inout [String]) -> String? {
         guard let id else { return nil }
         switch id {
-        case let .string(s):
+        case .string(let s):
             let n = InputPatterns.codePoints(s)
-            if n < 1 || n > 128 { problems.append("studio.\(name) must be 1-128 characters"); return nil }
+            if n < 1 || n > 128 {
+                problems.append("studio.\(name) must be 1-128 characters")
+                return nil
+            }
             return s
-        case let .number(d):
+        case .number(let d):
             if d.isFinite, d >= 0, d <= 9_007_199_254_740_991, d.rounded(.towardZero) == d {
                 return String(UInt64(d))
             }
@@ -72,7 +75,8 @@ enum StartValidation {
             draft = st.draft == true
             hasLink = onboardingId != nil || deploymentId != nil || audienceId != nil
             if hasLink || variant != nil {
-                studio = Snapshot.Studio(onboardingId: onboardingId, deploymentId: deploymentId, audienceId: audienceId, variantKey: variant)
+                studio = Snapshot.Studio(
+                    onboardingId: onboardingId, deploymentId: deploymentId, audienceId: audienceId, variantKey: variant)
             }
         }
         let studioServed = hasLink || draft
@@ -114,8 +118,9 @@ enum StartValidation {
         }
         let (manifest, keys) = manifest(options.manifest, problems: &problems)
         let context = ctx.flatMap { Self.context($0, problems: &problems) }
-        return RunSpec(onboarding: identity, studio: studio, context: context,
-                       manifest: manifest, manifestKeys: keys, warnings: warnings.map { (code: $0.0, message: $0.1) })
+        return RunSpec(
+            onboarding: identity, studio: studio, context: context,
+            manifest: manifest, manifestKeys: keys, warnings: warnings.map { (code: $0.0, message: $0.1) })
     }
 
     /// Validates one answer (<doc:InputValidation#Answers>); returns its wire JSON or a problem.
@@ -124,11 +129,11 @@ enum StartValidation {
         var o = JSONObject()
         o.appendUnchecked("question_key", .string(a.questionKey))
         switch a {
-        case let .single(_, v):
+        case .single(_, let v):
             guard InputPatterns.isKey(v) else { return nil }
             o.appendUnchecked("kind", "single")
             o.appendUnchecked("value", .string(v))
-        case let .multi(_, values):
+        case .multi(_, let values):
             var seen = Set<String>()
             var out: [JSONValue] = []
             for v in values {
@@ -138,13 +143,13 @@ enum StartValidation {
             guard out.count <= 50 else { return nil }
             o.appendUnchecked("kind", "multi")
             o.appendUnchecked("value", .array(out))
-        case let .numeric(_, v, unit):
+        case .numeric(_, let v, let unit):
             guard v.isFinite else { return nil }
             if let unit, !InputPatterns.isKey(unit) { return nil }
             o.appendUnchecked("kind", "numeric")
             o.appendUnchecked("value", .number(v == 0 ? 0 : v))
             if let unit { o.appendUnchecked("unit", .string(unit)) }
-        case let .text(_, v):
+        case .text(_, let v):
             guard InputPatterns.codePoints(v) <= 1000 else { return nil }
             o.appendUnchecked("kind", "text")
             o.appendUnchecked("value", .string(v))
@@ -156,9 +161,9 @@ enum StartValidation {
     static func property(_ key: String, _ value: PropertyValue) -> JSONValue? {
         guard InputPatterns.isPropertyKey(key) else { return nil }
         switch value {
-        case let .string(s): return InputPatterns.codePoints(s) <= 256 ? .string(s) : nil
-        case let .number(n): return n.isFinite ? .number(n) : nil
-        case let .bool(b): return .bool(b)
+        case .string(let s): return InputPatterns.codePoints(s) <= 256 ? .string(s) : nil
+        case .number(let n): return n.isFinite ? .number(n) : nil
+        case .bool(let b): return .bool(b)
         case .null: return .null
         }
     }

@@ -3,6 +3,7 @@ import OnboardingExamples
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 // End to end: the tracker, Core's `HTTPSink<OnboardingRunSnapshot>` and the real `CurlTransport`
@@ -126,7 +127,9 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         #expect(Set(exchanges.map(\.body)).count == 1, "seq \(seq) was sent with different bodies", sourceLocation: sourceLocation)
         let accepted = exchanges.indices.filter { exchanges[$0].outcome == "accepted" }
         #expect(accepted.count <= 1, "seq \(seq) accepted \(accepted.count) times", sourceLocation: sourceLocation)
-        if let a = accepted.first { #expect(a == exchanges.count - 1, "seq \(seq) sent again after acceptance", sourceLocation: sourceLocation) }
+        if let a = accepted.first {
+            #expect(a == exchanges.count - 1, "seq \(seq) sent again after acceptance", sourceLocation: sourceLocation)
+        }
     }
 }
 
@@ -134,9 +137,10 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
     static let path = "/v1/onboarding-runs"
 
     /// A harness whose sink is the stock HTTP sink (system transport: `CurlTransport.shared`).
-    func harness(_ w: World, _ server: LoopbackHTTPServer, headers: HTTPSinkHeaders = .fixed([]), timeoutMs: Int64 = 2000,
-                 retry: RetryPolicy? = nil, debounceMs: Int64 = 0) -> (Harness, AnsweringSink)
-    {
+    func harness(
+        _ w: World, _ server: LoopbackHTTPServer, headers: HTTPSinkHeaders = .fixed([]), timeoutMs: Int64 = 2000,
+        retry: RetryPolicy? = nil, debounceMs: Int64 = 0
+    ) -> (Harness, AnsweringSink) {
         let sink = AnsweringSink(HTTPSink<OnboardingRunSnapshot>(url: server.baseURL + Self.path, headers: headers, timeoutMs: timeoutMs))
         let h = Harness(w) { c in
             c.sink = sink
@@ -213,7 +217,10 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         let perSeq = Locked<[Int: Int]>([:])
         let collector = MockCollector { request, _ in
             guard let seq = (try? WireJSON.decode(request.body))?["seq"]?.intValue else { return nil }
-            let n = perSeq.withLock { m -> Int in m[seq, default: 0] += 1; return m[seq]! }
+            let n = perSeq.withLock { m -> Int in
+                m[seq, default: 0] += 1
+                return m[seq]!
+            }
             return n <= faults.count ? faults[n - 1] : nil
         }
         let server = try LoopbackHTTPServer { collector.handle($0) }
@@ -259,7 +266,9 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
     }
 
     @Test func S160_headersAreNotPartOfTheDestination() async throws {
-        let collector = MockCollector { request, _ in request.header("authorization") == "Bearer one" ? .respond(status: 503, body: "") : nil }
+        let collector = MockCollector { request, _ in
+            request.header("authorization") == "Bearer one" ? .respond(status: 503, body: "") : nil
+        }
         let server = try LoopbackHTTPServer { collector.handle($0) }
         defer { server.stop() }
         let url = server.baseURL + Self.path
@@ -271,13 +280,20 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         let w = World()
         let retry = RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 100)
         let sinkOne = AnsweringSink(one)
-        let a = Harness(w) { $0.sink = sinkOne; $0.retry = retry }
+        let a = Harness(w) {
+            $0.sink = sinkOne
+            $0.retry = retry
+        }
         let run = a.start()
-        run.enterStep("welcome"); run.complete()
+        run.enterStep("welcome")
+        run.complete()
         await drive(w, [sinkOne]) { sinkOne.status.answered >= 1 }
         a.tracker.dispose()
         let sinkTwo = AnsweringSink(two)
-        let b = Harness(w) { $0.sink = sinkTwo; $0.retry = retry }
+        let b = Harness(w) {
+            $0.sink = sinkTwo
+            $0.retry = retry
+        }
         await drive(w, [sinkOne, sinkTwo]) { collector.stored(run.runId)?["status"] == "completed" }
         #expect(collector.stored(run.runId)?["status"] == "completed")
         let accepting = collector.log.filter { $0.runId == run.runId && $0.outcome == "accepted" }

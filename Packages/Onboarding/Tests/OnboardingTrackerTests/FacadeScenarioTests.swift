@@ -3,6 +3,7 @@ import OnboardingExamples
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 /// Scenarios on the app-wide tracker (process-global): serialized.
@@ -16,7 +17,8 @@ import TrackerCoreTestKit
         OnboardingRun.consoleOutput.withLock { $0 = printed.handler }
         defer { OnboardingRun.consoleOutput.withLock { $0 = console } }
         let run = OnboardingRun.start(OPTIONS)
-        run.enterStep("welcome"); run.complete()
+        run.enterStep("welcome")
+        run.complete()
         #expect(run.runId == "00000000-0000-0000-0000-000000000000")
         // One warning for the refused start; the inert run stays silent afterwards.
         #expect(printed.codes == ["not-configured"])
@@ -26,10 +28,13 @@ import TrackerCoreTestKit
     @Test func S18_appWideTrackerOnceConfigured() async {
         let w = World()
         let sink = HarnessSink(destination: nil, clock: w.clock)
-        OnboardingRun.configure(OnboardingRunConfiguration(sink: sink, context: .value(CONTEXT), debounceMs: 0, onDiagnostic: { _ in },
-                                                           clock: w.clock, scheduler: w.scheduler, registry: w.registry))
+        OnboardingRun.configure(
+            OnboardingRunConfiguration(
+                sink: sink, context: .value(CONTEXT), debounceMs: 0, onDiagnostic: { _ in },
+                clock: w.clock, scheduler: w.scheduler, registry: w.registry))
         let run = OnboardingRun.start(OPTIONS)
-        run.enterStep("welcome"); await w.advance(0)
+        run.enterStep("welcome")
+        await w.advance(0)
         #expect(sink.bodies.count == 1)
         OnboardingRun.dispose()
     }
@@ -46,8 +51,10 @@ import TrackerCoreTestKit
     }
 
     @Test func S158_theHandCodedOnboardingExample() async {
-        for (goal, granted, expected) in [(HandCodedOnboarding.Goal.practice, true, ["welcome", "goal", "level_advanced", "done"]),
-                                          (.learn, false, ["welcome", "goal", "level_beginner", "notifications", "done"])] {
+        for (goal, granted, expected) in [
+            (HandCodedOnboarding.Goal.practice, true, ["welcome", "goal", "level_advanced", "done"]),
+            (.learn, false, ["welcome", "goal", "level_beginner", "notifications", "done"]),
+        ] {
             let w = World()
             let sink = HarnessSink(destination: nil, clock: w.clock)
             configureExample(w, sink: sink, storage: InMemoryKeyValueStorage())
@@ -64,7 +71,8 @@ import TrackerCoreTestKit
     @Test func S159_fallingBackWhenTheReadNeverAnswers() async {
         let w = World()
         let sink = HarnessSink(destination: nil, clock: w.clock)
-        var f = FaultInjectingStorage.Faults(); f.getsNeverAnswer = true
+        var f = FaultInjectingStorage.Faults()
+        f.getsNeverAnswer = true
         configureExample(w, sink: sink, storage: FaultInjectingStorage(clock: w.clock, faults: f))
         // The race of resume() against a 10 ms real-time timeout (the example's own timer).
         let run = await HandCodedOnboarding.openOnboarding(restorePosition: true, resumeTimeoutMs: 10)
@@ -77,17 +85,22 @@ import TrackerCoreTestKit
     @Test func S109_configureAgainRightAfterComplete() async {
         let w = World()
         let sink = HarnessSink(destination: nil, clock: w.clock)
-        let cfg = OnboardingRunConfiguration(sink: sink, context: .value(CONTEXT), storage: InMemoryKeyValueStorage(), debounceMs: 0,
-                                             onDiagnostic: { _ in }, clock: w.clock, scheduler: w.scheduler, registry: w.registry)
+        let cfg = OnboardingRunConfiguration(
+            sink: sink, context: .value(CONTEXT), storage: InMemoryKeyValueStorage(), debounceMs: 0,
+            onDiagnostic: { _ in }, clock: w.clock, scheduler: w.scheduler, registry: w.registry)
         OnboardingRun.configure(cfg)
         let run = OnboardingRun.start(OPTIONS)
-        run.enterStep("welcome"); await w.advance(1000)
+        run.enterStep("welcome")
+        await w.advance(1000)
         run.complete()
         OnboardingRun.configure(cfg)
         await w.advance(5000)
         #expect(sink.statuses.filter { $0 == "completed" }.count == 1)
         let resumed = Locked<OnboardingRun??>(nil)
-        w.clock.spawnAsCaller { let r = await OnboardingRun.resume(); resumed.withLock { $0 = .some(r) } }
+        w.clock.spawnAsCaller {
+            let r = await OnboardingRun.resume()
+            resumed.withLock { $0 = .some(r) }
+        }
         await w.settle()
         #expect(resumed.value.map { $0 == nil } == true)
         await w.advance(60_000)

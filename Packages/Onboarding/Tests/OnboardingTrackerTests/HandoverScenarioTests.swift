@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 // Further scenarios of onboarding-tracker.md §12: storage (G), resume (H), reconfigure and
@@ -28,7 +29,10 @@ final class Pending: @unchecked Sendable {
     var isDone: Bool { done.value }
     init(_ w: World, _ work: @escaping @Sendable () async -> Void) {
         let done = self.done
-        w.clock.spawnAsCaller { await work(); done.withLock { $0 = true } }
+        w.clock.spawnAsCaller {
+            await work()
+            done.withLock { $0 = true }
+        }
     }
 }
 
@@ -39,15 +43,17 @@ final class Pending: @unchecked Sendable {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(10_000)
+        run.enterStep("welcome")
+        await a.tick(10_000)
         a.storage!.update { $0.holdWrites = true }
-        run.enterStep("goal"); await a.tick(100)
+        run.enterStep("goal")
+        await a.tick(100)
         await w.nextLaunch()
         let b = Harness(w)
         #expect(await resumeT(b)?.runId == run.runId)
         await b.tick(0)
         #expect(a.sink.seqs == [1])
-        #expect(b.sink.seqs == [2 + seqReservation]) // past the stored reservation (issue 14 item 5)
+        #expect(b.sink.seqs == [2 + seqReservation])  // past the stored reservation (issue 14 item 5)
         noSeqReused([a, b])
     }
 
@@ -55,14 +61,17 @@ final class Pending: @unchecked Sendable {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(10_000)
+        run.enterStep("welcome")
+        await a.tick(10_000)
         // Arm the kill: A dies the moment its next write lands.
         a.storage!.onWriteLanded.withLock { $0 = { [a] _, _ in a.kill() } }
-        run.enterStep("goal"); await a.tick(1000)
+        run.enterStep("goal")
+        await a.tick(1000)
         #expect(a.sink.seqs == [1])
         await w.nextLaunch()
         let b = Harness(w)
-        b.start(); await b.tick(0)
+        b.start()
+        await b.tick(0)
         let old = bodies(of: run.runId, in: [b])
         #expect(old.count == 1)
         #expect(keys(old.first) == ["welcome", "goal"])
@@ -84,12 +93,16 @@ final class Pending: @unchecked Sendable {
         let w = World()
         let a = Harness(w) { $0.debounceMs = 5000 }
         let old = a.start()
-        old.enterStep("welcome"); old.background(); await a.tick(1000)
-        old.enterStep("goal"); await a.idle()
+        old.enterStep("welcome")
+        old.background()
+        await a.tick(1000)
+        old.enterStep("goal")
+        await a.idle()
         await w.nextLaunch()
         let b = Harness(w)
         let fresh = b.start()
-        fresh.enterStep("welcome"); fresh.complete()
+        fresh.enterStep("welcome")
+        fresh.complete()
         await b.idle()
         #expect(await resumeT(b) == nil)
         await b.tick(0)
@@ -124,8 +137,9 @@ final class Pending: @unchecked Sendable {
         await b.tick(0)
         let n = b.sink.last!
         #expect(n["steps"] == L["steps"] && n["truncated"] == true)
-        #expect(n["seq"]!.intValue! == L["seq"]!.intValue! + 1 + seqReservation) // past the stored reservation (issue 14 item 5)
-        r?.complete(); await b.tick(0)
+        #expect(n["seq"]!.intValue! == L["seq"]!.intValue! + 1 + seqReservation)  // past the stored reservation (issue 14 item 5)
+        r?.complete()
+        await b.tick(0)
         let c = b.sink.last!
         #expect(c["status"] == "completed")
         #expect(steps(c)[499]["exited_at"] == steps(L)[499]["exited_at"])
@@ -154,7 +168,8 @@ final class Pending: @unchecked Sendable {
         let a = Harness(w)
         let run = a.start()
         await alternate(a, run, count: 501)
-        run.enterStep("summary"); await a.tick(1000)
+        run.enterStep("summary")
+        await a.tick(1000)
         let L = a.sink.last!
         #expect(L["truncated"] == true)
         await a.idle()
@@ -182,14 +197,18 @@ final class Pending: @unchecked Sendable {
         storage.update { $0.holdWrites = true }
         let a = OnboardingRunTracker(configuration: config)
         let run = a.start(OPTIONS)
-        run.enterStep("welcome"); run.complete()
+        run.enterStep("welcome")
+        run.complete()
         await w.advance(1000)
         a.dispose()
         let b = OnboardingRunTracker(configuration: config)
         // Clear the flag: new writes go through; the ones already hanging never finish.
         storage.update { $0.holdWrites = false }
         let resumed = Locked<OnboardingRun??>(nil)
-        let r = Pending(w) { let x = await b.resume(); resumed.withLock { $0 = .some(x) } }
+        let r = Pending(w) {
+            let x = await b.resume()
+            resumed.withLock { $0 = .some(x) }
+        }
         let i = Pending(w) { await b.idle() }
         await w.advance(1000)
         #expect(r.isDone && resumed.value! == nil)
@@ -203,12 +222,16 @@ final class Pending: @unchecked Sendable {
         for delay: Int64 in [0, 50] {
             for firstAccepts in [true, false] {
                 let w = World()
-                var f = FaultInjectingStorage.Faults(); f.writeDelayMs = delay; f.getDelayMs = delay
+                var f = FaultInjectingStorage.Faults()
+                f.writeDelayMs = delay
+                f.getDelayMs = delay
                 let dest = "https://collector.example.com"
                 let a = Harness(w, faults: f, destination: dest)
                 a.sink.always(firstAccepts ? .accepted : .transient)
                 let run = a.start()
-                run.enterStep("welcome"); await a.tick(1000); run.complete()
+                run.enterStep("welcome")
+                await a.tick(1000)
+                run.complete()
                 a.tracker.dispose()
                 let b = Harness(w, faults: f, destination: dest)
                 let r = Pending(w) { #expect(await b.tracker.resume() == nil) }
@@ -229,9 +252,12 @@ final class Pending: @unchecked Sendable {
         let a = Harness(w) { $0.storageReadTimeoutMs = 1000 }
         a.sink.answer { p, _ in .result(p.isCompleted ? lastAttempt : .accepted) }
         let old = a.start()
-        old.enterStep("welcome"); await a.tick(1000); await a.idle()
+        old.enterStep("welcome")
+        await a.tick(1000)
+        await a.idle()
         if delay > 0 { a.slowWrites(delay) }
-        old.complete(); a.tracker.dispose()
+        old.complete()
+        a.tracker.dispose()
         return (a, old.runId)
     }
 
@@ -246,7 +272,9 @@ final class Pending: @unchecked Sendable {
             _ = await completedAndDisposed(w, delay: delay, lastAttempt: .accepted)
             let b = Harness(w) { $0.storageReadTimeoutMs = 1000 }
             let fresh = b.start()
-            fresh.enterStep("welcome"); await b.tick(5000); await b.tick(30_000)
+            fresh.enterStep("welcome")
+            await b.tick(5000)
+            await b.tick(30_000)
             await w.nextLaunch()
             #expect(b.storedJSON?["current"]?["runId"]?.stringValue == fresh.runId, "delay \(delay)")
             let n = Harness(w)
@@ -262,8 +290,14 @@ final class Pending: @unchecked Sendable {
                     let (a, old) = await completedAndDisposed(w, delay: delay, lastAttempt: accepted ? .accepted : .transient)
                     let b = Harness(w) { $0.storageReadTimeoutMs = 1000 }
                     let fresh = b.start()
-                    fresh.enterStep("welcome"); await b.tick(5000); await b.tick(30_000)
-                    if writesAgain { fresh.enterStep("goal"); await b.tick(1000); await b.idle() }
+                    fresh.enterStep("welcome")
+                    await b.tick(5000)
+                    await b.tick(30_000)
+                    if writesAgain {
+                        fresh.enterStep("goal")
+                        await b.tick(1000)
+                        await b.idle()
+                    }
                     await w.nextLaunch()
                     let n = Harness(w)
                     await n.tick(60_000)
@@ -291,7 +325,8 @@ final class Pending: @unchecked Sendable {
             let b = Harness(w) { $0.storageReadTimeoutMs = 1000 }
             others.append(b)
             #expect(await resumeT(b) == nil)
-            await b.tick(60_000); await b.idle()
+            await b.tick(60_000)
+            await b.idle()
             await w.nextLaunch()
             let n = Harness(w)
             others.append(n)
@@ -317,14 +352,20 @@ final class Pending: @unchecked Sendable {
                 let a = Harness(w) { $0.storageReadTimeoutMs = 1000 }
                 a.sink.answer { p, _ in p.isCompleted ? .after(20_000, .accepted) : .result(.accepted) }
                 let old = a.start()
-                old.enterStep("welcome"); await a.tick(1000); await a.idle()
+                old.enterStep("welcome")
+                await a.tick(1000)
+                await a.idle()
                 if delay > 0 { a.slowWrites(delay) }
-                old.complete(); a.tracker.dispose()
+                old.complete()
+                a.tracker.dispose()
                 let b = Harness(w) { $0.storageReadTimeoutMs = 1000 }
                 var fresh: OnboardingRun?
-                if startsRun { fresh = b.start(); fresh?.enterStep("welcome") }
+                if startsRun {
+                    fresh = b.start()
+                    fresh?.enterStep("welcome")
+                }
                 await b.tick(6000)
-                await w.nextLaunch() // kills A and B
+                await w.nextLaunch()  // kills A and B
                 let n = Harness(w)
                 let label = "delay \(delay) startsRun \(startsRun)"
                 #expect(await resumeT(n)?.runId == fresh?.runId, "\(label)")
@@ -338,16 +379,20 @@ final class Pending: @unchecked Sendable {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(1000); await a.idle()
+        run.enterStep("welcome")
+        await a.tick(1000)
+        await a.idle()
         a.slowWrites(30_000)
-        run.enterStep("goal"); await a.tick(2000)
+        run.enterStep("goal")
+        await a.tick(2000)
         a.tracker.dispose()
         let b = Harness(w)
         b.tracker.dispose()
         await b.tick(5000)
         let c = Harness(w)
         #expect(await resumeT(c)?.runId == run.runId)
-        await c.tick(60_000); await c.idle()
+        await c.tick(60_000)
+        await c.idle()
         await w.nextLaunch()
         let n = Harness(w)
         #expect(await resumeT(n)?.runId == run.runId)
@@ -361,9 +406,12 @@ final class Pending: @unchecked Sendable {
                 let w = World()
                 let a = Harness(w, storage: withStorage)
                 let run = a.start()
-                run.enterStep("welcome"); await a.tick(1000); await a.idle()
+                run.enterStep("welcome")
+                await a.tick(1000)
+                await a.idle()
                 a.slowWrites(30_000)
-                run.enterStep("goal"); await a.tick(2000)
+                run.enterStep("goal")
+                await a.tick(2000)
                 #expect(a.sink.seqs.last == 2)
                 a.tracker.dispose()
                 for _ in 0..<idles { Harness(w, storage: withStorage).tracker.dispose() }
@@ -374,7 +422,8 @@ final class Pending: @unchecked Sendable {
                 #expect(b.sink.seqs == [3], "\(label)")
                 #expect(keys(b.sink.last) == ["welcome", "goal", "goal"], "\(label)")
                 if withStorage {
-                    await b.tick(60_000); await b.idle()
+                    await b.tick(60_000)
+                    await b.idle()
                     await w.nextLaunch()
                     let n = Harness(w)
                     #expect(await resumeT(n)?.runId == run.runId, "\(label)")
@@ -394,11 +443,16 @@ final class Pending: @unchecked Sendable {
         let a = Harness(world, destination: destination) { $0.storageReadTimeoutMs = 1000 }
         a.sink.answer { p, _ in .result(p.isCompleted ? .transient : .accepted) }
         let d = a.start()
-        d.enterStep("welcome"); d.complete(); await a.tick(1000)
+        d.enterStep("welcome")
+        d.complete()
+        await a.tick(1000)
         let o = a.start()
-        o.enterStep("welcome"); await a.tick(1000); await a.idle()
+        o.enterStep("welcome")
+        await a.tick(1000)
+        await a.idle()
         if writeDelay > 0 { a.slowWrites(writeDelay) }
-        o.enterStep("goal"); await a.tick(0)
+        o.enterStep("goal")
+        await a.tick(0)
         return (a, d.runId, o.runId)
     }
 
@@ -428,7 +482,8 @@ final class Pending: @unchecked Sendable {
         a.tracker.dispose()
         let b = Harness(w, destination: PRODUCTION) { $0.storageReadTimeoutMs = 1000 }
         let fresh = b.start()
-        fresh.enterStep("welcome"); await b.tick(60_000)
+        fresh.enterStep("welcome")
+        await b.tick(60_000)
         #expect(Set(b.sink.bodies.map { $0["run_id"]!.stringValue! }) == [fresh.runId])
         await b.idle()
         await w.nextLaunch()
@@ -467,7 +522,10 @@ final class Pending: @unchecked Sendable {
         let earlier = Harness(w, destination: STAGING)
         earlier.sink.always(.transient)
         let run = earlier.start()
-        run.enterStep("welcome"); run.complete(); await earlier.tick(1000); await earlier.idle()
+        run.enterStep("welcome")
+        run.complete()
+        await earlier.tick(1000)
+        await earlier.idle()
         await w.nextLaunch()
         let a = Harness(w, destination: STAGING)
         a.tracker.dispose()
@@ -488,7 +546,9 @@ final class Pending: @unchecked Sendable {
         var perEntry = 0
         var i = 0
         run.enterStep(step)
-        func overhead(_ q: String) -> Int { WireJSON.encode(["question_key": .string(q), "kind": "text", "value": ""]).count + (perEntry > 0 ? 1 : 0) }
+        func overhead(_ q: String) -> Int {
+            WireJSON.encode(["question_key": .string(q), "kind": "text", "value": ""]).count + (perEntry > 0 ? 1 : 0)
+        }
         while true {
             if perEntry == 45 {
                 step = step == "goal" ? "experience" : "goal"
@@ -515,12 +575,13 @@ final class Pending: @unchecked Sendable {
             #expect(length >= 0)
             let step = h.tracker.debugCurrentKey()!
             run.exitStep(step, answers: [.text(questionKey: q, value: String(repeating: "x", count: length + extra))])
-            run.complete(); await h.tick(0)
+            run.complete()
+            await h.tick(0)
             let c = h.sink.payloads.last!
             let padded = steps(c.json).last!["answers"]!.arrayValue!.contains { $0["question_key"]?.stringValue == q }
             if extra == 0 {
                 #expect(padded && c.json["truncated"] == nil)
-                #expect(c.bytes.count == recordingBudget) // the completion form, measured with the next seq
+                #expect(c.bytes.count == recordingBudget)  // the completion form, measured with the next seq
                 #expect(!h.codes.contains("truncated"))
             } else {
                 #expect(!padded && c.json["truncated"] == true)
@@ -533,15 +594,22 @@ final class Pending: @unchecked Sendable {
         let h = Harness(World(), storage: false) { $0.debounceMs = 600_000 }
         let run = h.start()
         run.enterStep("welcome")
-        for _ in 0..<950 { run.background(); await h.tick(0) }
+        for _ in 0..<950 {
+            run.background()
+            await h.tick(0)
+        }
         #expect(h.sink.seqs.last == 950)
         let (q, length) = fill(h, run, to: recordingBudget)
         let step = h.tracker.debugCurrentKey()!
         run.exitStep(step, answers: [.text(questionKey: q, value: String(repeating: "x", count: length))])
-        #expect(h.tracker.debugMeasure()!.incremental == recordingBudget) // with the 3-digit seq 951
-        while (h.sink.seqs.last ?? 0) < 1001 { run.background(); await h.tick(0) }
+        #expect(h.tracker.debugMeasure()!.incremental == recordingBudget)  // with the 3-digit seq 951
+        while (h.sink.seqs.last ?? 0) < 1001 {
+            run.background()
+            await h.tick(0)
+        }
         run.exitStep(step, answers: [.text(questionKey: "one_more", value: "x")])
-        run.complete(); await h.tick(0)
+        run.complete()
+        await h.tick(0)
         let c = h.sink.payloads.last!
         #expect(c.seq >= 1002 && c.isCompleted && c.json["truncated"] == true)
         #expect(h.sink.payloads.allSatisfy { $0.bytes.count <= 262_144 })
@@ -553,7 +621,8 @@ final class Pending: @unchecked Sendable {
     @Test func S161_idleIsBoundedByAboutTwiceStorageReadTimeout() async {
         // (a) The read never answers: idle() resolves at 1,000 ms; resume() is still pending.
         do {
-            var f = FaultInjectingStorage.Faults(); f.getsNeverAnswer = true
+            var f = FaultInjectingStorage.Faults()
+            f.getsNeverAnswer = true
             let h = Harness(World(), faults: f) { $0.storageReadTimeoutMs = 1000 }
             let t = h.tracker
             let r = Pending(h.world) { _ = await t.resume() }
@@ -567,7 +636,9 @@ final class Pending: @unchecked Sendable {
         }
         // (b) The read answers after 900 ms and writes never finish: resolved at 1,900 ms.
         do {
-            var f = FaultInjectingStorage.Faults(); f.getDelayMs = 900; f.writesNeverFinish = true
+            var f = FaultInjectingStorage.Faults()
+            f.getDelayMs = 900
+            f.writesNeverFinish = true
             let h = Harness(World(), faults: f) { $0.storageReadTimeoutMs = 1000 }
             h.start().enterStep("welcome")
             let t = h.tracker
@@ -596,7 +667,9 @@ final class Pending: @unchecked Sendable {
             let a = Harness(w, storage: kase != .noStorageDisposed, faults: f)
             a.sink.always(.transient)
             let run = a.start()
-            run.enterStep("welcome"); run.complete(); await a.tick(1000)
+            run.enterStep("welcome")
+            run.complete()
+            await a.tick(1000)
             if kase == .noStorageDisposed { a.tracker.dispose() }
             await w.nextLaunch()
             let n = Harness(w, storage: kase != .noStorageDisposed)

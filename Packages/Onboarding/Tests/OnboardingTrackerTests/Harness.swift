@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 // The shared fixture of onboarding-tracker.md §12.0.
@@ -11,7 +12,8 @@ let DESTINATION = "memory://test-collector"
 let STAGING = "https://staging.example.com/v1/onboarding-runs"
 let PRODUCTION = "https://collector.example.com/v1/onboarding-runs"
 
-let CONTEXT = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
+let CONTEXT = RunContextInput(
+    appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
 let MANIFEST: [ManifestStepInput] = [
     .init(stepKey: "welcome"), .init(stepKey: "goal"), .init(stepKey: "experience"),
     .init(stepKey: "plan_quick", slot: "plan"), .init(stepKey: "plan_detailed", slot: "plan"),
@@ -23,7 +25,10 @@ let OPTIONS = StartOptions(onboarding: IDENTITY, manifest: MANIFEST)
 /// `uuid` of every harness: `00000000-0000-4000-8000-` + a 12-digit counter shared by all.
 let uuidCounter = Locked(0)
 @Sendable func harnessUUID() -> String {
-    let n = uuidCounter.withLock { $0 += 1; return $0 }
+    let n = uuidCounter.withLock {
+        $0 += 1
+        return $0
+    }
     let digits = String(n)
     return "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits
 }
@@ -60,10 +65,10 @@ final class HarnessSink: OnboardingSink, Sendable {
 
         var behavior: SinkBehavior {
             switch self {
-            case let .result(r): .result(r)
+            case .result(let r): .result(r)
             case .fail: .fail("the harness sink failed")
             case .hang: .never
-            case let .after(ms, r): .after(ms, .result(r))
+            case .after(let ms, let r): .after(ms, .result(r))
             }
         }
     }
@@ -71,9 +76,12 @@ final class HarnessSink: OnboardingSink, Sendable {
     let recorder: RecordingSink<OnboardingRunSnapshot>
     var destination: String? { recorder.destination }
 
-    init(destination: String?, clock: ManualClock, respond: @escaping @Sendable (SentPayload, Int) -> Answer = { _, _ in .result(.accepted) }) {
-        recorder = RecordingSink(destination: destination, clock: clock, behavior: { n, s in respond(SentPayload(s), n).behavior },
-                                 onSend: { Conformance.check(SentPayload($0)) })
+    init(
+        destination: String?, clock: ManualClock, respond: @escaping @Sendable (SentPayload, Int) -> Answer = { _, _ in .result(.accepted) }
+    ) {
+        recorder = RecordingSink(
+            destination: destination, clock: clock, behavior: { n, s in respond(SentPayload(s), n).behavior },
+            onSend: { Conformance.check(SentPayload($0)) })
     }
 
     func answer(_ r: @escaping @Sendable (SentPayload, Int) -> Answer) { recorder.respond { n, s in r(SentPayload(s), n).behavior } }
@@ -122,7 +130,10 @@ final class World: @unchecked Sendable {
     /// kill() of the app process (§12.0): every harness created in it stops at once — storage
     /// calls and sink sends never complete, a write already under way never lands.
     func killProcess() {
-        let all = live.withLock { l -> [Harness] in defer { l = [] }; return l }
+        let all = live.withLock { l -> [Harness] in
+            defer { l = [] }
+            return l
+        }
         for h in all { h.kill() }
     }
 
@@ -200,10 +211,11 @@ final class Harness: @unchecked Sendable {
     let tracker: OnboardingRunTracker
     let log = DiagnosticLog()
 
-    init(_ world: World, storage useStorage: Bool = true, faults: FaultInjectingStorage.Faults = .init(),
-         destination: String? = DESTINATION, sink givenSink: HarnessSink? = nil,
-         configure: (inout OnboardingRunConfiguration) -> Void = { _ in })
-    {
+    init(
+        _ world: World, storage useStorage: Bool = true, faults: FaultInjectingStorage.Faults = .init(),
+        destination: String? = DESTINATION, sink givenSink: HarnessSink? = nil,
+        configure: (inout OnboardingRunConfiguration) -> Void = { _ in }
+    ) {
         self.world = world
         let sink = givenSink ?? HarnessSink(destination: destination, clock: world.clock)
         self.sink = sink
@@ -287,20 +299,22 @@ enum Conformance {
     /// Why the server would refuse `json` as the first snapshot of its run (none when it accepts).
     static func verdictProblems(_ json: JSONValue, size: Int) -> [String] {
         switch ContractChecker.onboardingRunVerdict(incoming: json, stored: nil, size: size) {
-        case let .rejectedTooLarge(bytes): ["size \(bytes) > \(ContractChecker.onboardingRunMaxBytes)"]
-        case let .rejectedNonconformant(problems): problems.map(\.description)
+        case .rejectedTooLarge(let bytes): ["size \(bytes) > \(ContractChecker.onboardingRunMaxBytes)"]
+        case .rejectedNonconformant(let problems): problems.map(\.description)
         case let other: other.outcome == .accepted ? [] : ["\(other)"]
         }
     }
 }
-
 
 /// `resume()` while the manual clock moves in 100 ms steps until it resolves (bounded waits on a
 /// predecessor's drain run on the clock).
 func resumeT(_ h: Harness, expected: StartOptions? = nil) async -> OnboardingRun? {
     let box = Locked<OnboardingRun??>(nil)
     let tracker = h.tracker
-    h.world.clock.spawnAsCaller { let r = await tracker.resume(expected: expected); box.withLock { $0 = .some(r) } }
+    h.world.clock.spawnAsCaller {
+        let r = await tracker.resume(expected: expected)
+        box.withLock { $0 = .some(r) }
+    }
     for _ in 0..<600 {
         await h.world.settle()
         if let v = box.value { return v }

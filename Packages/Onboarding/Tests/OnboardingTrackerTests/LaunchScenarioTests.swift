@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 // Launch cost (issue 19): the tracker's constructor does no storage I/O on the caller's thread.
@@ -9,9 +10,10 @@ import TrackerCoreTestKit
 // blocks its thread until the test opens the gate); once released, the stored run is resumed.
 @Suite struct LaunchScenarios {
     private func tracker(_ storage: any KeyValueStorage, _ clock: ManualClock) -> OnboardingRunTracker {
-        OnboardingRunTracker(configuration: OnboardingRunConfiguration(
-            sink: HarnessSink(destination: DESTINATION, clock: clock), context: .value(CONTEXT), storage: storage,
-            clock: clock, scheduler: clock, uuid: harnessUUID, registry: HandoffRegistry()))
+        OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: HarnessSink(destination: DESTINATION, clock: clock), context: .value(CONTEXT), storage: storage,
+                clock: clock, scheduler: clock, uuid: harnessUUID, registry: HandoffRegistry()))
     }
 
     @Test func L1_constructorReturnsWhileTheFirstReadIsHeld() async throws {

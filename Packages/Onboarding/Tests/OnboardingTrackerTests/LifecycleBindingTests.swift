@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 /// The opt-in lifecycle binding (issue 18), driven by Core's `AppLifecycleMonitor` over a fake
@@ -46,7 +47,7 @@ import TrackerCoreTestKit
         await h.tick(1)
         #expect(system.runningTasks == 0)
         let pending = h.tracker.state.withLock { s in s.deliveries[run.runId]?.pending != nil }
-        #expect(pending) // still to be delivered: nothing lost
+        #expect(pending)  // still to be delivered: nothing lost
     }
 
     @Test func LC15_aHeldMainThreadDelaysOnlyTheOSCall() async {
@@ -61,12 +62,12 @@ import TrackerCoreTestKit
         let before = h.sink.payloads.count
         hop.hold()
         system.post(.didEnterBackground)
-        run.enterStep("goal") // recording goes on while the main thread is held
+        run.enterStep("goal")  // recording goes on while the main thread is held
         await h.tick(0)
         #expect(h.sink.payloads.count > before)
         #expect(system.begunTasks.isEmpty)
         hop.release()
-        #expect(system.runningTasks == 0) // the work was done before the OS task could begin
+        #expect(system.runningTasks == 0)  // the work was done before the OS task could begin
     }
 
     @Test func LC16_noRunNoDiagnosticAndUnbind() async {

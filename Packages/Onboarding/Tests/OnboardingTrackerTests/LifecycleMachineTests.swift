@@ -1,5 +1,6 @@
 import Testing
 import TrackerCore
+
 @testable import OnboardingTracker
 
 // The tracker's lifecycles as pure machines (issue 16 item 3), driven directly: no tracker, no
@@ -34,9 +35,10 @@ import TrackerCore
     static let runB = "0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8ea0"
 
     static func run(_ id: String = runA, entries: Int = 1, dirty: Bool = false, completed: Bool = false, lastSeq: Int = 2) -> RunState {
-        var r = RunState(runId: id, onboarding: .init(key: "main", version: "3"), studio: nil,
-                         context: .init(appVersion: "2.4.0", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC"),
-                         manifest: .init(steps: [.init(stepKey: "welcome")]), manifestKeys: ["welcome"], lastActiveAt: T0)
+        var r = RunState(
+            runId: id, onboarding: .init(key: "main", version: "3"), studio: nil,
+            context: .init(appVersion: "2.4.0", build: nil, platform: .ios, osVersion: nil, locale: "en-US", timezone: "UTC"),
+            manifest: .init(steps: [.init(stepKey: "welcome")]), manifestKeys: ["welcome"], lastActiveAt: T0)
         for i in 0..<entries { r.append(EntryState(stepKey: "welcome", enteredAt: T0 + Int64(i))) }
         r.dirty = dirty
         r.completed = completed
@@ -55,7 +57,11 @@ import TrackerCore
         var o = JSONObject()
         o.appendUnchecked("format", 1)
         if let destination { o.appendUnchecked("destination", .string(destination)) }
-        if var current { o.appendUnchecked("current", current.storedJSON(seqReserved: current.lastSeq)) } else { o.appendUnchecked("current", .null) }
+        if var current {
+            o.appendUnchecked("current", current.storedJSON(seqReserved: current.lastSeq))
+        } else {
+            o.appendUnchecked("current", .null)
+        }
         var ob = JSONObject()
         for i in outboxes { ob.appendUnchecked(i.payload.runId, .object(["seq": .number(Double(i.seq)), "body": i.payload.wireJSON()])) }
         o.appendUnchecked("outboxes", .object(ob))
@@ -63,7 +69,7 @@ import TrackerCore
     }
 
     static func contents(_ p: StoredReadMachine.Parsed) -> StoredReadMachine.Contents? {
-        if case let .contents(c) = p { return c }
+        if case .contents(let c) = p { return c }
         return nil
     }
 
@@ -71,13 +77,13 @@ import TrackerCore
     static func describe(_ actions: [StoredReadMachine.Action]) -> [String] {
         actions.map { a in
             switch a {
-            case let .diagnose(code, _): "diagnose \(code)"
+            case .diagnose(let code, _): "diagnose \(code)"
             case .persistenceOff: "persistence-off"
-            case let .storedRun(m): "stored \(m.runId.map { String($0.suffix(2)) } ?? "none") \(m.reserved)"
+            case .storedRun(let m): "stored \(m.runId.map { String($0.suffix(2)) } ?? "none") \(m.reserved)"
             case .destinationChangedReported: "destination-changed-reported"
-            case let .adoptOutbox(id, item, deliver): "adopt \(id.suffix(2)) \(item.seq) \(deliver ? "deliver" : "hold")"
-            case let .keepResumable(r): "resumable \(r.runId.suffix(2))"
-            case let .stage(r): "stage \(r.runId.suffix(2))"
+            case .adoptOutbox(let id, let item, let deliver): "adopt \(id.suffix(2)) \(item.seq) \(deliver ? "deliver" : "hold")"
+            case .keepResumable(let r): "resumable \(r.runId.suffix(2))"
+            case .stage(let r): "stage \(r.runId.suffix(2))"
             case .write: "write"
             }
         }
@@ -87,7 +93,11 @@ import TrackerCore
         if case .unreadable = StoredReadMachine.parse(.failed) {} else { Issue.record("a failed read is unreadable") }
         let empty = try #require(Self.contents(StoredReadMachine.parse(.ok(nil))))
         #expect(empty.current == nil && empty.outboxes.isEmpty && empty.problems.isEmpty && !empty.rewrite)
-        if case let .foreignFormat(f) = StoredReadMachine.parse(.ok(#"{"format":2}"#)) { #expect(f == 2) } else { Issue.record("format 2 is foreign") }
+        if case .foreignFormat(let f) = StoredReadMachine.parse(.ok(#"{"format":2}"#)) {
+            #expect(f == 2)
+        } else {
+            Issue.record("format 2 is foreign")
+        }
         let notJSON = try #require(Self.contents(StoredReadMachine.parse(.ok("{nope"))))
         #expect(notJSON.rewrite && notJSON.problems == ["the stored state is not JSON; it is discarded"])
         let unknown = try #require(Self.contents(StoredReadMachine.parse(.ok("[1]"))))
@@ -96,7 +106,8 @@ import TrackerCore
         #expect(malformed.rewrite && malformed.current == nil)
         #expect(malformed.problems == ["malformed stored parts were dropped: current.runId is invalid; outboxes is not an object"])
         // A clean state round-trips through the stored form: the run and the outbox come back.
-        let clean = try #require(Self.contents(StoredReadMachine.parse(.ok(Self.stored(current: Self.run(), outboxes: [Self.item(seq: 2)])))))
+        let clean = try #require(
+            Self.contents(StoredReadMachine.parse(.ok(Self.stored(current: Self.run(), outboxes: [Self.item(seq: 2)])))))
         #expect(!clean.rewrite && clean.problems.isEmpty && clean.destination == DESTINATION)
         #expect(clean.current?.runId == Self.runA && clean.current?.steps.count == 1 && clean.current?.lastSeq == 2)
         #expect(clean.outboxes[Self.runA]?.seq == 2 && clean.outboxes[Self.runA]?.payload == Self.item(seq: 2).payload)
@@ -109,8 +120,9 @@ import TrackerCore
     @Test func S187_anotherDestinationIsDiscardedAndReportedOnce() throws {
         let parsed = StoredReadMachine.parse(.ok(Self.stored(destination: STAGING, current: Self.run(), outboxes: [Self.item(seq: 2)])))
         let ctx = StoredReadMachine.Context(destination: DESTINATION)
-        #expect(Self.describe(StoredReadMachine.decide(parsed, ctx))
-            == ["stored 9f 2", "destination-changed-reported", "diagnose destination-changed", "write"])
+        #expect(
+            Self.describe(StoredReadMachine.decide(parsed, ctx))
+                == ["stored 9f 2", "destination-changed-reported", "diagnose destination-changed", "write"])
         var reported = ctx
         reported.destinationChangedReported = true
         #expect(Self.describe(StoredReadMachine.decide(parsed, reported)) == ["stored 9f 2", "write"])
@@ -118,7 +130,10 @@ import TrackerCore
         let same = StoredReadMachine.parse(.ok(Self.stored(current: Self.run())))
         var refused = ctx
         refused.handoffRefused = true
-        #expect(Self.describe(StoredReadMachine.decide(same, refused)) == ["stored 9f 2", "destination-changed-reported", "diagnose destination-changed", "write"])
+        #expect(
+            Self.describe(StoredReadMachine.decide(same, refused)) == [
+                "stored 9f 2", "destination-changed-reported", "diagnose destination-changed", "write",
+            ])
         // The unreadable and foreign cases only turn persistence off.
         #expect(Self.describe(StoredReadMachine.decide(.unreadable, ctx)) == ["persistence-off", "diagnose storage"])
         #expect(Self.describe(StoredReadMachine.decide(.foreignFormat(3), ctx)) == ["persistence-off", "diagnose storage"])
@@ -149,19 +164,20 @@ import TrackerCore
         handed.handedNothing = false
         #expect(Self.describe(StoredReadMachine.decide(dirty, handed)) == ["stored 9f 2"])
         let completed = StoredReadMachine.parse(.ok(Self.stored(current: Self.run(completed: true))))
-        #expect(Self.describe(StoredReadMachine.decide(completed, StoredReadMachine.Context(destination: DESTINATION))) == ["stored none 0"])
+        #expect(
+            Self.describe(StoredReadMachine.decide(completed, StoredReadMachine.Context(destination: DESTINATION))) == ["stored none 0"])
     }
 
     static func describe(_ actions: [HandoverMachine.Action]) -> [String] {
         actions.map { a in
             switch a {
-            case let .diagnose(code, _): "diagnose \(code)"
+            case .diagnose(let code, _): "diagnose \(code)"
             case .destinationChangedReported: "destination-changed-reported"
-            case let .settled(id, seq): "settled \(id.suffix(2)) \(seq)"
-            case let .take(id, item): "take \(id.suffix(2)) \(item.seq)"
-            case let .drop(id): "drop \(id.suffix(2))"
-            case let .deliver(id, item): "deliver \(id.suffix(2)) \(item.seq)"
-            case let .holdForStorage(id, item): "hold-for-storage \(id.suffix(2)) \(item.seq)"
+            case .settled(let id, let seq): "settled \(id.suffix(2)) \(seq)"
+            case .take(let id, let item): "take \(id.suffix(2)) \(item.seq)"
+            case .drop(let id): "drop \(id.suffix(2))"
+            case .deliver(let id, let item): "deliver \(id.suffix(2)) \(item.seq)"
+            case .holdForStorage(let id, let item): "hold-for-storage \(id.suffix(2)) \(item.seq)"
             case .clearHeld: "clear-held"
             case .write: "write"
             }
@@ -175,13 +191,20 @@ import TrackerCore
         let accepted = HandoverMachine.Phase.accepted(.run(Self.run()), leftoverPending: true)
         #expect(!accepted.predecessorDone && !accepted.isRefused)
         #expect(accepted.leftoverAdopted.predecessorDone)
-        if case let .run(r) = accepted.leftoverAdopted.handedRun { #expect(r.runId == Self.runA) } else { Issue.record("the handed run stays") }
+        if case .run(let r) = accepted.leftoverAdopted.handedRun {
+            #expect(r.runId == Self.runA)
+        } else {
+            Issue.record("the handed run stays")
+        }
         let refused = HandoverMachine.Phase.refused(leftoverPending: true)
         #expect(refused.isRefused && !refused.predecessorDone && refused.leftoverAdopted.predecessorDone)
         if case .nothing = refused.handedRun {} else { Issue.record("a refused hand-over hands nothing over") }
         let left = Leftover(unsent: [Self.runA: Self.item(seq: 2)], settled: [:])
         let ctx = HandoverMachine.Context()
-        #expect(Self.describe(HandoverMachine.leftoverAnswered(left, accepted: false, ctx)) == ["destination-changed-reported", "diagnose destination-changed"])
+        #expect(
+            Self.describe(HandoverMachine.leftoverAnswered(left, accepted: false, ctx)) == [
+                "destination-changed-reported", "diagnose destination-changed",
+            ])
         var reported = ctx
         reported.destinationChangedReported = true
         #expect(HandoverMachine.leftoverAnswered(left, accepted: false, reported).isEmpty)
@@ -194,18 +217,24 @@ import TrackerCore
         ctx.outboxes = [Self.runA: Self.item(seq: 3)]
         ctx.held = [Self.runA]
         // runB's snapshot 2 is settled by the predecessor (3): dropped, and the state rewritten.
-        #expect(Self.describe(HandoverMachine.leftoverAnswered(left, accepted: true, ctx))
-            == ["settled a0 3", "take 9f 4", "take a0 2", "deliver 9f 4", "drop a0", "clear-held", "write"])
+        #expect(
+            Self.describe(HandoverMachine.leftoverAnswered(left, accepted: true, ctx))
+                == ["settled a0 3", "take 9f 4", "take a0 2", "deliver 9f 4", "drop a0", "clear-held", "write"])
         // Our own newer outbox wins over the predecessor's; storage that reserved only seq 3
         // holds seq 5 for a write.
         ctx.outboxes = [Self.runA: Self.item(seq: 5)]
         ctx.hasStore = true
         ctx.storedRun = StoredRunMark(runId: Self.runA, reserved: 3)
-        #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [Self.runA: Self.item(seq: 4)], settled: [:]), accepted: true, ctx))
-            == ["hold-for-storage 9f 5", "clear-held"])
+        #expect(
+            Self.describe(
+                HandoverMachine.leftoverAnswered(Leftover(unsent: [Self.runA: Self.item(seq: 4)], settled: [:]), accepted: true, ctx))
+                == ["hold-for-storage 9f 5", "clear-held"])
         ctx.storedRun = StoredRunMark(runId: Self.runA, reserved: 19)
         ctx.writing = StoredRunMark(runId: Self.runB, reserved: 1)
-        #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)) == ["deliver 9f 5", "clear-held"])
+        #expect(
+            Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)) == [
+                "deliver 9f 5", "clear-held",
+            ])
         ctx.disposed = true
         #expect(Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)).isEmpty)
         #expect(!HandoverMachine.mayLeave(Self.item(seq: 5), storedRun: nil, writing: StoredRunMark(runId: Self.runA, reserved: 4)))
@@ -231,7 +260,7 @@ import TrackerCore
         #expect(m.verdict(runId: Self.runB, generation: 1, handleCompleted: false) == .inactive)
         m.current?.completed = true
         #expect(m.verdict(runId: Self.runA, generation: 1, handleCompleted: false) == .completed(live: true))
-        #expect(m.handle(.begin).isEmpty && m.generation == 2) // a completed run is not reported replaced
+        #expect(m.handle(.begin).isEmpty && m.generation == 2)  // a completed run is not reported replaced
         m.current = Self.run(Self.runB)
         #expect(m.verdict(runId: Self.runA, generation: 1, handleCompleted: true) == .completed(live: false))
         #expect(m.handle(.disposing).isEmpty && !m.disposed)
@@ -255,9 +284,9 @@ import TrackerCore
         #expect(m.handle(.timerFired(generation: 1)).isEmpty && m.window == .closed)
         m.current = Self.run(dirty: true)
         #expect(m.handle(.changed(debounceMs: 500, hasEntries: true)) == [.scheduleTimer(afterMs: 500, generation: 1), .write])
-        #expect(m.handle(.timerFired(generation: 0)).isEmpty) // a timer of an older generation
+        #expect(m.handle(.timerFired(generation: 0)).isEmpty)  // a timer of an older generation
         #expect(m.handle(.timerFired(generation: 1)) == [.stage] && m.window == .closed)
-        #expect(m.handle(.timerFired(generation: 1)).isEmpty) // once
+        #expect(m.handle(.timerFired(generation: 1)).isEmpty)  // once
         // A token that comes back after its window closed is cancelled.
         #expect(m.handle(.timerScheduled(TimerToken(id: 8), generation: 1)) == [.cancelTimer(TimerToken(id: 8))])
         // complete()/background() build now: the window closes and its timer is cancelled.
@@ -278,7 +307,7 @@ import TrackerCore
         // The old generation's timer, had it fired anyway, builds nothing.
         #expect(m.handle(.timerFired(generation: 1)).isEmpty)
         m.current = Self.run(Self.runB)
-        #expect(m.handle(.begin) == [.reportReplaced(runId: Self.runB)]) // nothing unsent: only reported
+        #expect(m.handle(.begin) == [.reportReplaced(runId: Self.runB)])  // nothing unsent: only reported
         m.current = Self.run(dirty: true)
         _ = m.handle(.changed(debounceMs: 500, hasEntries: true))
         _ = m.handle(.timerScheduled(TimerToken(id: 2), generation: 3))

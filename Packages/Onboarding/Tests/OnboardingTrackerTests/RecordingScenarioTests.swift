@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 // Scenarios A (recording and payload shape), B (identity), C (validation), D (delivery) of
@@ -16,23 +17,38 @@ import TrackerCoreTestKit
     @Test func S1_aCompleteRun() async {
         let h = Harness(World())
         let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: ["signup_source": "email"]))
-        run.enterStep("welcome"); await h.tick()
-        run.exitStep("welcome"); run.enterStep("goal"); await h.tick()
-        run.exitStep("goal", answers: [.single(questionKey: "goal", value: "practice"), .multi(questionKey: "topics", value: ["vocabulary", "listening"])])
-        run.enterStep("summary"); await h.tick()
+        run.enterStep("welcome")
+        await h.tick()
+        run.exitStep("welcome")
+        run.enterStep("goal")
+        await h.tick()
+        run.exitStep(
+            "goal",
+            answers: [.single(questionKey: "goal", value: "practice"), .multi(questionKey: "topics", value: ["vocabulary", "listening"])])
+        run.enterStep("summary")
+        await h.tick()
         run.exitStep("summary", answers: [.numeric(questionKey: "daily_time", value: 15, unit: "minute")])
-        run.complete(); await h.tick(0)
+        run.complete()
+        await h.tick(0)
         let l = h.sink.last!
         #expect(l["status"] == "completed")
         #expect(l["run_id"]?.stringValue == run.runId)
         #expect(WireJSON.encodeString(l["onboarding"]!) == #"{"key":"main","version":"3"}"#)
         #expect(WireJSON.encodeString(l["manifest"]!["steps"]!.arrayValue![3]) == #"{"step_key":"plan_quick","slot":"plan"}"#)
         #expect(WireJSON.encodeString(l["properties"]!) == #"{"signup_source":"email"}"#)
-        #expect(WireJSON.encodeString(l["context"]!) == #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"\#(OnboardingTrackerVersion.current)"}"#)
+        #expect(
+            WireJSON.encodeString(l["context"]!)
+                == #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"\#(OnboardingTrackerVersion.current)"}"#
+        )
         #expect(keys(l) == ["welcome", "goal", "summary"])
         #expect(l["started_at"]?.stringValue == ts("08:00:00.000"))
-        #expect(WireJSON.encodeString(steps(l)[1]) == #"{"step_key":"goal","entered_at":"2026-01-10T08:00:10.000Z","exited_at":"2026-01-10T08:00:20.000Z","answers":[{"question_key":"goal","kind":"single","value":"practice"},{"question_key":"topics","kind":"multi","value":["vocabulary","listening"]}]}"#)
-        #expect(WireJSON.encodeString(steps(l)[2]["answers"]!) == #"[{"question_key":"daily_time","kind":"numeric","value":15,"unit":"minute"}]"#)
+        #expect(
+            WireJSON.encodeString(steps(l)[1])
+                == #"{"step_key":"goal","entered_at":"2026-01-10T08:00:10.000Z","exited_at":"2026-01-10T08:00:20.000Z","answers":[{"question_key":"goal","kind":"single","value":"practice"},{"question_key":"topics","kind":"multi","value":["vocabulary","listening"]}]}"#
+        )
+        #expect(
+            WireJSON.encodeString(steps(l)[2]["answers"]!)
+                == #"[{"question_key":"daily_time","kind":"numeric","value":15,"unit":"minute"}]"#)
         #expect(l["completed_at"]?.stringValue == ts("08:00:30.000"))
         #expect(steps(l)[2]["exited_at"] == l["completed_at"])
     }
@@ -40,7 +56,9 @@ import TrackerCoreTestKit
     @Test func S2_onlyTheCurrentScreenIsOpen() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); run.exitStep("welcome", answers: [.single(questionKey: "ready", value: "yes")]); await h.tick(0)
+        run.enterStep("welcome")
+        run.exitStep("welcome", answers: [.single(questionKey: "ready", value: "yes")])
+        await h.tick(0)
         let l = h.sink.last!
         #expect(l["status"] == "in_progress")
         #expect(l["completed_at"] == .null)
@@ -51,7 +69,12 @@ import TrackerCoreTestKit
     @Test func S3_theExitStepTimeIsKept() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(5000); run.exitStep("welcome"); await h.tick(2000); run.enterStep("goal"); await h.tick(0)
+        run.enterStep("welcome")
+        await h.tick(5000)
+        run.exitStep("welcome")
+        await h.tick(2000)
+        run.enterStep("goal")
+        await h.tick(0)
         #expect(steps(h.sink.last)[0]["exited_at"]?.stringValue == ts("08:00:05.000"))
         #expect(steps(h.sink.last)[1]["entered_at"]?.stringValue == ts("08:00:07.000"))
     }
@@ -59,14 +82,20 @@ import TrackerCoreTestKit
     @Test func S4_enteringClosesTheOpenEntry() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(3000); run.enterStep("goal"); await h.tick(0)
+        run.enterStep("welcome")
+        await h.tick(3000)
+        run.enterStep("goal")
+        await h.tick(0)
         #expect(steps(h.sink.last)[0]["exited_at"]?.stringValue == ts("08:00:03.000"))
     }
 
     @Test func S5_nothingBeforeTheFirstEntry() async {
         let h = Harness(World())
         let run = h.start()
-        run.setProperties(["cohort_week": 2]); run.background(); run.complete(); await h.tick()
+        run.setProperties(["cohort_week": 2])
+        run.background()
+        run.complete()
+        await h.tick()
         #expect(h.sink.bodies.isEmpty)
         #expect(h.codes.contains("no-steps"))
     }
@@ -74,8 +103,12 @@ import TrackerCoreTestKit
     @Test func S6_noSkipIsEverReported() async {
         let h = Harness(World())
         let run = h.start()
-        for k in ["welcome", "goal", "experience", "plan_quick", "summary"] { run.enterStep(k); await h.tick() }
-        run.complete(); await h.tick(0)
+        for k in ["welcome", "goal", "experience", "plan_quick", "summary"] {
+            run.enterStep(k)
+            await h.tick()
+        }
+        run.complete()
+        await h.tick(0)
         let l = h.sink.last!
         #expect(l["status"] == "completed")
         #expect(l["manifest"]!["steps"]!.arrayValue!.contains { $0["step_key"] == "permissions" })
@@ -88,8 +121,12 @@ import TrackerCoreTestKit
     @Test func S7_slotAlternatives() async {
         let h = Harness(World())
         let run = h.start()
-        for k in ["welcome", "goal", "experience", "plan_detailed", "summary"] { run.enterStep(k); await h.tick() }
-        run.complete(); await h.tick(0)
+        for k in ["welcome", "goal", "experience", "plan_detailed", "summary"] {
+            run.enterStep(k)
+            await h.tick()
+        }
+        run.complete()
+        await h.tick(0)
         let l = h.sink.last!
         let plan = l["manifest"]!["steps"]!.arrayValue!.filter { $0["slot"] == "plan" }.map { $0["step_key"]!.stringValue! }
         #expect(plan == ["plan_quick", "plan_detailed"])
@@ -99,13 +136,19 @@ import TrackerCoreTestKit
     @Test func S8_backNavigationAppends() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(); run.enterStep("goal"); await h.tick()
+        run.enterStep("welcome")
+        await h.tick()
+        run.enterStep("goal")
+        await h.tick()
         run.exitStep("goal", answers: [.single(questionKey: "goal", value: "learn")])
-        run.enterStep("experience"); await h.tick()
+        run.enterStep("experience")
+        await h.tick()
         let firstTwo = Array(steps(h.sink.last).prefix(2))
-        run.enterStep("goal"); await h.tick()
+        run.enterStep("goal")
+        await h.tick()
         run.exitStep("goal", answers: [.single(questionKey: "goal", value: "practice")])
-        run.enterStep("experience"); await h.tick()
+        run.enterStep("experience")
+        await h.tick()
         let l = h.sink.last
         #expect(keys(l) == ["welcome", "goal", "experience", "goal", "experience"])
         #expect(Array(steps(l).prefix(2)).map { WireJSON.encode($0) } == firstTwo.map { WireJSON.encode($0) })
@@ -115,11 +158,16 @@ import TrackerCoreTestKit
     @Test func S9_aReplayIsANewRun() async {
         let h = Harness(World())
         let run1 = h.start()
-        run1.enterStep("welcome"); run1.enterStep("goal"); await h.tick()
+        run1.enterStep("welcome")
+        run1.enterStep("goal")
+        await h.tick()
         let remembered = h.sink.last!
         let run2 = h.start()
-        run2.enterStep("welcome"); await h.tick()
-        run1.enterStep("summary"); run1.complete(); await h.tick()
+        run2.enterStep("welcome")
+        await h.tick()
+        run1.enterStep("summary")
+        run1.complete()
+        await h.tick()
         #expect(run2.runId != run1.runId)
         #expect(h.sink.last?["run_id"]?.stringValue == run2.runId)
         #expect(h.sink.last?["seq"] == 1)
@@ -132,14 +180,22 @@ import TrackerCoreTestKit
         let calls = Locked(0)
         let h = Harness(World()) { c in
             c.context = .provider {
-                let n = calls.withLock { $0 += 1; return $0 }
+                let n = calls.withLock {
+                    $0 += 1
+                    return $0
+                }
                 var ctx = CONTEXT
                 ctx.locale = n == 1 ? "fr-FR" : "de-DE"
                 return ctx
             }
         }
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(); run.enterStep("goal"); await h.tick(); run.complete(); await h.tick()
+        run.enterStep("welcome")
+        await h.tick()
+        run.enterStep("goal")
+        await h.tick()
+        run.complete()
+        await h.tick()
         #expect(h.sink.bodies.count >= 3)
         #expect(Set(h.sink.bodies.map { WireJSON.encodeString($0["context"]!) }).count == 1)
         #expect(h.sink.bodies.allSatisfy { $0["context"]!["locale"] == "fr-FR" && $0["manifest"]!["steps"]!.arrayValue!.count == 7 })
@@ -150,14 +206,17 @@ import TrackerCoreTestKit
         // The typed context has no place for extra data: a country value cannot be passed at all.
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); await h.tick()
+        run.enterStep("welcome")
+        await h.tick()
         #expect(!h.sink.payloads.contains { $0.text.lowercased().contains("country") })
     }
 
     @Test func S12_inFlowVariant() async {
         let h = Harness(World())
-        let run = h.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3", variantKey: "short-intro"), manifest: MANIFEST))
-        run.enterStep("welcome"); await h.tick()
+        let run = h.start(
+            StartOptions(onboarding: OnboardingInput(key: "main", version: "3", variantKey: "short-intro"), manifest: MANIFEST))
+        run.enterStep("welcome")
+        await h.tick()
         #expect(WireJSON.encodeString(h.sink.last!["onboarding"]!) == #"{"key":"main","version":"3","variant_key":"short-intro"}"#)
         #expect(h.sink.last!["studio"] == nil)
     }
@@ -165,8 +224,11 @@ import TrackerCoreTestKit
     @Test func S13_lateExitStep() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(1000); run.enterStep("goal")
-        run.exitStep("welcome", answers: [.single(questionKey: "ready", value: "yes")]); await h.tick()
+        run.enterStep("welcome")
+        await h.tick(1000)
+        run.enterStep("goal")
+        run.exitStep("welcome", answers: [.single(questionKey: "ready", value: "yes")])
+        await h.tick()
         let l = h.sink.last
         #expect(WireJSON.encodeString(steps(l)[0]["answers"]!) == #"[{"question_key":"ready","kind":"single","value":"yes"}]"#)
         #expect(steps(l)[0]["exited_at"]?.stringValue == ts("08:00:01.000"))
@@ -176,7 +238,9 @@ import TrackerCoreTestKit
     @Test func S14_doubleMount() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); run.enterStep("welcome"); await h.tick()
+        run.enterStep("welcome")
+        run.enterStep("welcome")
+        await h.tick()
         #expect(keys(h.sink.last) == ["welcome"])
         #expect(h.codes.contains("already-on-step"))
     }
@@ -184,7 +248,10 @@ import TrackerCoreTestKit
     @Test func S15_reEnteringAfterLeavingAppends() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); run.exitStep("welcome"); run.enterStep("welcome"); await h.tick()
+        run.enterStep("welcome")
+        run.exitStep("welcome")
+        run.enterStep("welcome")
+        await h.tick()
         #expect(keys(h.sink.last) == ["welcome", "welcome"])
         #expect(!h.codes.contains("already-on-step"))
     }
@@ -199,9 +266,13 @@ import TrackerCoreTestKit
         }
         let h = Harness(world) { $0.clock = OffsetClock(base: world.clock, offset: offset) }
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(1000)
+        run.enterStep("welcome")
+        await h.tick(1000)
         offset.withLock { $0 = -60_000 }
-        run.exitStep("welcome"); run.enterStep("goal"); run.complete(); await h.tick()
+        run.exitStep("welcome")
+        run.enterStep("goal")
+        run.complete()
+        await h.tick()
         let l = h.sink.last!
         let s = steps(l)
         #expect(s[1]["entered_at"]!.stringValue! >= s[0]["entered_at"]!.stringValue!)
@@ -220,7 +291,7 @@ import TrackerCoreTestKit
         b.tracker.dispose()
     }
 
-    @available(macOS 13.0, iOS 16.0, tvOS 16.0, visionOS 1.0, *) // Regex
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, visionOS 1.0, *)  // Regex
     @Test func S20_badUuidOption() async {
         let h = Harness(World()) { $0.uuid = { "not-a-uuid" } }
         let run = h.start()
@@ -238,14 +309,16 @@ import TrackerCoreTestKit
     func studioRun(_ options: StartOptions) async -> Harness {
         let h = Harness(World())
         let run = h.start(options)
-        run.enterStep("welcome"); await h.tick()
+        run.enterStep("welcome")
+        await h.tick()
         return h
     }
 
     func enc(_ v: JSONValue?) -> String? { v.map { WireJSON.encodeString($0) } }
 
     @Test func S21_studioServedDefaults() async {
-        let h = await studioRun(StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "6f1c2b0e", deploymentId: "412", audienceId: "7")))
+        let h = await studioRun(
+            StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "6f1c2b0e", deploymentId: "412", audienceId: "7")))
         #expect(enc(h.sink.last?["onboarding"]) == #"{"key":"6f1c2b0e","version":"412"}"#)
         #expect(enc(h.sink.last?["studio"]) == #"{"onboarding_id":"6f1c2b0e","deployment_id":"412","audience_id":"7"}"#)
     }
@@ -262,14 +335,17 @@ import TrackerCoreTestKit
     }
 
     @Test func S24_draftWinsOverADeclaredVersion() async {
-        let h = await studioRun(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, studio: StudioInput(onboardingId: "6f1c2b0e", draft: true)))
+        let h = await studioRun(
+            StartOptions(onboarding: IDENTITY, manifest: MANIFEST, studio: StudioInput(onboardingId: "6f1c2b0e", draft: true)))
         #expect(enc(h.sink.last?["onboarding"]) == #"{"key":"main","version":"draft"}"#)
         #expect(h.codes.contains("draft-version"))
     }
 
     @Test func S25_studioServedRunDropsTheInFlowVariant() async {
-        let h = await studioRun(StartOptions(onboarding: OnboardingInput(key: "main", version: "3", variantKey: "b"), manifest: MANIFEST,
-                                             studio: StudioInput(onboardingId: "x", deploymentId: "1")))
+        let h = await studioRun(
+            StartOptions(
+                onboarding: OnboardingInput(key: "main", version: "3", variantKey: "b"), manifest: MANIFEST,
+                studio: StudioInput(onboardingId: "x", deploymentId: "1")))
         #expect(enc(h.sink.last?["onboarding"]) == #"{"key":"main","version":"3"}"#)
         #expect(h.codes.contains("studio-variant-dropped"))
     }
@@ -292,7 +368,9 @@ import TrackerCoreTestKit
 
     @Test func S28_linkLessStudioObjectIsNotStudioServed() async {
         for studio in [StudioInput(), StudioInput(onboardingId: nil), StudioInput(audienceId: nil)] {
-            let h = await studioRun(StartOptions(onboarding: OnboardingInput(key: "main", version: "3", variantKey: "short-intro"), manifest: MANIFEST, studio: studio))
+            let h = await studioRun(
+                StartOptions(
+                    onboarding: OnboardingInput(key: "main", version: "3", variantKey: "short-intro"), manifest: MANIFEST, studio: studio))
             #expect(enc(h.sink.last?["onboarding"]) == #"{"key":"main","version":"3","variant_key":"short-intro"}"#)
             #expect(h.sink.last?["studio"] == nil)
             #expect(!h.codes.contains("studio-variant-dropped"))
@@ -301,11 +379,23 @@ import TrackerCoreTestKit
 
     @Test func S29_numericStudioIdsBecomeDecimalStrings() async {
         let rows: [(StartOptions, String, String)] = [
-            (StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: 87)), #"{"onboarding_id":"87"}"#, #"{"key":"87","version":"draft"}"#),
-            (StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: 412)), #"{"onboarding_id":"87","deployment_id":"412"}"#, #"{"key":"87","version":"412"}"#),
-            (StartOptions(onboarding: IDENTITY, manifest: MANIFEST, studio: StudioInput(audienceId: 5)), #"{"audience_id":"5"}"#, #"{"key":"main","version":"3"}"#),
-            (StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: 0, deploymentId: .number(9_007_199_254_740_991), audienceId: 0)),
-             #"{"onboarding_id":"0","deployment_id":"9007199254740991","audience_id":"0"}"#, #"{"key":"0","version":"9007199254740991"}"#),
+            (
+                StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: 87)), #"{"onboarding_id":"87"}"#,
+                #"{"key":"87","version":"draft"}"#
+            ),
+            (
+                StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: 412)),
+                #"{"onboarding_id":"87","deployment_id":"412"}"#, #"{"key":"87","version":"412"}"#
+            ),
+            (
+                StartOptions(onboarding: IDENTITY, manifest: MANIFEST, studio: StudioInput(audienceId: 5)), #"{"audience_id":"5"}"#,
+                #"{"key":"main","version":"3"}"#
+            ),
+            (
+                StartOptions(
+                    manifest: MANIFEST, studio: StudioInput(onboardingId: 0, deploymentId: .number(9_007_199_254_740_991), audienceId: 0)),
+                #"{"onboarding_id":"0","deployment_id":"9007199254740991","audience_id":"0"}"#, #"{"key":"0","version":"9007199254740991"}"#
+            ),
         ]
         for (o, studio, onboarding) in rows {
             let h = await studioRun(o)
@@ -332,17 +422,22 @@ import TrackerCoreTestKit
     }
 
     @Test func S31_decimalStringsBehaveTheSame() async {
-        let h = await studioRun(StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: "412", audienceId: "5")))
+        let h = await studioRun(
+            StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: "412", audienceId: "5")))
         #expect(enc(h.sink.last?["studio"]) == #"{"onboarding_id":"87","deployment_id":"412","audience_id":"5"}"#)
         #expect(enc(h.sink.last?["onboarding"]) == #"{"key":"87","version":"412"}"#)
     }
 
     @Test func S32_servedStudioVariant() async {
-        let h = await studioRun(StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: "412", variantKey: "main")))
+        let h = await studioRun(
+            StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: "412", variantKey: "main")))
         #expect(h.sink.last?["studio"]?["variant_key"] == "main")
         let h2 = await studioRun(StartOptions(manifest: MANIFEST, studio: StudioInput(onboardingId: "87", deploymentId: "412")))
         #expect(h2.sink.last?["studio"]?["variant_key"] == nil)
-        let h3 = await studioRun(StartOptions(onboarding: OnboardingInput(key: "main", version: "3", variantKey: "short-intro"), manifest: MANIFEST, studio: StudioInput(variantKey: "b")))
+        let h3 = await studioRun(
+            StartOptions(
+                onboarding: OnboardingInput(key: "main", version: "3", variantKey: "short-intro"), manifest: MANIFEST,
+                studio: StudioInput(variantKey: "b")))
         #expect(h3.sink.last?["onboarding"]?["variant_key"] == "short-intro")
         #expect(enc(h3.sink.last?["studio"]) == #"{"variant_key":"b"}"#)
         #expect(!h3.codes.contains("studio-variant-dropped"))
@@ -360,7 +455,10 @@ import TrackerCoreTestKit
         for m in manifests {
             let h = Harness(World())
             let run = h.start(StartOptions(onboarding: IDENTITY, manifest: m))
-            run.enterStep("a"); run.exitStep("a"); run.complete(); await h.tick()
+            run.enterStep("a")
+            run.exitStep("a")
+            run.complete()
+            await h.tick()
             #expect(h.sink.bodies.isEmpty)
             #expect(h.codes.contains("invalid-start"))
         }
@@ -380,7 +478,8 @@ import TrackerCoreTestKit
         for (o, c) in cases {
             let h = Harness(World()) { $0.context = c }
             let run = h.start(o)
-            run.enterStep("welcome"); await h.tick()
+            run.enterStep("welcome")
+            await h.tick()
             #expect(h.codes.contains("invalid-start"))
             #expect(h.sink.bodies.isEmpty)
         }
@@ -389,7 +488,9 @@ import TrackerCoreTestKit
     @Test func S35_unknownStep() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); run.enterStep("not_declared"); await h.tick()
+        run.enterStep("welcome")
+        run.enterStep("not_declared")
+        await h.tick()
         #expect(keys(h.sink.last) == ["welcome"])
         #expect(h.codes.contains("unknown-step"))
     }
@@ -397,9 +498,13 @@ import TrackerCoreTestKit
     @Test func S36_exitingAStepThatIsNotCurrent() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); run.enterStep("goal"); run.enterStep("experience"); await h.tick()
+        run.enterStep("welcome")
+        run.enterStep("goal")
+        run.enterStep("experience")
+        await h.tick()
         let before = h.sink.last
-        run.exitStep("welcome", answers: [.single(questionKey: "a", value: "b")]); await h.tick()
+        run.exitStep("welcome", answers: [.single(questionKey: "a", value: "b")])
+        await h.tick()
         #expect(h.codes.contains("not-current-step"))
         #expect(h.sink.last == before)
     }
@@ -408,15 +513,19 @@ import TrackerCoreTestKit
         // `nested: {a: 1}` is not expressible with PropertyValue: the typed API refuses it at
         // compile time; an invalid kind ("rating") likewise. The other rows are tested.
         let h = Harness(World())
-        let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST,
-                                       properties: ["ok": 1, "Bad": 2, "long": .string(String(repeating: "x", count: 257)), "inf": .number(.infinity)]))
+        let run = h.start(
+            StartOptions(
+                onboarding: IDENTITY, manifest: MANIFEST,
+                properties: ["ok": 1, "Bad": 2, "long": .string(String(repeating: "x", count: 257)), "inf": .number(.infinity)]))
         run.enterStep("goal")
-        run.exitStep("goal", answers: [
-            .single(questionKey: "a", value: "fine"), .single(questionKey: "b", value: "not a key"),
-            .numeric(questionKey: "c", value: .nan), .text(questionKey: "d", value: String(repeating: "😀", count: 1001)),
-            .text(questionKey: "e", value: String(repeating: "😀", count: 1000)), .multi(questionKey: "f", value: ["x", "x", "y"]),
-            .single(questionKey: "a", value: "changed"),
-        ])
+        run.exitStep(
+            "goal",
+            answers: [
+                .single(questionKey: "a", value: "fine"), .single(questionKey: "b", value: "not a key"),
+                .numeric(questionKey: "c", value: .nan), .text(questionKey: "d", value: String(repeating: "😀", count: 1001)),
+                .text(questionKey: "e", value: String(repeating: "😀", count: 1000)), .multi(questionKey: "f", value: ["x", "x", "y"]),
+                .single(questionKey: "a", value: "changed"),
+            ])
         await h.tick()
         let l = h.sink.last!
         #expect(WireJSON.encodeString(l["properties"]!) == #"{"ok":1}"#)
@@ -434,9 +543,12 @@ import TrackerCoreTestKit
 
     @Test func S38_caps() async {
         let h = Harness(World())
-        let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: RunProperties((0..<25).map { ("p\($0)", .number(Double($0))) })))
+        let run = h.start(
+            StartOptions(
+                onboarding: IDENTITY, manifest: MANIFEST, properties: RunProperties((0..<25).map { ("p\($0)", .number(Double($0))) })))
         run.enterStep("goal")
-        run.exitStep("goal", answers: (0..<55).map { .single(questionKey: "q\($0)", value: "v") }); await h.tick()
+        run.exitStep("goal", answers: (0..<55).map { .single(questionKey: "q\($0)", value: "v") })
+        await h.tick()
         let l = h.sink.last!
         #expect(l["properties"]!.objectValue!.keys == (0..<20).map { "p\($0)" })
         #expect(steps(l)[0]["answers"]!.arrayValue!.count == 50)
@@ -454,7 +566,8 @@ import TrackerCoreTestKit
         let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: many))
         let extra: [(String, PropertyValue)] = (0..<1_000).map { ("x\($0)", .number(1)) } + [("Bad Key", .number(1))]
         run.setProperties(RunProperties(extra))
-        run.enterStep("goal"); await h.tick()
+        run.enterStep("goal")
+        await h.tick()
         #expect(h.count("too-many-properties") == 2)
         #expect(h.diags("too-many-properties").map { $0.message.split(separator: " ").first ?? "" } == ["99980", "1000"])
         #expect(h.count("invalid-property") == 1)
@@ -463,13 +576,18 @@ import TrackerCoreTestKit
 
     @Test func S39_capWithBuiltInLookingNames() async {
         let h = Harness(World())
-        let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: RunProperties((0..<20).map { ("p\($0)", .number(Double($0))) })))
-        run.setProperties(["constructor": 1, "valueof": 2, "hasownproperty": 3]); run.enterStep("welcome"); await h.tick()
+        let run = h.start(
+            StartOptions(
+                onboarding: IDENTITY, manifest: MANIFEST, properties: RunProperties((0..<20).map { ("p\($0)", .number(Double($0))) })))
+        run.setProperties(["constructor": 1, "valueof": 2, "hasownproperty": 3])
+        run.enterStep("welcome")
+        await h.tick()
         #expect(h.sink.last!["properties"]!.objectValue!.count == 20)
         #expect(h.sink.last!["properties"]!["constructor"] == nil)
         let h2 = Harness(World())
         let r2 = h2.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: ["constructor": 1]))
-        r2.enterStep("welcome"); await h2.tick()
+        r2.enterStep("welcome")
+        await h2.tick()
         #expect(WireJSON.encodeString(h2.sink.last!["properties"]!) == #"{"constructor":1}"#)
     }
 
@@ -483,8 +601,13 @@ import TrackerCoreTestKit
     @Test func S41_seqRisesFullSnapshots() async {
         let h = Harness(World())
         let run = h.start()
-        for k in ["welcome", "goal", "experience", "summary"] { run.enterStep(k); await h.tick() }
-        run.background(); run.complete(); await h.tick()
+        for k in ["welcome", "goal", "experience", "summary"] {
+            run.enterStep(k)
+            await h.tick()
+        }
+        run.background()
+        run.complete()
+        await h.tick()
         let seqs = h.sink.seqs
         #expect(seqs.first == 1)
         #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 })
@@ -495,7 +618,10 @@ import TrackerCoreTestKit
         let h = Harness(World())
         h.sink.answer { _, n in n <= 2 ? .result(.transient) : .result(.accepted) }
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(0); await h.tick(1000); await h.tick(2000)
+        run.enterStep("welcome")
+        await h.tick(0)
+        await h.tick(1000)
+        await h.tick(2000)
         #expect(h.sink.payloads.count == 3)
         #expect(Set(h.sink.payloads.map(\.bytes)).count == 1)
     }
@@ -503,19 +629,25 @@ import TrackerCoreTestKit
     @Test func S43_debounceWindow() async {
         let h = Harness(World()) { $0.debounceMs = 500 }
         let run = h.start()
-        run.enterStep("welcome"); run.exitStep("welcome"); run.enterStep("goal")
+        run.enterStep("welcome")
+        run.exitStep("welcome")
+        run.enterStep("goal")
         await h.tick(499)
         #expect(h.sink.bodies.isEmpty)
         await h.tick(1)
         #expect(h.sink.bodies.count == 1 && steps(h.sink.last).count == 2)
-        run.complete(); await h.tick(0)
+        run.complete()
+        await h.tick(0)
         #expect(h.sink.last?["status"] == "completed")
     }
 
     @Test func S44_theWindowIsFixedNotSliding() async {
         let h = Harness(World()) { $0.debounceMs = 500 }
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(400); run.enterStep("goal"); await h.tick(100)
+        run.enterStep("welcome")
+        await h.tick(400)
+        run.enterStep("goal")
+        await h.tick(100)
         #expect(h.sink.bodies.count == 1)
         #expect(steps(h.sink.last).count == 2)
     }
@@ -523,7 +655,9 @@ import TrackerCoreTestKit
     @Test func S45_backgroundSendsAtOnce() async {
         let h = Harness(World()) { $0.debounceMs = 5000 }
         let run = h.start()
-        run.enterStep("welcome"); run.background(); await h.tick(0)
+        run.enterStep("welcome")
+        run.background()
+        await h.tick(0)
         #expect(h.sink.bodies.count == 1)
     }
 
@@ -532,7 +666,10 @@ import TrackerCoreTestKit
         let down = Locked(true)
         h.sink.answer { _, _ in down.value ? .fail : .result(.accepted) }
         let run = h.start()
-        run.enterStep("welcome"); run.enterStep("goal"); run.exitStep("goal", answers: [.single(questionKey: "goal", value: "learn")]); run.enterStep("summary")
+        run.enterStep("welcome")
+        run.enterStep("goal")
+        run.exitStep("goal", answers: [.single(questionKey: "goal", value: "learn")])
+        run.enterStep("summary")
         await h.tick(5000)
         down.withLock { $0 = false }
         await h.tick(60_000)
@@ -546,7 +683,10 @@ import TrackerCoreTestKit
         h.sink.answer { _, n in n == 1 ? .after(5000, .transient) : .result(.accepted) }
         _ = release
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(0); run.complete(); await h.tick(0)
+        run.enterStep("welcome")
+        await h.tick(0)
+        run.complete()
+        await h.tick(0)
         #expect(h.sink.bodies.count == 1)
         await h.tick(60_000)
         #expect(h.sink.statuses == ["in_progress", "completed"])
@@ -563,7 +703,9 @@ import TrackerCoreTestKit
             }
         }
         let run = h.start()
-        run.enterStep("welcome"); run.complete(); await h.tick(60_000)
+        run.enterStep("welcome")
+        run.complete()
+        await h.tick(60_000)
         #expect(h.sink.statuses.last == "completed")
         #expect(h.sink.statuses.filter { $0 == "completed" }.count >= 3)
     }
@@ -572,11 +714,13 @@ import TrackerCoreTestKit
         let h = Harness(World())
         h.sink.always(SinkResult(.rejected, reason: "schema"))
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(60_000)
+        run.enterStep("welcome")
+        await h.tick(60_000)
         #expect(h.sink.bodies.count == 1)
         #expect(h.diags("rejected").contains { $0.message.contains("schema") })
         h.sink.always(.accepted)
-        run.enterStep("goal"); await h.tick()
+        run.enterStep("goal")
+        await h.tick()
         #expect(h.sink.seqs == [1, 2])
     }
 
@@ -584,7 +728,8 @@ import TrackerCoreTestKit
         let h = Harness(World())
         h.sink.always(.ignored)
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(60_000)
+        run.enterStep("welcome")
+        await h.tick(60_000)
         #expect(h.sink.bodies.count == 1)
     }
 
@@ -592,9 +737,14 @@ import TrackerCoreTestKit
         let h = Harness(World())
         h.sink.answer { _, n in n == 2 ? .result(.transient) : .result(.accepted) }
         let run = h.start()
-        run.enterStep("welcome"); run.complete()
-        run.enterStep("goal"); run.exitStep("welcome", answers: [.single(questionKey: "late", value: "x")]); run.setProperties(["late": true])
-        run.background(); run.complete(); await h.tick(60_000)
+        run.enterStep("welcome")
+        run.complete()
+        run.enterStep("goal")
+        run.exitStep("welcome", answers: [.single(questionKey: "late", value: "x")])
+        run.setProperties(["late": true])
+        run.background()
+        run.complete()
+        await h.tick(60_000)
         let bodies = h.sink.payloads
         let first = bodies.firstIndex { $0.isCompleted }!
         #expect(bodies[first...].allSatisfy { $0.bytes == bodies[first].bytes })
@@ -609,12 +759,15 @@ import TrackerCoreTestKit
         // The entry's own snapshot (seq 1) is handed over when its write lands, even though the
         // completion was built before that (issue 15 item 2, S170): let it go out first, so the
         // completion is flushed with no attempt in flight.
-        run.enterStep("welcome"); await h.tick(0)
+        run.enterStep("welcome")
+        await h.tick(0)
         #expect(h.sink.statuses == ["in_progress"])
-        run.complete(); await h.tick(0)
+        run.complete()
+        await h.tick(0)
         #expect(h.sink.statuses == ["in_progress", "completed"])
         let before = h.codes.count
-        run.background(); await h.tick(0)
+        run.background()
+        await h.tick(0)
         #expect(h.sink.statuses == ["in_progress", "completed", "completed"])
         #expect(h.sink.payloads[1].bytes == h.sink.payloads[2].bytes)
         #expect(h.codes.count == before)
@@ -624,10 +777,17 @@ import TrackerCoreTestKit
 
     @Test func incrementalMeasureEqualsTheEncodedCompletionForm() async {
         let h = Harness(World())
-        let run = h.start(StartOptions(onboarding: IDENTITY, manifest: MANIFEST, properties: ["a": "é日😀", "n": 1.5], studio: StudioInput(audienceId: "x\"y")))
+        let run = h.start(
+            StartOptions(
+                onboarding: IDENTITY, manifest: MANIFEST, properties: ["a": "é日😀", "n": 1.5], studio: StudioInput(audienceId: "x\"y")))
         for i in 0..<40 {
             run.enterStep(i % 2 == 0 ? "goal" : "experience")
-            run.exitStep(i % 2 == 0 ? "goal" : "experience", answers: [.text(questionKey: "t", value: "line\n\u{1}\(i)"), .multi(questionKey: "m", value: ["a", "b"]), .numeric(questionKey: "n", value: 0.1 * Double(i), unit: "u")])
+            run.exitStep(
+                i % 2 == 0 ? "goal" : "experience",
+                answers: [
+                    .text(questionKey: "t", value: "line\n\u{1}\(i)"), .multi(questionKey: "m", value: ["a", "b"]),
+                    .numeric(questionKey: "n", value: 0.1 * Double(i), unit: "u"),
+                ])
             if i % 7 == 0 { run.exitStep(i % 2 == 0 ? "goal" : "experience", answers: [.text(questionKey: "t", value: "replaced")]) }
             if i % 5 == 0 { run.setProperties(["p\(i)": .string("v\(i)")]) }
             let m = h.tracker.debugMeasure()!

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 // Scenarios added after onboarding-tracker.md §12 (issues 14 and 15): where the port behaved
@@ -34,19 +35,20 @@ import TrackerCoreTestKit
 /// answers given to the second-to-last entry.
 func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
     let run = h.start()
-    let big = String(repeating: "😀", count: 1000) // 4,000 bytes
+    let big = String(repeating: "😀", count: 1000)  // 4,000 bytes
     run.enterStep("welcome")
-    run.exitStep("welcome", answers: (0..<50).map { .text(questionKey: "a\($0)", value: big) }) // ~200 KB
+    run.exitStep("welcome", answers: (0..<50).map { .text(questionKey: "a\($0)", value: big) })  // ~200 KB
     run.enterStep("goal")
-    run.exitStep("goal", answers: (0..<10).map { .text(questionKey: "b\($0)", value: big) }) // ~240 KB
+    run.exitStep("goal", answers: (0..<10).map { .text(questionKey: "b\($0)", value: big) })  // ~240 KB
     run.enterStep("experience")
-    run.exitStep("goal", answers: (10..<20).map { .text(questionKey: "b\($0)", value: big) }) // crosses
+    run.exitStep("goal", answers: (10..<20).map { .text(questionKey: "b\($0)", value: big) })  // crosses
     return run
 }
 
 @Suite struct ReferenceParityScenarios {
     @Test func S169_slowStorageDoesNotStarveTheSink() async {
-        var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true
+        var f = FaultInjectingStorage.Faults()
+        f.writesNeverFinish = true
         let h = Harness(World(), faults: f)
         let run = h.start()
         var counts: [Int] = []
@@ -65,7 +67,8 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
     @Test func S170_aSupersededSnapshotIsHandedOverWhenItsWriteLands() async {
         let h = Harness(World())
         let run = h.start()
-        run.enterStep("welcome"); run.enterStep("goal")
+        run.enterStep("welcome")
+        run.enterStep("goal")
         await h.tick(0)
         #expect(h.sink.seqs == [1, 2])
         #expect(h.sink.bodies.map { keys($0) } == [["welcome"], ["welcome", "goal"]])
@@ -76,7 +79,8 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
             let w = World()
             let a = Harness(w)
             let run = a.start()
-            run.enterStep("welcome"); await a.tick(1000)
+            run.enterStep("welcome")
+            await a.tick(1000)
             await w.nextLaunch()
             // configure(); configure(): the first tracker is disposed and released before its read ran.
             do {
@@ -118,7 +122,9 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         #expect(h.count("already-on-step") == 1)
         #expect(h.count("truncated") == truncatedBefore)
         await h.tick(1000)
-        run.exitStep("experience"); run.complete(); await h.tick(0)
+        run.exitStep("experience")
+        run.complete()
+        await h.tick(0)
         // The later exitStep set the exit time (T0 + 2 s), not the refused re-entry (T0 + 1 s).
         #expect(steps(h.sink.last).last?["exited_at"]?.stringValue == ts("08:00:02.000"))
     }
@@ -127,17 +133,22 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let h = Harness(World(), storage: false)
         h.sink.always(.transient)
         let run = h.start()
-        run.enterStep("welcome"); await h.tick(0)
-        run.complete(); await h.tick(0)
+        run.enterStep("welcome")
+        await h.tick(0)
+        run.complete()
+        await h.tick(0)
         #expect(h.sink.statuses == ["in_progress", "completed"])
         _ = h.start()
         #expect(h.count("run-replaced") == 0)
-        run.enterStep("goal"); run.setProperties(["plan": "a"]); run.complete()
+        run.enterStep("goal")
+        run.setProperties(["plan": "a"])
+        run.complete()
         #expect(h.count("run-completed") == 3)
         #expect(h.count("run-inactive") == 0)
         // background() still skips the retry backoff of its unsent completion, silently.
         let codes = h.codes.count
-        run.background(); await h.tick(0)
+        run.background()
+        await h.tick(0)
         #expect(h.sink.statuses == ["in_progress", "completed", "completed"])
         #expect(h.codes.count == codes)
     }
@@ -145,7 +156,8 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
     @Test func S174_theSlowReadIsReportedFromEveryBoundedWait() async {
         // idle()
         do {
-            var f = FaultInjectingStorage.Faults(); f.getsNeverAnswer = true
+            var f = FaultInjectingStorage.Faults()
+            f.getsNeverAnswer = true
             let w = World()
             let h = Harness(w, faults: f)
             let i = Pending(w) { await h.tracker.idle() }
@@ -163,7 +175,8 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         }
         // A disposed tracker's drain.
         do {
-            var f = FaultInjectingStorage.Faults(); f.getsNeverAnswer = true
+            var f = FaultInjectingStorage.Faults()
+            f.getsNeverAnswer = true
             let w = World()
             let h = Harness(w, faults: f)
             await w.settle()
@@ -207,7 +220,7 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let truncated = h.count("truncated")
         #expect(truncated == 1)
         run.exitStep("experience", answers: [.numeric(questionKey: "n", value: .nan), .text(questionKey: "BAD KEY", value: "x")])
-        #expect(h.count("invalid-answer") == 1) // one per call, with the count
+        #expect(h.count("invalid-answer") == 1)  // one per call, with the count
         #expect(h.diags("invalid-answer").first?.message.hasPrefix("2 answers") == true)
         #expect(h.count("truncated") == truncated)
         // A valid answer is still refused with `truncated`.
@@ -261,7 +274,10 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         #expect(outside.value == 0)
         await clock.withOutsideWorkReleased {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                clock.spawn { outside.withLock { $0 += 1 }; c.resume() }
+                clock.spawn {
+                    outside.withLock { $0 += 1 }
+                    c.resume()
+                }
             }
         }
         await clock.settle()
@@ -277,7 +293,7 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         await h.tick(0)
         for seq in [8, 9, 10, 98, 99, 100, 998, 999, 1000] {
             h.tracker.state.withLock { $0.current!.lastSeq = seq - 1 }
-            run.setProperties(["n": .number(Double(seq))]) // builds seq `seq`
+            run.setProperties(["n": .number(Double(seq))])  // builds seq `seq`
             await h.tick(0)
             #expect(h.sink.seqs.last == seq)
             let m = h.tracker.debugMeasure()!
@@ -291,11 +307,14 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(1000)
+        run.enterStep("welcome")
+        await a.tick(1000)
         #expect(a.storedJSON?["current"]?["seqReserved"]?.intValue == 1 + seqReservation)
-        a.storage!.update { $0.writesAlwaysFail = true } // ENOSPC from now on
-        run.enterStep("goal"); await a.tick(1000)
-        run.enterStep("experience"); await a.tick(1000)
+        a.storage!.update { $0.writesAlwaysFail = true }  // ENOSPC from now on
+        run.enterStep("goal")
+        await a.tick(1000)
+        run.enterStep("experience")
+        await a.tick(1000)
         // Sent although not stored: within the reservation the last landed write made.
         #expect(a.sink.seqs == [1, 2, 3])
         #expect(a.count("storage") > 0)
@@ -311,19 +330,23 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(1000)
+        run.enterStep("welcome")
+        await a.tick(1000)
         await w.nextLaunch()
-        var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true // read-only: reads work
+        var f = FaultInjectingStorage.Faults()
+        f.writesAlwaysFail = true  // read-only: reads work
         let b = Harness(w, faults: f)
         let r = await resumeT(b)
         #expect(r?.runId == run.runId)
-        r?.enterStep("goal"); await b.tick(1000)
+        r?.enterStep("goal")
+        await b.tick(1000)
         // Seq 18 and 19 are past the stored reservation (17): held, not sent.
         #expect(b.sink.bodies.isEmpty)
         #expect(b.diags("storage").filter { $0.message.contains("held") }.count == 1)
         // A run started now has nothing stored that could resume it: it is sent.
         let fresh = b.start()
-        fresh.enterStep("welcome"); await b.tick(1000)
+        fresh.enterStep("welcome")
+        await b.tick(1000)
         #expect(b.sink.bodies.map { $0["run_id"]!.stringValue! } == [fresh.runId])
         await w.nextLaunch()
         let c = Harness(w)
@@ -337,15 +360,17 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(1000)
+        run.enterStep("welcome")
+        await a.tick(1000)
         await w.nextLaunch()
         let b = Harness(w)
         b.storage!.update { $0.writesAlwaysFail = true }
         let r = await resumeT(b)
         await b.tick(1000)
         #expect(b.sink.bodies.isEmpty)
-        b.storage!.update { $0.writesAlwaysFail = false } // space returns
-        r?.enterStep("goal"); await b.tick(1000)
+        b.storage!.update { $0.writesAlwaysFail = false }  // space returns
+        r?.enterStep("goal")
+        await b.tick(1000)
         #expect(b.sink.seqs == [2 + seqReservation, 3 + seqReservation])
         #expect(b.storedJSON?["current"]?["lastSeq"]?.intValue == 3 + seqReservation)
         noSeqReused([a, b])
@@ -355,18 +380,24 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let w = World()
         let a = Harness(w)
         let run = a.start()
-        run.enterStep("welcome"); await a.tick(1000)
+        run.enterStep("welcome")
+        await a.tick(1000)
         a.storage!.update { $0.writesAlwaysFail = true }
-        for i in 0..<20 { run.enterStep(i % 2 == 0 ? "goal" : "welcome"); await a.tick(1000) }
+        for i in 0..<20 {
+            run.enterStep(i % 2 == 0 ? "goal" : "welcome")
+            await a.tick(1000)
+        }
         // Seqs 2...17 are within the reservation; 18...21 are held.
         #expect(a.sink.seqs == Array(1...(1 + seqReservation)))
         #expect(a.diags("storage").filter { $0.message.contains("held") }.count == 1)
         a.storage!.update { $0.writesAlwaysFail = false }
-        run.enterStep("experience"); await a.tick(1000)
+        run.enterStep("experience")
+        await a.tick(1000)
         #expect(a.sink.seqs == Array(1...(1 + seqReservation)) + [21, 22])
         await w.nextLaunch()
         let b = Harness(w)
-        _ = await resumeT(b); await b.tick(0)
+        _ = await resumeT(b)
+        await b.tick(0)
         #expect(b.sink.seqs == [22 + seqReservation + 1])
         noSeqReused([a, b])
     }
@@ -375,18 +406,20 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         let w = World()
         let first = Harness(w)
         let run = first.start()
-        run.enterStep("welcome"); await first.tick(1000)
+        run.enterStep("welcome")
+        await first.tick(1000)
         await w.nextLaunch()
-        var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true
+        var f = FaultInjectingStorage.Faults()
+        f.writesAlwaysFail = true
         let a = Harness(w, faults: f)
         #expect(await resumeT(a)?.runId == run.runId)
         await a.tick(1000)
-        #expect(a.sink.bodies.isEmpty) // seq 18 held: past the stored reservation (17)
+        #expect(a.sink.bodies.isEmpty)  // seq 18 held: past the stored reservation (17)
         a.tracker.dispose()
-        let b = Harness(w, faults: f) // same process: takes the hand-over
+        let b = Harness(w, faults: f)  // same process: takes the hand-over
         await b.tick(15_000)
         #expect(b.sink.bodies.isEmpty)
-        b.storage!.update { $0.writesAlwaysFail = false } // space returns
+        b.storage!.update { $0.writesAlwaysFail = false }  // space returns
         #expect(await resumeT(b)?.runId == run.runId)
         await b.tick(1000)
         #expect(b.sink.seqs.last == 3 + seqReservation)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCoreTestKit
+
 @testable import OnboardingTracker
 
 @Suite struct VersionTests {

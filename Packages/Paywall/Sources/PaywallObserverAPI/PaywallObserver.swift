@@ -146,7 +146,8 @@ public struct PaywallTransactionInfo: Sendable, Equatable {
     public var restored: Bool?
 
     /// Creates a transaction; each store string is kept only when it has 1 to 1024 UTF-16 units.
-    public init(originalTransactionIdentifier: String? = nil, purchaseToken: String? = nil, productId: String? = nil, restored: Bool? = nil) {
+    public init(originalTransactionIdentifier: String? = nil, purchaseToken: String? = nil, productId: String? = nil, restored: Bool? = nil)
+    {
         self.originalTransactionIdentifier = originalTransactionIdentifier
         self.purchaseToken = purchaseToken
         self.productId = productId

@@ -18,17 +18,17 @@ extension PaywallPresentationTracker {
     }
 
     #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
-    /// Binds this tracker to the application lifecycle (UIKit, or AppKit's resign-active) in one
-    /// call. Not available in app extensions: call ``appDidEnterBackground()`` instead.
-    @available(iOSApplicationExtension, unavailable)
-    @available(tvOSApplicationExtension, unavailable)
-    @available(visionOSApplicationExtension, unavailable)
-    @available(macCatalystApplicationExtension, unavailable)
-    @discardableResult
-    public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
-        guard let monitor = AppLifecycleMonitor.system() else { return nil }
-        return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
+        /// Binds this tracker to the application lifecycle (UIKit, or AppKit's resign-active) in one
+        /// call. Not available in app extensions: call ``appDidEnterBackground()`` instead.
+        @available(iOSApplicationExtension, unavailable)
+        @available(tvOSApplicationExtension, unavailable)
+        @available(visionOSApplicationExtension, unavailable)
+        @available(macCatalystApplicationExtension, unavailable)
+        @discardableResult
+        public func bindToAppLifecycle(backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
+            guard let monitor = AppLifecycleMonitor.system() else { return nil }
+            return bindToAppLifecycle(monitor: monitor, backgroundBudgetSeconds: backgroundBudgetSeconds)
+        }
     #endif
 
     /// The app entered the background (the manual, extension-safe call): sends every unsent
@@ -42,7 +42,7 @@ extension PaywallPresentationTracker {
         runInBackgroundTask(monitor: monitor, name: "paywall.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
             guard let self else { return done() }
             scheduler.spawn {
-                await self.idle() // snapshots still being stored reach their delivery first
+                await self.idle()  // snapshots still being stored reach their delivery first
                 let deliveries = self.liveDeliveries
                 for d in deliveries { d.flush() }
                 for d in deliveries { await d.idle() }

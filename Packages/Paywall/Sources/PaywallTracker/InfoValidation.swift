@@ -23,7 +23,7 @@ enum InfoField: Sendable, Equatable {
         switch v {
         case nil: self = .absent
         case .null?: self = .null
-        case let .string(s)?: self = .string(s)
+        case .string(let s)?: self = .string(s)
         default: self = .other
         }
     }
@@ -32,7 +32,7 @@ enum InfoField: Sendable, Equatable {
     var given: InfoField { self == .null ? .absent : self }
     var isAbsent: Bool { self == .absent }
     var string: String? {
-        if case let .string(s) = self { return s }
+        if case .string(let s) = self { return s }
         return nil
     }
 
@@ -101,7 +101,7 @@ enum InfoValidation {
 
     /// Validates an untyped info (`info is not an object` when it is not one).
     static func validate(_ value: JSONValue) -> Result<ValidatedInfo, InfoProblems> {
-        guard case let .object(i) = value else { return .failure(InfoProblems(["info is not an object"])) }
+        guard case .object(let i) = value else { return .failure(InfoProblems(["info is not an object"])) }
         return validate(InfoFields(json: i))
     }
 
@@ -151,16 +151,18 @@ enum InfoValidation {
 
         // audience_id keeps its v1 meaning with a provider too: an explicit null (no audience)
         // is sent as null; absent stays absent.
-        let audience: Nullable<String>? = switch f.audienceId {
-        case .null: .null
-        case let .string(s): .value(s)
-        case .absent, .other: nil
-        }
+        let audience: Nullable<String>? =
+            switch f.audienceId {
+            case .null: .null
+            case .string(let s): .value(s)
+            case .absent, .other: nil
+            }
         let paywall = PaywallPresentationSnapshotV1_1.Paywall(
             // The provider members only with a provider (v1 has none).
             provider: provider, providerName: provider == nil ? nil : f.providerName.given.string,
             placement: provider == nil ? nil : f.placement.given.string,
-            externalPaywallId: provider == nil ? nil : f.externalPaywallId.string, momentKey: f.moment.given.string, paywallId: f.paywallId.given.string,
+            externalPaywallId: provider == nil ? nil : f.externalPaywallId.string, momentKey: f.moment.given.string,
+            paywallId: f.paywallId.given.string,
             audienceId: audience, renderMode: renderMode, billing: billing,
             variantKey: f.variantKey.string, deploymentId: f.deploymentId.string)
         return .success(ValidatedInfo(paywall: paywall, surface: surface, onboardingRun: surface == .paywallStep ? run : nil))

@@ -95,13 +95,16 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         config = configuration
         let report = configuration.onDiagnostic
         if let storage = configuration.storage {
-            store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true) { message in
+            store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true) {
+                message in
                 report(Diagnostic(code: "storage", message: message))
             }
         } else {
             store = nil
         }
-        persister = store.map { CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: configuration.persistTimeoutMs) }
+        persister = store.map {
+            CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: configuration.persistTimeoutMs)
+        }
         if let store {
             // The first operation on the key: every later write waits for it and builds its map
             // only when its turn comes, so it includes what was restored here.
@@ -118,8 +121,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
-        self.init(configuration: PaywallTrackerConfiguration(
-            sink: sink, context: context, storage: storage, clock: clock, scheduler: scheduler, onDiagnostic: onDiagnostic))
+        self.init(
+            configuration: PaywallTrackerConfiguration(
+                sink: sink, context: context, storage: storage, clock: clock, scheduler: scheduler, onDiagnostic: onDiagnostic))
     }
 
     // MARK: Observer
@@ -147,17 +151,17 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         }
         let fixed: ValidatedInfo
         switch validation {
-        case let .failure(problems):
+        case .failure(let problems):
             report("invalid-info", problems.messages.joined(separator: "; "))
             return nil
-        case let .success(v):
+        case .success(let v):
             fixed = v
         }
         let context: RunContextInput
         switch config.context {
-        case let .value(c):
+        case .value(let c):
             context = c
-        case let .provider(read):
+        case .provider(let read):
             do {
                 context = try read()
             } catch {
@@ -274,7 +278,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             // Release the queue once the presentation can send nothing more: its ended snapshot
             // settled, or it was restored from storage (no handle this session).
             if let r = s.deliveries[id], item.payload.status == .ended || s.restored.contains(id), r.pending == nil,
-               (s.staged[id] ?? 0) <= item.seq {
+                (s.staged[id] ?? 0) <= item.seq
+            {
                 s.deliveries[id] = nil
                 s.staged[id] = nil
             }
@@ -333,7 +338,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             raw = try await storage.getItem(key)
         } catch {
             do {
-                raw = try await storage.getItem(key) // one retry, in the same turn
+                raw = try await storage.getItem(key)  // one retry, in the same turn
             } catch {
                 state.withLock { $0.persistenceOff = true }
                 report("storage", "reading stored presentations failed (\(error)): left untouched; this session runs without persistence")
@@ -348,14 +353,15 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             report("invalid-stored", "stored presentations are not JSON; ignored")
             return
         }
-        guard case let .object(map) = value else {
+        guard case .object(let map) = value else {
             report("invalid-stored", "stored presentations are not an object; ignored")
             return
         }
         for (id, entry) in map.entries {
-            guard let seqNumber = entry["seq"]?.numberValue, case let .object(body)? = entry["body"],
-                  body["presentation_id"]?.stringValue == id, body["seq"]?.numberValue == seqNumber,
-                  let seq = entry["seq"]?.intValue, let snapshot = try? PaywallSnapshot(json: .object(body)) else {
+            guard let seqNumber = entry["seq"]?.numberValue, case .object(let body)? = entry["body"],
+                body["presentation_id"]?.stringValue == id, body["seq"]?.numberValue == seqNumber,
+                let seq = entry["seq"]?.intValue, let snapshot = try? PaywallSnapshot(json: .object(body))
+            else {
                 report("invalid-stored", "ignored stored entry \(id)")
                 continue
             }
@@ -385,10 +391,10 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             switch adopted {
             case .skipped:
                 continue
-            case let .kept(dropped):
+            case .kept(let dropped):
                 for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
                 if !dropped.isEmpty { persist() }
-            case let .delivered(runtime, dropped):
+            case .delivered(let runtime, let dropped):
                 for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
                 if !dropped.isEmpty { persist() }
                 // A dispose landing from here on stops this runtime; the entry is in the pending

@@ -40,30 +40,35 @@ struct PresentationState: Sendable {
     /// Ends the presentation from a typed end.
     mutating func markEnded(_ end: PaywallPresentationEnd, nowMs: Int64) -> MarkResult {
         let t = end.transaction.map {
-            PaywallPresentationSnapshot.Transaction(originalTransactionIdentifier: $0.originalTransactionIdentifier, purchaseToken: $0.purchaseToken,
-                                                    productId: $0.productId, restored: $0.restored)
+            PaywallPresentationSnapshot.Transaction(
+                originalTransactionIdentifier: $0.originalTransactionIdentifier, purchaseToken: $0.purchaseToken,
+                productId: $0.productId, restored: $0.restored)
         }
-        return markEnded(status: PaywallPresentationSnapshot.OutcomeStatus(rawValue: end.status.rawValue), reason: end.reason,
-                         transaction: t, nowMs: nowMs)
+        return markEnded(
+            status: PaywallPresentationSnapshot.OutcomeStatus(rawValue: end.status.rawValue), reason: end.reason,
+            transaction: t, nowMs: nowMs)
     }
 
     /// Ends the presentation from an untyped end (`{status, reason?, transaction?}`).
     mutating func markEnded(_ end: JSONValue, nowMs: Int64) -> MarkResult {
         var t: PaywallPresentationSnapshot.Transaction?
-        if case let .object(o)? = end["transaction"] {
+        if case .object(let o)? = end["transaction"] {
             t = PaywallPresentationSnapshot.Transaction(
-                originalTransactionIdentifier: o["originalTransactionIdentifier"]?.stringValue, purchaseToken: o["purchaseToken"]?.stringValue,
+                originalTransactionIdentifier: o["originalTransactionIdentifier"]?.stringValue,
+                purchaseToken: o["purchaseToken"]?.stringValue,
                 productId: o["productId"]?.stringValue, restored: o["restored"]?.boolValue)
         }
-        return markEnded(status: end["status"]?.stringValue.flatMap(PaywallPresentationSnapshot.OutcomeStatus.init(rawValue:)),
-                         reason: end["reason"]?.stringValue, transaction: t, nowMs: nowMs)
+        return markEnded(
+            status: end["status"]?.stringValue.flatMap(PaywallPresentationSnapshot.OutcomeStatus.init(rawValue:)),
+            reason: end["reason"]?.stringValue, transaction: t, nowMs: nowMs)
     }
 
     /// Ends the presentation: `status` `nil` is an unknown or missing one. A reason is kept only
     /// with `error` and when it is a key; a transaction only with `purchased`, keeping its ids of
     /// 1 to 1024 characters and `restored` only when true (none left: no transaction).
     private mutating func markEnded(
-        status: PaywallPresentationSnapshot.OutcomeStatus?, reason: String?, transaction: PaywallPresentationSnapshot.Transaction?, nowMs: Int64
+        status: PaywallPresentationSnapshot.OutcomeStatus?, reason: String?, transaction: PaywallPresentationSnapshot.Transaction?,
+        nowMs: Int64
     ) -> MarkResult {
         if endedAt != nil { return .alreadyEnded }
         guard let status else { return .invalidStatus }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 private func example(_ name: String, _ contract: ContractExamples.Contract = .paywallPresentation) throws -> JSONValue {
@@ -24,7 +25,7 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
         #expect(v11.count == 2)
         for path in v1 + v11 {
             let value = try WireJSON.decode(ContractExamples.bytes(path))
-            #expect(ContractChecker.paywallPresentation(value).isEmpty, "\(path)") // Core's checker
+            #expect(ContractChecker.paywallPresentation(value).isEmpty, "\(path)")  // Core's checker
         }
         for path in v1 {
             let bytes = try ContractExamples.bytes(path)
@@ -36,7 +37,7 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
         for path in v11 {
             let value = try WireJSON.decode(ContractExamples.bytes(path))
             #expect(PaywallContractChecker.problems(value, schema: .v1_1).isEmpty, "\(path)")
-            #expect(!PaywallContractChecker.problems(value, schema: .v1).isEmpty, "\(path)") // not a v1 snapshot
+            #expect(!PaywallContractChecker.problems(value, schema: .v1).isEmpty, "\(path)")  // not a v1 snapshot
             #expect(WireJSON.encode(value).count <= 16_384)
         }
     }
@@ -45,18 +46,26 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
         let s1 = try example("purchased-android-1-start-in-progress.json")
         let s2 = try example("purchased-android-2-shown-in-progress.json")
         let s3 = try example("purchased-android-3-ended-purchased.json")
-        guard case var .object(s2seq9) = s2 else { Issue.record("not an object"); return }
+        guard case .object(var s2seq9) = s2 else {
+            Issue.record("not an object")
+            return
+        }
         s2seq9["seq"] = 9
         #expect(PaywallContractChecker.verdict(stored: nil, incoming: s1) == .accepted)
         #expect(PaywallContractChecker.verdict(stored: s1, incoming: s2) == .accepted)
         #expect(PaywallContractChecker.verdict(stored: s2, incoming: s1) == .ignored)
         #expect(PaywallContractChecker.verdict(stored: s3, incoming: .object(s2seq9)) == .ignored)
-        #expect(PaywallContractChecker.verdict(stored: s1, incoming: try example("invalid/immutable-paywall-changed-after-seq1.json")) == .rejected)
-        #expect(PaywallContractChecker.verdict(stored: nil, incoming: try example("invalid/reason-only-with-error-status.json")) == .rejected)
+        #expect(
+            PaywallContractChecker.verdict(stored: s1, incoming: try example("invalid/immutable-paywall-changed-after-seq1.json"))
+                == .rejected)
+        #expect(
+            PaywallContractChecker.verdict(stored: nil, incoming: try example("invalid/reason-only-with-error-status.json")) == .rejected)
     }
 
     @Test func P53_transactionRules() throws {
-        #expect(PaywallContractChecker.verdict(stored: nil, incoming: try example("invalid/transaction-only-with-purchased-status.json")) == .rejected)
+        #expect(
+            PaywallContractChecker.verdict(stored: nil, incoming: try example("invalid/transaction-only-with-purchased-status.json"))
+                == .rejected)
         #expect(PaywallContractChecker.verdict(stored: nil, incoming: try example("invalid/transaction-never-empty.json")) == .rejected)
     }
 
@@ -80,7 +89,7 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
                 #expect(ContractChecker.paywallPresentation(value).isEmpty)
                 #expect(ContractChecker.paywallPresentation(value, previous: s1).map(\.rule) == [.paywallImmutable])
             } else {
-                #expect(!ContractChecker.paywallPresentation(value).isEmpty, "\(path)") // Core's checker
+                #expect(!ContractChecker.paywallPresentation(value).isEmpty, "\(path)")  // Core's checker
                 #expect(!PaywallContractChecker.isConformant(value), "\(path)")
                 #expect(!PaywallContractChecker.isConformant(value, schema: .v1), "\(path)")
             }
@@ -90,14 +99,20 @@ private func example(_ name: String, _ contract: ContractExamples.Contract = .pa
     /// The checker's own rules, one by one (size, v1/v1.1 coupling, section 5).
     @Test func checkerRulesBeyondTheSchema() throws {
         let s3 = try example("purchased-android-3-ended-purchased.json")
-        guard case let .object(base) = s3 else { return }
-        func with(_ change: (inout JSONObject) -> Void) -> JSONValue { var o = base; change(&o); return .object(o) }
-        #expect(!PaywallContractChecker.isConformant(with { $0["shown_at"] = .null }))            // purchased needs shown_at
-        #expect(!PaywallContractChecker.isConformant(with { $0["ended_at"] = .null }))            // ended_at iff ended
+        guard case .object(let base) = s3 else { return }
+        func with(_ change: (inout JSONObject) -> Void) -> JSONValue {
+            var o = base
+            change(&o)
+            return .object(o)
+        }
+        #expect(!PaywallContractChecker.isConformant(with { $0["shown_at"] = .null }))  // purchased needs shown_at
+        #expect(!PaywallContractChecker.isConformant(with { $0["ended_at"] = .null }))  // ended_at iff ended
         #expect(!PaywallContractChecker.isConformant(with { $0["sent_at"] = "2026-01-10T08:59:59.999Z" }))
-        #expect(!PaywallContractChecker.isConformant(with { $0["schema_version"] = 1.1 }))        // 1.1 needs a provider
+        #expect(!PaywallContractChecker.isConformant(with { $0["schema_version"] = 1.1 }))  // 1.1 needs a provider
         #expect(!PaywallContractChecker.isConformant(with { $0["seq"] = 0 }))
-        #expect(!PaywallContractChecker.isConformant(with { $0["onboarding_run"] = ["run_id": "0192f1a2-0000-7000-8000-000000000001", "step_key": "paywall"] }))
+        #expect(
+            !PaywallContractChecker.isConformant(
+                with { $0["onboarding_run"] = ["run_id": "0192f1a2-0000-7000-8000-000000000001", "step_key": "paywall"] }))
         #expect(PaywallContractChecker.problems(s3, size: 16_385).contains { $0.hasPrefix("size") })
         #expect(PaywallContractChecker.verdict(stored: nil, incoming: s3, size: 16_385) == .rejected)
     }

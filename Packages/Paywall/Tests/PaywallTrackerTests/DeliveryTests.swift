@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Spec 17 F: delivery outcomes.
@@ -40,10 +41,10 @@ import TrackerCoreTestKit
         _ = try #require(h.tracker.start(INFO))
         await h.advance(29_999)
         #expect(h.received.count == 1)
-        await h.advance(1)    // the attempt times out: transient, reason timeout
+        await h.advance(1)  // the attempt times out: transient, reason timeout
         await h.advance(999)
         #expect(h.received.count == 1)
-        await h.advance(1)    // the retry after the 1 s backoff
+        await h.advance(1)  // the retry after the 1 s backoff
         #expect(h.sink.callTimes.value == [T0, T0 + 31_000])
         await h.advance(120_000)
         #expect(h.received.count == 2)
@@ -74,7 +75,7 @@ import TrackerCoreTestKit
         #expect(h.tracker.deliveryCount == 0)
         let open = try #require(h.tracker.start(INFO))
         await h.settle()
-        #expect(h.tracker.deliveryCount == 1) // in progress: kept for its next snapshot
+        #expect(h.tracker.deliveryCount == 1)  // in progress: kept for its next snapshot
         open.end(.cancelled)
         await h.settle()
         #expect(h.tracker.deliveryCount == 0)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// A host SDK that declares its own observer protocol takes the tracker through the closure adapter.
@@ -40,17 +41,19 @@ private final class HostSDK {
         handle.end(.dismissed)
         await h.settle()
         let p = try #require(h.received.first).presentationId
-        #expect(h.bodies == [
-            expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
-            expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
-            expectedBody(id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
-                         ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
-        ])
+        #expect(
+            h.bodies == [
+                expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
+                expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
+                expectedBody(
+                    id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
+                    ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
+            ])
         h.expectConformant()
     }
 
     @Test func closureAdapterForHostsWithTheirOwnProtocol() async throws {
-        let h = PaywallFixture(clock: ManualClock(startMs: T0, holdsOutsideWork: true)) // deterministic coalescing
+        let h = PaywallFixture(clock: ManualClock(startMs: T0, holdsOutsideWork: true))  // deterministic coalescing
         HostSDK(observer: h.tracker.closures).present()
         await h.settle()
         #expect(h.received.map(\.seq) == [1, 3])

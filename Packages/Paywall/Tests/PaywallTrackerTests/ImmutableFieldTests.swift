@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Spec 5.1 step 5: after seq 1, every immutable field (`presentation_id`, `started_at`,
@@ -25,7 +26,7 @@ import TrackerCoreTestKit
 
     static func set(_ key: String, in parent: String, _ value: JSONValue) -> @Sendable (inout JSONObject) -> Void {
         { o in
-            guard case var .object(inner)? = o[parent] else { return }
+            guard case .object(var inner)? = o[parent] else { return }
             inner[key] = value
             o[parent] = .object(inner)
         }
@@ -45,13 +46,29 @@ import TrackerCoreTestKit
         Change(field: "paywall", name: "paywall.variant_key added", change: set("variant_key", in: "paywall", "v2")),
         Change(field: "surface", name: "surface") { $0["surface"] = "paywall_step" },
         Change(field: "onboarding_run", name: "onboarding_run added", base: paywallStep) { $0["onboarding_run"] = run },
-        Change(field: "onboarding_run", name: "onboarding_run removed", base: { paywallStep(&$0); $0["onboarding_run"] = run }) {
+        Change(
+            field: "onboarding_run", name: "onboarding_run removed",
+            base: {
+                paywallStep(&$0)
+                $0["onboarding_run"] = run
+            }
+        ) {
             $0["onboarding_run"] = nil
         },
-        Change(field: "onboarding_run", name: "onboarding_run.run_id", base: { paywallStep(&$0); $0["onboarding_run"] = run },
-               change: set("run_id", in: "onboarding_run", "0192f1a2-0000-7000-8000-000000000002")),
-        Change(field: "onboarding_run", name: "onboarding_run.step_key", base: { paywallStep(&$0); $0["onboarding_run"] = run },
-               change: set("step_key", in: "onboarding_run", "paywall_b")),
+        Change(
+            field: "onboarding_run", name: "onboarding_run.run_id",
+            base: {
+                paywallStep(&$0)
+                $0["onboarding_run"] = run
+            },
+            change: set("run_id", in: "onboarding_run", "0192f1a2-0000-7000-8000-000000000002")),
+        Change(
+            field: "onboarding_run", name: "onboarding_run.step_key",
+            base: {
+                paywallStep(&$0)
+                $0["onboarding_run"] = run
+            },
+            change: set("step_key", in: "onboarding_run", "paywall_b")),
         Change(field: "context", name: "context.app_version", change: set("app_version", in: "context", "2.4.1")),
         Change(field: "context", name: "context.build", change: set("build", in: "context", "413")),
         Change(field: "context", name: "context.build null", change: set("build", in: "context", .null)),
@@ -90,7 +107,10 @@ import TrackerCoreTestKit
         #expect(PaywallContractChecker.verdict(stored: stored, incoming: incoming) == .accepted)
         #expect(ContractChecker.paywallPresentation(incoming, previous: stored) == [])
         // Deep comparison, not text: the same context with its keys in another order is unchanged.
-        guard case var .object(o) = incoming, case let .object(ctx)? = o["context"] else { Issue.record("no context"); return }
+        guard case .object(var o) = incoming, case .object(let ctx)? = o["context"] else {
+            Issue.record("no context")
+            return
+        }
         var reversed = JSONObject()
         for (k, v) in ctx.entries.reversed() { reversed.appendUnchecked(k, v) }
         o["context"] = .object(reversed)
@@ -103,20 +123,25 @@ import TrackerCoreTestKit
     /// answers differently on every read.
     @Test func P69_aTrackersSnapshotsKeepTheirImmutableFields() async throws {
         let reads = Locked(0)
-        let h = PaywallFixture(context: .provider {
-            let n = reads.withLock { $0 += 1; return $0 }
-            var c = CTX_IN
-            c.appVersion = "2.4.\(n)"
-            c.timezone = n % 2 == 0 ? "Europe/Paris" : "America/New_York"
-            return c
-        })
+        let h = PaywallFixture(
+            context: .provider {
+                let n = reads.withLock {
+                    $0 += 1
+                    return $0
+                }
+                var c = CTX_IN
+                c.appVersion = "2.4.\(n)"
+                c.timezone = n % 2 == 0 ? "Europe/Paris" : "America/New_York"
+                return c
+            })
         var step = INFO
         step.surface = .paywallStep
         step.onboardingRun = PaywallOnboardingRun(runId: "0192f1a2-0000-7000-8000-000000000001", stepKey: "paywall")
-        let v11 = PaywallPresentationInfo(provider: .external, externalPaywallId: "rc_offering_1", placement: "settings", providerName: "RevenueCat")
+        let v11 = PaywallPresentationInfo(
+            provider: .external, externalPaywallId: "rc_offering_1", placement: "settings", providerName: "RevenueCat")
         for info in [step, v11] {
             let handle = try #require(h.tracker.start(info))
-            _ = h.tracker.start(INFO) // another read of the provider in between
+            _ = h.tracker.start(INFO)  // another read of the provider in between
             handle.shown()
             handle.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000123", productId: "pro")))
         }

@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 // Launch cost (issue 19): the tracker's constructor does no storage I/O on the caller's thread.

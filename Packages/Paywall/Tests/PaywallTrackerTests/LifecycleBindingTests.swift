@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// The opt-in lifecycle binding (issue 18), driven by Core's `AppLifecycleMonitor` over a fake
@@ -17,7 +18,7 @@ import TrackerCoreTestKit
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()))
         _ = try #require(h.tracker.start(INFO))
         await h.settle()
-        #expect(h.received.count == 1) // transient: the retry waits 1 s
+        #expect(h.received.count == 1)  // transient: the retry waits 1 s
         system.post(.didEnterBackground)
         await h.settle()
         #expect(h.received.count == 2)
@@ -37,7 +38,7 @@ import TrackerCoreTestKit
         #expect(system.runningTasks == 1)
         await h.advance(1)
         #expect(system.runningTasks == 0)
-        #expect(h.tracker.liveDeliveries.first?.pending != nil) // nothing lost
+        #expect(h.tracker.liveDeliveries.first?.pending != nil)  // nothing lost
     }
 
     @Test func LC19_manualCallAndUnbind() async throws {

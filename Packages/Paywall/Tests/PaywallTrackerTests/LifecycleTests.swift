@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Spec 17 A: lifecycle.
@@ -14,12 +15,14 @@ import TrackerCoreTestKit
         handle.end(.dismissed)
         await h.settle()
         let p = try #require(h.received.first).presentationId
-        #expect(h.bodies == [
-            expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
-            expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
-            expectedBody(id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
-                         ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
-        ])
+        #expect(
+            h.bodies == [
+                expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
+                expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
+                expectedBody(
+                    id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
+                    ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
+            ])
         h.expectConformant()
         #expect(h.log.all.isEmpty)
     }
@@ -68,7 +71,8 @@ import TrackerCoreTestKit
         let endB = try #require(ended.first { $0.body["paywall"]?["paywall_id"] == "pw-2" })
         #expect(ended.count == 2)
         #expect(endA.seq == 3)
-        #expect(endA.wireString.hasSuffix(#""outcome":{"status":"purchased","transaction":{"original_transaction_identifier":"2000000123"}}}"#))
+        #expect(
+            endA.wireString.hasSuffix(#""outcome":{"status":"purchased","transaction":{"original_transaction_identifier":"2000000123"}}}"#))
         #expect(endB.seq == 2)
         #expect(endB.wireString.hasSuffix(#""outcome":{"status":"dismissed"}}"#))
         h.expectConformant()
@@ -76,7 +80,11 @@ import TrackerCoreTestKit
 
     @Test func P5_contextReadOncePerPresentation() async throws {
         let calls = Locked(0)
-        let h = PaywallFixture(context: .provider { calls.withLock { $0 += 1 }; return CTX_IN })
+        let h = PaywallFixture(
+            context: .provider {
+                calls.withLock { $0 += 1 }
+                return CTX_IN
+            })
         let handle = try #require(h.tracker.start(INFO))
         handle.shown()
         handle.end(.dismissed)
@@ -87,14 +95,21 @@ import TrackerCoreTestKit
 
     @Test func P6_contextFrozenAtStart() async throws {
         let calls = Locked(0)
-        let h = PaywallFixture(context: .provider {
-            let n = calls.withLock { $0 += 1; return $0 }
-            var c = CTX_IN
-            if n > 1 { c.appVersion = "9.9.9"; c.locale = "fr-FR" }
-            return c
-        })
+        let h = PaywallFixture(
+            context: .provider {
+                let n = calls.withLock {
+                    $0 += 1
+                    return $0
+                }
+                var c = CTX_IN
+                if n > 1 {
+                    c.appVersion = "9.9.9"
+                    c.locale = "fr-FR"
+                }
+                return c
+            })
         let handle = try #require(h.tracker.start(INFO))
-        _ = h.tracker.start(INFO) // the provider now answers differently
+        _ = h.tracker.start(INFO)  // the provider now answers differently
         await h.settle()
         handle.shown()
         await h.settle()

@@ -1,12 +1,15 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Runs one presentation at T9 with the fixed id: start, optional shown, then the end; returns
 /// the harness after everything settled.
-private func run(_ info: PaywallPresentationInfo = INFO_A, shownAfterMs: Int64? = 350, endAfterMs: Int64 = 41_120,
-                 end: (PaywallPresentation) -> Void) async throws -> PaywallFixture {
+private func run(
+    _ info: PaywallPresentationInfo = INFO_A, shownAfterMs: Int64? = 350, endAfterMs: Int64 = 41_120,
+    end: (PaywallPresentation) -> Void
+) async throws -> PaywallFixture {
     let h = PaywallFixture(startMs: T9, uuid: { FIXED_ID })
     let handle = try #require(h.tracker.start(info) as? PaywallPresentation)
     await h.settle()
@@ -30,15 +33,23 @@ private func outcome(_ h: PaywallFixture) -> String? {
 /// Spec 17 C: outcome mapping.
 @Suite struct OutcomeTests {
     @Test func P16_iOSPurchase() async throws {
-        let h = try await run { $0.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000123", productId: "pro_annual"))) }
+        let h = try await run {
+            $0.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000123", productId: "pro_annual")))
+        }
         #expect(h.received.map(\.seq) == [1, 2, 3])
-        #expect(h.bodies[0].contains(#""paywall":{"moment_key":"settings_upgrade","paywall_id":"pw-1","audience_id":"aud-1","render_mode":"custom","billing":"store"}"#))
+        #expect(
+            h.bodies[0].contains(
+                #""paywall":{"moment_key":"settings_upgrade","paywall_id":"pw-1","audience_id":"aud-1","render_mode":"custom","billing":"store"}"#
+            ))
         #expect(h.bodies[0].contains(#""presentation_id":"\#(FIXED_ID)""#))
         let last = h.bodies[2]
         #expect(last.contains(#""status":"ended""#))
         #expect(last.contains(#""shown_at":"2026-01-10T09:00:00.350Z""#))
         #expect(last.contains(#""ended_at":"2026-01-10T09:00:41.120Z""#))
-        #expect(last.contains(#""outcome":{"status":"purchased","transaction":{"original_transaction_identifier":"2000000123","product_id":"pro_annual"}}"#))
+        #expect(
+            last.contains(
+                #""outcome":{"status":"purchased","transaction":{"original_transaction_identifier":"2000000123","product_id":"pro_annual"}}"#
+            ))
         h.expectConformant()
     }
 
@@ -49,7 +60,9 @@ private func outcome(_ h: PaywallFixture) -> String? {
     }
 
     @Test func P18_extrasDroppedOnDismissed() async throws {
-        let h = try await run { $0.end(PaywallPresentationEnd(status: .dismissed, reason: "x", transaction: PaywallTransactionInfo(productId: "p"))) }
+        let h = try await run {
+            $0.end(PaywallPresentationEnd(status: .dismissed, reason: "x", transaction: PaywallTransactionInfo(productId: "p")))
+        }
         #expect(outcome(h) == #"{"status":"dismissed"}"#)
         h.expectConformant()
     }
@@ -103,10 +116,16 @@ private func outcome(_ h: PaywallFixture) -> String? {
 
     @Test func P25_androidJoinKeys() async throws {
         let h = try await run {
-            $0.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "GPA.3311-4849-7511-34728",
-                                                     purchaseToken: "mboecpopplapdphlhgegnpol.AO-J1OxExampleToken", productId: "pro_annual")))
+            $0.end(
+                .purchased(
+                    PaywallTransactionInfo(
+                        originalTransactionIdentifier: "GPA.3311-4849-7511-34728",
+                        purchaseToken: "mboecpopplapdphlhgegnpol.AO-J1OxExampleToken", productId: "pro_annual")))
         }
-        #expect(outcome(h) == #"{"status":"purchased","transaction":{"original_transaction_identifier":"GPA.3311-4849-7511-34728","purchase_token":"mboecpopplapdphlhgegnpol.AO-J1OxExampleToken","product_id":"pro_annual"}}"#)
+        #expect(
+            outcome(h)
+                == #"{"status":"purchased","transaction":{"original_transaction_identifier":"GPA.3311-4849-7511-34728","purchase_token":"mboecpopplapdphlhgegnpol.AO-J1OxExampleToken","product_id":"pro_annual"}}"#
+        )
         h.expectConformant()
     }
 

@@ -2,16 +2,20 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 // Fixtures of spec section 17.
-let T0: Int64 = 1_768_032_000_000 // 2026-01-10T08:00:00.000Z
-let T9: Int64 = 1_768_035_600_000 // 2026-01-10T09:00:00.000Z
+let T0: Int64 = 1_768_032_000_000  // 2026-01-10T08:00:00.000Z
+let T9: Int64 = 1_768_035_600_000  // 2026-01-10T09:00:00.000Z
 let FIXED_ID = "0192f1a2-7c3d-7e4f-8a5b-6c7d8e9f0a1b"
 let LIB = PaywallTrackerVersion.current
-let CTX_IN = RunContextInput(appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
-let CTX = #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"\#(LIB)"}"#
-let INFO = PaywallPresentationInfo(moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil, renderMode: .custom, billing: .store, surface: .present)
+let CTX_IN = RunContextInput(
+    appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
+let CTX =
+    #"{"app_version":"2.4.0","build":"412","platform":"ios","os_version":"18.1","locale":"en-US","timezone":"America/New_York","library_version":"\#(LIB)"}"#
+let INFO = PaywallPresentationInfo(
+    moment: "settings_upgrade", paywallId: "pw-1", audienceId: nil, renderMode: .custom, billing: .store, surface: .present)
 let PW = #"{"moment_key":"settings_upgrade","paywall_id":"pw-1","audience_id":null,"render_mode":"custom","billing":"store"}"#
 var INFO_A: PaywallPresentationInfo {
     var i = INFO
@@ -21,12 +25,16 @@ var INFO_A: PaywallPresentationInfo {
 let STORAGE_KEY = PaywallPresentationTracker.defaultStorageKey
 
 /// The expected v1 body of a presentation of INFO with CTX (spec 17, scenario 1).
-func expectedBody(id: String, seq: Int, startedAt: String = "2026-01-10T08:00:00.000Z", shownAt: String?, sentAt: String,
-                  paywall: String = PW, ended: (at: String, outcome: String)? = nil) -> String {
+func expectedBody(
+    id: String, seq: Int, startedAt: String = "2026-01-10T08:00:00.000Z", shownAt: String?, sentAt: String,
+    paywall: String = PW, ended: (at: String, outcome: String)? = nil
+) -> String {
     let shown = shownAt.map { "\"\($0)\"" } ?? "null"
-    let tail = ended.map { #""status":"ended","ended_at":"\#($0.at)","outcome":\#($0.outcome)"# }
+    let tail =
+        ended.map { #""status":"ended","ended_at":"\#($0.at)","outcome":\#($0.outcome)"# }
         ?? #""status":"in_progress","ended_at":null,"outcome":null"#
-    return #"{"schema_version":1,"presentation_id":"\#(id)","seq":\#(seq),"started_at":"\#(startedAt)","shown_at":\#(shown),"sent_at":"\#(sentAt)","paywall":\#(paywall),"surface":"present","context":\#(CTX),\#(tail)}"#
+    return
+        #"{"schema_version":1,"presentation_id":"\#(id)","seq":\#(seq),"started_at":"\#(startedAt)","shown_at":\#(shown),"sent_at":"\#(sentAt)","paywall":\#(paywall),"surface":"present","context":\#(CTX),\#(tail)}"#
 }
 
 /// Records and contract-checks one snapshot: captured under the v1 schema (no provider) or the
@@ -75,16 +83,19 @@ struct PaywallFixture {
     let log = DiagnosticLog()
     let tracker: PaywallPresentationTracker
 
-    init(startMs: Int64 = T0, context: ContextSource = .value(CTX_IN), storage: (any KeyValueStorage)? = nil,
-         clock: ManualClock? = nil,
-         behavior: @escaping @Sendable (Int, PaywallSnapshot) -> SinkBehavior = { _, _ in .result(.accepted) },
-         uuid: (@Sendable () -> String)? = nil, persistTimeoutMs: Int64 = 1000) {
+    init(
+        startMs: Int64 = T0, context: ContextSource = .value(CTX_IN), storage: (any KeyValueStorage)? = nil,
+        clock: ManualClock? = nil,
+        behavior: @escaping @Sendable (Int, PaywallSnapshot) -> SinkBehavior = { _, _ in .result(.accepted) },
+        uuid: (@Sendable () -> String)? = nil, persistTimeoutMs: Int64 = 1000
+    ) {
         let clock = clock ?? ManualClock(startMs: startMs)
         self.clock = clock
         sink = CheckedSink(clock: clock, recorder: RecordingSink(behavior: behavior))
-        tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: sink, context: context, storage: storage, clock: clock, scheduler: clock, uuid: uuid,
-            persistTimeoutMs: persistTimeoutMs, onDiagnostic: log.handler))
+        tracker = PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: sink, context: context, storage: storage, clock: clock, scheduler: clock, uuid: uuid,
+                persistTimeoutMs: persistTimeoutMs, onDiagnostic: log.handler))
     }
 
     var bodies: [String] { sink.bodies }

@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Persist-before-send (issue 14 item 4): a snapshot reaches the sink only after the write that
@@ -30,7 +31,9 @@ import TrackerCoreTestKit
             let storedSeq = entry?["seq"]?.intValue ?? 0
             if storedSeq < s.seq { unstored.withLock { $0.append("\(s.presentationId) seq \(s.seq) (stored \(storedSeq))") } }
             highest.withLock { h in
-                if let top = h[s.presentationId], top > s.seq { reordered.withLock { $0.append("\(s.presentationId) seq \(s.seq) after \(top)") } }
+                if let top = h[s.presentationId], top > s.seq {
+                    reordered.withLock { $0.append("\(s.presentationId) seq \(s.seq) after \(top)") }
+                }
                 h[s.presentationId] = max(h[s.presentationId] ?? 0, s.seq)
             }
         }
@@ -38,9 +41,20 @@ import TrackerCoreTestKit
 
     @Test func P60_aSnapshotIsSentOnlyAfterItsWriteLanded() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.holdWrites = true; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.holdWrites = true
+                return f
+            }())
         let receipts = ReceiptCheck(storage.backing)
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) }, persistTimeoutMs: 0)
+        let h = PaywallFixture(
+            storage: storage, clock: clock,
+            behavior: { _, s in
+                receipts.check(s)
+                return .result(.accepted)
+            }, persistTimeoutMs: 0)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(60_000)
         #expect(h.received.isEmpty, "sent before its write landed")
@@ -61,11 +75,22 @@ import TrackerCoreTestKit
 
     @Test func P61_writesAreCoalescedAndTheLatestSnapshotWins() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.holdWrites = true; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.holdWrites = true
+                return f
+            }())
         let receipts = ReceiptCheck(storage.backing)
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .hold }, persistTimeoutMs: 0)
+        let h = PaywallFixture(
+            storage: storage, clock: clock,
+            behavior: { _, s in
+                receipts.check(s)
+                return .hold
+            }, persistTimeoutMs: 0)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
-        await h.settle() // its write is running, held by the storage
+        await h.settle()  // its write is running, held by the storage
         p.shown()
         p.end(.dismissed)
         var others: [PaywallPresentation] = []
@@ -96,13 +121,21 @@ import TrackerCoreTestKit
 
     @Test func P62_slowWritesNeverLetAnUnstoredOrOlderSnapshotOut() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writeDelayMs = 120; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.writeDelayMs = 120
+                return f
+            }())
         let receipts = ReceiptCheck(storage.backing)
         // Every third call answers transient, so retries mix with new snapshots.
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { n, s in
-            receipts.check(s)
-            return n % 3 == 0 ? .result(.transient) : .result(.accepted)
-        })
+        let h = PaywallFixture(
+            storage: storage, clock: clock,
+            behavior: { n, s in
+                receipts.check(s)
+                return n % 3 == 0 ? .result(.transient) : .result(.accepted)
+            })
         var live: [PaywallPresentation] = []
         var changes = 0
         for i in 0..<40 {
@@ -138,7 +171,13 @@ import TrackerCoreTestKit
     /// seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.failNextWrites = 1; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.failNextWrites = 1
+                return f
+            }())
         let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
@@ -154,7 +193,13 @@ import TrackerCoreTestKit
 
     @Test func P64_aStorageThatAlwaysFailsStillDeliversEverySnapshot() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesAlwaysFail = true; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.writesAlwaysFail = true
+                return f
+            }())
         let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
@@ -170,7 +215,13 @@ import TrackerCoreTestKit
 
     @Test func P65_aHungWriteSendsAfterThePersistTimeout() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.writesNeverFinish = true
+                return f
+            }())
         let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(999)
@@ -186,7 +237,13 @@ import TrackerCoreTestKit
 
         // With no bound, a hung write holds its snapshot back for good.
         let clock2 = ManualClock(startMs: T0)
-        let hung = FaultInjectingStorage(clock: clock2, faults: { var f = FaultInjectingStorage.Faults(); f.writesNeverFinish = true; return f }())
+        let hung = FaultInjectingStorage(
+            clock: clock2,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.writesNeverFinish = true
+                return f
+            }())
         let h2 = PaywallFixture(storage: hung, clock: clock2, persistTimeoutMs: 0)
         _ = try #require(h2.tracker.start(INFO))
         await h2.advance(600_000)
@@ -198,9 +255,20 @@ import TrackerCoreTestKit
     /// snapshot leaves a disk that already holds it, and the next launch resends it unchanged.
     @Test func P66_aKillAtReceiptLeavesTheSnapshotForTheNextLaunch() async throws {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.writeDelayMs = 50; return f }())
+        let storage = FaultInjectingStorage(
+            clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.writeDelayMs = 50
+                return f
+            }())
         let receipts = ReceiptCheck(storage.backing)
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, s in receipts.check(s); return .result(.accepted) })
+        let h = PaywallFixture(
+            storage: storage, clock: clock,
+            behavior: { _, s in
+                receipts.check(s)
+                return .result(.accepted)
+            })
         for _ in 0..<6 {
             let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
             await h.advance(10)
@@ -218,7 +286,8 @@ import TrackerCoreTestKit
             let next = PaywallFixture(storage: disk) { _, _ in .result(.accepted) }
             await next.settle()
             let resent = next.received.filter { $0.presentationId == snapshot.presentationId }
-            #expect(resent.map { $0.wireBytes() } == [snapshot.wireBytes()], "the relaunch did not resend \(snapshot.presentationId) unchanged")
+            #expect(
+                resent.map { $0.wireBytes() } == [snapshot.wireBytes()], "the relaunch did not resend \(snapshot.presentationId) unchanged")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 private struct ContextFailure: Error, CustomStringConvertible {
@@ -22,7 +23,11 @@ private struct ContextFailure: Error, CustomStringConvertible {
 
     @Test func P8_invalidInfoDoesNotReadContext() async {
         let calls = Locked(0)
-        let h = PaywallFixture(context: .provider { calls.withLock { $0 += 1 }; return CTX_IN })
+        let h = PaywallFixture(
+            context: .provider {
+                calls.withLock { $0 += 1 }
+                return CTX_IN
+            })
         var info = INFO
         info.paywallId = ""
         #expect(h.tracker.start(info) == nil)
@@ -35,15 +40,18 @@ private struct ContextFailure: Error, CustomStringConvertible {
     @Test func P9_validationMessagesInOrder() async {
         let h = PaywallFixture()
         // Bad enum values and a numeric audience are only expressible through the untyped entry point.
-        let raw: JSONValue = ["moment": "settings_upgrade", "paywallId": "", "audienceId": 3, "renderMode": "x", "billing": "store", "surface": "modal"]
+        let raw: JSONValue = [
+            "moment": "settings_upgrade", "paywallId": "", "audienceId": 3, "renderMode": "x", "billing": "store", "surface": "modal",
+        ]
         #expect(h.tracker.start(json: raw) == nil)
         #expect(h.tracker.start(json: "not an object") == nil)
         await h.settle()
         #expect(h.received.isEmpty)
-        #expect(h.log.with("invalid-info").map(\.message) == [
-            "paywallId must be 1 to 128 characters; audienceId must be null or 1 to 128 characters; renderMode must be elements or custom; surface must be present or paywall_step",
-            "info is not an object",
-        ])
+        #expect(
+            h.log.with("invalid-info").map(\.message) == [
+                "paywallId must be 1 to 128 characters; audienceId must be null or 1 to 128 characters; renderMode must be elements or custom; surface must be present or paywall_step",
+                "info is not an object",
+            ])
     }
 
     @Test func P10_invalidContextField() async {
@@ -68,7 +76,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
         // Attempts at +0 (seq 1), +1 s and +3 s (the newest pending snapshot, seq 3).
         #expect(h.sink.callTimes.value == [T0, T0 + 1000, T0 + 3000])
         #expect(h.received.map(\.seq) == [1, 3, 3])
-        #expect(h.log.all.isEmpty) // transient failures are retried silently
+        #expect(h.log.all.isEmpty)  // transient failures are retried silently
         h.expectConformant()
     }
 
@@ -79,12 +87,16 @@ private struct ContextFailure: Error, CustomStringConvertible {
         let box = Locked<PaywallPresentationTracker?>(nil)
         let seen = Locked<[String]>([])
         let sink = CheckedSink(clock: clock)
-        let tracker = PaywallPresentationTracker(configuration: PaywallTrackerConfiguration(
-            sink: sink, context: .value(CTX_IN), clock: clock, scheduler: clock,
-            onDiagnostic: { d in
-                let depth = seen.withLock { $0.append(d.code); return $0.count }
-                if depth == 1 { _ = box.value?.start(json: "again") } // re-entrant call from the handler
-            }))
+        let tracker = PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: sink, context: .value(CTX_IN), clock: clock, scheduler: clock,
+                onDiagnostic: { d in
+                    let depth = seen.withLock {
+                        $0.append(d.code)
+                        return $0.count
+                    }
+                    if depth == 1 { _ = box.value?.start(json: "again") }  // re-entrant call from the handler
+                }))
         box.withLock { $0 = tracker }
         var info = INFO
         info.moment = ""

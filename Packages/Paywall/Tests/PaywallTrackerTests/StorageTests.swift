@@ -1,10 +1,13 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Launch 1 of a two-launch scenario: `info` started with a transient sink, settled, idle, disposed.
-private func launchOneLeavingUnsent(_ storage: any KeyValueStorage, info: PaywallPresentationInfo = INFO, shown: Bool = false) async throws -> PaywallFixture {
+private func launchOneLeavingUnsent(_ storage: any KeyValueStorage, info: PaywallPresentationInfo = INFO, shown: Bool = false) async throws
+    -> PaywallFixture
+{
     let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
     let handle = try #require(h.tracker.start(info))
     if shown { handle.shown() }
@@ -98,11 +101,17 @@ private func paywallIds(_ text: String?) -> [String] {
         let backing = InMemoryKeyValueStorage()
         _ = try await launchOneLeavingUnsent(backing)
         let clock = ManualClock()
-        let slow = FaultInjectingStorage(backing: backing, clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.getDelayMs = 50; return f }())
+        let slow = FaultInjectingStorage(
+            backing: backing, clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.getDelayMs = 50
+                return f
+            }())
         let h = PaywallFixture(storage: slow, clock: clock) { _, _ in .result(.transient) }
         var info = INFO
         info.paywallId = "pw-2"
-        _ = try #require(h.tracker.start(info)) // before the read finished
+        _ = try #require(h.tracker.start(info))  // before the read finished
         await h.advance(50)
         await h.tracker.idle()
         #expect(paywallIds(backing.snapshot[STORAGE_KEY]) == ["pw-1", "pw-2"])
@@ -113,7 +122,13 @@ private func paywallIds(_ text: String?) -> [String] {
         let backing = InMemoryKeyValueStorage()
         _ = try await launchOneLeavingUnsent(backing)
         let clock = ManualClock()
-        let slow = FaultInjectingStorage(backing: backing, clock: clock, faults: { var f = FaultInjectingStorage.Faults(); f.getDelayMs = 200; return f }())
+        let slow = FaultInjectingStorage(
+            backing: backing, clock: clock,
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.getDelayMs = 200
+                return f
+            }())
         let written = Locked<[[String]]>([])
         slow.onWriteLanded.withLock { $0 = { _, value in written.withLock { $0.append(paywallIds(value)) } } }
         let h = PaywallFixture(storage: slow, clock: clock) { _, _ in .result(.transient) }
@@ -128,7 +143,12 @@ private func paywallIds(_ text: String?) -> [String] {
     }
 
     @Test func P44_failedReadTurnsPersistenceOff() async throws {
-        let storage = FaultInjectingStorage(faults: { var f = FaultInjectingStorage.Faults(); f.failNextGets = 2; return f }())
+        let storage = FaultInjectingStorage(
+            faults: {
+                var f = FaultInjectingStorage.Faults()
+                f.failNextGets = 2
+                return f
+            }())
         let h = PaywallFixture(storage: storage) { _, _ in .result(.transient) }
         let handle = try #require(h.tracker.start(INFO))
         handle.end(.dismissed)
@@ -138,8 +158,15 @@ private func paywallIds(_ text: String?) -> [String] {
         await h.tracker.idle()
         #expect(storage.getCount == 2)
         #expect(storage.writeCount == 0)
-        #expect(h.log.all == [Diagnostic(code: "storage", message: "reading stored presentations failed (injected read failure): left untouched; this session runs without persistence")])
-        #expect(h.received.count >= 2) // delivery still works in memory
+        #expect(
+            h.log.all == [
+                Diagnostic(
+                    code: "storage",
+                    message:
+                        "reading stored presentations failed (injected read failure): left untouched; this session runs without persistence"
+                )
+            ])
+        #expect(h.received.count >= 2)  // delivery still works in memory
         h.expectConformant()
     }
 
@@ -159,7 +186,7 @@ private func paywallIds(_ text: String?) -> [String] {
         await h.settle()
         await h.tracker.idle()
         let before = storage.snapshot[STORAGE_KEY]
-        #expect(h.clock.pendingTimerCount == 1) // the retry backoff
+        #expect(h.clock.pendingTimerCount == 1)  // the retry backoff
         h.tracker.dispose()
         await h.advance(300_000)
         #expect(h.received.count == 1)
@@ -218,8 +245,8 @@ private func paywallIds(_ text: String?) -> [String] {
         await clock.advance(byMs: 1_000)
         let second = PaywallFixture(storage: storage, clock: clock) { _, _ in .never }
         let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
-        second.tracker.dispose() // before its read and its write of `q` ran
-        await clock.settle() // (not `idle()`: its step would be held until the next settle)
+        second.tracker.dispose()  // before its read and its write of `q` ran
+        await clock.settle()  // (not `idle()`: its step would be held until the next settle)
         #expect(storedMap(storage)?.keys == [q.id, p.id], "\(storedMap(storage)?.keys ?? [])")
         // Nothing sent: `q`'s seq 1 waited for its write (persist-before-send) and the tracker
         // was disposed first, so it stays stored; `p` is not restored.
@@ -242,16 +269,16 @@ private func paywallIds(_ text: String?) -> [String] {
         let storage = InMemoryKeyValueStorage()
         let first = PaywallFixture(storage: storage, clock: clock) { _, _ in .hold }
         let p = try #require(first.tracker.start(INFO) as? PaywallPresentation)
-        await clock.settle() // seq 1 of `p` in flight, held by the sink; stored
+        await clock.settle()  // seq 1 of `p` in flight, held by the sink; stored
         first.tracker.dispose()
 
         let second = PaywallFixture(storage: storage, clock: clock) { _, _ in .never }
-        await clock.settle() // the successor read `p` and resends it
+        await clock.settle()  // the successor read `p` and resends it
         let q = try #require(second.tracker.start(INFO) as? PaywallPresentation)
         await clock.settle()
         #expect(storedMap(storage)?.keys == [p.id, q.id])
 
-        first.sink.recorder.releaseHeld(with: .result(.accepted)) // the late answer settles `p`
+        first.sink.recorder.releaseHeld(with: .result(.accepted))  // the late answer settles `p`
         await clock.settle()
         #expect(storedMap(storage)?.keys.contains(q.id) == true, "\(storedMap(storage)?.keys ?? [])")
         second.tracker.dispose()

@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 /// Spec 17 D and E: time, surface and optional paywall keys.
@@ -58,7 +59,10 @@ import TrackerCoreTestKit
         present.onboardingRun = run
         _ = try #require(h.tracker.start(present))
         await h.settle()
-        #expect(h.bodies[0].contains(#""surface":"paywall_step","onboarding_run":{"run_id":"0192f1a2-0000-7000-8000-000000000001","step_key":"paywall"},"context""#))
+        #expect(
+            h.bodies[0].contains(
+                #""surface":"paywall_step","onboarding_run":{"run_id":"0192f1a2-0000-7000-8000-000000000001","step_key":"paywall"},"context""#
+            ))
         #expect(!h.bodies[1].contains("onboarding_run"))
         h.expectConformant()
     }
@@ -79,7 +83,7 @@ import TrackerCoreTestKit
 
     @Test func P31_invalidOnboardingRun() async {
         let h = PaywallFixture()
-        var upper = INFO // surface present: still validated
+        var upper = INFO  // surface present: still validated
         upper.onboardingRun = PaywallOnboardingRun(runId: "0192F1A2-0000-7000-8000-000000000001", stepKey: "paywall")
         var emptyStep = INFO
         emptyStep.surface = .paywallStep
@@ -88,6 +92,8 @@ import TrackerCoreTestKit
         #expect(h.tracker.start(emptyStep) == nil)
         await h.settle()
         #expect(h.received.isEmpty)
-        #expect(h.log.with("invalid-info").map(\.message) == Array(repeating: "onboardingRun must be { runId: lowercase UUID, stepKey: key }", count: 2))
+        #expect(
+            h.log.with("invalid-info").map(\.message)
+                == Array(repeating: "onboardingRun must be { runId: lowercase UUID, stepKey: key }", count: 2))
     }
 }

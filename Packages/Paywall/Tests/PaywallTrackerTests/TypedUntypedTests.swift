@@ -10,14 +10,16 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import PaywallTracker
 
 @Suite struct TypedUntypedTests {
     private static let run = PaywallOnboardingRun(runId: "0192f1a2-0000-7000-8000-000000000001", stepKey: "paywall")
 
     private static var infos: [PaywallPresentationInfo] {
-        var step = PaywallPresentationInfo(moment: "m", paywallId: "p", audienceId: "a", renderMode: .elements, billing: .stripe,
-                                           surface: .paywallStep, variantKey: "v", deploymentId: "d", onboardingRun: run)
+        var step = PaywallPresentationInfo(
+            moment: "m", paywallId: "p", audienceId: "a", renderMode: .elements, billing: .stripe,
+            surface: .paywallStep, variantKey: "v", deploymentId: "d", onboardingRun: run)
         step.audienceId = nil
         var external = PaywallPresentationInfo(provider: .external, externalPaywallId: "x1", placement: "pl", providerName: "RC")
         external.audienceId = "aud"
@@ -29,8 +31,10 @@ import TrackerCoreTestKit
     }
 
     /// Sends start, shown and `end` for one presentation; returns the bodies and diagnostics.
-    private func drive(_ start: (PaywallPresentationTracker) -> (any PaywallPresentationHandle)?,
-                       end: (any PaywallPresentationHandle) -> Void) async -> (bodies: [String], log: [String]) {
+    private func drive(
+        _ start: (PaywallPresentationTracker) -> (any PaywallPresentationHandle)?,
+        end: (any PaywallPresentationHandle) -> Void
+    ) async -> (bodies: [String], log: [String]) {
         let h = PaywallFixture(uuid: { FIXED_ID })
         if let handle = start(h.tracker) {
             handle.shown()
@@ -58,13 +62,25 @@ import TrackerCoreTestKit
         let cases: [(PaywallPresentationEnd, String)] = [
             (PaywallPresentationEnd(status: .error, reason: "net_down"), #"{"status":"error","reason":"net_down"}"#),
             (PaywallPresentationEnd(status: .error, reason: "not a key"), #"{"status":"error"}"#),
-            (PaywallPresentationEnd(status: .dismissed, reason: "x", transaction: PaywallTransactionInfo(productId: "pro")), #"{"status":"dismissed"}"#),
-            (PaywallPresentationEnd(status: .purchased, transaction: PaywallTransactionInfo(
-                originalTransactionIdentifier: "100", purchaseToken: "", productId: "pro", restored: false)),
-             #"{"status":"purchased","transaction":{"original_transaction_identifier":"100","product_id":"pro"}}"#),
-            (PaywallPresentationEnd(status: .purchased, transaction: PaywallTransactionInfo(purchaseToken: "", restored: true)),
-             #"{"status":"purchased","transaction":{"restored":true}}"#),
-            (PaywallPresentationEnd(status: .purchased, transaction: PaywallTransactionInfo(purchaseToken: "")), #"{"status":"purchased"}"#),
+            (
+                PaywallPresentationEnd(status: .dismissed, reason: "x", transaction: PaywallTransactionInfo(productId: "pro")),
+                #"{"status":"dismissed"}"#
+            ),
+            (
+                PaywallPresentationEnd(
+                    status: .purchased,
+                    transaction: PaywallTransactionInfo(
+                        originalTransactionIdentifier: "100", purchaseToken: "", productId: "pro", restored: false)),
+                #"{"status":"purchased","transaction":{"original_transaction_identifier":"100","product_id":"pro"}}"#
+            ),
+            (
+                PaywallPresentationEnd(status: .purchased, transaction: PaywallTransactionInfo(purchaseToken: "", restored: true)),
+                #"{"status":"purchased","transaction":{"restored":true}}"#
+            ),
+            (
+                PaywallPresentationEnd(status: .purchased, transaction: PaywallTransactionInfo(purchaseToken: "")),
+                #"{"status":"purchased"}"#
+            ),
         ]
         for (end, outcome) in cases {
             let typed = await drive({ $0.start(INFO) }, end: { $0.end(end) })
@@ -92,9 +108,9 @@ import TrackerCoreTestKit
     }
 }
 
-private extension PaywallFixture {
+extension PaywallFixture {
     /// Every snapshot the sink saw was conformant (none sent is fine: a refused start).
-    func expectConformantIfAny() {
+    fileprivate func expectConformantIfAny() {
         #expect(sink.problems.value.isEmpty, "\(sink.problems.value)")
     }
 }

@@ -41,7 +41,8 @@ public struct RocalyticsConfiguration: Sendable {
         baseURL: String = rocalyticsDefaultBaseURL,
         clock: any TrackerClock = SystemClock(),
         scheduler: any TrackerScheduler = SystemScheduler.shared,
-        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.rocalyticsClient, prefix: "rocalytics-sdk"),
+        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(
+            subsystem: LogSubsystem.rocalyticsClient, prefix: "rocalytics-sdk"),
         identifyOnStart: Bool = true,
         installPing: Bool = true,
         attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL

@@ -8,8 +8,8 @@ extension JSONValue {
     /// JavaScript object would order it.
     public func javaScriptOrdered() -> JSONValue {
         switch self {
-        case let .object(o): .object(o.javaScriptOrdered())
-        case let .array(a): .array(a.map { $0.javaScriptOrdered() })
+        case .object(let o): .object(o.javaScriptOrdered())
+        case .array(let a): .array(a.map { $0.javaScriptOrdered() })
         default: self
         }
     }
@@ -21,7 +21,11 @@ extension JSONObject {
         var indices: [(UInt32, String, JSONValue)] = []
         var others: [(String, JSONValue)] = []
         for (k, v) in entries {
-            if let i = canonicalArrayIndex(k) { indices.append((i, k, v.javaScriptOrdered())) } else { others.append((k, v.javaScriptOrdered())) }
+            if let i = canonicalArrayIndex(k) {
+                indices.append((i, k, v.javaScriptOrdered()))
+            } else {
+                others.append((k, v.javaScriptOrdered()))
+            }
         }
         var out = JSONObject()
         for (_, k, v) in indices.sorted(by: { $0.0 < $1.0 }) { out.appendUnchecked(k, v) }

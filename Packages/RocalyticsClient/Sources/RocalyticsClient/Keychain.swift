@@ -223,8 +223,9 @@ public struct KeychainSecureStore: Sendable {
     public func setValue(_ value: String, forKey key: String) throws {
         var status = backend.add(ExpoKeychainLayout.addItem(key: key, value: value))
         if status == KeychainStatus.duplicateItem {
-            status = backend.update(ExpoKeychainLayout.itemQuery(key: key, service: ExpoKeychainLayout.writeService),
-                                    attributes: ExpoKeychainLayout.updateAttributes(value: value))
+            status = backend.update(
+                ExpoKeychainLayout.itemQuery(key: key, service: ExpoKeychainLayout.writeService),
+                attributes: ExpoKeychainLayout.updateAttributes(value: value))
         }
         switch status {
         case KeychainStatus.success: return

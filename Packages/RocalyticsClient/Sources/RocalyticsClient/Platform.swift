@@ -11,8 +11,8 @@ public enum RocalyticsPlatformVersion: Sendable, Equatable {
     /// The version as text, as JavaScript's `String(value)` writes it (`34`, not `34.0`).
     public var text: String {
         switch self {
-        case let .string(s): s
-        case let .number(n): WireJSON.formatNumber(n)
+        case .string(let s): s
+        case .number(let n): WireJSON.formatNumber(n)
         }
     }
 }
@@ -123,9 +123,9 @@ public enum RocalyticsPlatformChoice: Sendable {
     /// facts on the main actor (awaited, never waited for synchronously).
     func resolve() async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
         switch self {
-        case let .custom(platform): .success(platform)
+        case .custom(let platform): .success(platform)
         case .none: .failure(PlatformUnavailable(reason: "no native modules were provided"))
-        case let .unavailable(reason): .failure(PlatformUnavailable(reason: reason))
+        case .unavailable(let reason): .failure(PlatformUnavailable(reason: reason))
         case .systemDefault: await SystemPlatform.make()
         }
     }
@@ -141,17 +141,17 @@ struct PlatformUnavailable: Error {
 enum SystemPlatform {
     static func make() async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
         #if canImport(UIKit) && canImport(Security) && !os(watchOS)
-        .success(await AppleSystemPlatform.make())
+            .success(await AppleSystemPlatform.make())
         #else
-        .failure(PlatformUnavailable(reason: unavailableReason))
+            .failure(PlatformUnavailable(reason: unavailableReason))
         #endif
     }
 
     static var unavailableReason: String {
         #if os(Linux)
-        "this OS (Linux) has no Rocalytics platform services; pass .custom(...) with your own RocalyticsPlatform"
+            "this OS (Linux) has no Rocalytics platform services; pass .custom(...) with your own RocalyticsPlatform"
         #else
-        "this OS has no Rocalytics platform services (they need UIKit and the Keychain); pass .custom(...) with your own RocalyticsPlatform"
+            "this OS has no Rocalytics platform services (they need UIKit and the Keychain); pass .custom(...) with your own RocalyticsPlatform"
         #endif
     }
 }
@@ -171,7 +171,10 @@ final class ProtectedDataSignal: Sendable {
 
     /// Wakes every waiter.
     func signal() {
-        let all = waiters.withLock { w -> [CheckedContinuation<Bool, Never>] in defer { w = [] }; return w }
+        let all = waiters.withLock { w -> [CheckedContinuation<Bool, Never>] in
+            defer { w = [] }
+            return w
+        }
         for c in all { c.resume(returning: true) }
     }
 }

@@ -92,10 +92,20 @@ public struct DeviceContext: Sendable, Equatable {
         osName: String?, osVersion: String?, screenWidth: Double, screenHeight: Double, screenScale: Double,
         timezone: String, locale: String, appVersion: String?, appBuild: String?
     ) {
-        self.ip = ip; self.userAgent = userAgent; self.deviceModel = deviceModel; self.deviceBrand = deviceBrand
-        self.deviceManufacturer = deviceManufacturer; self.osName = osName; self.osVersion = osVersion
-        self.screenWidth = screenWidth; self.screenHeight = screenHeight; self.screenScale = screenScale
-        self.timezone = timezone; self.locale = locale; self.appVersion = appVersion; self.appBuild = appBuild
+        self.ip = ip
+        self.userAgent = userAgent
+        self.deviceModel = deviceModel
+        self.deviceBrand = deviceBrand
+        self.deviceManufacturer = deviceManufacturer
+        self.osName = osName
+        self.osVersion = osVersion
+        self.screenWidth = screenWidth
+        self.screenHeight = screenHeight
+        self.screenScale = screenScale
+        self.timezone = timezone
+        self.locale = locale
+        self.appVersion = appVersion
+        self.appBuild = appBuild
     }
 
     /// The wire object, members in the reference's order, unknown values as `null`.
@@ -130,7 +140,8 @@ public struct DeviceContext: Sendable, Equatable {
         }
         let name = platform.platformName
         let locale = platform.localeIdentifier
-        let ua = "\(platform.applicationName ?? "App")/\(platform.applicationVersion ?? "1.0") "
+        let ua =
+            "\(platform.applicationName ?? "App")/\(platform.applicationVersion ?? "1.0") "
             + "(\(platform.deviceBrand ?? name) \(platform.deviceModelName ?? "Unknown"); "
             + "\(platform.osName ?? name) \(platform.osVersion ?? platform.platformVersion.text); \(locale))"
         return DeviceContext(
@@ -156,7 +167,9 @@ public struct TrackRequestInput: Sendable, Equatable {
     public var customEvent: Bool
 
     /// Creates a track input.
-    public init(name: String, properties: JSONObject = [:], deviceContext: DeviceContext?, deduplicationId: String? = nil, customEvent: Bool = false) {
+    public init(
+        name: String, properties: JSONObject = [:], deviceContext: DeviceContext?, deduplicationId: String? = nil, customEvent: Bool = false
+    ) {
         self.name = name
         self.properties = properties
         self.deviceContext = deviceContext

@@ -108,15 +108,21 @@ public final class RocalyticsClient: Sendable {
 
     private func start() async {
         var reportedLocked = false
-        while case let .locked(platform) = await startUp() {
+        while case .locked(let platform) = await startUp() {
             // A background launch before the first unlock: the Keychain is unreadable. Wait for
             // protected data (or the foreground) and start again; nothing is minted meanwhile.
             if !reportedLocked {
                 reportedLocked = true
-                report("identity-locked", "the device is locked, so the stored roca id cannot be read yet; start-up waits for the device to be unlocked and mints nothing meanwhile")
+                report(
+                    "identity-locked",
+                    "the device is locked, so the stored roca id cannot be read yet; start-up waits for the device to be unlocked and mints nothing meanwhile"
+                )
             }
             guard await platform.waitForProtectedData() else {
-                report("identity-unavailable", "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(RocalyticsSecureStoreError.locked)")
+                report(
+                    "identity-unavailable",
+                    "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(RocalyticsSecureStoreError.locked)"
+                )
                 break
             }
         }
@@ -138,8 +144,8 @@ public final class RocalyticsClient: Sendable {
     private func startUp() async -> StartUpOutcome {
         let platform: any RocalyticsPlatform
         switch await options.platform.resolve() {
-        case let .success(p): platform = p
-        case let .failure(unavailable):
+        case .success(let p): platform = p
+        case .failure(let unavailable):
             report("native-modules-unavailable", "Rocalytics is disabled for this session: \(unavailable.reason)")
             return .finished
         }
@@ -156,8 +162,12 @@ public final class RocalyticsClient: Sendable {
         do {
             if options.identifyOnStart {
                 var ids = JSONObject()
-                if platform.platformName == "ios", let idfv = await platform.identifierForVendor() { ids.appendUnchecked("idfv", .string(idfv)) }
-                if platform.platformName == "android", let androidId = platform.androidId() { ids.appendUnchecked("android_id", .string(androidId)) }
+                if platform.platformName == "ios", let idfv = await platform.identifierForVendor() {
+                    ids.appendUnchecked("idfv", .string(idfv))
+                }
+                if platform.platformName == "android", let androidId = platform.androidId() {
+                    ids.appendUnchecked("android_id", .string(androidId))
+                }
                 ids.appendUnchecked("locale", .string(platform.localeIdentifier))
                 _ = try await send(buildIdentifyRequest(session.context, ids), endpoint: "identify")
             }
@@ -173,8 +183,9 @@ public final class RocalyticsClient: Sendable {
             guard !installed else { return .finished }
             let installTime = try await platform.installationTime()
             let installMs = Int64((installTime.timeIntervalSince1970 * 1000).rounded())
-            try await sendTrack(session, name: TrackEventName.install.rawValue,
-                                properties: ["install_time": .string(Timestamp.format(ms: installMs))])
+            try await sendTrack(
+                session, name: TrackEventName.install.rawValue,
+                properties: ["install_time": .string(Timestamp.format(ms: installMs))])
             try await platform.setSecureValue("true", forKey: INSTALL_TRACKED_KEY)
         } catch {
             report("init-failed", errorText(error))
@@ -201,13 +212,17 @@ public final class RocalyticsClient: Sendable {
                 do {
                     try await platform.setSecureValue(legacy, forKey: ROCA_ID_KEY)
                 } catch {
-                    report("identity-migration-failed", "could not copy the roca id to \(ROCA_ID_KEY); it is still read from \(LEGACY_ROCA_ID_KEY): \(errorText(error))")
+                    report(
+                        "identity-migration-failed",
+                        "could not copy the roca id to \(ROCA_ID_KEY); it is still read from \(LEGACY_ROCA_ID_KEY): \(errorText(error))")
                 }
                 return (legacy, false)
             }
         } catch {
             if isLocked(error) { return (nil, true) }
-            report("identity-unavailable", "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(errorText(error))")
+            report(
+                "identity-unavailable",
+                "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(errorText(error))")
             return (nil, false)
         }
         let minted = platform.makeUUID()
@@ -215,13 +230,19 @@ public final class RocalyticsClient: Sendable {
             try await platform.setSecureValue(minted, forKey: ROCA_ID_KEY)
         } catch {
             if isLocked(error) { return (nil, true) }
-            report("identity-unavailable", "a new roca id could not be stored under \(ROCA_ID_KEY), so none is used; Rocalytics is disabled for this session: \(errorText(error))")
+            report(
+                "identity-unavailable",
+                "a new roca id could not be stored under \(ROCA_ID_KEY), so none is used; Rocalytics is disabled for this session: \(errorText(error))"
+            )
             return (nil, false)
         }
         do {
             try await platform.setSecureValue(minted, forKey: LEGACY_ROCA_ID_KEY)
         } catch {
-            report("identity-legacy-write-failed", "the new roca id could not be written to \(LEGACY_ROCA_ID_KEY) (a rolled-back copied client would not see it): \(errorText(error))")
+            report(
+                "identity-legacy-write-failed",
+                "the new roca id could not be written to \(LEGACY_ROCA_ID_KEY) (a rolled-back copied client would not see it): \(errorText(error))"
+            )
         }
         return (minted, false)
     }
@@ -252,7 +273,9 @@ public final class RocalyticsClient: Sendable {
         return response
     }
 
-    private func sendTrack(_ session: Session, name: String, properties: JSONObject, deduplicationId: String? = nil, customEvent: Bool = false) async throws {
+    private func sendTrack(
+        _ session: Session, name: String, properties: JSONObject, deduplicationId: String? = nil, customEvent: Bool = false
+    ) async throws {
         let deviceContext = state.withLock { $0.deviceContext }
         let input = TrackRequestInput(
             name: name, properties: properties, deviceContext: deviceContext, deduplicationId: deduplicationId,
@@ -299,11 +322,14 @@ public final class RocalyticsClient: Sendable {
             if PurchaseType.known.contains(type.rawValue) {
                 p.appendUnchecked("purchase_type", .string(type.rawValue))
             } else {
-                report("unknown-purchase-type", "trackPurchase got a purchaseType this version does not know; the purchase is sent without purchase_type")
+                report(
+                    "unknown-purchase-type",
+                    "trackPurchase got a purchaseType this version does not know; the purchase is sent without purchase_type")
             }
         }
-        try await sendTrack(session, name: TrackEventName.purchase.rawValue, properties: p.javaScriptOrdered(),
-                            deduplicationId: "\(session.context.rocaId)-purchase-\(params.originalTransactionIdentifier)")
+        try await sendTrack(
+            session, name: TrackEventName.purchase.rawValue, properties: p.javaScriptOrdered(),
+            deduplicationId: "\(session.context.rocaId)-purchase-\(params.originalTransactionIdentifier)")
     }
 
     /// Sends an event with any name, which the API passes on to automations (`custom_event: true`).
@@ -352,12 +378,15 @@ public final class RocalyticsClient: Sendable {
             var o = JSONObject()
             if let m = s.onboardingMetadata { o.appendUnchecked("onboarding_metadata", .object(m.javaScriptOrdered())) }
             o.appendUnchecked("sent_at", .string(now))
-            o.appendUnchecked("responses", .array(s.responses.map { r in
-                [
-                    "step_id": .string(r.stepId), "entered_at": .string(r.enteredAt),
-                    "exited_at": r.exitedAt.map(JSONValue.string) ?? .null, "answers": .object(r.answers.javaScriptOrdered()),
-                ]
-            }))
+            o.appendUnchecked(
+                "responses",
+                .array(
+                    s.responses.map { r in
+                        [
+                            "step_id": .string(r.stepId), "entered_at": .string(r.enteredAt),
+                            "exited_at": r.exitedAt.map(JSONValue.string) ?? .null, "answers": .object(r.answers.javaScriptOrdered()),
+                        ]
+                    }))
             return .object(o)
         }
         _ = try await send(buildOnboardingResponseRequest(session.context, body), endpoint: "onboarding-response")
@@ -400,11 +429,13 @@ public final class RocalyticsClient: Sendable {
             return SinkResult(.transient, reason: errorText(error))
         }
         guard result.outcome == .accepted, object["status"]?.stringValue == "completed",
-              let runId = object["run_id"]?.stringValue else { return result }
+            let runId = object["run_id"]?.stringValue
+        else { return result }
         if state.withLock({ $0.completedRuns.contains(runId) }) { return result }
         do {
-            try await sendTrack(session, name: TrackEventName.onboardingCompleted.rawValue, properties: [:],
-                                deduplicationId: "\(session.context.rocaId)-onboarding_completed-\(runId)")
+            try await sendTrack(
+                session, name: TrackEventName.onboardingCompleted.rawValue, properties: [:],
+                deduplicationId: "\(session.context.rocaId)-onboarding_completed-\(runId)")
         } catch {
             return SinkResult(.transient, reason: errorText(error))
         }

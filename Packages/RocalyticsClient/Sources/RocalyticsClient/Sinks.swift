@@ -40,7 +40,9 @@ public func createRocalyticsPaywallSink(_ client: RocalyticsClient) -> Rocalytic
 /// The paywall sink for Rocalytics, for any snapshot type with a wire form (the generated v1
 /// `PaywallPresentationSnapshot` or v1.1 `PaywallPresentationSnapshotV1_1`): POSTs the bare
 /// snapshot to ``RocalyticsClient/paywallPresentationDestination``.
-public func createRocalyticsPaywallSink<Payload: WireEncodable>(_ client: RocalyticsClient, for payload: Payload.Type) -> RocalyticsPaywallSink<Payload> {
+public func createRocalyticsPaywallSink<Payload: WireEncodable>(_ client: RocalyticsClient, for payload: Payload.Type)
+    -> RocalyticsPaywallSink<Payload>
+{
     RocalyticsPaywallSink(client: client)
 }
 

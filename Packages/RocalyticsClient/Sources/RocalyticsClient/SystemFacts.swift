@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The device facts of `.systemDefault`, as platform-independent code tested on Linux. The
@@ -26,34 +27,59 @@ public enum AppleDeviceFacts {
         var t: [String: String] = [:]
         func add(_ name: String, _ ids: String...) { for id in ids { t[id] = name } }
         add("iPod touch (7th generation)", "iPod9,1")
-        add("iPhone 8", "iPhone10,1", "iPhone10,4"); add("iPhone 8 Plus", "iPhone10,2", "iPhone10,5")
+        add("iPhone 8", "iPhone10,1", "iPhone10,4")
+        add("iPhone 8 Plus", "iPhone10,2", "iPhone10,5")
         add("iPhone X", "iPhone10,3", "iPhone10,6")
-        add("iPhone XS", "iPhone11,2"); add("iPhone XS Max", "iPhone11,4", "iPhone11,6"); add("iPhone XR", "iPhone11,8")
-        add("iPhone 11", "iPhone12,1"); add("iPhone 11 Pro", "iPhone12,3"); add("iPhone 11 Pro Max", "iPhone12,5")
+        add("iPhone XS", "iPhone11,2")
+        add("iPhone XS Max", "iPhone11,4", "iPhone11,6")
+        add("iPhone XR", "iPhone11,8")
+        add("iPhone 11", "iPhone12,1")
+        add("iPhone 11 Pro", "iPhone12,3")
+        add("iPhone 11 Pro Max", "iPhone12,5")
         add("iPhone SE (2nd generation)", "iPhone12,8")
-        add("iPhone 12 mini", "iPhone13,1"); add("iPhone 12", "iPhone13,2"); add("iPhone 12 Pro", "iPhone13,3")
+        add("iPhone 12 mini", "iPhone13,1")
+        add("iPhone 12", "iPhone13,2")
+        add("iPhone 12 Pro", "iPhone13,3")
         add("iPhone 12 Pro Max", "iPhone13,4")
-        add("iPhone 13 Pro", "iPhone14,2"); add("iPhone 13 Pro Max", "iPhone14,3"); add("iPhone 13 mini", "iPhone14,4")
-        add("iPhone 13", "iPhone14,5"); add("iPhone SE (3rd generation)", "iPhone14,6")
-        add("iPhone 14", "iPhone14,7"); add("iPhone 14 Plus", "iPhone14,8")
-        add("iPhone 14 Pro", "iPhone15,2"); add("iPhone 14 Pro Max", "iPhone15,3")
-        add("iPhone 15", "iPhone15,4"); add("iPhone 15 Plus", "iPhone15,5")
-        add("iPhone 15 Pro", "iPhone16,1"); add("iPhone 15 Pro Max", "iPhone16,2")
-        add("iPhone 16 Pro", "iPhone17,1"); add("iPhone 16 Pro Max", "iPhone17,2")
-        add("iPhone 16", "iPhone17,3"); add("iPhone 16 Plus", "iPhone17,4"); add("iPhone 16e", "iPhone17,5")
-        add("iPad (7th generation)", "iPad7,11", "iPad7,12"); add("iPad (8th generation)", "iPad11,6", "iPad11,7")
-        add("iPad (9th generation)", "iPad12,1", "iPad12,2"); add("iPad (10th generation)", "iPad13,18", "iPad13,19")
-        add("iPad Air (3rd generation)", "iPad11,3", "iPad11,4"); add("iPad Air (4th generation)", "iPad13,1", "iPad13,2")
+        add("iPhone 13 Pro", "iPhone14,2")
+        add("iPhone 13 Pro Max", "iPhone14,3")
+        add("iPhone 13 mini", "iPhone14,4")
+        add("iPhone 13", "iPhone14,5")
+        add("iPhone SE (3rd generation)", "iPhone14,6")
+        add("iPhone 14", "iPhone14,7")
+        add("iPhone 14 Plus", "iPhone14,8")
+        add("iPhone 14 Pro", "iPhone15,2")
+        add("iPhone 14 Pro Max", "iPhone15,3")
+        add("iPhone 15", "iPhone15,4")
+        add("iPhone 15 Plus", "iPhone15,5")
+        add("iPhone 15 Pro", "iPhone16,1")
+        add("iPhone 15 Pro Max", "iPhone16,2")
+        add("iPhone 16 Pro", "iPhone17,1")
+        add("iPhone 16 Pro Max", "iPhone17,2")
+        add("iPhone 16", "iPhone17,3")
+        add("iPhone 16 Plus", "iPhone17,4")
+        add("iPhone 16e", "iPhone17,5")
+        add("iPad (7th generation)", "iPad7,11", "iPad7,12")
+        add("iPad (8th generation)", "iPad11,6", "iPad11,7")
+        add("iPad (9th generation)", "iPad12,1", "iPad12,2")
+        add("iPad (10th generation)", "iPad13,18", "iPad13,19")
+        add("iPad Air (3rd generation)", "iPad11,3", "iPad11,4")
+        add("iPad Air (4th generation)", "iPad13,1", "iPad13,2")
         add("iPad Air (5th generation)", "iPad13,16", "iPad13,17")
-        add("iPad Air (11-inch) (M2)", "iPad14,8", "iPad14,9"); add("iPad Air (13-inch) (M2)", "iPad14,10", "iPad14,11")
-        add("iPad mini (5th generation)", "iPad11,1", "iPad11,2"); add("iPad mini (6th generation)", "iPad14,1", "iPad14,2")
+        add("iPad Air (11-inch) (M2)", "iPad14,8", "iPad14,9")
+        add("iPad Air (13-inch) (M2)", "iPad14,10", "iPad14,11")
+        add("iPad mini (5th generation)", "iPad11,1", "iPad11,2")
+        add("iPad mini (6th generation)", "iPad14,1", "iPad14,2")
         add("iPad Pro (11-inch) (3rd generation)", "iPad13,4", "iPad13,5", "iPad13,6", "iPad13,7")
         add("iPad Pro (12.9-inch) (5th generation)", "iPad13,8", "iPad13,9", "iPad13,10", "iPad13,11")
         add("iPad Pro (11-inch) (4th generation)", "iPad14,3", "iPad14,4")
         add("iPad Pro (12.9-inch) (6th generation)", "iPad14,5", "iPad14,6")
-        add("iPad Pro (11-inch) (M4)", "iPad16,3", "iPad16,4"); add("iPad Pro (13-inch) (M4)", "iPad16,5", "iPad16,6")
-        add("Apple TV HD", "AppleTV5,3"); add("Apple TV 4K", "AppleTV6,2")
-        add("Apple TV 4K (2nd generation)", "AppleTV11,1"); add("Apple TV 4K (3rd generation)", "AppleTV14,1")
+        add("iPad Pro (11-inch) (M4)", "iPad16,3", "iPad16,4")
+        add("iPad Pro (13-inch) (M4)", "iPad16,5", "iPad16,6")
+        add("Apple TV HD", "AppleTV5,3")
+        add("Apple TV 4K", "AppleTV6,2")
+        add("Apple TV 4K (2nd generation)", "AppleTV11,1")
+        add("Apple TV 4K (3rd generation)", "AppleTV14,1")
         return t
     }()
 
@@ -90,9 +116,15 @@ public enum AppleDeviceFacts {
         var out: [String] = []
         var skipping = false
         for (i, p) in parts.enumerated() {
-            if p.count == 1 { skipping = p.lowercased() == "u"; if skipping { continue } }
+            if p.count == 1 {
+                skipping = p.lowercased() == "u"
+                if skipping { continue }
+            }
             if skipping { continue }
-            if i == 0 { out.append(p.lowercased()); continue }
+            if i == 0 {
+                out.append(p.lowercased())
+                continue
+            }
             if p.count == 4, p.allSatisfy(\.isLetter), out.count == 1 {
                 out.append(p.prefix(1).uppercased() + p.dropFirst().lowercased())
             } else if (p.count == 2 && p.allSatisfy(\.isLetter)) || (p.count == 3 && p.allSatisfy(\.isNumber)) {
@@ -101,7 +133,7 @@ public enum AppleDeviceFacts {
                 out.append(p.lowercased())
             }
         }
-        if out.count > 1 { out.removeAll { $0 == "posix" } } // en_US_POSIX
+        if out.count > 1 { out.removeAll { $0 == "posix" } }  // en_US_POSIX
         if out.isEmpty || out[0].isEmpty || out[0] == "posix" { return "en-US" }
         return out.joined(separator: "-")
     }
@@ -125,7 +157,10 @@ public enum AppleDeviceFacts {
         /// The dotted IPv4 address.
         public var ipv4: String
         /// Creates an entry.
-        public init(name: String, ipv4: String) { self.name = name; self.ipv4 = ipv4 }
+        public init(name: String, ipv4: String) {
+            self.name = name
+            self.ipv4 = ipv4
+        }
     }
 
     /// The IP address sent: the first IPv4 address of `en0` or `en1` (Wi-Fi, wired), as
@@ -150,8 +185,10 @@ public enum AppleDeviceFacts {
                 return inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil
             }
             guard ok else { continue }
-            out.append(InterfaceAddress(name: String(cString: entry.pointee.ifa_name),
-                                        ipv4: hardwareId(fromMachine: text)))
+            out.append(
+                InterfaceAddress(
+                    name: String(cString: entry.pointee.ifa_name),
+                    ipv4: hardwareId(fromMachine: text)))
         }
         return out
     }
@@ -163,7 +200,10 @@ public enum AppleDeviceFacts {
         /// The screen's size in points and its scale.
         public var screen: RocalyticsScreen
         /// Creates an entry.
-        public init(activation: Int, screen: RocalyticsScreen) { self.activation = activation; self.screen = screen }
+        public init(activation: Int, screen: RocalyticsScreen) {
+            self.activation = activation
+            self.screen = screen
+        }
     }
 
     /// The screen of the most active window scene (ties: the first); `fallback` when the app has

@@ -105,36 +105,75 @@ public struct IdentifyParams: Sendable, Equatable, ExpressibleByDictionaryLitera
     private mutating func set(_ key: String, _ value: String?) { values[key] = value.map(JSONValue.string) ?? .null }
 
     /// `revenue_cat_id`.
-    public var revenueCatId: String? { get { string("revenue_cat_id") } set { set("revenue_cat_id", newValue) } }
+    public var revenueCatId: String? {
+        get { string("revenue_cat_id") }
+        set { set("revenue_cat_id", newValue) }
+    }
     /// `qonversion_id`.
-    public var qonversionId: String? { get { string("qonversion_id") } set { set("qonversion_id", newValue) } }
+    public var qonversionId: String? {
+        get { string("qonversion_id") }
+        set { set("qonversion_id", newValue) }
+    }
     /// `adjust_id`.
-    public var adjustId: String? { get { string("adjust_id") } set { set("adjust_id", newValue) } }
+    public var adjustId: String? {
+        get { string("adjust_id") }
+        set { set("adjust_id", newValue) }
+    }
     /// `adjust_attribution`, as Adjust reports it.
     public var adjustAttribution: AdjustAttribution? {
         get { values["adjust_attribution"].flatMap(AdjustAttribution.init(json:)) }
         set { values["adjust_attribution"] = newValue?.json ?? .null }
     }
     /// `user_id`.
-    public var userId: String? { get { string("user_id") } set { set("user_id", newValue) } }
+    public var userId: String? {
+        get { string("user_id") }
+        set { set("user_id", newValue) }
+    }
     /// `email`.
-    public var email: String? { get { string("email") } set { set("email", newValue) } }
+    public var email: String? {
+        get { string("email") }
+        set { set("email", newValue) }
+    }
     /// `amplitude_device_id`.
-    public var amplitudeDeviceId: String? { get { string("amplitude_device_id") } set { set("amplitude_device_id", newValue) } }
+    public var amplitudeDeviceId: String? {
+        get { string("amplitude_device_id") }
+        set { set("amplitude_device_id", newValue) }
+    }
     /// `idfa`.
-    public var idfa: String? { get { string("idfa") } set { set("idfa", newValue) } }
+    public var idfa: String? {
+        get { string("idfa") }
+        set { set("idfa", newValue) }
+    }
     /// `idfv`.
-    public var idfv: String? { get { string("idfv") } set { set("idfv", newValue) } }
+    public var idfv: String? {
+        get { string("idfv") }
+        set { set("idfv", newValue) }
+    }
     /// `android_id`.
-    public var androidId: String? { get { string("android_id") } set { set("android_id", newValue) } }
+    public var androidId: String? {
+        get { string("android_id") }
+        set { set("android_id", newValue) }
+    }
     /// `customerio_id`.
-    public var customerioId: String? { get { string("customerio_id") } set { set("customerio_id", newValue) } }
+    public var customerioId: String? {
+        get { string("customerio_id") }
+        set { set("customerio_id", newValue) }
+    }
     /// `segment_id`.
-    public var segmentId: String? { get { string("segment_id") } set { set("segment_id", newValue) } }
+    public var segmentId: String? {
+        get { string("segment_id") }
+        set { set("segment_id", newValue) }
+    }
     /// `gaid`.
-    public var gaid: String? { get { string("gaid") } set { set("gaid", newValue) } }
+    public var gaid: String? {
+        get { string("gaid") }
+        set { set("gaid", newValue) }
+    }
     /// `locale`: the BCP 47 tag of the language the app is shown in.
-    public var locale: String? { get { string("locale") } set { set("locale", newValue) } }
+    public var locale: String? {
+        get { string("locale") }
+        set { set("locale", newValue) }
+    }
 }
 
 /// Adjust's attribution, sent as `adjust_attribution`. `nil` members are left out.
@@ -170,9 +209,17 @@ public struct AdjustAttribution: Sendable, Equatable {
         adgroup: String? = nil, creative: String? = nil, clickLabel: String? = nil, adid: String? = nil,
         costType: String? = nil, costAmount: Double? = nil, costCurrency: String? = nil, fbInstallReferrer: String? = nil
     ) {
-        self.trackerToken = trackerToken; self.trackerName = trackerName; self.network = network
-        self.campaign = campaign; self.adgroup = adgroup; self.creative = creative; self.clickLabel = clickLabel
-        self.adid = adid; self.costType = costType; self.costAmount = costAmount; self.costCurrency = costCurrency
+        self.trackerToken = trackerToken
+        self.trackerName = trackerName
+        self.network = network
+        self.campaign = campaign
+        self.adgroup = adgroup
+        self.creative = creative
+        self.clickLabel = clickLabel
+        self.adid = adid
+        self.costType = costType
+        self.costAmount = costAmount
+        self.costCurrency = costCurrency
         self.fbInstallReferrer = fbInstallReferrer
     }
 
@@ -241,9 +288,14 @@ public struct DemandScoreSignals: Sendable, Equatable {
         connectionType: ConnectionType? = nil, storeCountry: String? = nil, appOpenCount: Int? = nil,
         paywallViewCount: Int? = nil, locale: String? = nil
     ) {
-        self.deviceModel = deviceModel; self.deviceReleaseYear = deviceReleaseYear; self.osVersion = osVersion
-        self.connectionType = connectionType; self.storeCountry = storeCountry; self.appOpenCount = appOpenCount
-        self.paywallViewCount = paywallViewCount; self.locale = locale
+        self.deviceModel = deviceModel
+        self.deviceReleaseYear = deviceReleaseYear
+        self.osVersion = osVersion
+        self.connectionType = connectionType
+        self.storeCountry = storeCountry
+        self.appOpenCount = appOpenCount
+        self.paywallViewCount = paywallViewCount
+        self.locale = locale
     }
 
     /// The wire object: the signals that are set, in the documented order.
@@ -346,8 +398,9 @@ public struct DemandScoreResult: Sendable, Equatable {
         if let v = o["versions"]?.objectValue {
             var vs = Versions()
             if let v1 = v["v1"]?.objectValue {
-                vs.v1 = V1(score: v1["score"]?.numberValue, coldStart: v1["coldStart"]?.boolValue,
-                                 signals: Self.v1Signals(v1["signals"]?.arrayValue ?? []))
+                vs.v1 = V1(
+                    score: v1["score"]?.numberValue, coldStart: v1["coldStart"]?.boolValue,
+                    signals: Self.v1Signals(v1["signals"]?.arrayValue ?? []))
             }
             if let v2 = v["v2"]?.objectValue {
                 vs.v2 = V2(
@@ -355,8 +408,9 @@ public struct DemandScoreResult: Sendable, Equatable {
                     matchedSignals: v2["matchedSignals"]?.intValue, ratesSource: v2["ratesSource"]?.stringValue,
                     signals: (v2["signals"]?.arrayValue ?? []).compactMap { s in
                         guard let so = s.objectValue, let name = so["signal"]?.stringValue else { return nil }
-                        return V2Signal(signal: name, level: so["level"]?.stringValue, rate: so["rate"]?.numberValue,
-                                        logOdds: so["logOdds"]?.numberValue, matched: so["matched"]?.boolValue)
+                        return V2Signal(
+                            signal: name, level: so["level"]?.stringValue, rate: so["rate"]?.numberValue,
+                            logOdds: so["logOdds"]?.numberValue, matched: so["matched"]?.boolValue)
                     })
             }
             versions = vs
@@ -368,8 +422,9 @@ public struct DemandScoreResult: Sendable, Equatable {
     private static func v1Signals(_ a: [JSONValue]) -> [V1Signal] {
         a.compactMap { s in
             guard let so = s.objectValue, let name = so["signal"]?.stringValue else { return nil }
-            return V1Signal(signal: name, value: so["value"]?.numberValue, weight: so["weight"]?.numberValue,
-                            weighted: so["weighted"]?.numberValue)
+            return V1Signal(
+                signal: name, value: so["value"]?.numberValue, weight: so["weight"]?.numberValue,
+                weighted: so["weighted"]?.numberValue)
         }
     }
 }
@@ -387,15 +442,16 @@ public func getEventId(_ name: String, _ properties: JSONObject?) -> String? {
         guard let v, !v.isNull else { return nil }
         return v
     }
-    let id = present(properties["original_transaction_identifier"])
+    let id =
+        present(properties["original_transaction_identifier"])
         ?? present(properties["originalTransactionIdentifier"])
         ?? present(properties["transaction"]?["originalTransactionIdentifier"])
     guard let id else { return nil }
     let text: String
     switch id {
-    case let .string(s): text = s
-    case let .number(n): text = WireJSON.formatNumber(n)
-    case let .bool(b): text = b ? "true" : "false"
+    case .string(let s): text = s
+    case .number(let n): text = WireJSON.formatNumber(n)
+    case .bool(let b): text = b ? "true" : "false"
     default: return nil
     }
     guard !text.isEmpty else { return nil }

@@ -30,7 +30,7 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
     public var queries: [KeychainQuery] { state.withLock { $0.queries } }
     /// The services searched, in order.
     public var searchedServices: [String] {
-        queries.compactMap { if case let .string(s)? = $0[KeychainKey.service] { s } else { nil } }
+        queries.compactMap { if case .string(let s)? = $0[KeychainKey.service] { s } else { nil } }
     }
 
     /// The item expo-secure-store's `setItemAsync(key, value)` writes (service `app:no-auth`,
@@ -52,7 +52,7 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
             s.queries.append(query)
             if s.locked { return (KeychainStatus.interactionNotAllowed, nil) }
             guard let item = s.items.first(where: { Self.matches($0, query) }) else { return (KeychainStatus.itemNotFound, nil) }
-            if case let .data(d)? = item[KeychainKey.valueData] { return (KeychainStatus.success, d) }
+            if case .data(let d)? = item[KeychainKey.valueData] { return (KeychainStatus.success, d) }
             return (KeychainStatus.success, nil)
         }
     }
@@ -103,7 +103,10 @@ public final class KeychainFixturePlatform: RocalyticsPlatform, @unchecked Senda
 
     /// Protected data became available (`protectedDataDidBecomeAvailable`).
     public func protectedDataBecameAvailable() {
-        let all = waiters.withLock { w -> [CheckedContinuation<Bool, Never>] in defer { w = [] }; return w }
+        let all = waiters.withLock { w -> [CheckedContinuation<Bool, Never>] in
+            defer { w = [] }
+            return w
+        }
         for c in all { c.resume(returning: true) }
     }
 

@@ -85,26 +85,40 @@ public struct FixturePlatform: RocalyticsPlatform {
         deviceManufacturer: String?, osName: String?, osVersion: String?, ip: String?, screen: RocalyticsScreen,
         uuid: String, localeIdentifier: String, timeZoneIdentifier: String
     ) {
-        self.store = store; self.platformName = platformName; self.platformVersion = platformVersion
-        self.applicationId = applicationId; self.applicationName = applicationName
-        self.applicationVersion = applicationVersion; self.buildNumber = buildNumber; self.idfv = idfv
-        self.androidIdValue = androidIdValue; self.installTimeMs = installTimeMs; self.deviceBrand = deviceBrand
-        self.deviceModelName = deviceModelName; self.deviceManufacturer = deviceManufacturer; self.osName = osName
-        self.osVersion = osVersion; self.ip = ip; self.screen = screen; self.uuid = uuid
-        self.localeIdentifier = localeIdentifier; self.timeZoneIdentifier = timeZoneIdentifier
+        self.store = store
+        self.platformName = platformName
+        self.platformVersion = platformVersion
+        self.applicationId = applicationId
+        self.applicationName = applicationName
+        self.applicationVersion = applicationVersion
+        self.buildNumber = buildNumber
+        self.idfv = idfv
+        self.androidIdValue = androidIdValue
+        self.installTimeMs = installTimeMs
+        self.deviceBrand = deviceBrand
+        self.deviceModelName = deviceModelName
+        self.deviceManufacturer = deviceManufacturer
+        self.osName = osName
+        self.osVersion = osVersion
+        self.ip = ip
+        self.screen = screen
+        self.uuid = uuid
+        self.localeIdentifier = localeIdentifier
+        self.timeZoneIdentifier = timeZoneIdentifier
     }
 
     /// A platform from a fixture scenario's `device` object; `nil` when a required member is missing.
     public init?(fixtureDevice d: JSONValue, store: InMemorySecureStore) {
         func s(_ k: String) -> String? { d[k]?.stringValue }
         guard let platform = s("platform"), let install = s("installTime").flatMap(Timestamp.parse),
-              let screen = d["screen"], let w = screen["width"]?.numberValue, let h = screen["height"]?.numberValue,
-              let scale = screen["scale"]?.numberValue, let uuid = s("uuid"), let locale = s("locale"),
-              let zone = s("timeZone") else { return nil }
+            let screen = d["screen"], let w = screen["width"]?.numberValue, let h = screen["height"]?.numberValue,
+            let scale = screen["scale"]?.numberValue, let uuid = s("uuid"), let locale = s("locale"),
+            let zone = s("timeZone")
+        else { return nil }
         let version: RocalyticsPlatformVersion
         switch d["platformVersion"] {
-        case let .string(v)?: version = .string(v)
-        case let .number(n)?: version = .number(n)
+        case .string(let v)?: version = .string(v)
+        case .number(let n)?: version = .number(n)
         default: return nil
         }
         self.init(

@@ -1,5 +1,5 @@
-@_exported import TrackerCoreTestKit
 import TrackerCore
+@_exported import TrackerCoreTestKit
 
 // The recording transport is Core's test kit's (`TrackerCoreTestKit.RecordingTransport`,
 // re-exported here); this module adds the Rocalytics backend's stock answers.

@@ -19,7 +19,9 @@ import TrackerCoreTestKit
         #expect(failed.message == failed.description)
         #expect(failed.localizedDescription == "[ROCALYTICS] track failed: 500 (install)")
         #expect(failed.endpoint == "track" && failed.status == 500 && failed.detail == "install")
-        #expect(RocalyticsError.requestFailed(endpoint: "identify", status: 503, detail: nil).description == "[ROCALYTICS] identify failed: 503")
+        #expect(
+            RocalyticsError.requestFailed(endpoint: "identify", status: 503, detail: nil).description == "[ROCALYTICS] identify failed: 503"
+        )
 
         let inert = RocalyticsError.demandScoreUnavailable
         #expect(inert.code == .demandScoreUnavailable)
@@ -29,8 +31,9 @@ import TrackerCoreTestKit
         #expect(unreadable.description == "[ROCALYTICS] demand-score failed: invalid response")
 
         // Codes are open: their text is stable and a new one compares like any other.
-        #expect([RocalyticsError.Code.requestFailed, .demandScoreUnavailable, .invalidResponse].map(\.rawValue)
-            == ["request-failed", "demand-score-unavailable", "invalid-response"])
+        #expect(
+            [RocalyticsError.Code.requestFailed, .demandScoreUnavailable, .invalidResponse].map(\.rawValue)
+                == ["request-failed", "demand-score-unavailable", "invalid-response"])
         #expect(RocalyticsError.Code(rawValue: "request-failed") == .requestFailed)
         #expect("\(RocalyticsError.Code.invalidResponse)" == "invalid-response")
         // Values compare as values (the enum's Equatable), and hash alike.
@@ -40,9 +43,11 @@ import TrackerCoreTestKit
     }
 
     @Test func ER2_thrownErrorsCarryTheirFields() async {
-        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/identify") ? HTTPResponse(status: 503) : HTTPResponse(status: 500)
-        }, identifyOnStart: false)
+        let h = ClientFixture(
+            store: RETURNING(),
+            transport: RecordingTransport { r in
+                r.url.hasSuffix("/identify") ? HTTPResponse(status: 503) : HTTPResponse(status: 500)
+            }, identifyOnStart: false)
         do {
             try await h.client.trackCustomEvent("cart_abandoned")
             Issue.record("expected a failure")
@@ -80,7 +85,8 @@ import TrackerCoreTestKit
         #expect(keychain.code == .keychain && keychain.status == -34018)
         #expect(keychain.description == "Keychain error -34018")
         #expect(RocalyticsSecureStoreError.undecodable.description == "the Keychain item is not UTF-8 text")
-        #expect([RocalyticsSecureStoreError.Code.locked, .keychain, .undecodable].map(\.rawValue) == ["locked", "keychain", "undecodable"])
+        #expect(
+            [RocalyticsSecureStoreError.Code.locked, .keychain, .undecodable].map(\.rawValue) == ["locked", "keychain", "undecodable"])
         #expect(keychain == .keychain(status: -34018) && keychain != .keychain(status: -25300))
         // The enum's spellings in a `catch` and a `switch` still work.
         do { throw RocalyticsSecureStoreError(code: .locked, message: "host store: locked") } catch RocalyticsSecureStoreError.locked {
@@ -114,8 +120,9 @@ import TrackerCoreTestKit
 
         let transport = RecordingTransport.rocalytics()
         let clock = ManualClock()
-        var config = RocalyticsConfiguration(platform: .custom(FixturePlatform.ios(store: RETURNING())), transport: transport,
-                                             clock: clock, scheduler: clock, onDiagnostic: { _ in }, installPing: false)
+        var config = RocalyticsConfiguration(
+            platform: .custom(FixturePlatform.ios(store: RETURNING())), transport: transport,
+            clock: clock, scheduler: clock, onDiagnostic: { _ in }, installPing: false)
         config.baseURL = "https://api.example"
         let a = RocalyticsClient(configuration: config)
         let b = RocalyticsClient(options: config)

@@ -22,9 +22,10 @@ import TrackerCoreTestKit
         let clock = ManualClock()
         let log = DiagnosticLog()
         let store = InMemorySecureStore()
-        let rocalytics = startRocalytics(.init(
-            platform: .custom(FixturePlatform.ios(store: store)), baseURL: server.baseURL, clock: clock, scheduler: clock,
-            onDiagnostic: log.handler, attributionBaseURL: server.baseURL + "/"))
+        let rocalytics = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.ios(store: store)), baseURL: server.baseURL, clock: clock, scheduler: clock,
+                onDiagnostic: log.handler, attributionBaseURL: server.baseURL + "/"))
         await rocalytics.ready()
         #expect(rocalytics.rocaId == ID)
         try await onSignedIn(rocalytics, userId: "user-42", revenueCatId: nil)
@@ -38,10 +39,11 @@ import TrackerCoreTestKit
         #expect(try await sink.send(COMPLETED) == .accepted)
 
         let requests = await server.waitForRequests(count: 7)
-        #expect(requests.map(\.path) == [
-            "/functions/v1/identify", "/functions/v1/track", "/install", "/functions/v1/identify",
-            "/functions/v1/track", "/functions/v1/onboarding-response", "/functions/v1/track",
-        ])
+        #expect(
+            requests.map(\.path) == [
+                "/functions/v1/identify", "/functions/v1/track", "/install", "/functions/v1/identify",
+                "/functions/v1/track", "/functions/v1/onboarding-response", "/functions/v1/track",
+            ])
         for r in requests {
             #expect(r.method == "POST")
             #expect(r.header("Content-Type") == "application/json")
@@ -55,7 +57,12 @@ import TrackerCoreTestKit
         #expect(requests[1].bodyText == A1_INSTALL)
         #expect(requests[2].body.isEmpty)
         #expect(requests[3].bodyText == #"{"user_id":"user-42"}"#)
-        #expect(requests[4].bodyText == TRACK("purchase", "\(ID)-purchase-2000000841136630", #"{"is_trial":true,"original_transaction_identifier":"2000000841136630","product_id":"pro_yearly","price":0,"currency_code":"EUR","experimental":{"product":{"productIdentifier":"pro_yearly"},"transaction":{"originalTransactionIdentifier":"2000000841136630"}}}"#, DC_IOS))
+        #expect(
+            requests[4].bodyText
+                == TRACK(
+                    "purchase", "\(ID)-purchase-2000000841136630",
+                    #"{"is_trial":true,"original_transaction_identifier":"2000000841136630","product_id":"pro_yearly","price":0,"currency_code":"EUR","experimental":{"product":{"productIdentifier":"pro_yearly"},"transaction":{"originalTransactionIdentifier":"2000000841136630"}}}"#,
+                    DC_IOS))
         #expect(json(requests[5].bodyText)["sent_at"] == "2026-01-10T08:00:40.004Z")
         #expect(requests[6].bodyText == TRACK("onboarding_completed", "\(ID)-onboarding_completed-\(RUN1)", "{}", DC_IOS))
         #expect(log.all.isEmpty)
@@ -66,14 +73,18 @@ import TrackerCoreTestKit
         let server = try server()
         defer { server.stop() }
         let clock = ManualClock()
-        let rocalytics = startRocalytics(.init(
-            platform: .custom(FixturePlatform.android()), baseURL: server.baseURL, clock: clock, scheduler: clock,
-            onDiagnostic: { _ in }, installPing: false))
+        let rocalytics = startRocalytics(
+            .init(
+                platform: .custom(FixturePlatform.android()), baseURL: server.baseURL, clock: clock, scheduler: clock,
+                onDiagnostic: { _ in }, installPing: false))
         let sink = setUpPaywallTracking(rocalytics)
         #expect(sink.destination == server.baseURL + "/functions/v1/paywall-presentations")
-        let context = paywallContext(ExampleDevice(appVersion: "2.4.0", build: "412", platform: .android, osVersion: "15", locale: "en-US", timezone: "America/New_York"))
+        let context = paywallContext(
+            ExampleDevice(
+                appVersion: "2.4.0", build: "412", platform: .android, osVersion: "15", locale: "en-US", timezone: "America/New_York"))
         let file = PackagePaths.repositoryRoot(#filePath) + "/Packages/Core/Contracts/examples/paywall-presentation-v1_1/native-start.json"
-        var snapshot = try PaywallPresentationSnapshotV1_1(json: try WireJSON.decode(Array(try #require(FileManager.default.contents(atPath: file)))))
+        var snapshot = try PaywallPresentationSnapshotV1_1(
+            json: try WireJSON.decode(Array(try #require(FileManager.default.contents(atPath: file)))))
         snapshot.context = PaywallPresentationSnapshot.Context(
             appVersion: context.appVersion, build: context.build, platform: context.platform, osVersion: context.osVersion,
             locale: context.locale, timezone: context.timezone, libraryVersion: "0.1.0")

@@ -35,14 +35,17 @@ import TrackerCoreTestKit
     }
 
     @Test func B15_withBothKeysTheCurrentKeyWins() async throws {
-        let h = ClientFixture(store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"]))
+        let h = ClientFixture(
+            store: InMemorySecureStore(["rocalytics-roca-id": ID, "rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"]))
         await h.client.ready()
         #expect(h.client.rocaId == ID)
         #expect(h.store.writes.isEmpty)
     }
 
     @Test func B16_aFailedMigrationWriteKeepsTheLegacyIdForTheSession() async throws {
-        let h = ClientFixture(store: InMemorySecureStore(["rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"], failWrites: ["rocalytics-roca-id"]))
+        let h = ClientFixture(
+            store: InMemorySecureStore(
+                ["rocalitics-roca-id": OTHER, "rocadata-install-tracked": "true"], failWrites: ["rocalytics-roca-id"]))
         await h.client.ready()
         #expect(h.client.rocaId == OTHER)
         #expect(h.log.codes.contains("identity-migration-failed"))
@@ -123,7 +126,8 @@ import TrackerCoreTestKit
         try await h.client.identify(["user_id": "u"])
         try await h.client.trackCustomEvent("x")
         try await h.client.trackOnboarding(stepId: "welcome")
-        try await h.client.trackPurchase(TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t", productId: "p"))
+        try await h.client.trackPurchase(
+            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t", productId: "p"))
         let message = await errorMessage { _ = try await h.client.getDemandScore() }
         #expect(message == "[ROCALYTICS] demand-score unavailable: client failed to initialize")
         #expect(h.requests.isEmpty)
@@ -161,7 +165,9 @@ import TrackerCoreTestKit
         }
         let h = ClientFixture(transport: transport)
         try await h.client.track(.trialStarted)
-        expectRequest(h.requests.last, "\(API)/track", body: #"{"name":"trial_started","deduplication_id":"\#(ID)-trial_started","properties":{},"device_context":null}"#)
+        expectRequest(
+            h.requests.last, "\(API)/track",
+            body: #"{"name":"trial_started","deduplication_id":"\#(ID)-trial_started","properties":{},"device_context":null}"#)
     }
 
     @Test func C29_aFailedInstallIsRetriedOnTheNextLaunch() async throws {

@@ -21,7 +21,10 @@ import TrackerCoreTestKit
     }
 
     @Test func E41_aRunWithoutAStudioOnboardingIsAttributedThroughOnboardingId() {
-        #expect(WireJSON.encodeString(.object(toOnboardingResponsePayload(IN_PROGRESS))) == #"{"onboarding_metadata":{"onboarding_id":"main","locale":"en-US","onboarding_key":"main","onboarding_version":"3","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4},"sent_at":"2026-01-10T08:00:00.004Z","responses":[{"step_id":"welcome","entered_at":"2026-01-10T08:00:00.000Z","exited_at":null,"answers":{}}]}"#)
+        #expect(
+            WireJSON.encodeString(.object(toOnboardingResponsePayload(IN_PROGRESS)))
+                == #"{"onboarding_metadata":{"onboarding_id":"main","locale":"en-US","onboarding_key":"main","onboarding_version":"3","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4},"sent_at":"2026-01-10T08:00:00.004Z","responses":[{"step_id":"welcome","entered_at":"2026-01-10T08:00:00.000Z","exited_at":null,"answers":{}}]}"#
+        )
     }
 
     @Test func E42_audienceAndDraft() {
@@ -29,16 +32,21 @@ import TrackerCoreTestKit
         o["onboarding"] = ["key": "onb_123", "version": "draft"]
         o["studio"] = ["onboarding_id": "onb_123", "audience_id": "aud_456"]
         let payload = toOnboardingResponsePayload(snapshot(o))
-        #expect(WireJSON.encodeString(payload["onboarding_metadata"]!) == #"{"onboardingId":"onb_123","audienceId":"aud_456","locale":"en-US","draft":true,"onboarding_key":"onb_123","onboarding_version":"draft","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#)
+        #expect(
+            WireJSON.encodeString(payload["onboarding_metadata"]!)
+                == #"{"onboardingId":"onb_123","audienceId":"aud_456","locale":"en-US","draft":true,"onboarding_key":"onb_123","onboarding_version":"draft","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#
+        )
         #expect(toOnboardingResponsePayload(COMPLETED)["onboarding_metadata"]?["draft"] == nil)
     }
 
     @Test func E43_theMappingIsDeterministicAndSharesNoStorage() {
         let copy = RawPayload(try! WireJSON.decode(COMPLETED.wireBytes()))
-        #expect(WireJSON.encode(.object(toOnboardingResponsePayload(copy))) == WireJSON.encode(.object(toOnboardingResponsePayload(COMPLETED))))
+        #expect(
+            WireJSON.encode(.object(toOnboardingResponsePayload(copy))) == WireJSON.encode(.object(toOnboardingResponsePayload(COMPLETED))))
         var mapped = toOnboardingResponsePayload(COMPLETED)
-        guard case var .array(responses) = mapped["responses"]!, case var .object(entry) = responses[2],
-              case var .object(answers) = entry["answers"]!, case var .array(interests) = answers["interests"]! else {
+        guard case .array(var responses) = mapped["responses"]!, case .object(var entry) = responses[2],
+            case .object(var answers) = entry["answers"]!, case .array(var interests) = answers["interests"]!
+        else {
             Issue.record("unexpected shape")
             return
         }
@@ -79,7 +87,9 @@ import TrackerCoreTestKit
             #expect(r.outcome == outcome, "\(status) \(body ?? "none")")
             if outcome == .transient { #expect(r.reason == "status \(status)") }
         }
-        #expect(rocalyticsOutcome(status: 400, body: json(#"{"outcome":"rejected","reason":"too large"}"#)) == SinkResult(.rejected, reason: "too large"))
+        #expect(
+            rocalyticsOutcome(status: 400, body: json(#"{"outcome":"rejected","reason":"too large"}"#))
+                == SinkResult(.rejected, reason: "too large"))
     }
 
     @Test func E46_theSinkPostsAfterReady() async throws {
@@ -94,21 +104,25 @@ import TrackerCoreTestKit
     @Test func E47_a400IsTransientUnlessTheBodyRejectsExplicitly() async throws {
         let h = sinkClient()
         h.transport.setHandler { r in
-            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"error":"bad"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
+            r.url.hasSuffix("onboarding-response")
+                ? HTTPResponse(status: 400, body: Array(#"{"error":"bad"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
         }
         #expect(await h.client.sendOnboardingRun(IN_PROGRESS).outcome == .transient)
         h.transport.setHandler { r in
-            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"schema"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
+            r.url.hasSuffix("onboarding-response")
+                ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected","reason":"schema"}"#.utf8))
+                : try await RecordingTransport.rocalyticsReplies(r)
         }
         #expect(await h.client.sendOnboardingRun(IN_PROGRESS) == SinkResult(.rejected, reason: "schema"))
         captureOnboardingBodies(h.requests)
     }
 
     @Test func E48_aNetworkFailureIsTransient() async throws {
-        let h = sinkClient(RecordingTransport { r in
-            if r.url.hasSuffix("/identify") { return HTTPResponse(status: 200, body: Array("{}".utf8)) }
-            throw HTTPError(.connectionFailed, "Network request failed")
-        })
+        let h = sinkClient(
+            RecordingTransport { r in
+                if r.url.hasSuffix("/identify") { return HTTPResponse(status: 200, body: Array("{}".utf8)) }
+                throw HTTPError(.connectionFailed, "Network request failed")
+            })
         let result = await h.client.sendOnboardingRun(COMPLETED)
         #expect(result == SinkResult(.transient, reason: "connection-failed: Network request failed"))
         #expect(!h.paths.contains("/functions/v1/track"))
@@ -126,7 +140,8 @@ import TrackerCoreTestKit
         #expect(!h.paths.contains("/functions/v1/track"))
         #expect(await h.client.sendOnboardingRun(COMPLETED) == .accepted)
         #expect(h.paths.suffix(2) == ["/functions/v1/onboarding-response", "/functions/v1/track"])
-        expectRequest(h.requests.last, "\(API)/track", body: TRACK("onboarding_completed", "\(ID)-onboarding_completed-\(RUN1)", "{}", DC_IOS))
+        expectRequest(
+            h.requests.last, "\(API)/track", body: TRACK("onboarding_completed", "\(ID)-onboarding_completed-\(RUN1)", "{}", DC_IOS))
         captureOnboardingBodies(h.requests)
     }
 
@@ -166,18 +181,26 @@ import TrackerCoreTestKit
 
     @Test func E54_aFailedCompletionEventMakesTheSendTransientAndTheRetrySendsIt() async throws {
         let calls = Locked(0)
-        let h = sinkClient(RecordingTransport { r in
-            if r.url.hasSuffix("/track") {
-                let n = calls.withLock { $0 += 1; return $0 }
-                return HTTPResponse(status: n == 1 ? 503 : 204)
-            }
-            return try await RecordingTransport.rocalyticsReplies(r)
-        })
+        let h = sinkClient(
+            RecordingTransport { r in
+                if r.url.hasSuffix("/track") {
+                    let n = calls.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    return HTTPResponse(status: n == 1 ? 503 : 204)
+                }
+                return try await RecordingTransport.rocalyticsReplies(r)
+            })
         let first = await h.client.sendOnboardingRun(COMPLETED)
         #expect(first.outcome == .transient)
         #expect(first.reason == "[ROCALYTICS] track failed: 503 (onboarding_completed)")
         #expect(await h.client.sendOnboardingRun(COMPLETED) == .accepted)
-        #expect(h.paths == ["/functions/v1/identify", "/functions/v1/onboarding-response", "/functions/v1/track", "/functions/v1/onboarding-response", "/functions/v1/track"])
+        #expect(
+            h.paths == [
+                "/functions/v1/identify", "/functions/v1/onboarding-response", "/functions/v1/track", "/functions/v1/onboarding-response",
+                "/functions/v1/track",
+            ])
         // Stored events: only answers 2xx count.
         #expect(calls.value == 2)
         #expect(await h.client.sendOnboardingRun(COMPLETED) == .accepted)
@@ -185,9 +208,12 @@ import TrackerCoreTestKit
     }
 
     @Test func E55_noCompletionForAnExplicitRejection() async throws {
-        let h = sinkClient(RecordingTransport { r in
-            r.url.hasSuffix("onboarding-response") ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
-        })
+        let h = sinkClient(
+            RecordingTransport { r in
+                r.url.hasSuffix("onboarding-response")
+                    ? HTTPResponse(status: 400, body: Array(#"{"outcome":"rejected"}"#.utf8))
+                    : try await RecordingTransport.rocalyticsReplies(r)
+            })
         #expect(await h.client.sendOnboardingRun(COMPLETED).outcome == .rejected)
         #expect(!h.paths.contains("/functions/v1/track"))
     }
@@ -201,8 +227,11 @@ import TrackerCoreTestKit
         #expect(custom.onboardingRunDestination == "https://rocalytics-api.rocapine.io/functions/v1/onboarding-response (custom fetch)")
         #expect(createRocalyticsOnboardingSink(custom).destination == custom.onboardingRunDestination)
         // A sink built anew on the same client keeps the destination.
-        let a = createRocalyticsOnboardingSink(plain), b = createRocalyticsOnboardingSink(plain)
+        let a = createRocalyticsOnboardingSink(plain)
+        let b = createRocalyticsOnboardingSink(plain)
         #expect(sameDestination(a, a.destination, b, b.destination))
-        await plain.ready(); await staging.ready(); await custom.ready()
+        await plain.ready()
+        await staging.ready()
+        await custom.ready()
     }
 }

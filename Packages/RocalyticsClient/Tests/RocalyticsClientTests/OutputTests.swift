@@ -5,10 +5,11 @@ import RocalyticsClientTestSupport
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Captures what the process writes to file descriptors 1 and 2 while `body` runs.
@@ -16,7 +17,8 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
     fflush(nil)
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("rocalytics-output-\(UUID().uuidString)").path
     let fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o600)
-    let savedOut = dup(1), savedErr = dup(2)
+    let savedOut = dup(1)
+    let savedErr = dup(2)
     dup2(fd, 1)
     dup2(fd, 2)
     defer {
@@ -43,7 +45,8 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
             let rocalytics = startRocalytics()
             try await onSignedIn(rocalytics, userId: "user-42", revenueCatId: "$RCAnonymousID:abc")
             eventId = try await onPurchase(
-                rocalytics, product: ["productIdentifier": "pro_yearly"], transaction: ["originalTransactionIdentifier": "2000000841136630"],
+                rocalytics, product: ["productIdentifier": "pro_yearly"],
+                transaction: ["originalTransactionIdentifier": "2000000841136630"],
                 price: 0, currency: "EUR", isTrial: true)
             #expect(rocalytics.rocaId == nil)
         }
@@ -58,8 +61,9 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
         let transport = RecordingTransport.rocalytics()
         let clock = ManualClock()
         let output = try await captureOutput {
-            let client = RocalyticsClient(options: .init(
-                platform: .custom(FixturePlatform.ios()), transport: transport, clock: clock, scheduler: clock, installPing: false))
+            let client = RocalyticsClient(
+                options: .init(
+                    platform: .custom(FixturePlatform.ios()), transport: transport, clock: clock, scheduler: clock, installPing: false))
             await client.ready()
             try await client.trackPurchase(D30_PURCHASE)
             try await client.trackOnboarding(stepId: "welcome", answers: ["goal": "x"])
@@ -71,7 +75,10 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
         expectRequest(r[0], "\(API)/identify", body: IDENT_IOS)
         expectRequest(r[1], "\(API)/track", body: A1_INSTALL)
         expectRequest(r[2], "\(API)/track", body: D30_BODY)
-        expectRequest(r[3], "\(API)/onboarding-response", body: #"{"sent_at":"\#(T0)","responses":[{"step_id":"welcome","entered_at":"\#(T0)","exited_at":null,"answers":{"goal":"x"}}]}"#)
+        expectRequest(
+            r[3], "\(API)/onboarding-response",
+            body: #"{"sent_at":"\#(T0)","responses":[{"step_id":"welcome","entered_at":"\#(T0)","exited_at":null,"answers":{"goal":"x"}}]}"#
+        )
         expectRequest(r[4], "\(API)/identify", body: #"{"email":"user@example.com"}"#)
         for needle in ["rocalytics", "ROCALYTICS", "user@example.com", "pro_monthly", "9.99", ID] {
             #expect(!output.contains(needle), "printed \(needle)")
@@ -83,7 +90,8 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
         let dir = PackagePaths.packageRoot(#filePath) + "/Sources/RocalyticsClient"
         for file in try FileManager.default.contentsOfDirectory(atPath: dir) where file.hasSuffix(".swift") {
             let text = try String(contentsOfFile: dir + "/" + file, encoding: .utf8)
-            for banned in ["print(", "debugPrint(", "dump(", "NSLog(", "os_log(", "Logger(", "fputs(", "FileHandle.standard", "URLSession"] {
+            for banned in ["print(", "debugPrint(", "dump(", "NSLog(", "os_log(", "Logger(", "fputs(", "FileHandle.standard", "URLSession"]
+            {
                 #expect(!text.contains(banned), "\(file) uses \(banned)")
             }
         }

@@ -14,11 +14,17 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
 /// The Rocalytics paywall sink (paywall.md §12; scenarios 47-50 there).
 @Suite struct PaywallSinkTests {
     @Test func P47_requestShape() async throws {
-        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
-        })
+        let h = ClientFixture(
+            store: RETURNING(),
+            transport: RecordingTransport { r in
+                r.url.hasSuffix("/paywall-presentations")
+                    ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8))
+                    : try await RecordingTransport.rocalyticsReplies(r)
+            })
         let sink = createRocalyticsPaywallSink(h.client, for: PaywallPresentationSnapshot.self)
-        for name in ["purchased-android-1-start-in-progress", "purchased-android-2-shown-in-progress", "purchased-android-3-ended-purchased"] {
+        for name in [
+            "purchased-android-1-start-in-progress", "purchased-android-2-shown-in-progress", "purchased-android-3-ended-purchased",
+        ] {
             #expect(try await sink.send(PaywallPresentationSnapshot(json: try paywallExample(name))) == .accepted)
         }
         let posts = h.requests.filter { $0.url == "\(API)/paywall-presentations" }
@@ -49,19 +55,26 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
         let inert = ClientFixture(choice: RocalyticsPlatformChoice.none)
         let snapshot = try PaywallPresentationSnapshot(json: try paywallExample("purchased-android-1-start-in-progress"))
         #expect(await inert.client.sendPaywallPresentation(snapshot) == SinkResult(.transient, reason: "the Rocalytics client is inert"))
-        let offline = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
-            if r.url.hasSuffix("/identify") { return HTTPResponse(status: 200) }
-            throw HTTPError(.connectionFailed, "offline")
-        })
-        #expect(try await createRocalyticsPaywallSink(offline.client, for: PaywallPresentationSnapshot.self).send(snapshot).outcome == .transient)
+        let offline = ClientFixture(
+            store: RETURNING(),
+            transport: RecordingTransport { r in
+                if r.url.hasSuffix("/identify") { return HTTPResponse(status: 200) }
+                throw HTTPError(.connectionFailed, "offline")
+            })
+        #expect(
+            try await createRocalyticsPaywallSink(offline.client, for: PaywallPresentationSnapshot.self).send(snapshot).outcome
+                == .transient)
     }
 
     @Test func P50_destination() async {
         let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
-        #expect(createRocalyticsPaywallSink(custom).destination == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations (custom fetch)")
+        #expect(
+            createRocalyticsPaywallSink(custom).destination
+                == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations (custom fetch)")
         let plain = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
         #expect(createRocalyticsPaywallSink(plain).destination == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations")
-        await custom.ready(); await plain.ready()
+        await custom.ready()
+        await plain.ready()
     }
 }
 

@@ -1,6 +1,7 @@
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import RocalyticsClient
 
 /// SV13: the signal the Apple platform sends on `protectedDataDidBecomeAvailable` and
@@ -18,7 +19,7 @@ import TrackerCoreTestKit
         await clock.settle()
         #expect(woke.value == 2)
         #expect(signal.waiting == 0)
-        signal.signal() // nobody waits: nothing happens
+        signal.signal()  // nobody waits: nothing happens
         #expect(woke.value == 2)
     }
 }

@@ -23,13 +23,19 @@ import TrackerCoreTestKit
         #expect(Self.scenarios.count == 11)
         #expect(Self.scenarios.reduce(0) { $0 + ($1["requests"]?.arrayValue?.count ?? 0) } == 27)
         var paths = Set<String>()
-        for s in Self.scenarios { for r in s["requests"]?.arrayValue ?? [] { paths.insert(RecordingTransport.path(of: r["url"]?.stringValue ?? "")) } }
-        #expect(paths == ["/functions/v1/demand-score", "/functions/v1/identify", "/functions/v1/onboarding-response", "/functions/v1/track"])
+        for s in Self.scenarios {
+            for r in s["requests"]?.arrayValue ?? [] { paths.insert(RecordingTransport.path(of: r["url"]?.stringValue ?? "")) }
+        }
+        #expect(
+            paths == ["/functions/v1/demand-score", "/functions/v1/identify", "/functions/v1/onboarding-response", "/functions/v1/track"])
     }
 
     @Test func A1_freshIOSDeviceIdentifiesThenSendsInstall() async throws {
         let run = try await replay(0)
-        #expect(run.store.writes.map { "\($0.key)=\($0.value)" } == ["rocalytics-roca-id=\(ID)", "rocalitics-roca-id=\(ID)", "rocadata-install-tracked=true"])
+        #expect(
+            run.store.writes.map { "\($0.key)=\($0.value)" } == [
+                "rocalytics-roca-id=\(ID)", "rocalitics-roca-id=\(ID)", "rocadata-install-tracked=true",
+            ])
         #expect(run.client.rocaId == ID)
     }
     @Test func A2_freshAndroidDeviceWithNoIpAndMissingFields() async throws { _ = try await replay(1) }
@@ -76,9 +82,10 @@ import TrackerCoreTestKit
         let start = try #require(steps.first?["now"]?.stringValue.flatMap(Timestamp.parse))
         let clock = ManualClock(startMs: start)
         let log = DiagnosticLog()
-        let client = RocalyticsClient(options: .init(
-            platform: .custom(platform), transport: transport, clock: clock, scheduler: clock, onDiagnostic: log.handler,
-            identifyOnStart: true, installPing: false))
+        let client = RocalyticsClient(
+            options: .init(
+                platform: .custom(platform), transport: transport, clock: clock, scheduler: clock, onDiagnostic: log.handler,
+                identifyOnStart: true, installPing: false))
 
         var outcomes: [JSONValue] = []
         for step in steps {
@@ -101,9 +108,11 @@ import TrackerCoreTestKit
                     let purchase = try #require(arg(0))
                     try await client.trackPurchase(purchaseParams(purchase))
                 case "trackCustomEvent":
-                    try await client.trackCustomEvent(arg(0)?.stringValue ?? "", properties: arg(1)?.objectValue ?? [:], dedupSuffix: arg(2)?.stringValue)
+                    try await client.trackCustomEvent(
+                        arg(0)?.stringValue ?? "", properties: arg(1)?.objectValue ?? [:], dedupSuffix: arg(2)?.stringValue)
                 case "trackOnboarding":
-                    try await client.trackOnboarding(stepId: arg(0)?.stringValue ?? "", answers: arg(1)?.objectValue, metadata: arg(2)?.objectValue)
+                    try await client.trackOnboarding(
+                        stepId: arg(0)?.stringValue ?? "", answers: arg(1)?.objectValue, metadata: arg(2)?.objectValue)
                 case "identify":
                     try await client.identify(IdentifyParams(arg(0)?.objectValue ?? JSONObject()))
                 case "getDemandScore":
@@ -165,7 +174,8 @@ import TrackerCoreTestKit
     func purchaseParams(_ o: JSONValue) throws -> TrackPurchaseParams {
         TrackPurchaseParams(
             isTrial: o["isTrial"]?.boolValue ?? false, value: o["value"]?.numberValue ?? 0,
-            currency: o["currency"]?.stringValue ?? "", originalTransactionIdentifier: o["originalTransactionIdentifier"]?.stringValue ?? "",
+            currency: o["currency"]?.stringValue ?? "",
+            originalTransactionIdentifier: o["originalTransactionIdentifier"]?.stringValue ?? "",
             productId: o["productId"]?.stringValue, product: o["product"], transaction: o["transaction"],
             redemptionResult: o["redemptionResult"], purchaseType: o["purchaseType"]?.stringValue.map(PurchaseType.init(rawValue:)))
     }
@@ -173,7 +183,8 @@ import TrackerCoreTestKit
     func demandSignals(_ o: JSONValue) -> DemandScoreSignals {
         DemandScoreSignals(
             deviceModel: o["device_model"]?.stringValue, deviceReleaseYear: o["device_release_year"]?.intValue,
-            osVersion: o["os_version"]?.stringValue, connectionType: o["connection_type"]?.stringValue.flatMap(ConnectionType.init(rawValue:)),
+            osVersion: o["os_version"]?.stringValue,
+            connectionType: o["connection_type"]?.stringValue.flatMap(ConnectionType.init(rawValue:)),
             storeCountry: o["store_country"]?.stringValue, appOpenCount: o["app_open_count"]?.intValue,
             paywallViewCount: o["paywall_view_count"]?.intValue, locale: o["locale"]?.stringValue)
     }

@@ -46,7 +46,10 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
         var o = completedObject()
         o["studio"] = json(#"{"onboarding_id":"onb_123","deployment_id":"dep_789","audience_id":null,"variant_key":"main"}"#)
         let body = toOnboardingRunBody(snapshot(o))
-        #expect(WireJSON.encodeString(body["onboarding_metadata"]!) == #"{"onboardingId":"onb_123","deployment_id":"dep_789","locale":"en-US","onboarding_key":"main","onboarding_version":"3","variant_key":"short-intro","studio_variant_key":"main","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#)
+        #expect(
+            WireJSON.encodeString(body["onboarding_metadata"]!)
+                == #"{"onboardingId":"onb_123","deployment_id":"dep_789","locale":"en-US","onboarding_key":"main","onboarding_version":"3","variant_key":"short-intro","studio_variant_key":"main","run_id":"0190a8c4-4b2e-7c1a-9f3d-2e5b6c7d8e9f","seq":4}"#
+        )
         #expect(body["studio"]?["variant_key"] == "main")
         let h = ClientFixture(store: RETURNING())
         _ = await h.client.sendOnboardingRun(snapshot(o))
@@ -78,9 +81,10 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     }
 
     @Test func F63_noPingWhenTheInstallEventFails() async throws {
-        let h = ClientFixture(transport: RecordingTransport { r in
-            r.url.hasSuffix("/track") ? HTTPResponse(status: 500) : try await RecordingTransport.rocalyticsReplies(r)
-        }, installPing: true)
+        let h = ClientFixture(
+            transport: RecordingTransport { r in
+                r.url.hasSuffix("/track") ? HTTPResponse(status: 500) : try await RecordingTransport.rocalyticsReplies(r)
+            }, installPing: true)
         await h.client.ready()
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
         #expect(h.log.codes == ["init-failed"])
@@ -88,13 +92,14 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test(arguments: [false, true])
     func F64_aFailedPingIsReportedAndNeverRetried(transportThrows: Bool) async throws {
-        let h = ClientFixture(transport: RecordingTransport { r in
-            if r.url.hasPrefix("https://track.rocapi.ne") {
-                if transportThrows { throw HTTPError(.connectionFailed, "no route") }
-                return HTTPResponse(status: 503)
-            }
-            return try await RecordingTransport.rocalyticsReplies(r)
-        }, installPing: true)
+        let h = ClientFixture(
+            transport: RecordingTransport { r in
+                if r.url.hasPrefix("https://track.rocapi.ne") {
+                    if transportThrows { throw HTTPError(.connectionFailed, "no route") }
+                    return HTTPResponse(status: 503)
+                }
+                return try await RecordingTransport.rocalyticsReplies(r)
+            }, installPing: true)
         await h.client.ready()
         #expect(h.requests.map(\.url) == ["\(API)/identify", "\(API)/track", PING])
         #expect(h.log.codes == ["install-ping-failed"])
@@ -111,7 +116,10 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
         #expect(h.requests.count == 2)
         expectRequest(h.requests[0], "\(API)/track", body: A1_INSTALL)
         expectRequest(h.requests[1], PING, body: nil)
-        #expect(h.store.writes.map { "\($0.key)=\($0.value)" } == ["rocalytics-roca-id=\(ID)", "rocalitics-roca-id=\(ID)", "rocadata-install-tracked=true"])
+        #expect(
+            h.store.writes.map { "\($0.key)=\($0.value)" } == [
+                "rocalytics-roca-id=\(ID)", "rocalitics-roca-id=\(ID)", "rocadata-install-tracked=true",
+            ])
 
         let returning = ClientFixture(store: RETURNING(), installPing: true, identifyOnStart: false)
         await returning.client.ready()
@@ -120,8 +128,16 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test func F66_anUpsellPurchase() async throws {
         let h = ClientFixture(store: RETURNING())
-        try await h.client.trackPurchase(TrackPurchaseParams(isTrial: false, value: 19.99, currency: "EUR", originalTransactionIdentifier: "t-up", productId: "pro_yearly", purchaseType: .upsell))
-        expectRequest(h.requests.last, "\(API)/track", body: TRACK("purchase", "\(ID)-purchase-t-up", #"{"is_trial":false,"original_transaction_identifier":"t-up","product_id":"pro_yearly","price":19.99,"currency_code":"EUR","purchase_type":"upsell"}"#, DC_IOS))
+        try await h.client.trackPurchase(
+            TrackPurchaseParams(
+                isTrial: false, value: 19.99, currency: "EUR", originalTransactionIdentifier: "t-up", productId: "pro_yearly",
+                purchaseType: .upsell))
+        expectRequest(
+            h.requests.last, "\(API)/track",
+            body: TRACK(
+                "purchase", "\(ID)-purchase-t-up",
+                #"{"is_trial":false,"original_transaction_identifier":"t-up","product_id":"pro_yearly","price":19.99,"currency_code":"EUR","purchase_type":"upsell"}"#,
+                DC_IOS))
     }
 
     @Test func F67_noPurchaseTypeMeansNoChange() async throws {

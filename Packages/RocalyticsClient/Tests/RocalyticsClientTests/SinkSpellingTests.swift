@@ -21,7 +21,8 @@ import TrackerCoreTestKit
         let client = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
         let onboarding: any Sink<OnboardingRunSnapshot> = createRocalyticsOnboardingSink(client)
         let paywall: any Sink<PaywallPresentationSnapshotV1_1> = createRocalyticsPaywallSink(client)
-        let v1Only: RocalyticsPaywallSink<PaywallPresentationSnapshot> = createRocalyticsPaywallSink(client, for: PaywallPresentationSnapshot.self)
+        let v1Only: RocalyticsPaywallSink<PaywallPresentationSnapshot> = createRocalyticsPaywallSink(
+            client, for: PaywallPresentationSnapshot.self)
         #expect(onboarding.destination == client.onboardingRunDestination)
         #expect(paywall.destination == client.paywallPresentationDestination)
         #expect(v1Only.destination == client.paywallPresentationDestination)
@@ -29,9 +30,13 @@ import TrackerCoreTestKit
     }
 
     @Test func SK2_swiftSpellingsAreTheSameSinks() async throws {
-        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
-        })
+        let h = ClientFixture(
+            store: RETURNING(),
+            transport: RecordingTransport { r in
+                r.url.hasSuffix("/paywall-presentations")
+                    ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8))
+                    : try await RecordingTransport.rocalyticsReplies(r)
+            })
         let onboarding: [any Sink<OnboardingRunSnapshot>] = [
             createRocalyticsOnboardingSink(h.client), .rocalytics(h.client), RocalyticsOnboardingSink(h.client),
         ]
@@ -54,9 +59,13 @@ import TrackerCoreTestKit
     }
 
     @Test func SK3_aV1SnapshotAsTheTrackersTypePostsTheV1Bytes() async throws {
-        let h = ClientFixture(store: RETURNING(), transport: RecordingTransport { r in
-            r.url.hasSuffix("/paywall-presentations") ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8)) : try await RecordingTransport.rocalyticsReplies(r)
-        })
+        let h = ClientFixture(
+            store: RETURNING(),
+            transport: RecordingTransport { r in
+                r.url.hasSuffix("/paywall-presentations")
+                    ? HTTPResponse(status: 200, body: Array(#"{"outcome":"accepted"}"#.utf8))
+                    : try await RecordingTransport.rocalyticsReplies(r)
+            })
         let example = try paywallExample("purchased-android-3-ended-purchased")
         let asTrackerType = try PaywallPresentationSnapshotV1_1(json: example)
         let asV1 = try PaywallPresentationSnapshot(json: example)

@@ -13,8 +13,10 @@ let API = "https://rocalytics-api.rocapine.io/functions/v1"
 let T0 = "2026-01-10T08:00:00.000Z"
 let T0ms: Int64 = 1_768_032_000_000
 
-let DC_IOS = #"{"ip":"203.0.113.7","user_agent":"Example/2.4.0 (Apple iPhone 15 Pro; iOS 18.1; en-US)","device_model":"iPhone 15 Pro","device_brand":"Apple","device_manufacturer":"Apple","os_name":"iOS","os_version":"18.1","screen_width":393,"screen_height":852,"screen_scale":3,"timezone":"Europe/Paris","locale":"en-US","app_version":"2.4.0","app_build":"412"}"#
-let DC_AND = #"{"ip":null,"user_agent":"Example/2.4.0 (google Unknown; Android 34; fr-FR)","device_model":null,"device_brand":"google","device_manufacturer":"Google","os_name":"Android","os_version":null,"screen_width":411.4,"screen_height":914.3,"screen_scale":2.625,"timezone":"Europe/Paris","locale":"fr-FR","app_version":"2.4.0","app_build":"412"}"#
+let DC_IOS =
+    #"{"ip":"203.0.113.7","user_agent":"Example/2.4.0 (Apple iPhone 15 Pro; iOS 18.1; en-US)","device_model":"iPhone 15 Pro","device_brand":"Apple","device_manufacturer":"Apple","os_name":"iOS","os_version":"18.1","screen_width":393,"screen_height":852,"screen_scale":3,"timezone":"Europe/Paris","locale":"en-US","app_version":"2.4.0","app_build":"412"}"#
+let DC_AND =
+    #"{"ip":null,"user_agent":"Example/2.4.0 (google Unknown; Android 34; fr-FR)","device_model":null,"device_brand":"google","device_manufacturer":"Google","os_name":"Android","os_version":null,"screen_width":411.4,"screen_height":914.3,"screen_scale":2.625,"timezone":"Europe/Paris","locale":"fr-FR","app_version":"2.4.0","app_build":"412"}"#
 let IDENT_IOS = #"{"idfv":"\#(IDFV)","locale":"en-US"}"#
 
 /// `TRACK(name, dedup, props, dc[, custom])` as compact JSON text.
@@ -58,15 +60,18 @@ struct ClientFixture {
         self.transport = transport
         self.clock = clock
         let p = platform ?? FixturePlatform.ios(store: store)
-        client = RocalyticsClient(options: .init(
-            platform: choice ?? .custom(p), transport: transport, baseURL: baseURL, clock: clock, scheduler: clock,
-            onDiagnostic: log.handler, identifyOnStart: identifyOnStart, installPing: installPing,
-            attributionBaseURL: attributionBaseURL))
+        client = RocalyticsClient(
+            options: .init(
+                platform: choice ?? .custom(p), transport: transport, baseURL: baseURL, clock: clock, scheduler: clock,
+                onDiagnostic: log.handler, identifyOnStart: identifyOnStart, installPing: installPing,
+                attributionBaseURL: attributionBaseURL))
     }
 
     /// Another launch on the same store (and transport).
     func relaunch(installPing: Bool = false, platform: FixturePlatform? = nil) -> ClientFixture {
-        ClientFixture(platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock, installPing: installPing)
+        ClientFixture(
+            platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock,
+            installPing: installPing)
     }
 
     var requests: [HTTPRequest] { transport.requests }
@@ -74,7 +79,9 @@ struct ClientFixture {
 }
 
 /// Expects a request's URL, method, the four headers (in order) and its body bytes.
-func expectRequest(_ r: HTTPRequest?, _ url: String, body: String?, headers: [HTTPHeader] = H("ios"), sourceLocation: SourceLocation = #_sourceLocation) {
+func expectRequest(
+    _ r: HTTPRequest?, _ url: String, body: String?, headers: [HTTPHeader] = H("ios"), sourceLocation: SourceLocation = #_sourceLocation
+) {
     guard let r else {
         Issue.record("missing request \(url)", sourceLocation: sourceLocation)
         return

@@ -33,10 +33,11 @@ import TrackerCoreTestKit
     }
 
     @Test func SV1_literalAttributeValues() {
-        #expect(ExpoKeychainLayout.itemQuery(key: "rocalytics-roca-id", service: "app:no-auth") == [
-            "class": .string("genp"), "svce": .string("app:no-auth"),
-            "acct": bytes("rocalytics-roca-id"), "gena": bytes("rocalytics-roca-id"),
-        ])
+        #expect(
+            ExpoKeychainLayout.itemQuery(key: "rocalytics-roca-id", service: "app:no-auth") == [
+                "class": .string("genp"), "svce": .string("app:no-auth"),
+                "acct": bytes("rocalytics-roca-id"), "gena": bytes("rocalytics-roca-id"),
+            ])
         let read = ExpoKeychainLayout.readQuery(key: "k", service: "app")
         #expect(read["m_Limit"] == .string("m_LimitOne"))
         #expect(read["r_Data"] == .bool(true))
@@ -46,7 +47,7 @@ import TrackerCoreTestKit
         #expect(add["svce"] == .string("app:no-auth"))
         #expect(add["v_Data"] == bytes("v"))
         #expect(add["pdmn"] == .string("ck"))
-        #expect(add["agrp"] == nil) // the default access group
+        #expect(add["agrp"] == nil)  // the default access group
         #expect(ExpoKeychainLayout.readServices == ["app:no-auth", "app"])
         #expect(KeychainStatus.interactionNotAllowed == -25308 && KeychainStatus.itemNotFound == -25300)
     }
@@ -59,8 +60,8 @@ import TrackerCoreTestKit
         let (h, _) = harness(keychain)
         await h.client.ready()
         #expect(h.client.rocaId == OTHER)
-        #expect(h.paths == ["/functions/v1/identify"]) // no second install
-        #expect(keychain.items.count == 2) // nothing minted or written
+        #expect(h.paths == ["/functions/v1/identify"])  // no second install
+        #expect(keychain.items.count == 2)  // nothing minted or written
         #expect(h.log.codes.isEmpty)
     }
 
@@ -82,7 +83,7 @@ import TrackerCoreTestKit
         await h.client.ready()
         #expect(!keychain.searchedServices.isEmpty)
         #expect(!keychain.searchedServices.contains("app:auth"))
-        #expect(keychain.queries.allSatisfy { $0["u_AuthUI"] == .string("u_AuthUIF") }) // never a prompt
+        #expect(keychain.queries.allSatisfy { $0["u_AuthUI"] == .string("u_AuthUIF") })  // never a prompt
     }
 
     @Test func SV5_aLockedDeviceRetriesAndNeverMints() async {
@@ -92,11 +93,14 @@ import TrackerCoreTestKit
         ])
         keychain.locked = true
         let (h, platform) = harness(keychain)
-        let readyTask = Task { await h.client.ready(); return h.client.rocaId }
+        let readyTask = Task {
+            await h.client.ready()
+            return h.client.rocaId
+        }
         await h.clock.settle()
         #expect(platform.waitingForProtectedData == 1)
         #expect(h.client.rocaId == nil && !h.client.isInert)
-        #expect(keychain.items.count == 2) // nothing minted
+        #expect(keychain.items.count == 2)  // nothing minted
         #expect(h.requests.isEmpty)
         #expect(h.log.codes == ["identity-locked"])
 
@@ -134,14 +138,19 @@ import TrackerCoreTestKit
 
     @Test func SV7_otherKeychainFailuresNeverMint() async throws {
         final class Failing: KeychainBackend {
-            func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?) { (-34018, nil) } // errSecMissingEntitlement
+            func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?) { (-34018, nil) }  // errSecMissingEntitlement
             func add(_ item: KeychainQuery) -> Int32 { 0 }
             func update(_ query: KeychainQuery, attributes: KeychainQuery) -> Int32 { 0 }
         }
-        #expect(throws: RocalyticsSecureStoreError.keychain(status: -34018)) { try KeychainSecureStore(backend: Failing()).value(forKey: "k") }
-        let notText = FakeKeychain(items: [[
-            "class": .string("genp"), "svce": .string("app:no-auth"), "acct": bytes("k"), "gena": bytes("k"), "v_Data": .data([0xFF, 0xFE]),
-        ]])
+        #expect(throws: RocalyticsSecureStoreError.keychain(status: -34018)) {
+            try KeychainSecureStore(backend: Failing()).value(forKey: "k")
+        }
+        let notText = FakeKeychain(items: [
+            [
+                "class": .string("genp"), "svce": .string("app:no-auth"), "acct": bytes("k"), "gena": bytes("k"),
+                "v_Data": .data([0xFF, 0xFE]),
+            ]
+        ])
         #expect(throws: RocalyticsSecureStoreError.undecodable) { try KeychainSecureStore(backend: notText).value(forKey: "k") }
         let lockedWrite = FakeKeychain()
         lockedWrite.locked = true
@@ -180,8 +189,11 @@ import TrackerCoreTestKit
 
     @Test func SV9_ipAddressAndScreen() throws {
         typealias I = AppleDeviceFacts.InterfaceAddress
-        #expect(AppleDeviceFacts.ipAddress(from: [I(name: "lo0", ipv4: "127.0.0.1"), I(name: "pdp_ip0", ipv4: "10.1.2.3"),
-                                                  I(name: "en0", ipv4: "192.168.1.20"), I(name: "en1", ipv4: "192.168.2.9")]) == "192.168.1.20")
+        #expect(
+            AppleDeviceFacts.ipAddress(from: [
+                I(name: "lo0", ipv4: "127.0.0.1"), I(name: "pdp_ip0", ipv4: "10.1.2.3"),
+                I(name: "en0", ipv4: "192.168.1.20"), I(name: "en1", ipv4: "192.168.2.9"),
+            ]) == "192.168.1.20")
         #expect(AppleDeviceFacts.ipAddress(from: [I(name: "en1", ipv4: "192.168.2.9")]) == "192.168.2.9")
         #expect(AppleDeviceFacts.ipAddress(from: [I(name: "utun0", ipv4: "10.0.0.1")]) == "0.0.0.0")
         // The real getifaddrs walk: this machine's loopback is listed as an IPv4 address.
@@ -208,10 +220,18 @@ import TrackerCoreTestKit
             #expect(throws: SystemFactError.self) { try AppleDeviceFacts.installationTime(documentsDirectory: dir) }
         }
         #expect(throws: SystemFactError.self) { try AppleDeviceFacts.installationTime(documentsDirectory: nil) }
-        #expect(throws: (any Error).self) { try AppleDeviceFacts.installationTime(documentsDirectory: dir.appendingPathComponent("missing")) }
+        #expect(throws: (any Error).self) {
+            try AppleDeviceFacts.installationTime(documentsDirectory: dir.appendingPathComponent("missing"))
+        }
 
         let reads = Locked(0)
-        let later = await readRetryingOnce({ reads.withLock { r -> String? in r += 1; return r == 1 ? nil : IDFV } }, waitForRetry: { true })
+        let later = await readRetryingOnce(
+            {
+                reads.withLock { r -> String? in
+                    r += 1
+                    return r == 1 ? nil : IDFV
+                }
+            }, waitForRetry: { true })
         #expect(later == IDFV && reads.value == 2)
         let never = await readRetryingOnce({ () -> String? in nil }, waitForRetry: { false })
         #expect(never == nil)
@@ -219,11 +239,12 @@ import TrackerCoreTestKit
 
     @Test func SV11_systemDefaultIsInertOnLinux() async {
         #if os(Linux)
-        let log = DiagnosticLog()
-        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: RecordingTransport.rocalytics(), onDiagnostic: log.handler))
-        await client.ready()
-        #expect(client.isInert)
-        #expect(log.all.first?.message.contains("Linux") == true)
+            let log = DiagnosticLog()
+            let client = RocalyticsClient(
+                options: .init(platform: .systemDefault, transport: RecordingTransport.rocalytics(), onDiagnostic: log.handler))
+            await client.ready()
+            #expect(client.isInert)
+            #expect(log.all.first?.message.contains("Linux") == true)
         #endif
     }
 }

@@ -17,9 +17,11 @@ final class EnvelopeFields: Sendable {
     let sdkName: String
     let sdkVersion: String
 
-    init(type: String, name: String, eventId: String, timestampMs: Int64, anonymousId: String, sessionId: String,
-         userId: String?, siteId: String, props: JSONObject, traits: JSONObject?, context: JSONObject,
-         sdkName: String, sdkVersion: String) {
+    init(
+        type: String, name: String, eventId: String, timestampMs: Int64, anonymousId: String, sessionId: String,
+        userId: String?, siteId: String, props: JSONObject, traits: JSONObject?, context: JSONObject,
+        sdkName: String, sdkVersion: String
+    ) {
         self.type = type
         self.name = name
         self.eventId = eventId
@@ -189,7 +191,8 @@ enum CompactEventId: Sendable, Hashable {
     /// The two halves of `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (lowercase hex only).
     private static func pack(_ b: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
-        var hi: UInt64 = 0, lo: UInt64 = 0
+        var hi: UInt64 = 0
+        var lo: UInt64 = 0
         var n = 0
         for i in 0..<36 where i != 8 && i != 13 && i != 18 && i != 23 {
             let c = b[i]
@@ -204,8 +207,8 @@ enum CompactEventId: Sendable, Hashable {
     /// Appends the id's UTF-8 bytes.
     func write(into out: inout [UInt8]) {
         switch self {
-        case let .text(s): out.append(contentsOf: s.utf8)
-        case let .uuid(hi, lo):
+        case .text(let s): out.append(contentsOf: s.utf8)
+        case .uuid(let hi, let lo):
             for i in 0..<32 {
                 if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
                 let word = i < 16 ? hi : lo
@@ -217,7 +220,7 @@ enum CompactEventId: Sendable, Hashable {
 
     var string: String {
         switch self {
-        case let .text(s): return s
+        case .text(let s): return s
         case .uuid:
             var out = [UInt8]()
             out.reserveCapacity(36)
@@ -308,14 +311,14 @@ final class QueuedEvent: @unchecked Sendable {
     }
     /// Built by a recording call; released once encoded.
     var fields: EnvelopeFields? {
-        get { if case let .fields(f) = payload { f } else { nil } }
+        get { if case .fields(let f) = payload { f } else { nil } }
         set {
             if let newValue { payload = .fields(newValue) } else if case .fields = payload { payload = .none }
         }
     }
     /// The encoding (set by a recording call or the writer, or loaded).
     var encoded: [UInt8]? {
-        get { if case let .bytes(b) = payload { b } else { nil } }
+        get { if case .bytes(let b) = payload { b } else { nil } }
         set {
             if let newValue { payload = .bytes(newValue) } else if case .bytes = payload { payload = .none }
         }
@@ -337,15 +340,20 @@ final class QueuedEvent: @unchecked Sendable {
         }
     }
 
-    convenience init(eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
-                     critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
-        self.init(id: CompactEventId(eventId), name: name, timestampMs: timestampMs, anonymousEpoch: anonymousEpoch,
-                  hasUserId: hasUserId, critical: critical, notice: notice, requires: requires, fields: fields,
-                  encoded: encoded)
+    convenience init(
+        eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
+        critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?
+    ) {
+        self.init(
+            id: CompactEventId(eventId), name: name, timestampMs: timestampMs, anonymousEpoch: anonymousEpoch,
+            hasUserId: hasUserId, critical: critical, notice: notice, requires: requires, fields: fields,
+            encoded: encoded)
     }
 
-    init(id: CompactEventId, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
-         critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?) {
+    init(
+        id: CompactEventId, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
+        critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?
+    ) {
         self.id = id
         var t: Traits = []
         if hasUserId { t.insert(.hasUserId) }
@@ -386,7 +394,8 @@ enum QueueRecord {
             id.removeAll(keepingCapacity: true)
             e.write(into: &id)
             let b = id.prefix(255)
-            out.append(UInt8(b.count)); out.append(contentsOf: b)
+            out.append(UInt8(b.count))
+            out.append(contentsOf: b)
         }
         return out
     }
@@ -430,7 +439,10 @@ enum QueueRecord {
         var k = start
         var escaped = false
         while k < b.count && b[k] != 34 {
-            if b[k] == 92 { escaped = true; k += 1 }
+            if b[k] == 92 {
+                escaped = true
+                k += 1
+            }
             k += 1
         }
         guard k < b.count else { return nil }
@@ -450,9 +462,10 @@ enum QueueRecord {
     /// The name, eventId, timestamp and anonymousId values of an add record's envelope, in order.
     private static func addValues(_ b: UnsafeBufferPointer<UInt8>) -> [(Range<Int>, escaped: Bool)]? {
         guard let name = valueAfter(nameMarker, in: b, from: 0),
-              let id = valueAfter(eventIdMarker, in: b, from: name.0.upperBound + 1),
-              let ts = valueAfter(timestampMarker, in: b, from: id.0.upperBound + 1),
-              let anon = valueAfter(anonymousIdMarker, in: b, from: ts.0.upperBound + 1) else { return nil }
+            let id = valueAfter(eventIdMarker, in: b, from: name.0.upperBound + 1),
+            let ts = valueAfter(timestampMarker, in: b, from: id.0.upperBound + 1),
+            let anon = valueAfter(anonymousIdMarker, in: b, from: ts.0.upperBound + 1)
+        else { return nil }
         return [name, id, ts, anon]
     }
 
@@ -471,7 +484,8 @@ enum QueueRecord {
                 var ids: [CompactEventId] = []
                 var at = 1
                 while at < b.count {
-                    let len = Int(b[at]); at += 1
+                    let len = Int(b[at])
+                    at += 1
                     guard at + len <= b.count else { return nil }
                     ids.append(CompactEventId(utf8: UnsafeBufferPointer(rebasing: b[at..<(at + len)])))
                     at += len
@@ -507,18 +521,21 @@ enum QueueRecord {
     static func parse(_ r: [UInt8]) -> Parsed? {
         guard let kind = r.first else { return nil }
         if kind == 82 {
-            guard case let .remove(ids)? = scan(r, anonymousId: "") else { return nil }
+            guard case .remove(let ids)? = scan(r, anonymousId: "") else { return nil }
             return .remove(ids.map(\.string))
         }
         guard kind == 65, r.count > 3 else { return nil }
         let fields: (String, String, String, String)? = r.withUnsafeBufferPointer { whole in
             let b = UnsafeBufferPointer(rebasing: whole[3...])
             guard let v = addValues(b), let name = string(b, v[0]), let id = string(b, v[1]),
-                  let ts = string(b, v[2]), let anon = string(b, v[3]) else { return nil }
+                let ts = string(b, v[2]), let anon = string(b, v[3])
+            else { return nil }
             return (name, id, ts, anon)
         }
         guard let (name, id, ts, anon) = fields, let ms = Timestamp.parse(ts) else { return nil }
-        return .add(Add(eventId: id, name: name, timestampMs: ms, anonymousId: anon, flags: r[1], requires: r[2],
-                        envelope: Array(r[3...])))
+        return .add(
+            Add(
+                eventId: id, name: name, timestampMs: ms, anonymousId: anon, flags: r[1], requires: r[2],
+                envelope: Array(r[3...])))
     }
 }

@@ -72,9 +72,11 @@ extension ScoreClient {
 
     /// ``runLocked(_:_:_:)`` for the answer to `answered`; sets `droppedRejected` when the
     /// rejected event was dropped (the caller diagnoses it after the lock).
-    func runLocked(_ actions: [FlushMachine.Action], _ s: inout ClientState, _ f: Flight,
-                   answered: (batch: [QueuedEvent], encoded: [[UInt8]])?,
-                   droppedRejected: inout Bool) -> [FlushMachine.Action] {
+    func runLocked(
+        _ actions: [FlushMachine.Action], _ s: inout ClientState, _ f: Flight,
+        answered: (batch: [QueuedEvent], encoded: [[UInt8]])?,
+        droppedRejected: inout Bool
+    ) -> [FlushMachine.Action] {
         var after: [FlushMachine.Action] = []
         for action in actions {
             switch action {
@@ -107,7 +109,7 @@ extension ScoreClient {
                     kickWriters(&s)
                     droppedRejected = true
                 }
-            case let .complete(ok):
+            case .complete(let ok):
                 complete(&s, f, ok: ok)
             case .sendNextBatch, .link:
                 after.append(action)
@@ -189,7 +191,10 @@ extension ScoreClient {
     /// (it may read queued events back from the store).
     func sendNextBatch(_ flightId: Int) {
         // 1. Under the lock: the candidates, with their bytes or their location.
-        enum Step { case none, link, candidates([(QueuedEvent, [UInt8]?, ScoreRecordLocation?)]) }
+        enum Step {
+            case none, link
+            case candidates([(QueuedEvent, [UInt8]?, ScoreRecordLocation?)])
+        }
         let step: Step = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return .none }
             // An event still in a request of an abandoned flush is settled by that request's
@@ -210,8 +215,10 @@ extension ScoreClient {
         let candidates: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)]
         switch step {
         case .none: return
-        case .link: flightEvent(flightId, .batchesExhausted); return
-        case let .candidates(c): candidates = c
+        case .link:
+            flightEvent(flightId, .batchesExhausted)
+            return
+        case .candidates(let c): candidates = c
         }
         // 2. Without the lock: read back what is only on disk.
         var read: [ObjectIdentifier: [UInt8]] = [:]
@@ -233,7 +240,10 @@ extension ScoreClient {
         var droppedTooLarge = 0
         let request: (HTTPRequest, [QueuedEvent], [[UInt8]])? = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return nil }
-            if !unreadable.isEmpty { removeFromQueue(&s, unreadable.filter(\.inQueue)); kickWriters(&s) }
+            if !unreadable.isEmpty {
+                removeFromQueue(&s, unreadable.filter(\.inQueue))
+                kickWriters(&s)
+            }
             let now = clock.nowMs()
             var batch: [QueuedEvent] = []
             var encoded: [[UInt8]] = []
@@ -281,7 +291,8 @@ extension ScoreClient {
             diagnose(Diagnostic(code: "storage", message: "\(unreadable.count) queued event(s) could not be read back and were dropped"))
         }
         if droppedTooLarge > 0 {
-            diagnose(Diagnostic(code: "invalid-event", message: "\(droppedTooLarge) queued event(s) too large for any request were dropped"))
+            diagnose(
+                Diagnostic(code: "invalid-event", message: "\(droppedTooLarge) queued event(s) too large for any request were dropped"))
         }
         guard let (req, batch, encoded) = request else {
             // Everything was dropped or left meanwhile: move on.
@@ -337,7 +348,10 @@ extension ScoreClient {
             return runLocked(actions, &s, f, answered: (batch, encoded), droppedRejected: &droppedRejected)
         }
         if droppedRejected {
-            diagnose(Diagnostic(code: "invalid-event", message: "an event answered 413 (too large) by \(ScoreClient.maxRejectedAlone) flushes was dropped"))
+            diagnose(
+                Diagnostic(
+                    code: "invalid-event",
+                    message: "an event answered 413 (too large) by \(ScoreClient.maxRejectedAlone) flushes was dropped"))
         }
         runAfterLock(flightId, after)
     }
@@ -352,17 +366,30 @@ extension ScoreClient {
         let request: (HTTPRequest, String)? = state.withLock { s in
             guard let f = s.flight, f.id == flightId, let uid = s.userId else { return nil }
             let key = linkKey(s.anonymousId, uid)
-            if s.linked.contains(key) { s.lastSkip = .alreadyLinked; return nil }
-            if !s.consent.analytics { s.lastSkip = .consent; return nil }
-            guard let token = s.token else { s.lastSkip = .noToken; return nil }
+            if s.linked.contains(key) {
+                s.lastSkip = .alreadyLinked
+                return nil
+            }
+            if !s.consent.analytics {
+                s.lastSkip = .consent
+                return nil
+            }
+            guard let token = s.token else {
+                s.lastSkip = .noToken
+                return nil
+            }
             var o = JSONObject()
             o.appendUnchecked("anonymousId", .string(s.anonymousId))
             o.appendUnchecked("userId", .string(uid))
-            let req = HTTPRequest(url: endpoint + "/api/identity/link-anonymous", method: "POST",
-                                  headers: headers(token), body: WireJSON.encode(.object(o)))
+            let req = HTTPRequest(
+                url: endpoint + "/api/identity/link-anonymous", method: "POST",
+                headers: headers(token), body: WireJSON.encode(.object(o)))
             return (req, key)
         }
-        guard let (req, key) = request else { flightEvent(flightId, .linkFinished); return }
+        guard let (req, key) = request else {
+            flightEvent(flightId, .linkFinished)
+            return
+        }
         scheduler.spawn { [self] in
             var ok = false
             do { ok = (200..<300).contains(try await transport.send(req).status) } catch { ok = false }
@@ -392,7 +419,8 @@ extension ScoreClient {
         if let t = f.budgetTimer { scheduler.cancel(t) }
         for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
         f.backgroundTasks = []
-        let result: Result<Void, ScoreError> = ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
+        let result: Result<Void, ScoreError> =
+            ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
         for w in f.waiters { w.resume(returning: result) }
         f.waiters = []
         // Nothing left to do: no periodic wake-up until work arrives (see `armAutoFlushIfIdle`).
@@ -413,7 +441,11 @@ extension ScoreClient {
     public func onForeground() {
         let rotate: String? = ids.newSessionIdIfNeeded(self)
         state.withLock { s in
-            if let rotate { s.sessionId = rotate; s.identityGeneration += 1; publishView(&s) }
+            if let rotate {
+                s.sessionId = rotate
+                s.identityGeneration += 1
+                publishView(&s)
+            }
             s.inBackground = false
             s.backgroundSinceMs = nil
             restartAutoFlushTimer(&s)
@@ -501,7 +533,10 @@ extension ScoreClient {
     /// provider known).
     func hasAutoFlushWork(_ s: inout ClientState) -> Bool {
         if let uid = s.userId, s.consent.analytics, s.token != nil || s.provider != nil,
-           !s.linked.contains(linkKey(s.anonymousId, uid)) { return true }
+            !s.linked.contains(linkKey(s.anonymousId, uid))
+        {
+            return true
+        }
         return s.queue.contains { allowed($0.requires, s.consent) }
     }
 
@@ -517,12 +552,15 @@ extension ScoreClient {
     /// Binds the tracker to a lifecycle source: flush in the foreground (and every
     /// `autoFlushEverySeconds`, `nil` for none), a bounded flush in the background, a flush when
     /// the network comes back.
-    public func bindToAppLifecycle(source: AppLifecycleSource, autoFlushEverySeconds: Double? = 30,
-                                   backgroundBudgetSeconds: Double = 5) {
+    public func bindToAppLifecycle(
+        source: AppLifecycleSource, autoFlushEverySeconds: Double? = 30,
+        backgroundBudgetSeconds: Double = 5
+    ) {
         unbindAppLifecycle()
-        let binding = LifecycleBinding(source: source, autoFlushMs: autoFlushEverySeconds.map { max(1, Int64(($0 * 1000).rounded())) },
-                                       budgetMs: Int64((max(0, backgroundBudgetSeconds) * 1000).rounded()))
-        let initial = source.currentState // never under the lock: a source may reach the main thread
+        let binding = LifecycleBinding(
+            source: source, autoFlushMs: autoFlushEverySeconds.map { max(1, Int64(($0 * 1000).rounded())) },
+            budgetMs: Int64((max(0, backgroundBudgetSeconds) * 1000).rounded()))
+        let initial = source.currentState  // never under the lock: a source may reach the main thread
         state.withLock { s in
             s.binding = binding
             s.autoFlushMs = binding.autoFlushMs

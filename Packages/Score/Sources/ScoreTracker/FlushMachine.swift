@@ -101,7 +101,7 @@ struct FlushMachine: Sendable, Equatable {
     mutating func handle(_ event: Event) -> [Action] {
         if isCompleted { return [] }
         switch event {
-        case let .persisted(hasProvider):
+        case .persisted(let hasProvider):
             guard phase == .waitingPersist else { return [] }
             return proceedToToken(hasProvider: hasProvider)
         case .tokenSettled:
@@ -112,7 +112,7 @@ struct FlushMachine: Sendable, Equatable {
             guard phase == .waitingToken else { return [] }
             phase = .sending
             return [.sendNextBatch]
-        case let .batchAnswered(status, events):
+        case .batchAnswered(let status, let events):
             guard phase == .sending else { return [] }
             if (200..<300).contains(status) { return [.deliverBatch, .sendNextBatch] }
             if status == 413 {

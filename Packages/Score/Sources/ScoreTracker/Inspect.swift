@@ -124,36 +124,75 @@ public struct InspectSnapshot: Sendable, Equatable {
     public func json() -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
         func num(_ i: Int) -> JSONValue { .number(Double(i)) }
-        return .object(JSONObject([
-            ("sdk", .object(JSONObject([("name", .string(sdk.name)), ("version", .string(sdk.version))]))),
-            ("consent", .object(JSONObject([
-                ("analytics", .bool(consent.analytics)), ("personalization", .bool(consent.personalization)),
-                ("advertising", .bool(consent.advertising)), ("droppedByConsent", num(consent.droppedByConsent)),
-                ("droppedByCategory", .object(JSONObject(ConsentCategory.allCases.map { ($0.rawValue, num(consent.droppedByCategory[$0.rawValue] ?? 0)) }))),
-            ]))),
-            ("queue", .object(JSONObject([
-                ("depth", num(queue.depth)), ("maxSize", num(queue.maxSize)), ("retentionHours", num(queue.retentionHours)),
-                ("oldestAgeSeconds", queue.oldestAgeSeconds.map(num) ?? .null), ("critical", num(queue.critical)),
-                ("criticalLost", num(queue.criticalLost)), ("shed", num(queue.shed)), ("expired", num(queue.expired)),
-                ("invalid", num(queue.invalid)),
-            ]))),
-            ("identity", .object(JSONObject([
-                ("anonymousId", .string(identity.anonymousId)), ("sessionId", .string(identity.sessionId)),
-                ("userId", opt(identity.userId)), ("hasToken", .bool(identity.hasToken)),
-                ("link", .object(JSONObject([("state", .string(identity.link.state)), ("lastSkipReason", opt(identity.link.lastSkipReason?.rawValue))]))),
-                ("replayBuffer", .object(JSONObject([("count", num(identity.replayBuffer.count)), ("capacity", num(identity.replayBuffer.capacity))]))),
-            ]))),
-            ("lastFlush", .object(JSONObject([
-                ("at", opt(lastFlush.at)), ("ok", lastFlush.ok.map { .bool($0) } ?? .null), ("sent", num(lastFlush.sent)),
-                ("consecutiveFailures", num(lastFlush.consecutiveFailures)),
-            ]))),
-            ("site", .string(site)), ("endpoint", .string(endpoint)), ("piiRules", num(piiRules)),
-            ("privacy", .object(JSONObject([
-                ("requested", .string(privacy.requested)), ("mode", .string(privacy.mode)), ("region", opt(privacy.region)),
-                ("retentionHours", num(privacy.retentionHours)), ("dropsDeviceSignals", .bool(privacy.dropsDeviceSignals)),
-                ("noSessionReplay", .bool(privacy.noSessionReplay)), ("noGeoEnrichment", .bool(privacy.noGeoEnrichment)),
-            ]))),
-        ]))
+        return .object(
+            JSONObject([
+                ("sdk", .object(JSONObject([("name", .string(sdk.name)), ("version", .string(sdk.version))]))),
+                (
+                    "consent",
+                    .object(
+                        JSONObject([
+                            ("analytics", .bool(consent.analytics)), ("personalization", .bool(consent.personalization)),
+                            ("advertising", .bool(consent.advertising)), ("droppedByConsent", num(consent.droppedByConsent)),
+                            (
+                                "droppedByCategory",
+                                .object(
+                                    JSONObject(
+                                        ConsentCategory.allCases.map { ($0.rawValue, num(consent.droppedByCategory[$0.rawValue] ?? 0)) }))
+                            ),
+                        ]))
+                ),
+                (
+                    "queue",
+                    .object(
+                        JSONObject([
+                            ("depth", num(queue.depth)), ("maxSize", num(queue.maxSize)), ("retentionHours", num(queue.retentionHours)),
+                            ("oldestAgeSeconds", queue.oldestAgeSeconds.map(num) ?? .null), ("critical", num(queue.critical)),
+                            ("criticalLost", num(queue.criticalLost)), ("shed", num(queue.shed)), ("expired", num(queue.expired)),
+                            ("invalid", num(queue.invalid)),
+                        ]))
+                ),
+                (
+                    "identity",
+                    .object(
+                        JSONObject([
+                            ("anonymousId", .string(identity.anonymousId)), ("sessionId", .string(identity.sessionId)),
+                            ("userId", opt(identity.userId)), ("hasToken", .bool(identity.hasToken)),
+                            (
+                                "link",
+                                .object(
+                                    JSONObject([
+                                        ("state", .string(identity.link.state)),
+                                        ("lastSkipReason", opt(identity.link.lastSkipReason?.rawValue)),
+                                    ]))
+                            ),
+                            (
+                                "replayBuffer",
+                                .object(
+                                    JSONObject([
+                                        ("count", num(identity.replayBuffer.count)), ("capacity", num(identity.replayBuffer.capacity)),
+                                    ]))
+                            ),
+                        ]))
+                ),
+                (
+                    "lastFlush",
+                    .object(
+                        JSONObject([
+                            ("at", opt(lastFlush.at)), ("ok", lastFlush.ok.map { .bool($0) } ?? .null), ("sent", num(lastFlush.sent)),
+                            ("consecutiveFailures", num(lastFlush.consecutiveFailures)),
+                        ]))
+                ),
+                ("site", .string(site)), ("endpoint", .string(endpoint)), ("piiRules", num(piiRules)),
+                (
+                    "privacy",
+                    .object(
+                        JSONObject([
+                            ("requested", .string(privacy.requested)), ("mode", .string(privacy.mode)), ("region", opt(privacy.region)),
+                            ("retentionHours", num(privacy.retentionHours)), ("dropsDeviceSignals", .bool(privacy.dropsDeviceSignals)),
+                            ("noSessionReplay", .bool(privacy.noSessionReplay)), ("noGeoEnrichment", .bool(privacy.noGeoEnrichment)),
+                        ]))
+                ),
+            ]))
     }
 }
 
@@ -175,23 +214,30 @@ extension ScoreClient {
             }
             return InspectSnapshot(
                 sdk: .init(name: ScoreSDK.name, version: ScoreSDK.version),
-                consent: .init(analytics: s.consent.analytics, personalization: s.consent.personalization,
-                               advertising: s.consent.advertising, droppedByConsent: s.droppedByConsent,
-                               droppedByCategory: ["analytics": s.droppedByCategory[0], "personalization": s.droppedByCategory[1],
-                                                   "advertising": s.droppedByCategory[2]]),
-                queue: .init(depth: s.queue.count, maxSize: maxQueueSize, retentionHours: privacy.retentionHours,
-                             oldestAgeSeconds: oldest.map { Int(max(0, now - $0) / 1000) },
-                             critical: s.queue.reduce(0) { $0 + ($1.critical ? 1 : 0) }, criticalLost: s.criticalLost,
-                             shed: s.shed, expired: s.expired, invalid: s.invalid),
-                identity: .init(anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, hasToken: s.token != nil,
-                                link: .init(state: linkState, lastSkipReason: s.lastSkip),
-                                replayBuffer: .init(count: s.replay.count, capacity: replayCapacity)),
-                lastFlush: .init(at: s.lastFlushAt.map { Timestamp.format(ms: $0) }, ok: s.lastFlushOk, sent: s.lastFlushSent,
-                                 consecutiveFailures: s.consecutiveFailures),
+                consent: .init(
+                    analytics: s.consent.analytics, personalization: s.consent.personalization,
+                    advertising: s.consent.advertising, droppedByConsent: s.droppedByConsent,
+                    droppedByCategory: [
+                        "analytics": s.droppedByCategory[0], "personalization": s.droppedByCategory[1],
+                        "advertising": s.droppedByCategory[2],
+                    ]),
+                queue: .init(
+                    depth: s.queue.count, maxSize: maxQueueSize, retentionHours: privacy.retentionHours,
+                    oldestAgeSeconds: oldest.map { Int(max(0, now - $0) / 1000) },
+                    critical: s.queue.reduce(0) { $0 + ($1.critical ? 1 : 0) }, criticalLost: s.criticalLost,
+                    shed: s.shed, expired: s.expired, invalid: s.invalid),
+                identity: .init(
+                    anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, hasToken: s.token != nil,
+                    link: .init(state: linkState, lastSkipReason: s.lastSkip),
+                    replayBuffer: .init(count: s.replay.count, capacity: replayCapacity)),
+                lastFlush: .init(
+                    at: s.lastFlushAt.map { Timestamp.format(ms: $0) }, ok: s.lastFlushOk, sent: s.lastFlushSent,
+                    consecutiveFailures: s.consecutiveFailures),
                 site: siteId, endpoint: endpoint, piiRules: scrubber.ruleCount,
-                privacy: .init(requested: privacy.requested, mode: privacy.mode.rawValue, region: privacy.region,
-                               retentionHours: privacy.retentionHours, dropsDeviceSignals: privacy.dropsDeviceSignals,
-                               noSessionReplay: privacy.declared, noGeoEnrichment: privacy.declared))
+                privacy: .init(
+                    requested: privacy.requested, mode: privacy.mode.rawValue, region: privacy.region,
+                    retentionHours: privacy.retentionHours, dropsDeviceSignals: privacy.dropsDeviceSignals,
+                    noSessionReplay: privacy.declared, noGeoEnrichment: privacy.declared))
         }
     }
 

@@ -126,29 +126,31 @@ extension ScoreClient {
     }
 
     #if canImport(UIKit) && !os(watchOS)
-    /// Binds the tracker to the app lifecycle in one call: UIKit's application notifications
-    /// (foreground flush and periodic flush, a background flush inside a background task whose
-    /// expiration abandons it, losing nothing) and `NWPathMonitor` (flush when the network
-    /// comes back). UIKit is touched only on the main thread, and never waited for.
-    ///
-    /// Not available in app extensions: call ``onForeground()`` and ``onBackground()`` from the
-    /// extension's own lifecycle instead.
-    @available(iOSApplicationExtension, unavailable)
-    @available(tvOSApplicationExtension, unavailable)
-    @available(visionOSApplicationExtension, unavailable)
-    @available(macCatalystApplicationExtension, unavailable)
-    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
-        guard let monitor = AppLifecycleMonitor.system() else { return }
-        bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
-                           backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
+        /// Binds the tracker to the app lifecycle in one call: UIKit's application notifications
+        /// (foreground flush and periodic flush, a background flush inside a background task whose
+        /// expiration abandons it, losing nothing) and `NWPathMonitor` (flush when the network
+        /// comes back). UIKit is touched only on the main thread, and never waited for.
+        ///
+        /// Not available in app extensions: call ``onForeground()`` and ``onBackground()`` from the
+        /// extension's own lifecycle instead.
+        @available(iOSApplicationExtension, unavailable)
+        @available(tvOSApplicationExtension, unavailable)
+        @available(visionOSApplicationExtension, unavailable)
+        @available(macCatalystApplicationExtension, unavailable)
+        public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
+            guard let monitor = AppLifecycleMonitor.system() else { return }
+            bindToAppLifecycle(
+                source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
+                backgroundBudgetSeconds: backgroundBudgetSeconds)
+        }
     #elseif canImport(AppKit)
-    /// Binds the tracker to AppKit's activation notifications (becoming active flushes,
-    /// resigning active runs the bounded background flush).
-    public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
-        guard let monitor = AppLifecycleMonitor.system() else { return }
-        bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
-                           backgroundBudgetSeconds: backgroundBudgetSeconds)
-    }
+        /// Binds the tracker to AppKit's activation notifications (becoming active flushes,
+        /// resigning active runs the bounded background flush).
+        public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
+            guard let monitor = AppLifecycleMonitor.system() else { return }
+            bindToAppLifecycle(
+                source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
+                backgroundBudgetSeconds: backgroundBudgetSeconds)
+        }
     #endif
 }

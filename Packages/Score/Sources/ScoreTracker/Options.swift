@@ -99,8 +99,10 @@ public struct PrivacyOptions: Sendable {
     public var overrides: PrivacyOverrides?
 
     /// Creates the option.
-    public init(mode: PrivacyMode, region: String? = nil, regionProvider: (@Sendable () -> String?)? = nil,
-                overrides: PrivacyOverrides? = nil) {
+    public init(
+        mode: PrivacyMode, region: String? = nil, regionProvider: (@Sendable () -> String?)? = nil,
+        overrides: PrivacyOverrides? = nil
+    ) {
         self.mode = mode
         self.region = region
         self.regionProvider = regionProvider
@@ -149,8 +151,8 @@ public enum PiiOptions: Sendable, Equatable {
 
     var ruleCount: Int {
         switch self {
-        case let .classify(r): r.count
-        case let .denylist(k): k.count
+        case .classify(let r): r.count
+        case .denylist(let k): k.count
         }
     }
 }
@@ -251,7 +253,8 @@ public struct SystemScoreIdSource: ScoreIdSource {
     public init() {}
 
     public func newEventId(nowMs: Int64) -> String {
-        let a = stream.next(), b = stream.next()
+        let a = stream.next()
+        let b = stream.next()
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { out -> String in
             let hex: StaticString = "0123456789abcdef"
             let t = UInt64(max(0, nowMs)) & 0xFFFF_FFFF_FFFF
@@ -262,8 +265,12 @@ public struct SystemScoreIdSource: ScoreIdSource {
                 for i in 0..<16 {
                     let word = i < 8 ? bytes.0 : bytes.1
                     let byte = UInt8(truncatingIfNeeded: word >> UInt64(8 * (7 - (i & 7))))
-                    if i == 4 || i == 6 || i == 8 || i == 10 { out[j] = 45; j += 1 }
-                    out[j] = h[Int(byte >> 4)]; out[j + 1] = h[Int(byte & 0x0F)]
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        out[j] = 45
+                        j += 1
+                    }
+                    out[j] = h[Int(byte >> 4)]
+                    out[j + 1] = h[Int(byte & 0x0F)]
                     j += 2
                 }
             }

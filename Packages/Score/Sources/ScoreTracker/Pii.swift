@@ -1,8 +1,9 @@
-#if canImport(Darwin)
-import Foundation
-#endif
 import Synchronization
 import TrackerCore
+
+#if canImport(Darwin)
+    import Foundation
+#endif
 
 /// FNV-1a 32-bit, the hash behind `PiiAction.hash_`.
 enum FNV1a {
@@ -20,7 +21,8 @@ enum FNV1a {
         let h = hash32(WireJSON.encode(value))
         // "h:" and 8 hex digits: 10 bytes, a small (inline) string.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { out in
-            out[0] = 104; out[1] = 58
+            out[0] = 104
+            out[1] = 58
             for k in 0..<8 {
                 let nibble = UInt8((h >> UInt32(28 - 4 * k)) & 0xF)
                 out[2 + k] = nibble < 10 ? 48 + nibble : 87 + nibble
@@ -45,7 +47,7 @@ final class PiiScrubber: Sendable {
     init(_ options: PiiOptions?) {
         var r: [String: Rule] = [:]
         switch options {
-        case let .classify(list)?:
+        case .classify(let list)?:
             for rule in list where r[rule.field] == nil {
                 switch rule.action {
                 case .drop: r[rule.field] = .drop
@@ -54,7 +56,7 @@ final class PiiScrubber: Sendable {
                 case .hash_: r[rule.field] = .hash
                 }
             }
-        case let .denylist(keys)?:
+        case .denylist(let keys)?:
             for k in keys { r[k] = .drop }
         case nil: break
         }
@@ -80,7 +82,10 @@ final class PiiScrubber: Sendable {
         keys.reserveCapacity(dict.count)
         var values: [Any] = []
         values.reserveCapacity(dict.count)
-        for (k, v) in dict { keys.append(k); values.append(v) }
+        for (k, v) in dict {
+            keys.append(k)
+            values.append(v)
+        }
         // Sort positions (cheap to move), not the entries.
         var order = Array(0..<keys.count)
         if order.count > 1 { order.sort { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) } }
@@ -139,7 +144,7 @@ final class PiiScrubber: Sendable {
 
     private func write(_ dict: [String: Any], into out: inout [UInt8], depth: Int) throws(InvalidInput) {
         guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-        out.append(123) // {
+        out.append(123)  // {
         var first = true
         try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
             var replaced: String?
@@ -147,17 +152,17 @@ final class PiiScrubber: Sendable {
                 replaced = try replacement(rule, for: raw, depth: depth)
                 if replaced == nil { return }
             }
-            if !first { out.append(44) } // ,
+            if !first { out.append(44) }  // ,
             first = false
             WireJSON.writeString(key, into: &out)
-            out.append(58) // :
+            out.append(58)  // :
             if let replaced {
                 WireJSON.writeString(replaced, into: &out)
             } else {
                 try writeValue(raw, into: &out, depth: depth + 1)
             }
         }
-        out.append(125) // }
+        out.append(125)  // }
     }
 
     /// The common scalar types and objects are written directly; anything else goes through
@@ -235,7 +240,9 @@ final class PiiScrubber: Sendable {
     private func convertOther(_ raw: Any, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
         size += 25
         switch raw {
-        case let v as Float: guard v.isFinite else { throw InvalidInput() }; return .number(Double(v))
+        case let v as Float:
+            guard v.isFinite else { throw InvalidInput() }
+            return .number(Double(v))
         case let v as Int8: return .number(Double(v))
         case let v as Int16: return .number(Double(v))
         case let v as Int32: return .number(Double(v))
@@ -245,7 +252,9 @@ final class PiiScrubber: Sendable {
         case let v as UInt16: return .number(Double(v))
         case let v as UInt32: return .number(Double(v))
         case let v as UInt64: return .number(Double(v))
-        case let v as Substring: size += v.utf8.count * 6; return .string(String(v))
+        case let v as Substring:
+            size += v.utf8.count * 6
+            return .string(String(v))
         case let v as [String]:
             var s = 0
             return try convert(v.map { $0 as Any }, size: &s, depth: depth)
@@ -258,19 +267,19 @@ final class PiiScrubber: Sendable {
     private func scrubValue(_ v: JSONValue, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
         guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
         switch v {
-        case let .object(o):
+        case .object(let o):
             var dict: [String: Any] = [:]
             for e in o.entries { dict[e.key] = e.value }
             return .object(try object(dict, size: &size, depth: depth))
-        case let .array(a):
+        case .array(let a):
             var out: [JSONValue] = []
             for e in a { out.append(try scrubValue(e, size: &size, depth: depth + 1)) }
             return .array(out)
-        case let .number(n):
+        case .number(let n):
             guard n.isFinite else { throw InvalidInput() }
             size += 25
             return v
-        case let .string(s):
+        case .string(let s):
             size += s.utf8.count * 6 + 2
             return v
         default:
@@ -287,16 +296,16 @@ extension PiiScrubber {
     /// returns them) other than a boolean. Such a number also casts to `Bool` when it is 0 or 1,
     /// yet it is a JSON number: `1` must not be sent as `true`.
     static func isBoxedNumber(_ raw: Any) -> Bool {
-        guard type(of: raw) is AnyClass else { return false } // a Swift `Bool` is no class
+        guard type(of: raw) is AnyClass else { return false }  // a Swift `Bool` is no class
         #if canImport(Darwin)
-        guard let n = raw as? NSNumber else { return false }
-        return CFGetTypeID(n) != CFBooleanGetTypeID()
+            guard let n = raw as? NSNumber else { return false }
+            return CFGetTypeID(n) != CFBooleanGetTypeID()
         #else
-        // On Linux the tracker links no Foundation (see `NativeThread`): known by class name.
-        switch _typeName(type(of: raw), qualified: false) {
-        case "NSNumber", "__NSCFNumber": return true
-        default: return false
-        }
+            // On Linux the tracker links no Foundation (see `NativeThread`): known by class name.
+            switch _typeName(type(of: raw), qualified: false) {
+            case "NSNumber", "__NSCFNumber": return true
+            default: return false
+            }
         #endif
     }
 
@@ -304,9 +313,9 @@ extension PiiScrubber {
     static func isBoxedNull(_ raw: Any) -> Bool {
         guard type(of: raw) is AnyClass else { return false }
         #if canImport(Darwin)
-        return raw is NSNull
+            return raw is NSNull
         #else
-        return _typeName(type(of: raw), qualified: false) == "NSNull"
+            return _typeName(type(of: raw), qualified: false) == "NSNull"
         #endif
     }
 }

@@ -63,21 +63,26 @@ struct ResolvedPrivacy: Sendable, Equatable {
     static func table(_ mode: PrivacyMode, requested: String, region: String?) -> ResolvedPrivacy {
         switch mode {
         case .gdpr, .auto:
-            return ResolvedPrivacy(requested: requested, mode: .gdpr, region: region, startingConsent: .none,
-                                   retentionHours: 24, dropsDeviceSignals: true, declared: true)
+            return ResolvedPrivacy(
+                requested: requested, mode: .gdpr, region: region, startingConsent: .none,
+                retentionHours: 24, dropsDeviceSignals: true, declared: true)
         case .quebec:
-            return ResolvedPrivacy(requested: requested, mode: .quebec, region: region, startingConsent: .none,
-                                   retentionHours: 24, dropsDeviceSignals: true, declared: true)
+            return ResolvedPrivacy(
+                requested: requested, mode: .quebec, region: region, startingConsent: .none,
+                retentionHours: 24, dropsDeviceSignals: true, declared: true)
         case .lgpd:
-            return ResolvedPrivacy(requested: requested, mode: .lgpd, region: region, startingConsent: .none,
-                                   retentionHours: 48, dropsDeviceSignals: true, declared: true)
+            return ResolvedPrivacy(
+                requested: requested, mode: .lgpd, region: region, startingConsent: .none,
+                retentionHours: 48, dropsDeviceSignals: true, declared: true)
         case .cpra:
-            return ResolvedPrivacy(requested: requested, mode: .cpra, region: region,
-                                   startingConsent: ConsentState(analytics: true, personalization: true, advertising: false),
-                                   retentionHours: min(168, trackerRetentionHours), dropsDeviceSignals: false, declared: true)
+            return ResolvedPrivacy(
+                requested: requested, mode: .cpra, region: region,
+                startingConsent: ConsentState(analytics: true, personalization: true, advertising: false),
+                retentionHours: min(168, trackerRetentionHours), dropsDeviceSignals: false, declared: true)
         case .off:
-            return ResolvedPrivacy(requested: requested, mode: .off, region: region, startingConsent: .none,
-                                   retentionHours: trackerRetentionHours, dropsDeviceSignals: false, declared: false)
+            return ResolvedPrivacy(
+                requested: requested, mode: .off, region: region, startingConsent: .none,
+                retentionHours: trackerRetentionHours, dropsDeviceSignals: false, declared: false)
         }
     }
 }

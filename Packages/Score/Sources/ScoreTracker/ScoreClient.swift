@@ -1,13 +1,14 @@
-#if canImport(Darwin)
-import Foundation
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Dispatch
 import Synchronization
 import TrackerCore
+
+#if canImport(Darwin)
+    import Foundation
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The Score mobile tracker.
 ///
@@ -141,8 +142,9 @@ public final class ScoreClient: Sendable {
         // Start-up: no I/O here. The stored queue and identity are read by a background step
         // (see `loadStored()`); until it is done, recording calls queue in memory with a
         // placeholder anonymous id, and nothing is written, sent or shown (see `ClientState.loaded`).
-        var s = ClientState(consent: initialConsent ?? resolved.startingConsent,
-                            anonymousId: ScoreClient.anonymousIdBeforeLoad, sessionId: idSource.newSessionId())
+        var s = ClientState(
+            consent: initialConsent ?? resolved.startingConsent,
+            anonymousId: ScoreClient.anonymousIdBeforeLoad, sessionId: idSource.newSessionId())
         self.view = Locked(ScoreClient.makeView(&s, siteId: siteId))
         self.state = Locked(s)
         loadDone.enter()
@@ -161,11 +163,12 @@ public final class ScoreClient: Sendable {
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
     ) {
-        self.init(publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
-                  device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
-                  identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
-                  tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport,
-                  clock: clock, scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic)
+        self.init(
+            publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
+            device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+            identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
+            tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport,
+            clock: clock, scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic)
     }
 
     static func defaultTransport() -> any HTTPTransport {
@@ -205,22 +208,27 @@ public final class ScoreClient: Sendable {
 
     /// Tracks a typed event of the taxonomy; its consent `requires` come from the definition.
     public func track(_ event: EventDefinition, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
-        record(type: "track", name: event.name, props: props, traits: nil, requires: ScoreClient.mask(event.requires),
-               critical: delivery == .critical)
+        record(
+            type: "track", name: event.name, props: props, traits: nil, requires: ScoreClient.mask(event.requires),
+            critical: delivery == .critical)
     }
 
     /// Tracks a named event. Without `requires:` it requires analytics; `requires: []` needs no
     /// particular category but is still dropped while nothing at all is granted.
-    public func track(_ name: String, props: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
-                      delivery: DeliveryMode = .bestEffort) {
-        record(type: "track", name: name, props: props, traits: nil, requires: ScoreClient.mask(requires),
-               critical: delivery == .critical)
+    public func track(
+        _ name: String, props: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
+        delivery: DeliveryMode = .bestEffort
+    ) {
+        record(
+            type: "track", name: name, props: props, traits: nil, requires: ScoreClient.mask(requires),
+            critical: delivery == .critical)
     }
 
     /// Tracks a named event that requires advertising consent.
     public func trackAdvertising(_ name: String, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
-        record(type: "track", name: name, props: props, traits: nil, requires: ConsentCategory.advertising.bit,
-               critical: delivery == .critical)
+        record(
+            type: "track", name: name, props: props, traits: nil, requires: ConsentCategory.advertising.bit,
+            critical: delivery == .critical)
     }
 
     /// Records a screen view (requires analytics).
@@ -232,7 +240,10 @@ public final class ScoreClient: Sendable {
     /// `identify` event with the scrubbed `traits`, and with `replayAnonymousEvents` re-sends the
     /// events recently sent anonymously, marked `_backfill`.
     public func identify(userId: String, traits: [String: Any] = [:], replayAnonymousEvents: Bool = false) {
-        guard !userId.isEmpty else { countInvalid("identify needs a non-empty userId"); return }
+        guard !userId.isEmpty else {
+            countInvalid("identify needs a non-empty userId")
+            return
+        }
         guard ScoreClient.validUserId(userId) else {
             // Never stored: every later envelope carries the userId, so an oversized one would
             // make every event too large for a request, across launches.
@@ -271,9 +282,10 @@ public final class ScoreClient: Sendable {
                 for entry in buffered where allowed(entry.requires, s.consent) {
                     let newId = ids.newEventId(nowMs: now)
                     let bytes = EnvelopeBytes.replayCopy(entry.bytes, originalEventId: entry.eventId, newEventId: newId, userId: userId)
-                    let e = QueuedEvent(eventId: newId, name: "", timestampMs: entry.timestampMs,
-                                        anonymousEpoch: s.anonymousEpoch, hasUserId: true, critical: false, notice: false,
-                                        requires: entry.requires, fields: nil, encoded: bytes)
+                    let e = QueuedEvent(
+                        eventId: newId, name: "", timestampMs: entry.timestampMs,
+                        anonymousEpoch: s.anonymousEpoch, hasUserId: true, critical: false, notice: false,
+                        requires: entry.requires, fields: nil, encoded: bytes)
                     enqueue(&s, e)
                 }
             }
@@ -358,7 +370,10 @@ public final class ScoreClient: Sendable {
     static func withinCodePoints(_ text: String, _ limit: Int) -> Bool {
         if text.utf8.count <= limit { return true }
         var n = 0
-        for _ in text.unicodeScalars { n += 1; if n > limit { return false } }
+        for _ in text.unicodeScalars {
+            n += 1
+            if n > limit { return false }
+        }
         return true
     }
 
@@ -370,7 +385,10 @@ public final class ScoreClient: Sendable {
         guard !name.isEmpty else { return false }
         if name.utf8.count <= 128 { return true }
         var n = 0
-        for _ in name.unicodeScalars { n += 1; if n > 128 { return false } }
+        for _ in name.unicodeScalars {
+            n += 1
+            if n > 128 { return false }
+        }
         return true
     }
 
@@ -416,17 +434,22 @@ public final class ScoreClient: Sendable {
             countInvalid("an event is too large for any request")
             return
         }
-        var event = QueuedEvent(eventId: eventId, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
-                                hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
-                                fields: nil, encoded: bytes)
+        var event = QueuedEvent(
+            eventId: eventId, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
+            hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
+            fields: nil, encoded: bytes)
         // The hand-over: a lock and an append.
         let starts = state.withLock { s -> WriterStarts in
-            guard allowed(requires, s.consent) else { countDropped(&s, requires); return WriterStarts() }
+            guard allowed(requires, s.consent) else {
+                countDropped(&s, requires)
+                return WriterStarts()
+            }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
-                event = QueuedEvent(eventId: eventId, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
-                                    hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
-                                    fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
+                event = QueuedEvent(
+                    eventId: eventId, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
+                    hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
+                    fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
             }
             enqueue(&s, event)
             ScoreClient.releaseDropLater(&s, upTo: 2)
@@ -440,8 +463,8 @@ public final class ScoreClient: Sendable {
     /// Any place in the backlog is safe: the events' add records are already on disk.
     static func logRemoval(_ s: inout ClientState, _ ids: [CompactEventId]) {
         s.deadRecords += ids.count
-        if let i = s.pendingRemoval, i < s.writeOps.count, case var .remove(joined) = s.writeOps[i] {
-            s.writeOps[i] = .compact // placeholder while `joined` is uniquely held
+        if let i = s.pendingRemoval, i < s.writeOps.count, case .remove(var joined) = s.writeOps[i] {
+            s.writeOps[i] = .compact  // placeholder while `joined` is uniquely held
             joined.append(contentsOf: ids)
             s.writeOps[i] = .remove(joined)
         } else {
@@ -489,8 +512,9 @@ public final class ScoreClient: Sendable {
     }
 
     static func makeView(_ s: inout ClientState, siteId: String) -> RecordingView {
-        RecordingView(consent: s.consent, anonymousEpoch: s.anonymousEpoch, hasUserId: s.userId != nil,
-                      identity: identityBytes(&s, siteId: siteId), generation: s.identityGeneration)
+        RecordingView(
+            consent: s.consent, anonymousEpoch: s.anonymousEpoch, hasUserId: s.userId != nil,
+            identity: identityBytes(&s, siteId: siteId), generation: s.identityGeneration)
     }
 
     /// The current identity part of an envelope, encoded once per identity generation.
@@ -499,8 +523,9 @@ public final class ScoreClient: Sendable {
     static func identityBytes(_ s: inout ClientState, siteId: String) -> [UInt8] {
         if s.identityBytesGeneration != s.identityGeneration {
             var out = [UInt8]()
-            EnvelopeWriter.identity(anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId,
-                                    into: &out)
+            EnvelopeWriter.identity(
+                anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId,
+                into: &out)
             s.identityBytes = out
             s.identityBytesGeneration = s.identityGeneration
         }
@@ -517,9 +542,10 @@ public final class ScoreClient: Sendable {
     static let bodyOverhead = #"{"sentAt":"2026-03-01T12:00:00.000Z","events":[]}"#.utf8.count
 
     func makeEvent(_ s: inout ClientState, _ f: EnvelopeFields, requires: UInt8, critical: Bool, notice: Bool) -> QueuedEvent {
-        let e = QueuedEvent(eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
-                            anonymousEpoch: s.anonymousEpoch, hasUserId: f.userId != nil, critical: critical, notice: notice,
-                            requires: requires, fields: f, encoded: nil)
+        let e = QueuedEvent(
+            eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
+            anonymousEpoch: s.anonymousEpoch, hasUserId: f.userId != nil, critical: critical, notice: notice,
+            requires: requires, fields: f, encoded: nil)
         return e
     }
 
@@ -557,7 +583,10 @@ public final class ScoreClient: Sendable {
     func criticalLost(_ s: inout ClientState, _ lost: QueuedEvent, reason: String, now: Int64, pendingAdd: QueuedEvent? = nil) {
         s.criticalLost += 1
         let req = ConsentCategory.analytics.bit
-        guard allowed(req, s.consent) else { countDropped(&s, req); return }
+        guard allowed(req, s.consent) else {
+            countDropped(&s, req)
+            return
+        }
         var props = JSONObject()
         props.appendUnchecked("originalEventId", .string(lost.eventId))
         props.appendUnchecked("originalEventName", .string(lost.name))
@@ -578,7 +607,10 @@ public final class ScoreClient: Sendable {
             e.inQueue = false
             if e.notice { notices += 1 }
             // The writer skips an unpersisted add: release its fields and bytes now.
-            if !e.persisted { e.fields = nil; e.encoded = nil }
+            if !e.persisted {
+                e.fields = nil
+                e.encoded = nil
+            }
             // An unpersisted add is skipped by the writer instead (which logs a removal when
             // the event left while its add was being written).
             if e.persisted { persisted.append(e.id) }
@@ -652,7 +684,11 @@ public final class ScoreClient: Sendable {
         var naps = 0
         while true {
             if at >= pending.count {
-                enum Next { case write, syncFirst, nap(Int), exit(armSyncTimerMs: Int64?) }
+                enum Next {
+                    case write, syncFirst
+                    case nap(Int)
+                    case exit(armSyncTimerMs: Int64?)
+                }
                 let now = clock.nowMs()
                 let next: Next
                 (pending, next) = state.withLock { s in
@@ -680,10 +716,10 @@ public final class ScoreClient: Sendable {
                 case .syncFirst:
                     startQueueSync(now: now)
                     continue
-                case let .nap(us):
+                case .nap(let us):
                     naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
                     continue
-                case let .exit(armSyncTimerMs):
+                case .exit(let armSyncTimerMs):
                     if let wait = armSyncTimerMs {
                         scheduler.schedule(afterMs: wait) { [self] in
                             scheduler.spawnIO { [self] in await queueSyncTimerFired() }
@@ -705,7 +741,7 @@ public final class ScoreClient: Sendable {
             var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
             var compact = false
             // Snapshot the adds' state, a few at a time under the lock (short holds).
-            var addsInOps: [QueuedEvent] = ops.compactMap { if case let .add(e) = $0 { e } else { nil } }
+            var addsInOps: [QueuedEvent] = ops.compactMap { if case .add(let e) = $0 { e } else { nil } }
             var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
             snapshot.reserveCapacity(addsInOps.count)
             var c = 0
@@ -722,14 +758,14 @@ public final class ScoreClient: Sendable {
             var nextAdd = 0
             for op in ops {
                 switch op {
-                case let .add(e):
+                case .add(let e):
                     let (live, fields, encoded) = snapshot[nextAdd]
                     nextAdd += 1
                     guard live else { continue }
                     let env = encoded ?? fields?.encode() ?? []
                     added.append((e, env, records.count, fields))
                     records.append(QueueRecord.add(e, envelope: env))
-                case let .remove(idList):
+                case .remove(let idList):
                     records.append(QueueRecord.remove(idList))
                 case .compact:
                     compact = true
@@ -788,7 +824,8 @@ public final class ScoreClient: Sendable {
                 s.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 if !compact, s.deadRecords > ScoreClient.compactionMinDead,
-                   s.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count {
+                    s.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
+                {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
@@ -840,7 +877,9 @@ public final class ScoreClient: Sendable {
             }
             return (first, delay, resume)
         }
-        if first { diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory and writing is retried")) }
+        if first {
+            diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory and writing is retried"))
+        }
         scheduler.schedule(afterMs: delay) { [self] in
             state.withLock { s in
                 s.writerBackingOff = false
@@ -968,7 +1007,10 @@ public final class ScoreClient: Sendable {
     private func runIdentityWriter() async {
         while true {
             let bytes: [UInt8]? = state.withLock { s in
-                guard s.identityDirty else { s.identityWriterRunning = false; return nil }
+                guard s.identityDirty else {
+                    s.identityWriterRunning = false
+                    return nil
+                }
                 s.identityDirty = false
                 var o = JSONObject()
                 o.appendUnchecked("anonymousId", .string(s.anonymousId))
@@ -1029,7 +1071,8 @@ public final class ScoreClient: Sendable {
     /// after a relaunch. One record is read back and compared (one `pread`).
     static func verifiedLocations(_ contents: ScoreStoreContents, store: any ScoreStore) -> [ScoreRecordLocation]? {
         guard let locations = contents.queueLocations, locations.count == contents.queueRecords.count,
-              let last = locations.last else { return nil }
+            let last = locations.last
+        else { return nil }
         guard let back = try? store.readQueueRecord(at: last), back == contents.queueRecords[contents.queueRecords.count - 1] else {
             return nil
         }
@@ -1042,9 +1085,12 @@ public final class ScoreClient: Sendable {
         var interned: [String: String] = [:]
         var last = ""
         func intern(_ text: String) -> String {
-            if text.utf8.count <= 15 { return text } // small strings live inline
+            if text.utf8.count <= 15 { return text }  // small strings live inline
             if text == last { return last }
-            if let known = interned[text] { last = known; return known }
+            if let known = interned[text] {
+                last = known
+                return known
+            }
             interned[text] = text
             last = text
             return text
@@ -1057,13 +1103,14 @@ public final class ScoreClient: Sendable {
         slot.reserveCapacity(records.count)
         for (i, r) in records.enumerated() {
             switch QueueRecord.scan(r, anonymousId: s.anonymousId) {
-            case let .add(id, name, timestampMs, sameAnonymous, flags, requires)?:
+            case .add(let id, let name, let timestampMs, let sameAnonymous, let flags, let requires)?:
                 let location = located?[i]
                 let envelope: [UInt8]? = location == nil ? Array(r[3...]) : nil
-                let e = QueuedEvent(id: id, name: intern(name), timestampMs: timestampMs,
-                                    anonymousEpoch: sameAnonymous ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
-                                    hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
-                                    notice: flags & 2 != 0, requires: requires, fields: nil, encoded: envelope)
+                let e = QueuedEvent(
+                    id: id, name: intern(name), timestampMs: timestampMs,
+                    anonymousEpoch: sameAnonymous ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
+                    hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
+                    notice: flags & 2 != 0, requires: requires, fields: nil, encoded: envelope)
                 e.location = location
                 e.persisted = true
                 if let k = slot[id] {
@@ -1073,7 +1120,7 @@ public final class ScoreClient: Sendable {
                     slot[id] = events.count
                     events.append(e)
                 }
-            case let .remove(ids)?:
+            case .remove(let ids)?:
                 for id in ids {
                     if let k = slot.removeValue(forKey: id) { events[k] = nil }
                 }
@@ -1095,4 +1142,3 @@ enum WireJSONDecoderShim {
         try WireJSON.decode(bytes)
     }
 }
-

@@ -69,15 +69,28 @@ extension ScoreClient {
         start(starts)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         if contents.readOnly {
-            diagnose(Diagnostic(code: "storage", message: "the queue can only be read (read-only storage): stored events are sent, new ones stay in memory until writing works again"))
+            diagnose(
+                Diagnostic(
+                    code: "storage",
+                    message:
+                        "the queue can only be read (read-only storage): stored events are sent, new ones stay in memory until writing works again"
+                ))
         }
         if !identity.discarded.isEmpty {
-            diagnose(Diagnostic(code: "storage", message: "the stored identity held invalid values, discarded: "
-                                + identity.discarded.joined(separator: ", ")))
+            diagnose(
+                Diagnostic(
+                    code: "storage",
+                    message: "the stored identity held invalid values, discarded: "
+                        + identity.discarded.joined(separator: ", ")))
         }
         if contents.queueDamage.hasSkippedRegions {
             let d = contents.queueDamage
-            diagnose(Diagnostic(code: "storage", message: "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"))
+            diagnose(
+                Diagnostic(
+                    code: "storage",
+                    message:
+                        "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"
+                ))
         }
         // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
         // that calls `inspect()` does not wait: the state is marked loaded).
@@ -90,9 +103,12 @@ extension ScoreClient {
         for b in background { attachBackground(source: b.source, taskId: b.taskId, deadlineMs: b.deadlineMs) }
     }
 
-    private func mergeLoaded(_ s: inout ClientState, scratch: ClientState, contents: ScoreStoreContents,
-                             identity: StoredIdentity, storedAnon: String)
-        -> (PendingFlush, [DeferredBackground], WriterStarts) {
+    private func mergeLoaded(
+        _ s: inout ClientState, scratch: ClientState, contents: ScoreStoreContents,
+        identity: StoredIdentity, storedAnon: String
+    )
+        -> (PendingFlush, [DeferredBackground], WriterStarts)
+    {
         var scratch = scratch
         // A `reset()` that ran after the read minted the id to use when none was stored.
         let storedAnon = identity.anonymousId ?? s.fallbackAnonymousId ?? storedAnon
@@ -158,9 +174,10 @@ extension ScoreClient {
             if let addUser { bytes = EnvelopeBytes.withUserId(bytes, addUser) }
             encoded = bytes
         }
-        return QueuedEvent(id: e.id, name: e.name, timestampMs: e.timestampMs, anonymousEpoch: e.anonymousEpoch,
-                           hasUserId: e.hasUserId || addUser != nil, critical: e.critical, notice: e.notice,
-                           requires: e.requires, fields: fields, encoded: encoded)
+        return QueuedEvent(
+            id: e.id, name: e.name, timestampMs: e.timestampMs, anonymousEpoch: e.anonymousEpoch,
+            hasUserId: e.hasUserId || addUser != nil, critical: e.critical, notice: e.notice,
+            requires: e.requires, fields: fields, encoded: encoded)
     }
 }
 

@@ -1,17 +1,18 @@
-#if canImport(Darwin)
-import Foundation
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
 import TrackerCore
+
+#if canImport(Darwin)
+    import Foundation
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Where a queue record lives in a store that can read records back.
 public struct ScoreRecordLocation: Sendable, Hashable {
@@ -44,8 +45,10 @@ public struct ScoreStoreContents: Sendable, Equatable {
     public var queueDamage: AppendLog.Damage = .none
 
     /// Creates contents.
-    public init(queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil,
-                readOnly: Bool = false, queueDamage: AppendLog.Damage = .none) {
+    public init(
+        queueRecords: [[UInt8]] = [], queueLocations: [ScoreRecordLocation]? = nil, identity: [UInt8]? = nil,
+        readOnly: Bool = false, queueDamage: AppendLog.Damage = .none
+    ) {
         self.queueRecords = queueRecords
         self.queueLocations = queueLocations
         self.identity = identity
@@ -132,17 +135,26 @@ public final class InMemoryScoreStore: ScoreStore {
 
     public func appendQueueRecords(_ records: [[UInt8]]) async throws {
         if let delay { await delay() }
-        state.withLock { $0.records += records; $0.written += records }
+        state.withLock {
+            $0.records += records
+            $0.written += records
+        }
     }
 
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
         if let delay { await delay() }
-        state.withLock { $0.records = records; $0.written += records }
+        state.withLock {
+            $0.records = records
+            $0.written += records
+        }
     }
 
     public func saveIdentity(_ bytes: [UInt8]) async throws {
         if let delay { await delay() }
-        state.withLock { $0.identity = bytes; $0.written.append(bytes) }
+        state.withLock {
+            $0.identity = bytes
+            $0.written.append(bytes)
+        }
     }
 }
 
@@ -184,9 +196,11 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     /// A store with fault hooks, for tests.
-    init(directory: String, sync: Bool = true,
-         openForAppending: @escaping @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]]),
-         beforeSync: (@Sendable () -> Void)? = nil) {
+    init(
+        directory: String, sync: Bool = true,
+        openForAppending: @escaping @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]]),
+        beforeSync: (@Sendable () -> Void)? = nil
+    ) {
         self.directory = directory
         self.sync = sync
         self.openForAppending = openForAppending
@@ -195,15 +209,18 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     /// The default directory for `siteId`.
     public static func defaultDirectory(siteId: String) -> String {
-        let safe = String(siteId.unicodeScalars.map { s -> Character in
-            (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_" || s == ".") && s.isASCII ? Character(s) : "_"
-        })
+        let safe = String(
+            siteId.unicodeScalars.map { s -> Character in
+                (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_" || s == ".") && s.isASCII ? Character(s) : "_"
+            })
         #if canImport(Darwin)
-        let base = (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path) ?? NSTemporaryDirectory()
+            let base =
+                (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path) ?? NSTemporaryDirectory()
         #else
-        func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-        let base = env("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((env("HOME") ?? env("TMPDIR") ?? "/tmp") + "/.local/share")
+            func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+            let base =
+                env("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
+                ?? ((env("HOME") ?? env("TMPDIR") ?? "/tmp") + "/.local/share")
         #endif
         return base + "/score-tracker/" + (safe.isEmpty ? "default" : safe)
     }
@@ -225,8 +242,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     private func loadLocked() throws -> ScoreStoreContents {
         let identity = (try? FileIO.readBytes(identityPath)) ?? nil
         // A kill between an identity write and its rename leaves `identity.json.tmp-<uuid>`.
-        FileIO.removeStaleTemporaryFiles(of: ["identity.json"], in: directory,
-                                         olderThanSeconds: Self.staleTemporaryFileAge)
+        FileIO.removeStaleTemporaryFiles(
+            of: ["identity.json"], in: directory,
+            olderThanSeconds: Self.staleTemporaryFileAge)
         let log: AppendLog
         let records: [[UInt8]]
         do {
@@ -299,10 +317,13 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             throw AppendLogError("open", errno: errno)
         }
         defer { _ = FileFaults.close(fd) }
-        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) } // durableSync, with faults
+        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }  // durableSync, with faults
         if rename {
             let dfd = FileFaults.open(directory, O_RDONLY | O_CLOEXEC)
-            if dfd >= 0 { _ = FileFaults.fsync(dfd); _ = FileFaults.close(dfd) }
+            if dfd >= 0 {
+                _ = FileFaults.fsync(dfd)
+                _ = FileFaults.close(dfd)
+            }
         }
     }
 

@@ -7,23 +7,23 @@ public enum ScoreSDK {
     /// The SDK name sent as `sdk.name`, from the platform this build targets.
     public static let name: String = {
         #if os(iOS)
-        return "score-tracker-ios"
+            return "score-tracker-ios"
         #elseif os(macOS)
-        return "score-tracker-macos"
+            return "score-tracker-macos"
         #elseif os(tvOS)
-        return "score-tracker-tvos"
+            return "score-tracker-tvos"
         #elseif os(watchOS)
-        return "score-tracker-watchos"
+            return "score-tracker-watchos"
         #elseif os(visionOS)
-        return "score-tracker-visionos"
+            return "score-tracker-visionos"
         #elseif os(Android)
-        return "score-tracker-android"
+            return "score-tracker-android"
         #elseif os(Linux)
-        return "score-tracker-linux"
+            return "score-tracker-linux"
         #elseif os(Windows)
-        return "score-tracker-windows"
+            return "score-tracker-windows"
         #else
-        return "score-tracker-unknown"
+            return "score-tracker-unknown"
         #endif
     }()
 }

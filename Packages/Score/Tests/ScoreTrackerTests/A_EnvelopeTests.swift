@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 @Suite struct EnvelopeScenarios {
@@ -9,7 +10,7 @@ import TrackerCoreTestKit
         let h = Harness()
         let c = h.client()
         #if os(Linux)
-        #expect(ScoreClient.sdkName == "score-tracker-linux")
+            #expect(ScoreClient.sdkName == "score-tracker-linux")
         #endif
         let changelog = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/CHANGELOG.md", encoding: .utf8)
         #expect(ScoreClient.sdkVersion == ChangelogCheck.topRelease(of: changelog))
@@ -22,9 +23,10 @@ import TrackerCoreTestKit
     @available(*, deprecated)
     @Test func SC2_deprecatedSdkVersionIgnored() async {
         let h = Harness()
-        let c = ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0",
-                            os: "iOS 18.1", device: "iPhone", locale: "en-GB", sdkVersion: "0.0.1", store: h.store,
-                            transport: h.tx, clock: h.clock, scheduler: h.clock, idSource: h.ids)
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0",
+            os: "iOS 18.1", device: "iPhone", locale: "en-GB", sdkVersion: "0.0.1", store: h.store,
+            transport: h.tx, clock: h.clock, scheduler: h.clock, idSource: h.ids)
         c.grantAllConsent()
         c.pv()
         await h.flush(c)
@@ -35,8 +37,9 @@ import TrackerCoreTestKit
 
     @Test func SC3_guideCallShapesEndpointString() async {
         let h = Harness()
-        let c = ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/", store: h.store,
-                            transport: h.tx, clock: h.clock, scheduler: h.clock, idSource: h.ids)
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/", store: h.store,
+            transport: h.tx, clock: h.clock, scheduler: h.clock, idSource: h.ids)
         c.grantAllConsent()
         c.pv()
         await h.flush(c)
@@ -72,8 +75,14 @@ import TrackerCoreTestKit
         await h.flush(c)
         let env = h.tx.eventRequests[0].envelopeTexts
         #expect(env.count == 2)
-        #expect(env[0] == #"{"type":"track","name":"custom_badge_tap","eventId":"\#(E(1))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","siteId":"urc-ios","props":{"badgeId":"b1"},"context":\#(CTX),"sdk":\#(SDKJSON)}"#)
-        #expect(env[1] == #"{"type":"screen","name":"match_centre","eventId":"\#(E(2))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","siteId":"urc-ios","props":{},"context":\#(CTX),"sdk":\#(SDKJSON)}"#)
+        #expect(
+            env[0]
+                == #"{"type":"track","name":"custom_badge_tap","eventId":"\#(E(1))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","siteId":"urc-ios","props":{"badgeId":"b1"},"context":\#(CTX),"sdk":\#(SDKJSON)}"#
+        )
+        #expect(
+            env[1]
+                == #"{"type":"screen","name":"match_centre","eventId":"\#(E(2))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","siteId":"urc-ios","props":{},"context":\#(CTX),"sdk":\#(SDKJSON)}"#
+        )
         for e in env { #expect(!e.contains("userId") && !e.contains("traits") && !e.contains("_backfill")) }
     }
 
@@ -82,13 +91,19 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         await h.at(T0 + 1234)
         await h.clock.set(ms: T0 + 1234)
-        c.track("fmt", props: ["b": 1, "a": ["z": true, "y": NSNull()], "B": "x/y", "list": [["b": 1, "a": 2], 3],
-                               "é": 1.5, "Ａ": "line\nbreak", "😀": 1e21])
+        c.track(
+            "fmt",
+            props: [
+                "b": 1, "a": ["z": true, "y": NSNull()], "B": "x/y", "list": [["b": 1, "a": 2], 3],
+                "é": 1.5, "Ａ": "line\nbreak", "😀": 1e21,
+            ])
         await h.flush(c)
         let r = h.tx.eventRequests[0]
         #expect(r.bodyText.hasPrefix(#"{"sentAt":"2026-03-01T12:00:01.234Z""#))
         #expect(r.bodyText.contains(#""timestamp":"2026-03-01T12:00:01.234Z""#))
-        #expect(r.bodyText.contains(#""props":{"B":"x/y","a":{"y":null,"z":true},"b":1,"list":[{"a":2,"b":1},3],"é":1.5,"Ａ":"line\nbreak","😀":1e+21}"#))
+        #expect(
+            r.bodyText.contains(
+                #""props":{"B":"x/y","a":{"y":null,"z":true},"b":1,"list":[{"a":2,"b":1},3],"é":1.5,"Ａ":"line\nbreak","😀":1e+21}"#))
     }
 
     @Test func SC7_invalidInputDroppedAndCounted() async {

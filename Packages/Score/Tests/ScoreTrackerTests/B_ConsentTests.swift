@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct ConsentScenarios {
@@ -13,8 +14,11 @@ import TrackerCore
         await h.flush(c)
         #expect(h.tx.records.isEmpty)
         let i = c.inspect()
-        #expect(i.consent == .init(analytics: false, personalization: false, advertising: false, droppedByConsent: 3,
-                                   droppedByCategory: ["analytics": 3, "personalization": 0, "advertising": 0]))
+        #expect(
+            i.consent
+                == .init(
+                    analytics: false, personalization: false, advertising: false, droppedByConsent: 3,
+                    droppedByCategory: ["analytics": 3, "personalization": 0, "advertising": 0]))
         #expect(i.queue.depth == 0)
         c.grantAllConsent()
         c.track("after")
@@ -27,10 +31,12 @@ import TrackerCore
         let h = Harness()
         let c = h.client()
         c.setConsent(analytics: true, personalization: false, advertising: false)
-        c.ad(); c.pv()
+        c.ad()
+        c.pv()
         await h.flush(c)
         c.setConsent(analytics: false, personalization: false, advertising: true)
-        c.ad(); c.pv()
+        c.ad()
+        c.pv()
         await h.flush(c)
         #expect(h.tx.batches == [[E(1)], [E(2)]])
         #expect(h.tx.eventRequests.map(\.names) == [["poll_vote"], ["ad_impression"]])
@@ -91,7 +97,8 @@ import TrackerCore
     @Test func SC13_consentNotPersistedEarlierEventsWait() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.pv(); c.pv()
+        c.pv()
+        c.pv()
         await h.settle()
         await h.at(T0 + 60 * SEC)
         let c2 = h.client()
@@ -109,15 +116,19 @@ import TrackerCore
 
     @Test func SC14_initialConsentWins() async {
         let h = Harness()
-        let c = h.client(privacy: PrivacyOptions(mode: .gdpr),
-                         initialConsent: ConsentState(analytics: true, personalization: false, advertising: false))
-        c.pv(); c.ad()
+        let c = h.client(
+            privacy: PrivacyOptions(mode: .gdpr),
+            initialConsent: ConsentState(analytics: true, personalization: false, advertising: false))
+        c.pv()
+        c.ad()
         await h.flush(c)
         #expect(h.tx.eventRequests[0].envelopeTexts == [pvEnvelope(1, ctx: CTX2)])
         #expect(c.inspect().consent.droppedByCategory["advertising"] == 1)
 
         let h2 = Harness()
-        let c2 = h2.client(privacy: PrivacyOptions(mode: .cpra), initialConsent: ConsentState(analytics: false, personalization: false, advertising: false))
+        let c2 = h2.client(
+            privacy: PrivacyOptions(mode: .cpra), initialConsent: ConsentState(analytics: false, personalization: false, advertising: false)
+        )
         c2.pv()
         #expect(c2.inspect().queue.depth == 0)
         #expect(c2.inspect().consent.droppedByConsent == 1)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct PrivacyScenarios {
@@ -17,8 +18,11 @@ import TrackerCore
         #expect(c.inspect().consent.droppedByConsent == 1)
         #expect(h.tx.eventRequests.count == 1)
         #expect(h.tx.eventRequests[0].envelopeTexts == [pvEnvelope(1, ctx: CTX2)])
-        #expect(privacyOf(c) == .init(requested: requested, mode: requested, region: nil, retentionHours: retention,
-                                      dropsDeviceSignals: true, noSessionReplay: true, noGeoEnrichment: true))
+        #expect(
+            privacyOf(c)
+                == .init(
+                    requested: requested, mode: requested, region: nil, retentionHours: retention,
+                    dropsDeviceSignals: true, noSessionReplay: true, noGeoEnrichment: true))
         #expect(c.inspect().queue.retentionHours == retention)
     }
 
@@ -34,12 +38,16 @@ import TrackerCore
         let c = h.client(privacy: PrivacyOptions(mode: .cpra))
         let k = c.inspect().consent
         #expect(k.analytics && k.personalization && !k.advertising)
-        c.pv(); c.ad()
+        c.pv()
+        c.ad()
         await h.flush(c)
         #expect(h.tx.eventRequests[0].envelopeTexts == [pvEnvelope(1)])
         #expect(c.inspect().consent.droppedByCategory["advertising"] == 1)
-        #expect(privacyOf(c) == .init(requested: "cpra", mode: "cpra", region: nil, retentionHours: 72,
-                                      dropsDeviceSignals: false, noSessionReplay: true, noGeoEnrichment: true))
+        #expect(
+            privacyOf(c)
+                == .init(
+                    requested: "cpra", mode: "cpra", region: nil, retentionHours: 72,
+                    dropsDeviceSignals: false, noSessionReplay: true, noGeoEnrichment: true))
     }
 
     @Test func SC19_offAndNoOption() async {
@@ -52,8 +60,11 @@ import TrackerCore
             await h.flush(c)
             #expect(c.inspect().consent.droppedByConsent == 1)
             #expect(h.tx.eventRequests[0].envelopeTexts == [pvEnvelope(1)])
-            #expect(privacyOf(c) == .init(requested: "off", mode: "off", region: nil, retentionHours: 72,
-                                          dropsDeviceSignals: false, noSessionReplay: false, noGeoEnrichment: false))
+            #expect(
+                privacyOf(c)
+                    == .init(
+                        requested: "off", mode: "off", region: nil, retentionHours: 72,
+                        dropsDeviceSignals: false, noSessionReplay: false, noGeoEnrichment: false))
         }
     }
 
@@ -125,8 +136,11 @@ import TrackerCore
         }
         do {
             let h = Harness()
-            let c = h.client(privacy: PrivacyOptions(mode: .gdpr, overrides: PrivacyOverrides(
-                startingConsent: ConsentState(analytics: true, personalization: false, advertising: false))))
+            let c = h.client(
+                privacy: PrivacyOptions(
+                    mode: .gdpr,
+                    overrides: PrivacyOverrides(
+                        startingConsent: ConsentState(analytics: true, personalization: false, advertising: false))))
             c.pv()
             #expect(c.inspect().queue.depth == 1)
         }
@@ -177,7 +191,13 @@ import TrackerCore
         let b = Harness().client(privacy: PrivacyOptions(mode: .auto, regionProvider: { "BR" }))
         #expect(privacyOf(b).mode == "lgpd" && privacyOf(b).region == "BR")
         let calls = Counter()
-        let c = Harness().client(privacy: PrivacyOptions(mode: .auto, region: "JP", regionProvider: { calls.bump(); return "DE" }))
+        let c = Harness().client(
+            privacy: PrivacyOptions(
+                mode: .auto, region: "JP",
+                regionProvider: {
+                    calls.bump()
+                    return "DE"
+                }))
         #expect(privacyOf(c).mode == "off")
         #expect(calls.value == 0)
         let d = Harness().client(privacy: PrivacyOptions(mode: .auto, regionProvider: { nil }))
@@ -201,6 +221,11 @@ import TrackerCore
 
 final class Counter: Sendable {
     private let n = Locked(0)
-    @discardableResult func bump() -> Int { n.withLock { $0 += 1; return $0 } }
+    @discardableResult func bump() -> Int {
+        n.withLock {
+            $0 += 1
+            return $0
+        }
+    }
     var value: Int { n.withLock { $0 } }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct PiiScenarios {
@@ -43,15 +44,25 @@ import TrackerCore
     }
 
     @Test func SC31_atDepth() async {
-        let (_, _, p) = await run(PII4, ["profile": ["contact": ["email": "fan@example.com", "phone": "1", "dateOfBirth": "x"], "memberNumber": "M-9"]])
+        let (_, _, p) = await run(
+            PII4, ["profile": ["contact": ["email": "fan@example.com", "phone": "1", "dateOfBirth": "x"], "memberNumber": "M-9"]])
         #expect(p == #"{"profile":{"contact":{"email":"h:141e28bb","phone":"<redacted>"},"memberNumber":"t:1"}}"#)
     }
 
     @Test func SC32_insideLists() async {
-        let (_, _, p) = await run(PII4, ["members": [["memberNumber": "M-1", "dateOfBirth": "x", "phone": "1"],
-                                                    ["memberNumber": "M-2", "email": "fan@example.com"], ["memberNumber": "M-1"]],
-                                         "tags": ["email", "phone"]])
-        #expect(p == #"{"members":[{"memberNumber":"t:1","phone":"<redacted>"},{"email":"h:141e28bb","memberNumber":"t:2"},{"memberNumber":"t:1"}],"tags":["email","phone"]}"#)
+        let (_, _, p) = await run(
+            PII4,
+            [
+                "members": [
+                    ["memberNumber": "M-1", "dateOfBirth": "x", "phone": "1"],
+                    ["memberNumber": "M-2", "email": "fan@example.com"], ["memberNumber": "M-1"],
+                ],
+                "tags": ["email", "phone"],
+            ])
+        #expect(
+            p
+                == #"{"members":[{"memberNumber":"t:1","phone":"<redacted>"},{"email":"h:141e28bb","memberNumber":"t:2"},{"memberNumber":"t:1"}],"tags":["email","phone"]}"#
+        )
     }
 
     @Test func SC33_tokensStableForLifetime() async {
@@ -70,29 +81,37 @@ import TrackerCore
     }
 
     @Test func SC34_hashOfNumberBoolObject() async {
-        let (_, _, p) = await run(.Classify(rules: [PiiRule(field: "n", action: .hash_), PiiRule(field: "o", action: .hash_),
-                                                    PiiRule(field: "flag", action: .hash_)]),
-                                  ["n": 68, "o": ["b": "2", "a": 1], "flag": true])
+        let (_, _, p) = await run(
+            .Classify(rules: [
+                PiiRule(field: "n", action: .hash_), PiiRule(field: "o", action: .hash_),
+                PiiRule(field: "flag", action: .hash_),
+            ]),
+            ["n": 68, "o": ["b": "2", "a": 1], "flag": true])
         #expect(p == #"{"flag":"h:4db211e5","n":"h:0de8d5a3","o":"h:5856c4d7"}"#)
     }
 
     @Test func SC35_firstRuleWinsExactKeys() async {
-        let (_, c, p) = await run(.Classify(rules: [PiiRule(field: "email", action: .redact), PiiRule(field: "email", action: .hash_)]),
-                                  ["email": "fan@example.com", "Email": "A", "e-mail": "B", "emailAddress": "C"])
+        let (_, c, p) = await run(
+            .Classify(rules: [PiiRule(field: "email", action: .redact), PiiRule(field: "email", action: .hash_)]),
+            ["email": "fan@example.com", "Email": "A", "e-mail": "B", "emailAddress": "C"])
         #expect(p == #"{"Email":"A","e-mail":"B","email":"<redacted>","emailAddress":"C"}"#)
         #expect(c.inspect().piiRules == 2)
     }
 
     @Test func SC36_actionTakesWholeValue() async {
-        let (_, _, p) = await run(.Classify(rules: [PiiRule(field: "contact", action: .redact), PiiRule(field: "prefs", action: .drop),
-                                                    PiiRule(field: "ids", action: .tokenize)]),
-                                  ["contact": ["email": "fan@example.com"], "prefs": ["a": 1], "ids": [1, 2], "keep": ["ids": [1, 2]]])
+        let (_, _, p) = await run(
+            .Classify(rules: [
+                PiiRule(field: "contact", action: .redact), PiiRule(field: "prefs", action: .drop),
+                PiiRule(field: "ids", action: .tokenize),
+            ]),
+            ["contact": ["email": "fan@example.com"], "prefs": ["a": 1], "ids": [1, 2], "keep": ["ids": [1, 2]]])
         #expect(p == #"{"contact":"<redacted>","ids":"t:1","keep":{"ids":"t:1"}}"#)
     }
 
     @Test func SC37_denylist() async {
-        let (_, c, p) = await run(.Denylist(keys: ["email", "phone"]),
-                                  ["email": "x", "name": "Ann", "profile": ["phone": "1", "team": "t"], "list": [["email": "y"]]])
+        let (_, c, p) = await run(
+            .Denylist(keys: ["email", "phone"]),
+            ["email": "x", "name": "Ann", "profile": ["phone": "1", "team": "t"], "list": [["email": "y"]]])
         #expect(p == #"{"list":[{}],"name":"Ann","profile":{"team":"t"}}"#)
         #expect(c.inspect().piiRules == 2)
     }

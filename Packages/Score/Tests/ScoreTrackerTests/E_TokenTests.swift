@@ -3,11 +3,16 @@ import Synchronization
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// A scripted token provider: each call gets an answer by its index.
 final class Provider: Sendable {
-    enum Reply: Sendable { case token(String?), after(Int64, String?), never, fail }
+    enum Reply: Sendable {
+        case token(String?)
+        case after(Int64, String?)
+        case never, fail
+    }
     let clock: ManualClock
     let replies: @Sendable (Int) -> Reply
     private let n = Locked(0)
@@ -18,11 +23,18 @@ final class Provider: Sendable {
     var calls: Int { n.withLock { $0 } }
     struct Failure: Error {}
     func call() async throws -> String? {
-        let i = n.withLock { $0 += 1; return $0 }
+        let i = n.withLock {
+            $0 += 1
+            return $0
+        }
         switch replies(i) {
-        case let .token(t): return t
-        case let .after(ms, t): await clockSleep(clock, ms); return t
-        case .never: await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }; return nil
+        case .token(let t): return t
+        case .after(let ms, let t):
+            await clockSleep(clock, ms)
+            return t
+        case .never:
+            await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+            return nil
         case .fail: throw Failure()
         }
     }

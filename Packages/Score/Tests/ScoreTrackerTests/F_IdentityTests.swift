@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct IdentityScenarios {
@@ -9,7 +10,10 @@ import TrackerCore
         let c = h.client(granted: true)
         c.identify(userId: "auth0|abc123", traits: ["team": "urc-leinster"])
         await h.flush(c)
-        #expect(h.tx.eventRequests[0].envelopeTexts == [#"{"type":"identify","name":"identify","eventId":"\#(E(1))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","userId":"auth0|abc123","siteId":"urc-ios","props":{},"traits":{"team":"urc-leinster"},"context":\#(CTX),"sdk":\#(SDKJSON)}"#])
+        #expect(
+            h.tx.eventRequests[0].envelopeTexts == [
+                #"{"type":"identify","name":"identify","eventId":"\#(E(1))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","userId":"auth0|abc123","siteId":"urc-ios","props":{},"traits":{"team":"urc-leinster"},"context":\#(CTX),"sdk":\#(SDKJSON)}"#
+            ])
         #expect(c.inspect().identity.userId == "auth0|abc123")
         c.identify(userId: "u2")
         await h.flush(c)
@@ -29,7 +33,11 @@ import TrackerCore
         await h.flush(c2)
         let pvs = h.tx.eventRequests.flatMap(\.envelopeTexts).filter { $0.contains("poll_vote") }
         #expect(pvs.count == 2)
-        for p in pvs { #expect(p.contains(#""sessionId":"\#(S(1))","userId":"auth0|abc123","siteId""#) || p.contains(#""sessionId":"\#(S(2))","userId":"auth0|abc123","siteId""#)) }
+        for p in pvs {
+            #expect(
+                p.contains(#""sessionId":"\#(S(1))","userId":"auth0|abc123","siteId""#)
+                    || p.contains(#""sessionId":"\#(S(2))","userId":"auth0|abc123","siteId""#))
+        }
     }
 
     @Test func SC49_identifyConsentGatedUserIdStillSet() async {
@@ -93,9 +101,12 @@ import TrackerCore
     @Test func SC52_atMostN() async {
         let h = Harness()
         let c = h.client(replay: 2, granted: true)
-        c.pv(); c.pv(); c.pv()
+        c.pv()
+        c.pv()
+        c.pv()
         await h.flush(c)
-        c.pv(); c.pv()
+        c.pv()
+        c.pv()
         await h.flush(c)
         c.identify(userId: "u1", replayAnonymousEvents: true)
         await h.flush(c)
@@ -107,7 +118,8 @@ import TrackerCore
     @Test func SC53_onlyWhatConsentAllows() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.pv(); c.ad()
+        c.pv()
+        c.ad()
         await h.flush(c)
         c.setConsent(analytics: true, personalization: true, advertising: false)
         c.identify(userId: "u1", replayAnonymousEvents: true)
@@ -276,17 +288,22 @@ import TrackerCore
         c.pv()
         c.identify(userId: "u1")
         await h.flush(c)
-        c.pv() // E3
+        c.pv()  // E3
         c.reset()
         let i = c.inspect().identity
-        #expect(i == .init(anonymousId: A(2), sessionId: S(2), userId: nil, hasToken: false,
-                           link: .init(state: "none", lastSkipReason: nil), replayBuffer: .init(count: 0, capacity: 100)))
-        c.pv() // E4
+        #expect(
+            i
+                == .init(
+                    anonymousId: A(2), sessionId: S(2), userId: nil, hasToken: false,
+                    link: .init(state: "none", lastSkipReason: nil), replayBuffer: .init(count: 0, capacity: 100)))
+        c.pv()  // E4
         await h.flush(c)
         let batch = h.tx.eventRequests.last!
         #expect(batch.ids == [E(3), E(4)])
         #expect(batch.events[0]["anonymousId"] == .string(A(1)) && batch.events[0]["userId"] == "u1")
-        #expect(batch.events[1]["anonymousId"] == .string(A(2)) && batch.events[1]["sessionId"] == .string(S(2)) && batch.events[1]["userId"] == nil)
+        #expect(
+            batch.events[1]["anonymousId"] == .string(A(2)) && batch.events[1]["sessionId"] == .string(S(2))
+                && batch.events[1]["userId"] == nil)
         c.identify(userId: "u1")
         await h.flush(c)
         #expect(h.tx.linkRequests.last!.bodyText == #"{"anonymousId":"\#(A(2))","userId":"u1"}"#)
@@ -312,12 +329,12 @@ import TrackerCore
     @Test func onlyEventsOfTheCurrentAnonymousIdAreStamped() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.track("before_reset") // E1, under A1
-        c.reset() // A2
-        c.track("after_reset") // E2, under A2
+        c.track("before_reset")  // E1, under A1
+        c.reset()  // A2
+        c.track("after_reset")  // E2, under A2
         await h.settle()
-        let relaunched = h.client(granted: true) // loads E1 (other anonymousId) and E2 (current)
-        relaunched.identify(userId: "u2") // E3
+        let relaunched = h.client(granted: true)  // loads E1 (other anonymousId) and E2 (current)
+        relaunched.identify(userId: "u2")  // E3
         await h.flush(relaunched)
         let events = h.tx.eventRequests.flatMap(\.events)
         let byName = Dictionary(uniqueKeysWithValues: events.map { ($0["name"]?.stringValue ?? "", $0) })

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 @Suite struct QueueScenarios {
@@ -37,7 +38,10 @@ import TrackerCoreTestKit
     @Test func SC64_criticalFirstTierStaysLocal() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.track("b1"); c.critical("c1"); c.track("b2"); c.critical("c2")
+        c.track("b1")
+        c.critical("c1")
+        c.track("b2")
+        c.critical("c2")
         await h.flush(c)
         #expect(h.tx.eventRequests[0].names == ["c1", "c2", "b1", "b2"])
         #expect(!h.tx.bodies.contains { $0.contains("critical") || $0.contains("delivery") || $0.contains("bestEffort") })
@@ -46,7 +50,10 @@ import TrackerCoreTestKit
     @Test func SC65_bestEffortShedFirstNewOnesIncluded() async {
         let h = Harness()
         let c = h.client(maxQueueSize: 3, granted: true)
-        c.critical("c1"); c.track("b1"); c.critical("c2"); c.critical("c3")
+        c.critical("c1")
+        c.track("b1")
+        c.critical("c2")
+        c.critical("c3")
         var q = c.inspect().queue
         #expect(q.depth == 3 && q.critical == 3 && q.shed == 1 && q.criticalLost == 0)
         c.track("b2")
@@ -59,14 +66,19 @@ import TrackerCoreTestKit
     @Test func SC66_queueFull() async {
         let h = Harness()
         let c = h.client(maxQueueSize: 3, granted: true)
-        c.critical("c1"); c.critical("c2"); c.critical("c3")
+        c.critical("c1")
+        c.critical("c2")
+        c.critical("c3")
         await h.at(T0 + SEC)
         c.critical("c4")
         let q = c.inspect().queue
         #expect(q.depth == 4 && q.critical == 3 && q.criticalLost == 1)
         await h.flush(c)
         #expect(h.tx.batches == [[E(2), E(3), E(4), E(5)]])
-        #expect(h.tx.eventRequests[0].envelopeTexts[3] == #"{"type":"track","name":"delivery_failed","eventId":"\#(E(5))","timestamp":"2026-03-01T12:00:01.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","siteId":"urc-ios","props":{"originalEventId":"\#(E(1))","originalEventName":"c1","reason":"queue_full"},"context":\#(CTX),"sdk":\#(SDKJSON)}"#)
+        #expect(
+            h.tx.eventRequests[0].envelopeTexts[3]
+                == #"{"type":"track","name":"delivery_failed","eventId":"\#(E(5))","timestamp":"2026-03-01T12:00:01.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","siteId":"urc-ios","props":{"originalEventId":"\#(E(1))","originalEventName":"c1","reason":"queue_full"},"context":\#(CTX),"sdk":\#(SDKJSON)}"#
+        )
     }
 
     @Test func SC67_noticesOutsideTheCap() async {
@@ -87,7 +99,10 @@ import TrackerCoreTestKit
 
         let h2 = Harness()
         let d = h2.client(maxQueueSize: 2, granted: true)
-        d.critical("c1"); d.critical("c2"); d.critical("c3"); d.track("b1")
+        d.critical("c1")
+        d.critical("c2")
+        d.critical("c3")
+        d.track("b1")
         let q2 = d.inspect().queue
         #expect(q2.depth == 3 && q2.shed == 1)
         await h2.flush(d)
@@ -97,7 +112,8 @@ import TrackerCoreTestKit
     @Test func SC68_ageEvictedAtFlush() async {
         let h = Harness()
         let c = h.client(privacy: PrivacyOptions(mode: .off), granted: true)
-        c.critical("c1"); c.track("b1")
+        c.critical("c1")
+        c.track("b1")
         await h.at(T0 + 72 * HOUR + 1)
         await h.flush(c)
         #expect(h.tx.eventRequests.count == 1)
@@ -159,10 +175,11 @@ import TrackerCoreTestKit
         let ids = TestIds()
         let clock = ManualClock(startMs: T0)
         func launch(_ d: String, _ tx: TX) -> ScoreClient {
-            ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0",
-                        os: "iOS 18.1", device: "iPhone", locale: "en-GB", initialConsent: .all,
-                        store: FileScoreStore(directory: d, sync: d == dir), transport: tx, clock: clock, scheduler: clock, idSource: ids,
-                        onDiagnostic: { _ in })
+            ScoreClient(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0",
+                os: "iOS 18.1", device: "iPhone", locale: "en-GB", initialConsent: .all,
+                store: FileScoreStore(directory: d, sync: d == dir), transport: tx, clock: clock, scheduler: clock, idSource: ids,
+                onDiagnostic: { _ in })
         }
         let tx0 = TX(clock: clock)
         let c = launch(dir, tx0)
@@ -178,7 +195,7 @@ import TrackerCoreTestKit
         #expect(full.count == L[4])
         // The first encodings.
         let original = AppendLog.parse(full).records.compactMap { r -> String? in
-            if case let .add(a)? = QueueRecord.parse(r) { return String(decoding: a.envelope, as: UTF8.self) }
+            if case .add(let a)? = QueueRecord.parse(r) { return String(decoding: a.envelope, as: UTF8.self) }
             return nil
         }
         #expect(original.count == 4)
@@ -256,7 +273,10 @@ final class ClockBox: @unchecked Sendable {
         await h.settle()
         let removals = store.queueRecords.filter { $0.first == 82 }
         #expect(removals.count == 1)
-        guard case let .remove(ids)? = QueueRecord.parse(removals[0]) else { Issue.record("not a removal"); return }
+        guard case .remove(let ids)? = QueueRecord.parse(removals[0]) else {
+            Issue.record("not a removal")
+            return
+        }
         #expect(ids == [E(1), E(2)])
         #expect(c.inspect().queue.shed == 2)
         let relaunched = h.client(maxQueueSize: 2, granted: true)
@@ -271,14 +291,17 @@ final class ClockBox: @unchecked Sendable {
     @Test func aStaleViewNeverDropsNorMisstampsAnEvent() async throws {
         let h = Harness()
         let c = h.client()
-        c.state.withLock { $0.consent = .all } // granted, the view still says denied
+        c.state.withLock { $0.consent = .all }  // granted, the view still says denied
         c.track("after_grant")
         #expect(c.inspect().queue.depth == 1)
-        c.state.withLock { s in s.userId = "fan-9"; s.identityGeneration += 1 } // the view still has no userId
+        c.state.withLock { s in
+            s.userId = "fan-9"
+            s.identityGeneration += 1
+        }  // the view still has no userId
         c.track("after_identify")
         await h.settle()
         let records = h.memoryStore.queueRecords.compactMap { r -> QueueRecord.Add? in
-            if case let .add(a)? = QueueRecord.parse(r) { a } else { nil }
+            if case .add(let a)? = QueueRecord.parse(r) { a } else { nil }
         }
         #expect(records.map(\.name) == ["after_grant", "after_identify"])
         let last = try #require(records.last)

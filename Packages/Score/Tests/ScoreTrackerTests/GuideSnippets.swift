@@ -1,5 +1,6 @@
 import Foundation
 import TrackerCore
+
 @testable import ScoreTracker
 
 /// The integration guide's Swift snippets, compiled (and run by the tests) with literal values.
@@ -19,14 +20,15 @@ enum GuideSnippets {
             locale: "en_GB",
             store: store, transport: NoTransport()
         )
-        let b = ScoreClient(publishableKey: pk, siteId: "urc-ios", endpoint: endpoint,
-                            privacy: PrivacyOptions(mode: .gdpr, region: nil, regionProvider: nil, overrides: nil),
-                            store: store, transport: NoTransport())
+        let b = ScoreClient(
+            publishableKey: pk, siteId: "urc-ios", endpoint: endpoint,
+            privacy: PrivacyOptions(mode: .gdpr, region: nil, regionProvider: nil, overrides: nil),
+            store: store, transport: NoTransport())
         let c = ScoreClient(
             publishableKey: "pk_…", siteId: "app.example.com-1a2b3c",
             endpoint: "https://api.example.com",
             pii: PiiOptions.Classify(rules: [
-                PiiRule(field: "email", action: .hash_),     // `hash_`, not `hash`: that name is NSObject's
+                PiiRule(field: "email", action: .hash_),  // `hash_`, not `hash`: that name is NSObject's
                 PiiRule(field: "phone", action: .redact),
                 PiiRule(field: "memberNumber", action: .tokenize),
                 PiiRule(field: "dateOfBirth", action: .drop),
@@ -49,7 +51,9 @@ enum GuideSnippets {
         score.identify(userId: "auth0|abc123", traits: ["team": "urc-leinster"], replayAnonymousEvents: true)
         score.track(Events.shared.PollVote, props: ["pollId": "motm-r12"], delivery: .critical)
         score.trackAdvertising("ad_click")
-        score.onForeground(); score.onBackground(); score.onNetworkAvailable()
+        score.onForeground()
+        score.onBackground()
+        score.onNetworkAvailable()
         score.startAutoFlush(everySeconds: 30)
         score.stopAutoFlush()
         print(score.inspectJson())
@@ -58,12 +62,12 @@ enum GuideSnippets {
     }
 
     #if canImport(UIKit) && !os(watchOS)
-    /// The guide's one-call lifecycle binding (`application(_:didFinishLaunchingWithOptions:)`),
-    /// compiled on Apple platforms only.
-    static func bind(_ score: ScoreClient) {
-        score.bindToAppLifecycle()
-        score.unbindAppLifecycle()
-    }
+        /// The guide's one-call lifecycle binding (`application(_:didFinishLaunchingWithOptions:)`),
+        /// compiled on Apple platforms only.
+        static func bind(_ score: ScoreClient) {
+            score.bindToAppLifecycle()
+            score.unbindAppLifecycle()
+        }
     #endif
 }
 

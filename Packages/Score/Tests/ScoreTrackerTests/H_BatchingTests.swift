@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct BatchingScenarios {
@@ -63,7 +64,9 @@ import TrackerCore
         h.tx.script { r, _ in
             String(decoding: r.body ?? [], as: UTF8.self).contains(E(2)) ? .status(413) : .status(200)
         }
-        c.pv(); c.pv(); c.pv()
+        c.pv()
+        c.pv()
+        c.pv()
         var threw: Error?
         do { try await c.flush() } catch { threw = error }
         await h.settle()
@@ -102,7 +105,8 @@ import TrackerCore
     @Test func SC78_a2xxRemovesExactlyTheSentEvents() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.pv(); c.pv()
+        c.pv()
+        c.pv()
         h.tx.script { _, i in i == 0 ? .hang : .status(200) }
         let f = await h.startFlush(c)
         #expect(h.tx.records.count == 1)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct LifecycleScenarios {
@@ -14,8 +15,10 @@ import TrackerCore
         c.pv()
         c.bindToAppLifecycle(source: lc)
         await h.settle()
-        await h.at(T0 + 10 * SEC); c.pv()
-        await h.at(T0 + 40 * SEC); c.pv()
+        await h.at(T0 + 10 * SEC)
+        c.pv()
+        await h.at(T0 + 40 * SEC)
+        c.pv()
         await h.at(T0 + 60 * SEC)
         return (c, lc)
     }
@@ -30,17 +33,20 @@ import TrackerCore
     @Test func SC80_background() async {
         let h = Harness()
         let (c, lc) = await sc79(h)
-        await h.at(T0 + 61 * SEC); c.pv()
+        await h.at(T0 + 61 * SEC)
+        c.pv()
         await h.at(T0 + 70 * SEC)
         await lc.emit(.background)
         #expect(times(h) == [0, 30, 60, 70])
         #expect(lc.begins == [T0 + 70 * SEC] && lc.ends == [T0 + 70 * SEC])
-        await h.at(T0 + 71 * SEC); c.pv()
+        await h.at(T0 + 71 * SEC)
+        c.pv()
         await h.at(T0 + 199 * SEC)
         #expect(times(h) == [0, 30, 60, 70])
         await h.at(T0 + 200 * SEC)
         await lc.emit(.foreground)
-        await h.at(T0 + 201 * SEC); c.pv()
+        await h.at(T0 + 201 * SEC)
+        c.pv()
         await h.at(T0 + 230 * SEC)
         #expect(times(h) == [0, 30, 60, 70, 200, 230])
     }
@@ -52,7 +58,8 @@ import TrackerCore
         if let budget { c.bindToAppLifecycle(source: lc, backgroundBudgetSeconds: budget) } else { c.bindToAppLifecycle(source: lc) }
         await h.settle()
         h.tx.answerAll(.hang)
-        await h.at(T0 + SEC); c.pv()
+        await h.at(T0 + SEC)
+        c.pv()
         await h.at(T0 + 2 * SEC)
         await lc.emit(.background)
         #expect(times(h) == [2])
@@ -75,7 +82,7 @@ import TrackerCore
         await h.at(T0 + 60 * SEC)
         await lc.emit(.foreground)
         if lateStatus == 200 {
-            #expect(h.tx.eventRequests.count == 1) // delivered once, never sent again
+            #expect(h.tx.eventRequests.count == 1)  // delivered once, never sent again
         } else {
             #expect(h.tx.eventRequests.last?.at == T0 + 60 * SEC)
             #expect(h.tx.eventRequests.last?.ids == [E(1)])
@@ -101,7 +108,8 @@ import TrackerCore
         c.pv()
         await h.at(T0 + 20 * SEC)
         await lc.emit(.foreground)
-        await h.at(T0 + 21 * SEC); c.pv()
+        await h.at(T0 + 21 * SEC)
+        c.pv()
         await h.at(T0 + 50 * SEC)
         #expect(times(h) == [10, 20, 50])
     }
@@ -115,7 +123,8 @@ import TrackerCore
             c.bindToAppLifecycle(source: lc, autoFlushEverySeconds: nil)
             await h.settle()
             #expect(times(h) == [0])
-            await h.at(T0 + 10 * SEC); c.pv()
+            await h.at(T0 + 10 * SEC)
+            c.pv()
             await h.at(T0 + 300 * SEC)
             #expect(times(h) == [0])
         }
@@ -130,7 +139,9 @@ import TrackerCore
             c.unbindAppLifecycle()
             let before = h.tx.records.count
             c.pv()
-            await lc.emit(.background); await lc.emit(.foreground); await lc.emit(.networkAvailable)
+            await lc.emit(.background)
+            await lc.emit(.foreground)
+            await lc.emit(.networkAvailable)
             await h.advance(300 * SEC)
             #expect(h.tx.records.count == before)
         }
@@ -139,20 +150,30 @@ import TrackerCore
     @Test func SC84_manualControl() async {
         let h = Harness()
         let c = h.client(granted: true)
-        h.tx.script { _, _ in c.pv(); return .status(200) }
+        h.tx.script { _, _ in
+            c.pv()
+            return .status(200)
+        }
         c.pv()
         await h.settle()
         c.onForeground()
         c.startAutoFlush(everySeconds: 10)
         await h.settle()
-        await h.at(T0 + 25 * SEC); c.onBackground(); await h.settle()
+        await h.at(T0 + 25 * SEC)
+        c.onBackground()
+        await h.settle()
         await h.at(T0 + 59 * SEC)
         #expect(times(h) == [0, 10, 20, 25])
-        await h.at(T0 + 60 * SEC); c.onForeground(); await h.settle()
-        await h.at(T0 + 75 * SEC); c.stopAutoFlush()
+        await h.at(T0 + 60 * SEC)
+        c.onForeground()
+        await h.settle()
+        await h.at(T0 + 75 * SEC)
+        c.stopAutoFlush()
         await h.at(T0 + 119 * SEC)
         #expect(times(h) == [0, 10, 20, 25, 60, 70])
-        await h.at(T0 + 120 * SEC); c.onNetworkAvailable(); await h.settle()
+        await h.at(T0 + 120 * SEC)
+        c.onNetworkAvailable()
+        await h.settle()
         #expect(times(h) == [0, 10, 20, 25, 60, 70, 120])
     }
 
@@ -167,15 +188,17 @@ import TrackerCore
         let returned = TimeLog()
         var tasks: [Task<Void, Never>] = []
         for _ in 0..<3 {
-            tasks.append(h.clock.executor.startTask { [clock = h.clock] in
-                try? await c.flush()
-                returned.add(clock.nowMs())
-            })
+            tasks.append(
+                h.clock.executor.startTask { [clock = h.clock] in
+                    try? await c.flush()
+                    returned.add(clock.nowMs())
+                })
         }
         await h.settle()
         c.onNetworkAvailable()
         c.onForeground()
-        await h.at(T0 + 500); c.pv()
+        await h.at(T0 + 500)
+        c.pv()
         await h.at(T0 + 3_000)
         for t in tasks { await t.value }
         #expect(p.calls == 1)

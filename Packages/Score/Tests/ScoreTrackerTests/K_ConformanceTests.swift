@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// Produces the golden fixtures of `conformance/fixtures/` with the fixed clock and ids of 12.0
@@ -14,8 +15,11 @@ import TrackerCoreTestKit
         var headers = JSONObject()
         for h in r.request.headers { headers.appendUnchecked(h.name, .string(h.value)) }
         let body = (try? WireJSON.decode(r.request.body ?? [])) ?? .null
-        let doc: JSONValue = .object(JSONObject([("method", .string(r.request.method)), ("url", .string(r.url)),
-                                                 ("headers", .object(headers)), ("body", body)]))
+        let doc: JSONValue = .object(
+            JSONObject([
+                ("method", .string(r.request.method)), ("url", .string(r.url)),
+                ("headers", .object(headers)), ("body", body),
+            ]))
         return WireJSON.encodeString(doc) + "\n"
     }
 
@@ -91,9 +95,14 @@ import TrackerCoreTestKit
 
     /// Section 2's rules for one envelope.
     static func checkEnvelope(_ e: JSONValue) {
-        guard case let .object(o) = e else { Issue.record("not an object"); return }
-        let order = ["type", "name", "eventId", "timestamp", "anonymousId", "sessionId", "userId", "siteId", "props", "traits",
-                     "context", "sdk", "_backfill", "_originalEventId"]
+        guard case .object(let o) = e else {
+            Issue.record("not an object")
+            return
+        }
+        let order = [
+            "type", "name", "eventId", "timestamp", "anonymousId", "sessionId", "userId", "siteId", "props", "traits",
+            "context", "sdk", "_backfill", "_originalEventId",
+        ]
         let idx = o.keys.map { order.firstIndex(of: $0) ?? -1 }
         #expect(!idx.contains(-1) && idx == idx.sorted(), "key order \(o.keys)")
         #expect(Timestamp.matchesPattern(o["timestamp"]?.stringValue ?? ""))
@@ -102,10 +111,11 @@ import TrackerCoreTestKit
         #expect(IDs.isLowercaseUUID(o["sessionId"]?.stringValue ?? ""))
         func sorted(_ v: JSONValue) -> Bool {
             switch v {
-            case let .object(x):
+            case .object(let x):
                 let keys = x.keys
-                return zip(keys, keys.dropFirst()).allSatisfy { $0.utf8.lexicographicallyPrecedes($1.utf8) } && x.entries.allSatisfy { sorted($0.value) }
-            case let .array(a): return a.allSatisfy(sorted)
+                return zip(keys, keys.dropFirst()).allSatisfy { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                    && x.entries.allSatisfy { sorted($0.value) }
+            case .array(let a): return a.allSatisfy(sorted)
             default: return true
             }
         }

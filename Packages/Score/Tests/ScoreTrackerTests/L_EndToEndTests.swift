@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// Through Core's libcurl transport to the loopback server: failures, a token provider that hangs
@@ -23,9 +24,10 @@ import TrackerCoreTestKit
         }
         defer { server.stop() }
         let h = Harness()
-        let c = ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: server.baseURL + "/", appVersion: "4.2.0",
-                            os: "iOS 18.1", pii: PII4, initialConsent: .all, store: h.store, transport: CurlTransport(),
-                            clock: h.clock, scheduler: h.clock, idSource: h.ids, onDiagnostic: { _ in })
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: server.baseURL + "/", appVersion: "4.2.0",
+            os: "iOS 18.1", pii: PII4, initialConsent: .all, store: h.store, transport: CurlTransport(),
+            clock: h.clock, scheduler: h.clock, idSource: h.ids, onDiagnostic: { _ in })
         c.setToken("tok-e2e")
         let p = Provider(h.clock) { _ in .never }
         c.setTokenProvider { try await p.call() }
@@ -46,7 +48,7 @@ import TrackerCoreTestKit
         // 3: 413 for more than 2 events: 5 → 2, 2, 1, delivered; then the link.
         f = await h.startFlush(c)
         await h.advance(5_000)
-        if case let .failure(e) = await f.value { Issue.record("unexpected failure \(e)") }
+        if case .failure(let e) = await f.value { Issue.record("unexpected failure \(e)") }
         await h.settle()
         let i = c.inspect()
         #expect(i.queue.depth == 0)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 @Suite struct GuideAndVersionTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrackerCore
+
 @testable import ScoreTracker
 
 @Suite struct UnitTests {
@@ -22,19 +23,21 @@ import TrackerCore
 
     @Test func queueRecordRoundTripWithEscapedName() {
         let name = "q\"uo\\te é 😀 \n"
-        let f = EnvelopeFields(type: "track", name: name, eventId: E(9), timestampMs: T0 + 1, anonymousId: A(3), sessionId: S(2),
-                               userId: "u\"1", siteId: "s", props: ["a": 1], traits: nil, context: JSONObject(),
-                               sdkName: "n", sdkVersion: "v")
-        let e = QueuedEvent(eventId: E(9), name: name, timestampMs: T0 + 1, anonymousEpoch: 0, hasUserId: true,
-                            critical: true, notice: false, requires: 5, fields: f, encoded: nil)
+        let f = EnvelopeFields(
+            type: "track", name: name, eventId: E(9), timestampMs: T0 + 1, anonymousId: A(3), sessionId: S(2),
+            userId: "u\"1", siteId: "s", props: ["a": 1], traits: nil, context: JSONObject(),
+            sdkName: "n", sdkVersion: "v")
+        let e = QueuedEvent(
+            eventId: E(9), name: name, timestampMs: T0 + 1, anonymousEpoch: 0, hasUserId: true,
+            critical: true, notice: false, requires: 5, fields: f, encoded: nil)
         let env = f.encode()
-        guard case let .add(a)? = QueueRecord.parse(QueueRecord.add(e, envelope: env)) else {
+        guard case .add(let a)? = QueueRecord.parse(QueueRecord.add(e, envelope: env)) else {
             Issue.record("no add record")
             return
         }
         #expect(a.name == name && a.eventId == E(9) && a.timestampMs == T0 + 1 && a.anonymousId == A(3))
         #expect(a.flags == 5 && a.requires == 5 && a.envelope == env)
-        guard case let .remove(ids)? = QueueRecord.parse(QueueRecord.remove([E(1), E(2)])) else {
+        guard case .remove(let ids)? = QueueRecord.parse(QueueRecord.remove([E(1), E(2)])) else {
             Issue.record("no remove record")
             return
         }
@@ -44,31 +47,37 @@ import TrackerCore
 
     @Test func startUpScanReadsWhatParseReadsWithoutBuildingIds() {
         func record(id: String, name: String, anon: String) -> [UInt8] {
-            let f = EnvelopeFields(type: "track", name: name, eventId: id, timestampMs: T0 + 7, anonymousId: anon,
-                                   sessionId: S(1), userId: nil, siteId: "s", props: [:], traits: nil,
-                                   context: JSONObject(), sdkName: "n", sdkVersion: "v")
-            let e = QueuedEvent(eventId: id, name: name, timestampMs: T0 + 7, anonymousEpoch: 0, hasUserId: false,
-                                critical: false, notice: true, requires: 3, fields: f, encoded: nil)
+            let f = EnvelopeFields(
+                type: "track", name: name, eventId: id, timestampMs: T0 + 7, anonymousId: anon,
+                sessionId: S(1), userId: nil, siteId: "s", props: [:], traits: nil,
+                context: JSONObject(), sdkName: "n", sdkVersion: "v")
+            let e = QueuedEvent(
+                eventId: id, name: name, timestampMs: T0 + 7, anonymousEpoch: 0, hasUserId: false,
+                critical: false, notice: true, requires: 3, fields: f, encoded: nil)
             return QueueRecord.add(e, envelope: f.encode())
         }
         // A canonical id is packed; an escaped name and id and another anonymousId are read as text.
-        guard case let .add(id, name, ms, same, flags, requires)? = QueueRecord.scan(record(id: E(4), name: "n\"1", anon: A(1)), anonymousId: A(1)) else {
+        guard
+            case .add(let id, let name, let ms, let same, let flags, let requires)? = QueueRecord.scan(
+                record(id: E(4), name: "n\"1", anon: A(1)), anonymousId: A(1))
+        else {
             Issue.record("no add")
             return
         }
         #expect(id == CompactEventId(E(4)) && name == "n\"1" && ms == T0 + 7 && same && flags == 2 && requires == 3)
         if case .uuid = id {} else { Issue.record("not packed") }
-        guard case let .add(id2, _, _, same2, _, _)? = QueueRecord.scan(record(id: "x\"y", name: "n", anon: "a\\b"), anonymousId: A(1)) else {
+        guard case .add(let id2, _, _, let same2, _, _)? = QueueRecord.scan(record(id: "x\"y", name: "n", anon: "a\\b"), anonymousId: A(1))
+        else {
             Issue.record("no add")
             return
         }
         #expect(id2 == .text("x\"y") && !same2)
-        guard case let .add(_, _, _, same3, _, _)? = QueueRecord.scan(record(id: E(5), name: "n", anon: "a\\b"), anonymousId: "a\\b") else {
+        guard case .add(_, _, _, let same3, _, _)? = QueueRecord.scan(record(id: E(5), name: "n", anon: "a\\b"), anonymousId: "a\\b") else {
             Issue.record("no add")
             return
         }
         #expect(same3)
-        guard case let .remove(ids)? = QueueRecord.scan(QueueRecord.remove([E(1), "other"]), anonymousId: A(1)) else {
+        guard case .remove(let ids)? = QueueRecord.scan(QueueRecord.remove([E(1), "other"]), anonymousId: A(1)) else {
             Issue.record("no remove")
             return
         }
@@ -78,16 +87,21 @@ import TrackerCore
 
     @Test func startUpLoadKeepsTheFirstPlaceAndLastContentsOfAnIdAndDropsRemovedOnes() {
         func add(_ n: Int, name: String) -> [UInt8] {
-            let f = EnvelopeFields(type: "track", name: name, eventId: E(n), timestampMs: T0, anonymousId: A(1),
-                                   sessionId: S(1), userId: nil, siteId: "s", props: [:], traits: nil,
-                                   context: JSONObject(), sdkName: "n", sdkVersion: "v")
-            let e = QueuedEvent(eventId: E(n), name: name, timestampMs: T0, anonymousEpoch: 0, hasUserId: false,
-                                critical: false, notice: false, requires: 1, fields: f, encoded: nil)
+            let f = EnvelopeFields(
+                type: "track", name: name, eventId: E(n), timestampMs: T0, anonymousId: A(1),
+                sessionId: S(1), userId: nil, siteId: "s", props: [:], traits: nil,
+                context: JSONObject(), sdkName: "n", sdkVersion: "v")
+            let e = QueuedEvent(
+                eventId: E(n), name: name, timestampMs: T0, anonymousEpoch: 0, hasUserId: false,
+                critical: false, notice: false, requires: 1, fields: f, encoded: nil)
             return QueueRecord.add(e, envelope: f.encode())
         }
-        let records = [add(1, name: "a"), add(2, name: "b"), add(1, name: "a2"), add(3, name: "c"),
-                       QueueRecord.remove([E(2)]), add(2, name: "b2"), QueueRecord.remove([E(3)])]
-        var s = ClientState(consent: ConsentState(analytics: false, personalization: false, advertising: false), anonymousId: A(1), sessionId: S(1))
+        let records = [
+            add(1, name: "a"), add(2, name: "b"), add(1, name: "a2"), add(3, name: "c"),
+            QueueRecord.remove([E(2)]), add(2, name: "b2"), QueueRecord.remove([E(3)]),
+        ]
+        var s = ClientState(
+            consent: ConsentState(analytics: false, personalization: false, advertising: false), anonymousId: A(1), sessionId: S(1))
         ScoreClient.loadQueue(records, locations: nil, into: &s)
         #expect(s.queue.map(\.eventId) == [E(1), E(2)])
         #expect(s.queue.map(\.name) == ["a2", "b2"])
@@ -97,8 +111,9 @@ import TrackerCore
 
     @Test func eventQueueRemovesItsFrontWithoutShiftingAndHandsTheCutOffFrontOver() {
         func event(_ n: Int) -> QueuedEvent {
-            QueuedEvent(eventId: E(n), name: "e\(n)", timestampMs: T0, anonymousEpoch: 0, hasUserId: false,
-                        critical: false, notice: false, requires: 1, fields: nil, encoded: nil)
+            QueuedEvent(
+                eventId: E(n), name: "e\(n)", timestampMs: T0, anonymousEpoch: 0, hasUserId: false,
+                critical: false, notice: false, requires: 1, fields: nil, encoded: nil)
         }
         var q = EventQueue()
         var released: [QueuedEvent] = []
@@ -135,10 +150,11 @@ import TrackerCore
     /// The recording path scrubs and encodes in one pass; its bytes must equal the value-tree
     /// path (`object` then `WireJSON`) for every kind of input and every rule.
     @Test func streamingScrubEqualsTheValueTreePath() throws {
-        let scrubber = PiiScrubber(.Classify(rules: [
-            PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
-            PiiRule(field: "card", action: .drop), PiiRule(field: "name", action: .tokenize),
-        ]))
+        let scrubber = PiiScrubber(
+            .Classify(rules: [
+                PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
+                PiiRule(field: "card", action: .drop), PiiRule(field: "name", action: .tokenize),
+            ]))
         let inputs: [[String: Any]] = [
             [:],
             ["email": "fan@example.com"],
@@ -164,8 +180,10 @@ import TrackerCore
         let scrubber = PiiScrubber(nil)
         let json = #"{"one":1,"zero":0,"yes":true,"no":false,"half":0.5,"nothing":null,"list":[1,true,null]}"#
         let decoded = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        let boxed: [String: Any] = ["n1": NSNumber(value: 1), "b1": NSNumber(value: true), "n0": NSNumber(value: 0.0),
-                                    "swiftTrue": true, "swiftOne": 1]
+        let boxed: [String: Any] = [
+            "n1": NSNumber(value: 1), "b1": NSNumber(value: true), "n0": NSNumber(value: 0.0),
+            "swiftTrue": true, "swiftOne": 1,
+        ]
         let expected = [
             #"{"half":0.5,"list":[1,true,null],"no":false,"nothing":null,"one":1,"yes":true,"zero":0}"#,
             #"{"b1":true,"n0":0,"n1":1,"swiftOne":1,"swiftTrue":true}"#,
@@ -201,9 +219,10 @@ import TrackerCore
         EnvelopeWriter.tail(context: ctx, sdkName: "n", sdkVersion: "1", into: &tail)
         var props: [UInt8] = []
         try PiiScrubber(nil).write(["a": 1], into: &props)
-        let f = EnvelopeFields(type: "track", name: "poll_vote", eventId: E(1), timestampMs: T0, anonymousId: A(1),
-                               sessionId: S(1), userId: "fan-1", siteId: "urc", props: ["a": 1], traits: nil, context: ctx,
-                               sdkName: "n", sdkVersion: "1")
+        let f = EnvelopeFields(
+            type: "track", name: "poll_vote", eventId: E(1), timestampMs: T0, anonymousId: A(1),
+            sessionId: S(1), userId: "fan-1", siteId: "urc", props: ["a": 1], traits: nil, context: ctx,
+            sdkName: "n", sdkVersion: "1")
         #expect(EnvelopeWriter.exact(head, identity, props, tail) == f.encode())
     }
 }
@@ -211,13 +230,19 @@ import TrackerCore
 @Suite struct CompactEventTests {
     @Test func eventIdsRoundTripExactly() {
         let minted = SystemScoreIdSource().newEventId(nowMs: T0)
-        for id in [minted, "019ca945-0a00-7abc-8def-0123456789ab", "E1", "", "019CA945-0A00-7ABC-8DEF-0123456789AB",
-                   "019ca945-0a00-7abc-8def-0123456789a", "019ca945x0a00-7abc-8def-0123456789ab", "é-\u{1F600}"] {
+        for id in [
+            minted, "019ca945-0a00-7abc-8def-0123456789ab", "E1", "", "019CA945-0A00-7ABC-8DEF-0123456789AB",
+            "019ca945-0a00-7abc-8def-0123456789a", "019ca945x0a00-7abc-8def-0123456789ab", "é-\u{1F600}",
+        ] {
             #expect(CompactEventId(id).string == id)
         }
-        guard case .uuid = CompactEventId(minted) else { Issue.record("a minted id is not packed"); return }
+        guard case .uuid = CompactEventId(minted) else {
+            Issue.record("a minted id is not packed")
+            return
+        }
         guard case .text = CompactEventId("019CA945-0A00-7ABC-8DEF-0123456789AB") else {
-            Issue.record("an uppercase id must stay text (it would not round-trip)"); return
+            Issue.record("an uppercase id must stay text (it would not round-trip)")
+            return
         }
         var bytes: [UInt8] = []
         CompactEventId(minted).write(into: &bytes)
@@ -225,26 +250,28 @@ import TrackerCore
     }
 
     #if os(Linux)
-    @_silgen_name("malloc_usable_size") static func mallocUsableSize(_ p: UnsafeMutableRawPointer) -> Int
+        @_silgen_name("malloc_usable_size") static func mallocUsableSize(_ p: UnsafeMutableRawPointer) -> Int
 
-    /// A queued event's instance stays in glibc's 96-byte size class (the queue may hold many).
-    @Test func aQueuedEventIsSmall() {
-        let e = QueuedEvent(eventId: SystemScoreIdSource().newEventId(nowMs: T0), name: "poll_vote", timestampMs: T0,
-                            anonymousEpoch: 0, hasUserId: false, critical: true, notice: false, requires: 1,
-                            fields: nil, encoded: nil)
-        e.location = ScoreRecordLocation(generation: 3, offset: 1 << 33)
-        e.persisted = true
-        // malloc may hand out a slightly larger free chunk: the smallest of a few is the class.
-        let more = (0..<32).map { _ in
-            QueuedEvent(eventId: "E", name: "n", timestampMs: 0, anonymousEpoch: 0, hasUserId: false, critical: false,
-                        notice: false, requires: 0, fields: nil, encoded: nil)
+        /// A queued event's instance stays in glibc's 96-byte size class (the queue may hold many).
+        @Test func aQueuedEventIsSmall() {
+            let e = QueuedEvent(
+                eventId: SystemScoreIdSource().newEventId(nowMs: T0), name: "poll_vote", timestampMs: T0,
+                anonymousEpoch: 0, hasUserId: false, critical: true, notice: false, requires: 1,
+                fields: nil, encoded: nil)
+            e.location = ScoreRecordLocation(generation: 3, offset: 1 << 33)
+            e.persisted = true
+            // malloc may hand out a slightly larger free chunk: the smallest of a few is the class.
+            let more = (0..<32).map { _ in
+                QueuedEvent(
+                    eventId: "E", name: "n", timestampMs: 0, anonymousEpoch: 0, hasUserId: false, critical: false,
+                    notice: false, requires: 0, fields: nil, encoded: nil)
+            }
+            let smallest = (more + [e]).map { Self.mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min()!
+            #expect(smallest <= 88)  // a 96-byte chunk
+            #expect(e.location == ScoreRecordLocation(generation: 3, offset: 1 << 33))
+            #expect(e.critical && !e.notice && !e.hasUserId && e.persisted && e.inQueue)
+            e.location = nil
+            #expect(e.location == nil)
         }
-        let smallest = (more + [e]).map { Self.mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min()!
-        #expect(smallest <= 88) // a 96-byte chunk
-        #expect(e.location == ScoreRecordLocation(generation: 3, offset: 1 << 33))
-        #expect(e.critical && !e.notice && !e.hasUserId && e.persisted && e.inQueue)
-        e.location = nil
-        #expect(e.location == nil)
-    }
     #endif
 }

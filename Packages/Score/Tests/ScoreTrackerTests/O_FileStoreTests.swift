@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// The file store keeps queued events on disk only (read back when sent) and compacts its log.
@@ -60,7 +61,9 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        c.pv(); c.pv(); c.pv()
+        c.pv()
+        c.pv()
+        c.pv()
         await h.settle()
         // Flip a byte inside the second record's payload behind the client's back.
         let path = dir + "/queue.log"
@@ -82,22 +85,37 @@ import TrackerCoreTestKit
         let inner: FileScoreStore
         let clock: ManualClock
         let calls = Locked<[String]>([])
-        init(_ inner: FileScoreStore, clock: ManualClock) { self.inner = inner; self.clock = clock }
+        init(_ inner: FileScoreStore, clock: ManualClock) {
+            self.inner = inner
+            self.clock = clock
+        }
         private func note(_ s: String) { calls.withLock { $0.append("\(s)@\(clock.nowMs() - T0)") } }
         func load() throws -> ScoreStoreContents { try inner.load() }
-        func appendQueueRecords(_ records: [[UInt8]]) async throws { note("append"); try await inner.appendQueueRecords(records) }
+        func appendQueueRecords(_ records: [[UInt8]]) async throws {
+            note("append")
+            try await inner.appendQueueRecords(records)
+        }
         func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-            note("append"); return try await inner.appendQueueRecordsLocated(records)
+            note("append")
+            return try await inner.appendQueueRecordsLocated(records)
         }
         func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-            note("write"); return try await inner.appendQueueRecordsDeferringSync(records)
+            note("write")
+            return try await inner.appendQueueRecordsDeferringSync(records)
         }
-        func syncQueue() async throws { note("sync"); try await inner.syncQueue() }
+        func syncQueue() async throws {
+            note("sync")
+            try await inner.syncQueue()
+        }
         func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
         func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
-            note("compact"); return try await inner.compactQueue(keeping: keeping)
+            note("compact")
+            return try await inner.compactQueue(keeping: keeping)
         }
-        func rewriteQueue(_ records: [[UInt8]]) async throws { note("rewrite"); try await inner.rewriteQueue(records) }
+        func rewriteQueue(_ records: [[UInt8]]) async throws {
+            note("rewrite")
+            try await inner.rewriteQueue(records)
+        }
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
 
         /// How many calls of `kind` were made.
@@ -122,7 +140,9 @@ import TrackerCoreTestKit
         let first = spy.calls.withLock { $0 }
         #expect(first.count == 2 && first[0].hasPrefix("write") && first[1].hasPrefix("sync"))
         // Three more within the interval: written at once (readable after a crash), not synced.
-        c.pv(); c.pv(); c.pv()
+        c.pv()
+        c.pv()
+        c.pv()
         await h.settle()
         #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 4)
         #expect(spy.count("sync") == 1)
@@ -161,10 +181,16 @@ import TrackerCoreTestKit
         let (h, spy, dir) = spiedHarness("shed-compact")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let c = h.client(maxQueueSize: 200, granted: true)
-        for n in 1...200 { c.track("e\(n)"); await h.settle() }
+        for n in 1...200 {
+            c.track("e\(n)")
+            await h.settle()
+        }
         // Each shed of a written event leaves two dead records (its add and its removal): 300
         // sheds leave 600, not more than 3 × 200 queued; the 301st compacts.
-        for n in 201...500 { c.track("e\(n)"); await h.settle() }
+        for n in 201...500 {
+            c.track("e\(n)")
+            await h.settle()
+        }
         #expect(spy.count("compact") == 0)
         c.track("e501")
         await h.settle()
@@ -205,8 +231,9 @@ import TrackerCoreTestKit
     @Test func theWriterNapsBeforeGoingIdleSoThatCallsMeanwhileStartNothing() async throws {
         let h = Harness()
         let scheduler = NappingScheduler(h.clock)
-        let c = ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-                            store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids)
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+            store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids)
         c.grantAllConsent()
         await h.settle()
         // The identity file's writer has run; count the queue writers from here.
@@ -217,7 +244,12 @@ import TrackerCoreTestKit
         #expect(scheduler.ioSpawns.withLock { $0 } == before + 1)
         #expect(scheduler.naps.withLock { $0 } == ScoreClient.writerNapsUs.count)
         // Events recorded while it naps are written by it: no second writer is started for them.
-        scheduler.duringNextNap.withLock { $0 = { c.pv(); c.pv() } }
+        scheduler.duringNextNap.withLock {
+            $0 = {
+                c.pv()
+                c.pv()
+            }
+        }
         c.pv()
         await h.settle()
         #expect(scheduler.ioSpawns.withLock { $0 } == before + 2)

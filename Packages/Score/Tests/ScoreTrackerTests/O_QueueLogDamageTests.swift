@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// Issue 14 item 2: a damaged record in the middle of the queue log used to cut every intact

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// A store that forwards only the protocol's required calls to a ``FileScoreStore`` (like a
@@ -60,8 +61,10 @@ final class LaterIds: ScoreIdSource {
             if depth == 0 || depth >= last { break }
             last = depth
         }
-        return (h.tx.eventRequests.flatMap(\.ids), h.diagnostics.all.filter { $0.code == "storage" },
-                c.inspect().queue.depth)
+        return (
+            h.tx.eventRequests.flatMap(\.ids), h.diagnostics.all.filter { $0.code == "storage" },
+            c.inspect().queue.depth
+        )
     }
 
     /// The events a relaunch must send from `bytes` (the log as the crash left it): the adds
@@ -71,10 +74,10 @@ final class LaterIds: ScoreIdSource {
         var live: Set<String> = []
         for r in AppendLog.parse(bytes).records {
             switch QueueRecord.parse(r) {
-            case let .add(a)?:
+            case .add(let a)?:
                 if !live.contains(a.eventId) { order.append(a.eventId) }
                 live.insert(a.eventId)
-            case let .remove(ids)?: for id in ids { live.remove(id) }
+            case .remove(let ids)?: for id in ids { live.remove(id) }
             case nil: break
             }
         }
@@ -211,9 +214,10 @@ final class LaterIds: ScoreIdSource {
             let clock3 = ManualClock(startMs: T0)
             let tx3 = TX(clock: clock3)
             tx3.answerAll(.error)
-            let c3 = ScoreClient(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-                                 store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
-                                 scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in })
+            let c3 = ScoreClient(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
+                scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in })
             c3.grantAllConsent()
             c3.track("after", props: ["n": 1])
             await clock3.settle()

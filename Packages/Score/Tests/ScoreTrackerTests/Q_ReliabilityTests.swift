@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 // Regression scenarios of issue 14 (Score), new ids:
@@ -32,9 +33,9 @@ import TrackerCoreTestKit
         c.onBackground()
         await h.settle()
         await h.advance(5 * SEC + 100)
-        #expect(c.inspect().lastFlush.ok == false) // abandoned at 5 s
+        #expect(c.inspect().lastFlush.ok == false)  // abandoned at 5 s
         await h.flush(c)
-        await h.advance(2 * SEC) // the late 2xx arrives
+        await h.advance(2 * SEC)  // the late 2xx arrives
         await h.flush(c)
         let sent = h.tx.batches.flatMap { $0 }
         #expect(sent.count == 300)
@@ -51,9 +52,9 @@ import TrackerCoreTestKit
         c.onBackground()
         await h.settle()
         await h.advance(5 * SEC + 100)
-        await h.flush(c) // sends the 50 not in flight
+        await h.flush(c)  // sends the 50 not in flight
         #expect(c.inspect().queue.depth == 100)
-        await h.advance(2 * SEC) // the late 500
+        await h.advance(2 * SEC)  // the late 500
         #expect(c.inspect().queue.depth == 100)
         await h.flush(c)
         #expect(c.inspect().queue.depth == 0)
@@ -93,11 +94,17 @@ import TrackerCoreTestKit
         let h = Harness()
         let huge = String(repeating: "x", count: 600_000)
         func identityFile(anonymousId: String, userId: String, linked: [String]) -> [UInt8] {
-            WireJSON.encode(.object(JSONObject([("anonymousId", .string(anonymousId)), ("userId", .string(userId)),
-                                                ("linked", .array(linked.map { .string($0) }))])))
+            WireJSON.encode(
+                .object(
+                    JSONObject([
+                        ("anonymousId", .string(anonymousId)), ("userId", .string(userId)),
+                        ("linked", .array(linked.map { .string($0) })),
+                    ])))
         }
-        try await h.store.saveIdentity(identityFile(anonymousId: A(9), userId: huge,
-                                                    linked: [A(1) + "\u{1F}" + huge, A(9) + "\u{1F}u1"]))
+        try await h.store.saveIdentity(
+            identityFile(
+                anonymousId: A(9), userId: huge,
+                linked: [A(1) + "\u{1F}" + huge, A(9) + "\u{1F}u1"]))
         let c = h.client(granted: true)
         #expect(c.inspect().identity.userId == nil)
         #expect(c.inspect().identity.anonymousId == A(9))
@@ -105,7 +112,7 @@ import TrackerCoreTestKit
         try #require(d.count == 1)
         #expect(d[0].code == "storage" && d[0].message.contains("userId") && d[0].message.contains("1 linked"))
         #expect(!d[0].message.contains(huge.prefix(50)))
-        #expect(c.state.withLock { $0.linked } == [A(9) + "\u{1F}u1"]) // the valid pair is kept
+        #expect(c.state.withLock { $0.linked } == [A(9) + "\u{1F}u1"])  // the valid pair is kept
         // Events are delivered again, without the discarded userId; the file is rewritten.
         c.pv()
         await h.flush(c)
@@ -131,9 +138,11 @@ import TrackerCoreTestKit
     @Test func SC122_aStoredEventTooLargeForAnyRequestIsDroppedWhenSent() async throws {
         let h = Harness()
         // Written by a build without the userId limit: the identify event of a 600 KB userId.
-        let env = #"{"type":"identify","name":"identify","eventId":"\#(E(90))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","userId":"\#(String(repeating: "x", count: 600_000))","siteId":"urc-ios","props":{},"traits":{},"context":\#(CTX),"sdk":\#(SDKJSON)}"#
-        let e = QueuedEvent(eventId: E(90), name: "identify", timestampMs: T0, anonymousEpoch: 0, hasUserId: true,
-                            critical: false, notice: false, requires: 1, fields: nil, encoded: nil)
+        let env =
+            #"{"type":"identify","name":"identify","eventId":"\#(E(90))","timestamp":"2026-03-01T12:00:00.000Z","anonymousId":"\#(A(1))","sessionId":"\#(S(1))","userId":"\#(String(repeating: "x", count: 600_000))","siteId":"urc-ios","props":{},"traits":{},"context":\#(CTX),"sdk":\#(SDKJSON)}"#
+        let e = QueuedEvent(
+            eventId: E(90), name: "identify", timestampMs: T0, anonymousEpoch: 0, hasUserId: true,
+            critical: false, notice: false, requires: 1, fields: nil, encoded: nil)
         try await h.store.appendQueueRecords([QueueRecord.add(e, envelope: Array(env.utf8))])
         let c = h.client(granted: true)
         #expect(c.inspect().queue.depth == 1)
@@ -150,7 +159,9 @@ import TrackerCoreTestKit
     @Test func SC123_anEventAnswered413AloneIsDroppedAfterThreeFlushes() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.pv(); c.pv(); c.pv()
+        c.pv()
+        c.pv()
+        c.pv()
         h.tx.script { r, _ in String(decoding: r.body ?? [], as: UTF8.self).contains(E(2)) ? .status(413) : .status(200) }
         await h.flush(c)
         // SC76's flush: E2 stays queued.
@@ -164,7 +175,7 @@ import TrackerCoreTestKit
         #expect(h.diagnostics.all.map(\.code) == ["invalid-event"])
         let before = h.tx.eventRequests.count
         await h.flush(c)
-        #expect(h.tx.eventRequests.count == before) // not uploaded forever
+        #expect(h.tx.eventRequests.count == before)  // not uploaded forever
     }
 
     // MARK: SC124
@@ -204,11 +215,11 @@ import TrackerCoreTestKit
         #expect(store.attempts.withLock { $0 } == 2)
         for _ in 0..<10 { c.pv() }
         await h.advance(150)
-        #expect(store.attempts.withLock { $0 } == 2) // backing off: recording calls do not retry
+        #expect(store.attempts.withLock { $0 } == 2)  // backing off: recording calls do not retry
         store.full.withLock { $0 = false }
         await h.advance(50)
         #expect(store.inner.queueRecords.count == 210)
-        #expect(h.diagnostics.all.filter { $0.code == "storage" }.count == 1) // one per run of failures
+        #expect(h.diagnostics.all.filter { $0.code == "storage" }.count == 1)  // one per run of failures
         // Killed now: a relaunch finds every event, in order, and sends each once.
         let c2 = h.client(granted: true)
         #expect(c2.inspect().queue.depth == 210)
@@ -220,7 +231,8 @@ import TrackerCoreTestKit
         let store = FullDiskStore()
         let h = Harness(store: store)
         let c = h.client(granted: true)
-        c.pv(); c.pv()
+        c.pv()
+        c.pv()
         await h.settle()
         // The flush does not wait for a write that cannot happen.
         await h.flush(c)
@@ -265,7 +277,10 @@ import TrackerCoreTestKit
             await withCheckedContinuation { c in held.withLock { $0.append(c) } }
         }
         func release() {
-            for c in held.withLock({ h -> [CheckedContinuation<Void, Never>] in defer { h = [] }; return h }) { c.resume() }
+            for c in held.withLock({ h -> [CheckedContinuation<Void, Never>] in
+                defer { h = [] }
+                return h
+            }) { c.resume() }
         }
     }
 
@@ -275,8 +290,9 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         c.pv()
         await h.settle()
-        #expect(store.syncs.withLock { $0 } == 1) // the first append is synced at once, and held
-        c.pv(); c.pv()
+        #expect(store.syncs.withLock { $0 } == 1)  // the first append is synced at once, and held
+        c.pv()
+        c.pv()
         await h.settle()
         #expect(store.inner.queueRecords.count == 3, "appends waited for the sync")
         // A flush is not held up by the sync either.
@@ -295,9 +311,13 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
-        let store = FileScoreStore(directory: dir, sync: true,
-                                   openForAppending: { path, sync in try AppendLog.open(path: path, sync: sync) },
-                                   beforeSync: { entered.signal(); gate.wait() })
+        let store = FileScoreStore(
+            directory: dir, sync: true,
+            openForAppending: { path, sync in try AppendLog.open(path: path, sync: sync) },
+            beforeSync: {
+                entered.signal()
+                gate.wait()
+            })
         _ = try store.load()
         let first = try store.appendDeferringSyncNow([[1, 2, 3]])
         // Threads, not tasks: the held sync must not take a thread of the shared pool.
@@ -330,22 +350,26 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        c.pv(); c.pv(); c.pv()
+        c.pv()
+        c.pv()
+        c.pv()
         await h.settle()
         // Relaunch on a read-only directory (EROFS on the read-write open).
         let writable = Locked(false)
-        h.store = FileScoreStore(directory: dir, sync: false, openForAppending: { path, sync in
-            guard writable.withLock({ $0 }) else { throw AppendLogError("open", errno: EROFS) }
-            return try AppendLog.open(path: path, sync: sync)
-        })
+        h.store = FileScoreStore(
+            directory: dir, sync: false,
+            openForAppending: { path, sync in
+                guard writable.withLock({ $0 }) else { throw AppendLogError("open", errno: EROFS) }
+                return try AppendLog.open(path: path, sync: sync)
+            })
         h.diagnostics.clear()
         let c2 = h.client(granted: true)
         #expect(c2.inspect().queue.depth == 3)
-        c2.pv() // recorded in memory
+        c2.pv()  // recorded in memory
         await h.flush(c2)
         #expect(h.tx.batches == [[E(1), E(2), E(3), E(4)]])
         #expect(c2.inspect().queue.depth == 0)
-        await h.advance(5 * SEC) // write retries fail quietly
+        await h.advance(5 * SEC)  // write retries fail quietly
         #expect(h.diagnostics.all.count == 1)
         #expect(h.diagnostics.all.first?.code == "storage")
         // Writable again: the removals kept in memory are written; nothing comes back.
@@ -361,10 +385,14 @@ import TrackerCoreTestKit
             return
         }
         let dir = NSTemporaryDirectory() + "score-ro2-\(UUID().uuidString)"
-        defer { chmod(dir, 0o700); try? FileManager.default.removeItem(atPath: dir) }
+        defer {
+            chmod(dir, 0o700)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        c.pv(); c.pv()
+        c.pv()
+        c.pv()
         await h.settle()
         chmod(dir + "/queue.log", 0o400)
         chmod(dir, 0o500)
@@ -425,9 +453,11 @@ import TrackerCoreTestKit
         // Section 2: type, name, eventId, timestamp, anonymousId, sessionId, userId, siteId,
         // props, traits (identify only), context, sdk.
         func envelope(type: String, name: String, n: Int, props: String, traits: String?) -> String {
-            var parts = [field("type", str(type)), field("name", str(name)), field("eventId", str(E(n))),
-                         field("timestamp", ts), field("anonymousId", str(A(1))), field("sessionId", str(S(1))),
-                         field("userId", str("auth0|abc123")), field("siteId", str("urc-ios")), field("props", props)]
+            var parts = [
+                field("type", str(type)), field("name", str(name)), field("eventId", str(E(n))),
+                field("timestamp", ts), field("anonymousId", str(A(1))), field("sessionId", str(S(1))),
+                field("userId", str("auth0|abc123")), field("siteId", str("urc-ios")), field("props", props),
+            ]
             if let traits { parts.append(field("traits", traits)) }
             parts += [field("context", ctx), field("sdk", sdk)]
             return "{" + parts.joined(separator: ",") + "}"
@@ -441,16 +471,30 @@ import TrackerCoreTestKit
         #expect(try file("envelope-screen.json") == screen + "\n")
         #expect(try file("envelope-identify.json") == identify + "\n")
         // Section 2's requests: the events request and the link request, same headers.
-        let headers = "{" + [field("Content-Type", str("application/json")), field("X-Publishable-Key", str("pk_test_1")),
-                             field("Authorization", str("Bearer tok-1"))].joined(separator: ",") + "}"
-        let batch = "{" + [field("method", str("POST")), field("url", str("https://score.test/api/events")),
-                           field("headers", headers),
-                           field("body", "{" + field("sentAt", ts) + "," + field("events", "[" + [pv, screen, identify].joined(separator: ",") + "]") + "}")]
+        let headers =
+            "{"
+            + [
+                field("Content-Type", str("application/json")), field("X-Publishable-Key", str("pk_test_1")),
+                field("Authorization", str("Bearer tok-1")),
+            ].joined(separator: ",") + "}"
+        let batch =
+            "{"
+            + [
+                field("method", str("POST")), field("url", str("https://score.test/api/events")),
+                field("headers", headers),
+                field(
+                    "body",
+                    "{" + field("sentAt", ts) + "," + field("events", "[" + [pv, screen, identify].joined(separator: ",") + "]") + "}"),
+            ]
             .joined(separator: ",") + "}"
         #expect(try file("request-events-batch.json") == batch + "\n")
-        let link = "{" + [field("method", str("POST")), field("url", str("https://score.test/api/identity/link-anonymous")),
-                          field("headers", headers),
-                          field("body", "{" + field("anonymousId", str(A(1))) + "," + field("userId", str("auth0|abc123")) + "}")]
+        let link =
+            "{"
+            + [
+                field("method", str("POST")), field("url", str("https://score.test/api/identity/link-anonymous")),
+                field("headers", headers),
+                field("body", "{" + field("anonymousId", str(A(1))) + "," + field("userId", str("auth0|abc123")) + "}"),
+            ]
             .joined(separator: ",") + "}"
         #expect(try file("request-link-anonymous.json") == link + "\n")
     }

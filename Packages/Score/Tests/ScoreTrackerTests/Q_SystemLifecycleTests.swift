@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// `bindToAppLifecycle()` as it runs on UIKit, driven on Linux: the client bound to
@@ -21,7 +22,10 @@ import TrackerCoreTestKit
     /// regression fails instead of hanging the suite). Returns whether it finished.
     func finishes(within seconds: Double, _ body: @escaping @Sendable () -> Void) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        Thread { body(); done.signal() }.start()
+        Thread {
+            body()
+            done.signal()
+        }.start()
         return done.wait(timeout: .now() + seconds) == .success
     }
 
@@ -34,7 +38,7 @@ import TrackerCoreTestKit
         c.bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: AppLifecycleMonitor(system: system, hop: hop)))
         await h.settle()
         #expect(system.stateReads == 0)
-        #expect(h.tx.eventRequests.isEmpty) // not known to be in the foreground yet
+        #expect(h.tx.eventRequests.isEmpty)  // not known to be in the foreground yet
         hop.release()
         await h.settle()
         #expect(system.stateReads == 1)
@@ -51,15 +55,15 @@ import TrackerCoreTestKit
         await h.settle()
         h.tx.answerAll(.hang)
         c.pv()
-        hop.hold() // the main thread is busy from here on
+        hop.hold()  // the main thread is busy from here on
         let ok = finishes(within: 10) {
-            system.post(.didEnterBackground) // begins the background task and the flush
+            system.post(.didEnterBackground)  // begins the background task and the flush
             c.pv()
             c.pv()
         }
         #expect(ok)
         #expect(c.inspect().queue.depth == 3)
-        #expect(system.begunTasks.isEmpty) // the OS call waits for the main thread, nobody waits for it
+        #expect(system.begunTasks.isEmpty)  // the OS call waits for the main thread, nobody waits for it
         await h.settle()
         h.tx.answerAll(.status(200))
         h.tx.releaseHung()
@@ -78,7 +82,8 @@ import TrackerCoreTestKit
         c.bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop())))
         await h.settle()
         h.tx.answerAll(.hang)
-        await h.at(T0 + SEC); c.pv()
+        await h.at(T0 + SEC)
+        c.pv()
         await h.at(T0 + 2 * SEC)
         system.post(.didEnterBackground)
         await h.settle()
@@ -91,7 +96,7 @@ import TrackerCoreTestKit
         #expect(system.endedTasks.count == 1)
         #expect(c.inspect().lastFlush.ok == false)
         #expect(c.inspect().queue.depth == 1)
-        h.tx.releaseHung(status: 503) // the abandoned request fails late: its event stays queued
+        h.tx.releaseHung(status: 503)  // the abandoned request fails late: its event stays queued
         await h.settle()
         #expect(c.inspect().queue.depth == 1)
         h.tx.answerAll(.status(200))
@@ -100,7 +105,7 @@ import TrackerCoreTestKit
         await h.settle()
         #expect(h.tx.eventRequests.last?.ids == [E(1)])
         #expect(c.inspect().queue.depth == 0)
-        #expect(system.endedTasks.count == 1) // the budget timer did not end it a second time
+        #expect(system.endedTasks.count == 1)  // the budget timer did not end it a second time
     }
 
     /// A source whose `currentState` waits for a main thread the test holds, as the old UIKit
@@ -111,7 +116,10 @@ import TrackerCoreTestKit
         let reads = Locked(0)
         var currentState: AppLifecycleState {
             // Only the first read waits (the old code read the state twice).
-            if reads.withLock({ r -> Bool in r += 1; return r == 1 }) {
+            if reads.withLock({ r -> Bool in
+                r += 1
+                return r == 1
+            }) {
                 entered.signal()
                 mainFree.wait()
             }
@@ -128,9 +136,12 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         let source = MainWaitingSource()
         let bound = DispatchSemaphore(value: 0)
-        Thread { c.bindToAppLifecycle(source: source); bound.signal() }.start()
-        source.entered.wait() // the binding thread now waits for the "main thread"
-        let ok = finishes(within: 10) { c.pv() } // the main thread records an event
+        Thread {
+            c.bindToAppLifecycle(source: source)
+            bound.signal()
+        }.start()
+        source.entered.wait()  // the binding thread now waits for the "main thread"
+        let ok = finishes(within: 10) { c.pv() }  // the main thread records an event
         #expect(ok)
         source.mainFree.signal()
         bound.wait()
@@ -146,7 +157,7 @@ import TrackerCoreTestKit
         c.bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop())))
         await h.settle()
         c.pv()
-        system.post(.networkPath(satisfied: true)) // the first path: not a comeback
+        system.post(.networkPath(satisfied: true))  // the first path: not a comeback
         system.post(.protectedDataAvailable)
         await h.settle()
         #expect(h.tx.eventRequests.isEmpty)

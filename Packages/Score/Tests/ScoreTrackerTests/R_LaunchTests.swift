@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 // Launch and idle cost (issue 19): the constructor does no file I/O, the queue loads in the
@@ -69,7 +70,10 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
 
     @Test func SC129_constructorReturnsWhileTheFirstReadIsHeld() async {
         let h = Harness()
-        await launch1(h) { c in c.pv(); c.pv() }
+        await launch1(h) { c in
+            c.pv()
+            c.pv()
+        }
         let mem = h.memoryStore
         let written = mem.writtenBytes.count
         // A constructor that read on the caller's thread would never get past this line.
@@ -91,12 +95,14 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         let h = Harness()
         await launch1(h, maxQueueSize: 4) { c in
             c.identify(userId: "u-1")
-            c.pv(); c.pv()
+            c.pv()
+            c.pv()
         }
         // E1 identify, E2 and E3 poll votes are stored, with A1 and u-1.
         let (c, gated) = await launch2(h, maxQueueSize: 4)
         c.grantAllConsent()
-        c.pv(); c.pv() // E4, E5: the cap (4) sheds the oldest stored event
+        c.pv()
+        c.pv()  // E4, E5: the cap (4) sheds the oldest stored event
         gated.gate.open()
         await h.settle()
         let snap = c.inspect()
@@ -114,11 +120,14 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
 
     @Test func SC131_criticalTierOverStoredAndNew() async {
         let h = Harness()
-        await launch1(h, maxQueueSize: 2) { c in c.critical("c_one"); c.critical("c_two") }
+        await launch1(h, maxQueueSize: 2) { c in
+            c.critical("c_one")
+            c.critical("c_two")
+        }
         let (c, gated) = await launch2(h, maxQueueSize: 2)
         c.grantAllConsent()
         c.critical("c_three")
-        c.pv() // best effort into a queue full of critical events: shed
+        c.pv()  // best effort into a queue full of critical events: shed
         gated.gate.open()
         await h.settle()
         let snap = c.inspect()
@@ -135,18 +144,24 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
 
     @Test func SC132_flushBeforeTheLoadWaitsForIt() async {
         let h = Harness()
-        await launch1(h) { c in c.pv(); c.pv() }
+        await launch1(h) { c in
+            c.pv()
+            c.pv()
+        }
         let (c, gated) = await launch2(h)
         c.grantAllConsent()
         c.pv()
         let done = TimeLog()
         let flush = Task { [clock = h.clock] in
             let r: Result<Void, Error>
-            do { try await c.flush(); r = .success(()) } catch { r = .failure(error) }
+            do {
+                try await c.flush()
+                r = .success(())
+            } catch { r = .failure(error) }
             done.add(clock.nowMs())
             return r
         }
-        c.onNetworkAvailable() // a second flush asked for meanwhile joins
+        c.onNetworkAvailable()  // a second flush asked for meanwhile joins
         #expect(done.all.isEmpty)
         #expect(h.tx.records.isEmpty)
         gated.gate.open()
@@ -161,7 +176,10 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
 
     @Test func SC133_inspectBeforeTheLoadWaitsForIt() async {
         let h = Harness()
-        await launch1(h) { c in c.identify(userId: "u-1"); c.pv() }
+        await launch1(h) { c in
+            c.identify(userId: "u-1")
+            c.pv()
+        }
         let (c, gated) = await launch2(h)
         c.grantAllConsent()
         c.pv()
@@ -183,13 +201,17 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
 
     @Test func SC134_consentWithdrawnBeforeTheLoad() async {
         let h = Harness()
-        await launch1(h) { c in c.pv(); c.ad(); c.pv() }
+        await launch1(h) { c in
+            c.pv()
+            c.ad()
+            c.pv()
+        }
         let (c, gated) = await launch2(h)
         c.grantAllConsent()
         c.setConsent(analytics: true, personalization: true, advertising: false)
-        c.ad() // dropped by consent
+        c.ad()  // dropped by consent
         c.grantAllConsent()
-        c.ad() // E4: granted again, recorded
+        c.ad()  // E4: granted again, recorded
         gated.gate.open()
         await h.settle()
         #expect(c.inspect().queue.depth == 3)
@@ -208,9 +230,9 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         let (c, gated) = await launch2(h)
         c.grantAllConsent()
         c.setToken("tok")
-        c.pv() // E2: before identify, the stored userId
-        c.identify(userId: "u-2") // E3
-        c.pv() // E4
+        c.pv()  // E2: before identify, the stored userId
+        c.identify(userId: "u-2")  // E3
+        c.pv()  // E4
         gated.gate.open()
         await h.settle()
         let snap = c.inspect()
@@ -233,9 +255,9 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         await launch1(h) { c in c.identify(userId: "u-1") }
         let (c, gated) = await launch2(h)
         c.grantAllConsent()
-        c.pv() // E2: the stored identity
-        c.reset() // mints A2 (for the events before it, had the store held no identity), then A3
-        c.pv() // E3: the new one (A3)
+        c.pv()  // E2: the stored identity
+        c.reset()  // mints A2 (for the events before it, had the store held no identity), then A3
+        c.pv()  // E3: the new one (A3)
         // Nothing was written meanwhile: the stored identity is still launch 1's.
         #expect(stored(gated.inner)?.contains(A(1)) == true)
         gated.gate.open()
@@ -266,7 +288,7 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         #expect(lc.ends.isEmpty)
         gated.gate.open()
         await h.settle()
-        #expect(lc.ends.isEmpty) // the flush runs, its task is still held
+        #expect(lc.ends.isEmpty)  // the flush runs, its task is still held
         await h.advance(1_000)
         #expect(h.tx.batches == [[E(1)]])
         #expect(lc.ends == [T0 + 1_000])
@@ -277,15 +299,17 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         let c = h.client(granted: true)
         await h.settle()
         c.startAutoFlush(everySeconds: 10)
-        #expect(h.clock.pendingTimerCount == 0) // nothing queued: nothing armed
-        await h.at(T0 + 3 * SEC); c.pv()
-        #expect(h.clock.pendingTimerDueTimes == [T0 + 10 * SEC]) // the period's next tick
+        #expect(h.clock.pendingTimerCount == 0)  // nothing queued: nothing armed
+        await h.at(T0 + 3 * SEC)
+        c.pv()
+        #expect(h.clock.pendingTimerDueTimes == [T0 + 10 * SEC])  // the period's next tick
         await h.at(T0 + 10 * SEC)
         #expect(h.tx.batches == [[E(1)]])
-        #expect(h.clock.pendingTimerCount == 0) // the flush emptied the queue
+        #expect(h.clock.pendingTimerCount == 0)  // the flush emptied the queue
         await h.advance(60 * SEC)
         #expect(h.tx.records.count == 1)
-        await h.at(T0 + 75 * SEC); c.pv()
+        await h.at(T0 + 75 * SEC)
+        c.pv()
         #expect(h.clock.pendingTimerDueTimes == [T0 + 80 * SEC])
         // A failed flush keeps the events, and the timer.
         h.tx.answerAll(.status(503))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ScoreTracker
 
 // The flush lifecycle as a pure state machine (issue 16), tested directly: no client, no I/O,

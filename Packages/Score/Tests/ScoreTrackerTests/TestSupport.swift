@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
+
 @testable import ScoreTracker
 
 /// T0 = 2026-03-01T12:00:00.000Z.
@@ -29,9 +30,27 @@ let PII4 = PiiOptions.Classify(rules: [
 /// Fixed ids: E1, E2, … / A1, … / S1, …, continuing across relaunches.
 final class TestIds: ScoreIdSource {
     private let n = Locked((e: 0, a: 0, s: 0))
-    func newEventId(nowMs: Int64) -> String { E(n.withLock { $0.e += 1; return $0.e }) }
-    func newAnonymousId() -> String { A(n.withLock { $0.a += 1; return $0.a }) }
-    func newSessionId() -> String { S(n.withLock { $0.s += 1; return $0.s }) }
+    func newEventId(nowMs: Int64) -> String {
+        E(
+            n.withLock {
+                $0.e += 1
+                return $0.e
+            })
+    }
+    func newAnonymousId() -> String {
+        A(
+            n.withLock {
+                $0.a += 1
+                return $0.a
+            })
+    }
+    func newSessionId() -> String {
+        S(
+            n.withLock {
+                $0.s += 1
+                return $0.s
+            })
+    }
 }
 
 /// Waits `ms` of manual time.
@@ -82,7 +101,11 @@ final class LC: AppLifecycleSource, @unchecked Sendable {
     func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) { lock.withLock { self.handler = handler } }
     func stopObserving() { lock.withLock { handler = nil } }
     func beginBackgroundTask() -> BackgroundTaskID {
-        lock.withLock { begins.append(clock.nowMs()); next += 1; return BackgroundTaskID(rawValue: next) }
+        lock.withLock {
+            begins.append(clock.nowMs())
+            next += 1
+            return BackgroundTaskID(rawValue: next)
+        }
     }
     func endBackgroundTask(_ id: BackgroundTaskID) { lock.withLock { ends.append(clock.nowMs()) } }
 
@@ -143,7 +166,10 @@ final class Harness: @unchecked Sendable {
     /// The flush's task runs on the clock's executor and has started (and settled) on return.
     func startFlush(_ c: ScoreClient) async -> Task<Result<Void, Error>, Never> {
         let t = clock.executor.startTask { () -> Result<Void, Error> in
-            do { try await c.flush(); return .success(()) } catch { return .failure(error) }
+            do {
+                try await c.flush()
+                return .success(())
+            } catch { return .failure(error) }
         }
         await clock.settle()
         return t
@@ -159,7 +185,10 @@ extension ScoreClient {
 }
 
 /// The expected envelope text of a PV.
-func pvEnvelope(_ e: Int, ts: String = "2026-03-01T12:00:00.000Z", anon: Int = 1, session: Int = 1, userId: String? = nil, ctx: String = CTX) -> String {
+func pvEnvelope(
+    _ e: Int, ts: String = "2026-03-01T12:00:00.000Z", anon: Int = 1, session: Int = 1, userId: String? = nil, ctx: String = CTX
+) -> String {
     let uid = userId.map { #","userId":"\#($0)""# } ?? ""
-    return #"{"type":"track","name":"poll_vote","eventId":"\#(E(e))","timestamp":"\#(ts)","anonymousId":"\#(A(anon))","sessionId":"\#(S(session))"\#(uid),"siteId":"urc-ios","props":{"choice":"player_7","pollId":"motm-r12"},"context":\#(ctx),"sdk":\#(SDKJSON)}"#
+    return
+        #"{"type":"track","name":"poll_vote","eventId":"\#(E(e))","timestamp":"\#(ts)","anonymousId":"\#(A(anon))","sessionId":"\#(S(session))"\#(uid),"siteId":"urc-ios","props":{"choice":"player_7","pollId":"motm-r12"},"context":\#(ctx),"sdk":\#(SDKJSON)}"#
 }

@@ -56,8 +56,9 @@ public struct RunContextInput: Sendable, Equatable {
     /// Creates a context from a platform's wire spelling (`PaywallContext`'s initializer).
     @available(*, deprecated, message: "pass a Platform: .ios, .android, .web or Platform(rawValue:)")
     public init(appVersion: String, build: String?, platform: String, osVersion: String?, locale: String, timezone: String) {
-        self.init(appVersion: appVersion, build: build, platform: Platform(rawValue: platform), osVersion: osVersion,
-                  locale: locale, timezone: timezone)
+        self.init(
+            appVersion: appVersion, build: build, platform: Platform(rawValue: platform), osVersion: osVersion,
+            locale: locale, timezone: timezone)
     }
 
     /// The problems that make this context unusable, in the contracts' member order (empty when
@@ -77,16 +78,18 @@ public struct RunContextInput: Sendable, Equatable {
     /// not one the contract accepts (check ``problems`` first).
     public func onboardingRunContext(libraryVersion: String) -> OnboardingRunSnapshot.Context? {
         guard let platform = OnboardingRunSnapshot.Platform(rawValue: platform.rawValue) else { return nil }
-        return OnboardingRunSnapshot.Context(appVersion: appVersion, build: build, platform: platform, osVersion: osVersion,
-                                             locale: locale, timezone: timezone, libraryVersion: libraryVersion)
+        return OnboardingRunSnapshot.Context(
+            appVersion: appVersion, build: build, platform: platform, osVersion: osVersion,
+            locale: locale, timezone: timezone, libraryVersion: libraryVersion)
     }
 
     /// The paywall snapshot's `context`, with `library_version`; `nil` when the platform is not
     /// one the contract accepts (check ``problems`` first).
     public func paywallPresentationContext(libraryVersion: String) -> PaywallPresentationSnapshot.Context? {
         guard let platform = PaywallPresentationSnapshot.Platform(rawValue: platform.rawValue) else { return nil }
-        return PaywallPresentationSnapshot.Context(appVersion: appVersion, build: build, platform: platform, osVersion: osVersion,
-                                                   locale: locale, timezone: timezone, libraryVersion: libraryVersion)
+        return PaywallPresentationSnapshot.Context(
+            appVersion: appVersion, build: build, platform: platform, osVersion: osVersion,
+            locale: locale, timezone: timezone, libraryVersion: libraryVersion)
     }
 }
 
@@ -100,8 +103,8 @@ public enum ContextSource: Sendable {
     /// Reads the context: the value, or the closure's result.
     public func read() throws -> RunContextInput {
         switch self {
-        case let .value(c): c
-        case let .provider(read): try read()
+        case .value(let c): c
+        case .provider(let read): try read()
         }
     }
 }

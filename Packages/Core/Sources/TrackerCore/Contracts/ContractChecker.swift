@@ -99,11 +99,15 @@ public enum ContractChecker {
         var closedSlots = Set<String>()
         for (i, m) in manifest.enumerated() {
             if let k = m["step_key"]?.stringValue, !manifestKeys.insert(k).inserted {
-                out.append(.init(rule: .onboardingManifestKeysDistinct, path: "$.manifest.steps[\(i)].step_key", message: "step_key \"\(k)\" repeats"))
+                out.append(
+                    .init(
+                        rule: .onboardingManifestKeysDistinct, path: "$.manifest.steps[\(i)].step_key", message: "step_key \"\(k)\" repeats"
+                    ))
             }
             if let s = m["slot"]?.stringValue {
                 if closedSlots.contains(s) {
-                    out.append(.init(rule: .onboardingSlotContiguous, path: "$.manifest.steps[\(i)].slot", message: "slot \(s) is not contiguous"))
+                    out.append(
+                        .init(rule: .onboardingSlotContiguous, path: "$.manifest.steps[\(i)].slot", message: "slot \(s) is not contiguous"))
                 }
                 let next = i + 1 < manifest.count ? manifest[i + 1]["slot"]?.stringValue : nil
                 if next != s { closedSlots.insert(s) }
@@ -118,42 +122,55 @@ public enum ContractChecker {
             let path = "$.steps[\(i)]"
             // Rule 1.
             if let k = e["step_key"]?.stringValue, !manifestKeys.contains(k) {
-                out.append(.init(rule: .onboardingStepInManifest, path: path + ".step_key", message: "step_key \"\(k)\" is not in the manifest"))
+                out.append(
+                    .init(rule: .onboardingStepInManifest, path: path + ".step_key", message: "step_key \"\(k)\" is not in the manifest"))
             }
             let entered = e["entered_at"]?.stringValue
             let exited = e["exited_at"]?.stringValue
             let isOpen = e["exited_at"]?.isNull ?? false
             // Rule 3.
             if let entered, let previousEntered, entered < previousEntered {
-                out.append(.init(rule: .onboardingEnteredAtOrder, path: path + ".entered_at", message: "\(entered) is before the previous entry's \(previousEntered)"))
+                out.append(
+                    .init(
+                        rule: .onboardingEnteredAtOrder, path: path + ".entered_at",
+                        message: "\(entered) is before the previous entry's \(previousEntered)"))
             }
             if let entered { previousEntered = entered }
             // Rule 5.
             if let entered, let exited, exited < entered {
-                out.append(.init(rule: .onboardingExitAfterEntry, path: path + ".exited_at", message: "\(exited) is before entered_at \(entered)"))
+                out.append(
+                    .init(rule: .onboardingExitAfterEntry, path: path + ".exited_at", message: "\(exited) is before entered_at \(entered)"))
             }
             // Rule 6, first part.
             if isOpen && i != steps.count - 1 {
-                out.append(.init(rule: .onboardingOpenEntry, path: path + ".exited_at", message: "only the last entry may have exited_at null"))
+                out.append(
+                    .init(rule: .onboardingOpenEntry, path: path + ".exited_at", message: "only the last entry may have exited_at null"))
             }
             // Rule 8.
             var questions = Set<String>()
             for (j, a) in (e["answers"]?.arrayValue ?? []).enumerated() {
                 if let q = a["question_key"]?.stringValue, !questions.insert(q).inserted {
-                    out.append(.init(rule: .onboardingQuestionKeysDistinct, path: "\(path).answers[\(j)].question_key", message: "question_key \"\(q)\" repeats in this entry"))
+                    out.append(
+                        .init(
+                            rule: .onboardingQuestionKeysDistinct, path: "\(path).answers[\(j)].question_key",
+                            message: "question_key \"\(q)\" repeats in this entry"))
                 }
             }
         }
         // Rule 4.
         if let started = json["started_at"]?.stringValue, let first = steps.first?["entered_at"]?.stringValue, started != first {
-            out.append(.init(rule: .onboardingStartedAtFirstEntry, path: "$.started_at", message: "\(started) differs from steps[0].entered_at \(first)"))
+            out.append(
+                .init(
+                    rule: .onboardingStartedAtFirstEntry, path: "$.started_at",
+                    message: "\(started) differs from steps[0].entered_at \(first)"))
         }
         if let last = steps.last {
             let path = "$.steps[\(steps.count - 1)].exited_at"
             let lastExit = last["exited_at"]
             // Rule 6, second part.
             if status == "in_progress", !truncated, let lastExit, !lastExit.isNull {
-                out.append(.init(rule: .onboardingOpenEntry, path: path, message: "the last entry of an in-progress run must be open (null)"))
+                out.append(
+                    .init(rule: .onboardingOpenEntry, path: path, message: "the last entry of an in-progress run must be open (null)"))
             }
             // Rule 7.
             if status == "completed", let completedAt {
@@ -163,10 +180,14 @@ public enum ContractChecker {
                     }
                 } else if let exit = lastExit?.stringValue {
                     if exit > completedAt {
-                        out.append(.init(rule: .onboardingCompletedLastExit, path: path, message: "\(exit) is after completed_at \(completedAt)"))
+                        out.append(
+                            .init(rule: .onboardingCompletedLastExit, path: path, message: "\(exit) is after completed_at \(completedAt)"))
                     }
                 } else {
-                    out.append(.init(rule: .onboardingCompletedLastExit, path: path, message: "a completed truncated run's last entry must be closed"))
+                    out.append(
+                        .init(
+                            rule: .onboardingCompletedLastExit, path: path, message: "a completed truncated run's last entry must be closed"
+                        ))
                 }
             }
         }
@@ -192,17 +213,26 @@ public enum ContractChecker {
 
         // Rule 1.
         if let v = json["ended_at"], v.isNull == ended {
-            out.append(.init(rule: .paywallEndedIffStatusEnded, path: "$.ended_at", message: ended ? "must be set when status is ended" : "must be null unless status is ended"))
+            out.append(
+                .init(
+                    rule: .paywallEndedIffStatusEnded, path: "$.ended_at",
+                    message: ended ? "must be set when status is ended" : "must be null unless status is ended"))
         }
         if let v = outcome, v.isNull == ended {
-            out.append(.init(rule: .paywallEndedIffStatusEnded, path: "$.outcome", message: ended ? "must be set when status is ended" : "must be null unless status is ended"))
+            out.append(
+                .init(
+                    rule: .paywallEndedIffStatusEnded, path: "$.outcome",
+                    message: ended ? "must be set when status is ended" : "must be null unless status is ended"))
         }
         // Rules 2-4 (fixed-format timestamps compare as strings).
         if let shownAt, let startedAt, shownAt < startedAt {
             out.append(.init(rule: .paywallShownAfterStart, path: "$.shown_at", message: "\(shownAt) is before started_at \(startedAt)"))
         }
         if let endedAt, let floor = shownAt ?? startedAt, endedAt < floor {
-            out.append(.init(rule: .paywallEndedAfterShown, path: "$.ended_at", message: "\(endedAt) is before \(shownAt == nil ? "started_at" : "shown_at") \(floor)"))
+            out.append(
+                .init(
+                    rule: .paywallEndedAfterShown, path: "$.ended_at",
+                    message: "\(endedAt) is before \(shownAt == nil ? "started_at" : "shown_at") \(floor)"))
         }
         if let sentAt = json["sent_at"]?.stringValue, let startedAt, sentAt < startedAt {
             out.append(.init(rule: .paywallSentAfterStart, path: "$.sent_at", message: "\(sentAt) is before started_at \(startedAt)"))
@@ -211,23 +241,34 @@ public enum ContractChecker {
         if let o = outcome?.objectValue {
             let s = o["status"]?.stringValue
             if o["reason"] != nil, s != "error" {
-                out.append(.init(rule: .paywallReasonOnlyWithError, path: "$.outcome.reason", message: "reason is only allowed with status error, not \(s ?? "?")"))
+                out.append(
+                    .init(
+                        rule: .paywallReasonOnlyWithError, path: "$.outcome.reason",
+                        message: "reason is only allowed with status error, not \(s ?? "?")"))
             }
             if let t = o["transaction"] {
                 if s != "purchased" {
-                    out.append(.init(rule: .paywallTransactionOnlyWithPurchased, path: "$.outcome.transaction", message: "transaction is only allowed with status purchased, not \(s ?? "?")"))
+                    out.append(
+                        .init(
+                            rule: .paywallTransactionOnlyWithPurchased, path: "$.outcome.transaction",
+                            message: "transaction is only allowed with status purchased, not \(s ?? "?")"))
                 }
                 if t.objectValue?.isEmpty == true {
-                    out.append(.init(rule: .paywallTransactionNeverEmpty, path: "$.outcome.transaction", message: "transaction must not be {}"))
+                    out.append(
+                        .init(rule: .paywallTransactionNeverEmpty, path: "$.outcome.transaction", message: "transaction must not be {}"))
                 }
             }
             if s == "purchased", shownAt == nil {
-                out.append(.init(rule: .paywallPurchasedRequiresShown, path: "$.shown_at", message: "a purchased outcome requires shown_at"))
+                out.append(
+                    .init(rule: .paywallPurchasedRequiresShown, path: "$.shown_at", message: "a purchased outcome requires shown_at"))
             }
         }
         // Rule 8.
         if json["onboarding_run"] != nil, json["surface"]?.stringValue != "paywall_step" {
-            out.append(.init(rule: .paywallOnboardingRunOnlyOnStep, path: "$.onboarding_run", message: "onboarding_run is only allowed with surface paywall_step"))
+            out.append(
+                .init(
+                    rule: .paywallOnboardingRunOnlyOnStep, path: "$.onboarding_run",
+                    message: "onboarding_run is only allowed with surface paywall_step"))
         }
         // Rule 9.
         let size = WireJSON.encode(json).count

@@ -23,7 +23,7 @@ public enum Nullable<Wrapped: Sendable & Equatable>: Sendable, Equatable {
     case value(Wrapped)
 
     /// The value, or `nil` for `.null`.
-    public var value: Wrapped? { if case let .value(v) = self { v } else { nil } }
+    public var value: Wrapped? { if case .value(let v) = self { v } else { nil } }
 }
 
 /// A scalar JSON value: what a free-form property map may hold.
@@ -40,9 +40,9 @@ public enum JSONScalar: Sendable, Equatable {
     /// The same value as a ``JSONValue``.
     public var jsonValue: JSONValue {
         switch self {
-        case let .string(s): .string(s)
-        case let .number(n): .number(n)
-        case let .bool(b): .bool(b)
+        case .string(let s): .string(s)
+        case .number(let n): .number(n)
+        case .bool(let b): .bool(b)
         case .null: .null
         }
     }
@@ -50,9 +50,9 @@ public enum JSONScalar: Sendable, Equatable {
     /// Writes the value.
     public func writeWire(to w: inout WireWriter) {
         switch self {
-        case let .string(s): w.writeString(s)
-        case let .number(n): w.writeNumber(n)
-        case let .bool(b): w.writeBool(b)
+        case .string(let s): w.writeString(s)
+        case .number(let n): w.writeNumber(n)
+        case .bool(let b): w.writeBool(b)
         case .null: w.writeNull()
         }
     }
@@ -122,14 +122,14 @@ public struct OrderedScalarMap: Sendable, Equatable, ExpressibleByDictionaryLite
 
     /// Decodes an object of scalars.
     public init(json: JSONValue, path: String) throws(ContractDecodingError) {
-        guard case let .object(o) = json else { throw ContractDecodingError(path: path, reason: "expected an object") }
+        guard case .object(let o) = json else { throw ContractDecodingError(path: path, reason: "expected an object") }
         entries = []
         entries.reserveCapacity(o.count)
         for (k, v) in o.entries {
             switch v {
-            case let .string(s): entries.append((k, .string(s)))
-            case let .number(n): entries.append((k, .number(n)))
-            case let .bool(b): entries.append((k, .bool(b)))
+            case .string(let s): entries.append((k, .string(s)))
+            case .number(let n): entries.append((k, .number(n)))
+            case .bool(let b): entries.append((k, .bool(b)))
             case .null: entries.append((k, .null))
             default: throw ContractDecodingError(path: "\(path).\(k)", reason: "expected a string, number, Boolean or null")
             }
@@ -141,7 +141,7 @@ public struct OrderedScalarMap: Sendable, Equatable, ExpressibleByDictionaryLite
 public enum ContractDecoding {
     /// A string.
     public static func string(_ v: JSONValue, _ path: String) throws(ContractDecodingError) -> String {
-        guard case let .string(s) = v else { throw ContractDecodingError(path: path, reason: "expected a string") }
+        guard case .string(let s) = v else { throw ContractDecodingError(path: path, reason: "expected a string") }
         return s
     }
 
@@ -153,20 +153,20 @@ public enum ContractDecoding {
 
     /// A finite number.
     public static func double(_ v: JSONValue, _ path: String) throws(ContractDecodingError) -> Double {
-        guard case let .number(n) = v, n.isFinite else { throw ContractDecodingError(path: path, reason: "expected a number") }
+        guard case .number(let n) = v, n.isFinite else { throw ContractDecodingError(path: path, reason: "expected a number") }
         return n
     }
 
     /// A Boolean.
     public static func bool(_ v: JSONValue, _ path: String) throws(ContractDecodingError) -> Bool {
-        guard case let .bool(b) = v else { throw ContractDecodingError(path: path, reason: "expected a Boolean") }
+        guard case .bool(let b) = v else { throw ContractDecodingError(path: path, reason: "expected a Boolean") }
         return b
     }
 
     /// A string enumeration.
     public static func enumeration<E: RawRepresentable>(_ v: JSONValue, _ path: String) throws(ContractDecodingError) -> E
     where E.RawValue == String {
-        guard case let .string(s) = v else { throw ContractDecodingError(path: path, reason: "expected a string") }
+        guard case .string(let s) = v else { throw ContractDecodingError(path: path, reason: "expected a string") }
         guard let e = E(rawValue: s) else { throw ContractDecodingError(path: path, reason: "unexpected value \"\(s)\"") }
         return e
     }
@@ -175,7 +175,7 @@ public enum ContractDecoding {
     public static func array<T>(
         _ v: JSONValue, _ path: String, _ element: (JSONValue, String) throws(ContractDecodingError) -> T
     ) throws(ContractDecodingError) -> [T] {
-        guard case let .array(a) = v else { throw ContractDecodingError(path: path, reason: "expected an array") }
+        guard case .array(let a) = v else { throw ContractDecodingError(path: path, reason: "expected an array") }
         var out: [T] = []
         out.reserveCapacity(a.count)
         for (i, e) in a.enumerated() { out.append(try element(e, "\(path)[\(i)]")) }
@@ -192,7 +192,7 @@ public struct ContractObjectReader {
 
     /// Checks that `json` is an object whose keys are all in `allowed` (closed schema).
     public init(_ json: JSONValue, path: String, allowed: Set<String>) throws(ContractDecodingError) {
-        guard case let .object(o) = json else { throw ContractDecodingError(path: path, reason: "expected an object") }
+        guard case .object(let o) = json else { throw ContractDecodingError(path: path, reason: "expected an object") }
         for k in o.keys where !allowed.contains(k) {
             throw ContractDecodingError(path: "\(path).\(k)", reason: "unknown member")
         }
@@ -201,21 +201,27 @@ public struct ContractObjectReader {
     }
 
     /// A member that must be present and not null.
-    public func required<T>(_ key: String, _ decode: (JSONValue, String) throws(ContractDecodingError) -> T) throws(ContractDecodingError) -> T {
+    public func required<T>(_ key: String, _ decode: (JSONValue, String) throws(ContractDecodingError) -> T) throws(ContractDecodingError)
+        -> T
+    {
         guard let v = object[key] else { throw ContractDecodingError(path: "\(path).\(key)", reason: "missing member") }
         if v.isNull { throw ContractDecodingError(path: "\(path).\(key)", reason: "must not be null") }
         return try decode(v, "\(path).\(key)")
     }
 
     /// A member that must be present and may be null.
-    public func nullable<T>(_ key: String, _ decode: (JSONValue, String) throws(ContractDecodingError) -> T) throws(ContractDecodingError) -> T? {
+    public func nullable<T>(_ key: String, _ decode: (JSONValue, String) throws(ContractDecodingError) -> T) throws(ContractDecodingError)
+        -> T?
+    {
         guard let v = object[key] else { throw ContractDecodingError(path: "\(path).\(key)", reason: "missing member") }
         if v.isNull { return nil }
         return try decode(v, "\(path).\(key)")
     }
 
     /// A member that may be absent; an explicit `null` reads as absent too.
-    public func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(ContractDecodingError) -> T) throws(ContractDecodingError) -> T? {
+    public func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(ContractDecodingError) -> T) throws(ContractDecodingError)
+        -> T?
+    {
         guard let v = object[key], !v.isNull else { return nil }
         return try decode(v, "\(path).\(key)")
     }

@@ -65,7 +65,9 @@ extension ContractChecker {
 
     /// The verdict with Core's own conformance check (``onboardingRun(_:)``: the typed shape
     /// and rules 1-8).
-    public static func onboardingRunVerdict(incoming: JSONValue, stored: JSONValue?, size: Int? = nil) -> OnboardingRunVerdict<ContractViolation> {
+    public static func onboardingRunVerdict(incoming: JSONValue, stored: JSONValue?, size: Int? = nil) -> OnboardingRunVerdict<
+        ContractViolation
+    > {
         onboardingRunVerdict(incoming: incoming, stored: stored, size: size) { onboardingRun($0) }
     }
 
@@ -85,13 +87,13 @@ extension ContractChecker {
 
     static func canonicalForm(_ value: JSONValue) -> JSONValue {
         switch value {
-        case let .object(object):
+        case .object(let object):
             let members = object.entries
                 .filter { !$0.value.isNull }
                 .sorted { $0.key.unicodeScalars.map(\.value).lexicographicallyPrecedes($1.key.unicodeScalars.map(\.value)) }
                 .map { ($0.key, canonicalForm($0.value)) }
             return .object(JSONObject(members))
-        case let .array(items):
+        case .array(let items):
             return .array(items.map(canonicalForm))
         default:
             return value

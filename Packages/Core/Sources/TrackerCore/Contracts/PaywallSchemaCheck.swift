@@ -27,11 +27,16 @@ enum PaywallSchemaCheck {
         "schema_version", "presentation_id", "seq", "status", "started_at", "shown_at", "ended_at", "sent_at",
         "paywall", "surface", "onboarding_run", "outcome", "context",
     ]
-    private static let v1PaywallKeys: Set<String> = ["moment_key", "paywall_id", "audience_id", "render_mode", "billing", "variant_key", "deployment_id"]
+    private static let v1PaywallKeys: Set<String> = [
+        "moment_key", "paywall_id", "audience_id", "render_mode", "billing", "variant_key", "deployment_id",
+    ]
     private static let v11PaywallKeys: Set<String> = ["provider", "provider_name", "placement", "external_paywall_id"]
 
     static func check(_ value: JSONValue, _ schema: Schema, _ p: inout [String]) {
-        guard case let .object(o) = value else { p.append("snapshot is not an object"); return }
+        guard case .object(let o) = value else {
+            p.append("snapshot is not an object")
+            return
+        }
         closed(o, topKeys, "", &p)
         for key in topKeys where key != "onboarding_run" && o[key] == nil { p.append("missing \(key)") }
 
@@ -40,7 +45,9 @@ enum PaywallSchemaCheck {
         case .v1: if version != 1 { p.append("schema_version must be 1") }
         case .v1_1: if version != 1 && version != 1.1 { p.append("schema_version must be 1 or 1.1") }
         }
-        if let v = o["presentation_id"], !(v.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) { p.append("presentation_id must be a lowercase UUID") }
+        if let v = o["presentation_id"], !(v.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) {
+            p.append("presentation_id must be a lowercase UUID")
+        }
         if let v = o["seq"], !(v.intValue.map { $0 >= 1 } ?? false) { p.append("seq must be an integer >= 1") }
         if let v = o["status"], !["in_progress", "ended"].contains(v.stringValue ?? "") { p.append("status must be in_progress or ended") }
         for key in ["started_at", "sent_at"] {
@@ -49,34 +56,39 @@ enum PaywallSchemaCheck {
         for key in ["shown_at", "ended_at"] {
             if let v = o[key], !v.isNull, !isTimestamp(v) { p.append("\(key) must be a timestamp or null") }
         }
-        if let v = o["surface"], !["present", "paywall_step"].contains(v.stringValue ?? "") { p.append("surface must be present or paywall_step") }
+        if let v = o["surface"], !["present", "paywall_step"].contains(v.stringValue ?? "") {
+            p.append("surface must be present or paywall_step")
+        }
 
         if let v = o["paywall"] {
-            if case let .object(pw) = v {
+            if case .object(let pw) = v {
                 checkPaywall(pw, schema, version: version, &p)
             } else {
                 p.append("paywall must be an object")
             }
         }
         if let v = o["onboarding_run"] {
-            if case let .object(run) = v {
+            if case .object(let run) = v {
                 closed(run, ["run_id", "step_key"], "onboarding_run.", &p)
-                if !(run["run_id"]?.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) { p.append("onboarding_run.run_id must be a lowercase UUID") }
+                if !(run["run_id"]?.stringValue.map(InputPatterns.isLowercaseUUID) ?? false) {
+                    p.append("onboarding_run.run_id must be a lowercase UUID")
+                }
                 if !(run["step_key"]?.stringValue.map(InputPatterns.isKey) ?? false) { p.append("onboarding_run.step_key must be a key") }
             } else {
                 p.append("onboarding_run must be an object")
             }
         }
         if let v = o["outcome"], !v.isNull {
-            if case let .object(out) = v {
+            if case .object(let out) = v {
                 closed(out, ["status", "reason", "transaction"], "outcome.", &p)
                 if !["purchased", "dismissed", "cancelled", "error"].contains(out["status"]?.stringValue ?? "") {
                     p.append("outcome.status must be purchased, dismissed, cancelled or error")
                 }
                 if let r = out["reason"], !(r.stringValue.map(InputPatterns.isKey) ?? false) { p.append("outcome.reason must be a key") }
                 if let t = out["transaction"] {
-                    if case let .object(tx) = t {
-                        closed(tx, ["original_transaction_identifier", "purchase_token", "product_id", "restored"], "outcome.transaction.", &p)
+                    if case .object(let tx) = t {
+                        closed(
+                            tx, ["original_transaction_identifier", "purchase_token", "product_id", "restored"], "outcome.transaction.", &p)
                         for key in ["original_transaction_identifier", "purchase_token", "product_id"] {
                             if let s = tx[key], !isText(s, 1...1024) { p.append("outcome.transaction.\(key) must be 1 to 1024 characters") }
                         }
@@ -90,7 +102,7 @@ enum PaywallSchemaCheck {
             }
         }
         if let v = o["context"] {
-            if case let .object(c) = v {
+            if case .object(let c) = v {
                 checkContext(c, &p)
             } else {
                 p.append("context must be an object")
@@ -105,13 +117,21 @@ enum PaywallSchemaCheck {
             if let v = pw[key], !isText(v, 1...128) { p.append("paywall.\(key) must be 1 to 128 characters") }
         }
         if let v = pw["audience_id"], !v.isNull, !isText(v, 1...128) { p.append("paywall.audience_id must be null or 1 to 128 characters") }
-        if let v = pw["render_mode"], !["elements", "custom"].contains(v.stringValue ?? "") { p.append("paywall.render_mode must be elements or custom") }
-        if let v = pw["billing"], !["store", "stripe"].contains(v.stringValue ?? "") { p.append("paywall.billing must be store or stripe") }
+        if let v = pw["render_mode"], !["elements", "custom"].contains(v.stringValue ?? "") {
+            p.append("paywall.render_mode must be elements or custom")
+        }
+        if let v = pw["billing"], !["store", "stripe"].contains(v.stringValue ?? "") {
+            p.append("paywall.billing must be store or stripe")
+        }
         if let v = pw["provider_name"], !isText(v, 1...64) { p.append("paywall.provider_name must be 1 to 64 characters") }
-        if let v = pw["provider"], !["external", "native"].contains(v.stringValue ?? "") { p.append("paywall.provider must be external or native") }
+        if let v = pw["provider"], !["external", "native"].contains(v.stringValue ?? "") {
+            p.append("paywall.provider must be external or native")
+        }
         if pw["provider"] != nil {
             if pw["external_paywall_id"] == nil { p.append("paywall.external_paywall_id is required with a provider") }
-            if pw["provider"]?.stringValue == "external", pw["placement"] == nil { p.append("paywall.placement is required with provider external") }
+            if pw["provider"]?.stringValue == "external", pw["placement"] == nil {
+                p.append("paywall.placement is required with provider external")
+            }
             if version == 1 { p.append("a snapshot with a provider has schema_version 1.1") }
         } else {
             for key in ["moment_key", "paywall_id", "audience_id", "render_mode", "billing"] where pw[key] == nil {
@@ -134,9 +154,13 @@ enum PaywallSchemaCheck {
         for key in ["build", "os_version"] {
             if let v = c[key], !v.isNull, !isText(v, 1...32) { p.append("context.\(key) must be null or 1 to 32 characters") }
         }
-        if let v = c["platform"], !["ios", "android", "web"].contains(v.stringValue ?? "") { p.append("context.platform must be ios, android or web") }
+        if let v = c["platform"], !["ios", "android", "web"].contains(v.stringValue ?? "") {
+            p.append("context.platform must be ios, android or web")
+        }
         if let v = c["locale"], !(v.stringValue.map(InputPatterns.isLocale) ?? false) { p.append("context.locale must be a BCP 47 tag") }
-        if let v = c["timezone"], !(v.stringValue.map(InputPatterns.isTimezone) ?? false) { p.append("context.timezone must be an IANA name") }
+        if let v = c["timezone"], !(v.stringValue.map(InputPatterns.isTimezone) ?? false) {
+            p.append("context.timezone must be an IANA name")
+        }
     }
 
     private static func closed(_ o: JSONObject, _ allowed: Set<String>, _ prefix: String, _ p: inout [String]) {

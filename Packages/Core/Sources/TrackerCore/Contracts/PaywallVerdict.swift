@@ -69,11 +69,14 @@ extension ContractChecker {
             let same: Bool
             switch (previous[key], json[key]) {
             case (nil, nil): same = true
-            case let (x?, y?): same = x.semanticallyEquals(y)
+            case (let x?, let y?): same = x.semanticallyEquals(y)
             default: same = false
             }
             if !same {
-                out.append(.init(rule: .paywallImmutable, path: "$.\(key)", message: "\(key) differs from the earlier snapshot of this presentation"))
+                out.append(
+                    .init(
+                        rule: .paywallImmutable, path: "$.\(key)", message: "\(key) differs from the earlier snapshot of this presentation")
+                )
             }
         }
         return out

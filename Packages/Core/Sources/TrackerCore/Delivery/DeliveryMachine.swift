@@ -139,17 +139,17 @@ public struct DeliveryMachine<Payload: Sendable>: Sendable {
     public mutating func handle(_ event: Event) -> [Action] {
         var actions: [Action] = []
         switch event {
-        case let .enqueue(item):
+        case .enqueue(let item):
             if item.seq <= settledSeq { break }
             if let p = pending, item.seq <= p.seq { break }
             pending = item
             actions.append(.pendingChanged(item))
             if !retryScheduled { attempt(&actions) }
-        case let .answered(id, result):
+        case .answered(let id, let result):
             guard let flight = inFlight, flight.attempt == id else { break }
             actions.append(.cancelAttemptTimer(attempt: id))
             finish(flight.item, result, &actions)
-        case let .attemptTimedOut(id):
+        case .attemptTimedOut(let id):
             guard let flight = inFlight, flight.attempt == id else { break }
             finish(flight.item, SinkResult(.transient, reason: "timeout"), &actions)
         case .retryTimerFired:
@@ -200,7 +200,7 @@ public struct DeliveryMachine<Payload: Sendable>: Sendable {
         if result.outcome == .transient {
             actions.append(.transient(item, result))
             if closed {
-                attempt(&actions) // a newer snapshot handed over meanwhile still gets its one attempt
+                attempt(&actions)  // a newer snapshot handed over meanwhile still gets its one attempt
             } else {
                 failures += 1
                 if !stopped {

@@ -1,4 +1,3 @@
-
 /// Runs a ``DeliveryMachine`` for one run: calls the sink, keeps the timers on the injected
 /// scheduler, and reports settlements. Nothing here throws into the caller, whatever the sink
 /// does; a sink that throws or never answers counts as transient.
@@ -33,8 +32,9 @@ public final class DeliveryRuntime<Payload: Sendable>: Sendable {
         sink: S, scheduler: any TrackerScheduler, retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
         onSettled: SettledHandler? = nil, onPendingChange: PendingHandler? = nil, onTransient: TransientHandler? = nil
     ) where S.Payload == Payload {
-        self.init(send: { try await sink.send($0) }, scheduler: scheduler, retry: retry, attemptTimeoutMs: attemptTimeoutMs,
-                  onSettled: onSettled, onPendingChange: onPendingChange, onTransient: onTransient)
+        self.init(
+            send: { try await sink.send($0) }, scheduler: scheduler, retry: retry, attemptTimeoutMs: attemptTimeoutMs,
+            onSettled: onSettled, onPendingChange: onPendingChange, onTransient: onTransient)
     }
 
     /// Creates a runtime delivering through a send function.
@@ -107,7 +107,7 @@ public final class DeliveryRuntime<Payload: Sendable>: Sendable {
 
     private func perform(_ action: DeliveryMachine<Payload>.Action) {
         switch action {
-        case let .send(attempt, item):
+        case .send(let attempt, let item):
             let send = self.send
             scheduler.spawn { [self] in
                 let result: SinkResult
@@ -118,26 +118,29 @@ public final class DeliveryRuntime<Payload: Sendable>: Sendable {
                 }
                 handle(.answered(attempt: attempt, result))
             }
-        case let .startAttemptTimer(attempt, afterMs):
+        case .startAttemptTimer(let attempt, let afterMs):
             let token = scheduler.schedule(afterMs: afterMs) { [self] in
                 _ = state.withLock { $0.attemptTokens.removeValue(forKey: attempt) }
                 handle(.attemptTimedOut(attempt: attempt))
             }
             state.withLock { $0.attemptTokens[attempt] = token }
-        case let .cancelAttemptTimer(attempt):
+        case .cancelAttemptTimer(let attempt):
             if let token = state.withLock({ $0.attemptTokens.removeValue(forKey: attempt) }) { scheduler.cancel(token) }
-        case let .scheduleRetry(afterMs):
+        case .scheduleRetry(let afterMs):
             let token = scheduler.schedule(afterMs: afterMs) { [self] in handle(.retryTimerFired) }
             state.withLock { $0.retryToken = token }
         case .cancelRetry:
-            if let token = state.withLock({ s -> TimerToken? in defer { s.retryToken = nil }; return s.retryToken }) {
+            if let token = state.withLock({ s -> TimerToken? in
+                defer { s.retryToken = nil }
+                return s.retryToken
+            }) {
                 scheduler.cancel(token)
             }
-        case let .settled(item, result):
+        case .settled(let item, let result):
             onSettled?(item, result)
-        case let .transient(item, result):
+        case .transient(let item, let result):
             onTransient?(item, result)
-        case let .pendingChanged(item):
+        case .pendingChanged(let item):
             onPendingChange?(item)
         case .idle:
             let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in

@@ -45,7 +45,10 @@ public final class CoalescingPersister: Sendable {
 
         func fire(_ result: PersistResult) {
             let (first, timer) = state.withLock { s -> (Bool, TimerToken?) in
-                defer { s.done = true; s.timer = nil }
+                defer {
+                    s.done = true
+                    s.timer = nil
+                }
                 return (!s.done, s.timer)
             }
             guard first else { return }
@@ -82,8 +85,10 @@ public final class CoalescingPersister: Sendable {
     /// Requests a write of the latest state; `compose` builds it when the write starts (the
     /// latest request's `compose` is the one used). `handOver`, when given, runs once that
     /// write finished or the timeout passed (see the type's rules). Never blocks.
-    public func request(compose: @escaping @Sendable () -> StoreWrite,
-                        handOver: (@Sendable (PersistResult) -> Void)? = nil) {
+    public func request(
+        compose: @escaping @Sendable () -> StoreWrite,
+        handOver: (@Sendable (PersistResult) -> Void)? = nil
+    ) {
         let waiter = handOver.map { HandOver($0, scheduler: scheduler) }
         if let waiter, persistTimeoutMs > 0 { waiter.arm(afterMs: persistTimeoutMs) }
         let start = state.withLock { s -> Bool in
@@ -99,18 +104,20 @@ public final class CoalescingPersister: Sendable {
         }
         guard start else { return }
         let taken = Locked<[HandOver]>([])
-        store.enqueueSaveWith({ [self] in
-            // From here on a new request queues the next write: this one may already miss it.
-            let q = state.withLock { s -> Queued? in
-                defer { s.queued = nil }
-                if s.queued != nil { s.writes += 1 }
-                return s.queued
-            }
-            taken.withLock { $0 = q?.waiters ?? [] }
-            return q?.compose() ?? .skip
-        }, done: { ok in
-            for w in taken.value { w.fire(ok ? .landed : .failed) }
-        })
+        store.enqueueSaveWith(
+            { [self] in
+                // From here on a new request queues the next write: this one may already miss it.
+                let q = state.withLock { s -> Queued? in
+                    defer { s.queued = nil }
+                    if s.queued != nil { s.writes += 1 }
+                    return s.queued
+                }
+                taken.withLock { $0 = q?.waiters ?? [] }
+                return q?.compose() ?? .skip
+            },
+            done: { ok in
+                for w in taken.value { w.fire(ok ? .landed : .failed) }
+            })
     }
 
     /// Requests so far and the writes they were coalesced into (for tests and benchmarks).

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why an ``AppendLog`` operation failed.
@@ -122,7 +122,10 @@ public final class AppendLog {
         guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
         _ = fchmod(fd, 0o600)
         let bytes: [UInt8]
-        do { bytes = try readAll(fd) } catch { _ = FileFaults.close(fd); throw error }
+        do { bytes = try readAll(fd) } catch {
+            _ = FileFaults.close(fd)
+            throw error
+        }
         // A compaction killed before its rename leaves its temporary file: never read, remove it.
         _ = FileFaults.unlink(path + ".tmp")
         let scanned = scan(bytes)
@@ -179,7 +182,10 @@ public final class AppendLog {
                 var next = at + 1
                 var found: Int?
                 while buf.count - next >= frameOverhead {
-                    if frameLength(buf, next, allowEmpty: false) != nil { found = next; break }
+                    if frameLength(buf, next, allowEmpty: false) != nil {
+                        found = next
+                        break
+                    }
                     next += 1
                 }
                 guard let resume = found else { break }
@@ -357,7 +363,10 @@ public final class AppendLog {
         if let slash = dir.lastIndex(of: "/") { dir = String(dir[..<slash]) } else { dir = "." }
         if dir.isEmpty { dir = "/" }
         let dfd = FileFaults.open(dir, O_RDONLY | O_CLOEXEC, 0)
-        if dfd >= 0 { _ = FileFaults.fsync(dfd); _ = FileFaults.close(dfd) }
+        if dfd >= 0 {
+            _ = FileFaults.fsync(dfd)
+            _ = FileFaults.close(dfd)
+        }
     }
 
     static func readAll(_ fd: Int32) throws(AppendLogError) -> [UInt8] {
@@ -437,7 +446,8 @@ public enum CRC32 {
             while n >= 8 {
                 let lo = (UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16 | UInt32(p[3]) << 24) ^ c
                 let hi = UInt32(p[4]) | UInt32(p[5]) << 8 | UInt32(p[6]) << 16 | UInt32(p[7]) << 24
-                c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+                c =
+                    t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
                     ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
                     ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
                     ^ t[256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]

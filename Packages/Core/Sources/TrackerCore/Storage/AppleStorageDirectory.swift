@@ -1,30 +1,30 @@
 #if canImport(Darwin)
-import Foundation
+    import Foundation
 
-/// Applies ``StorageLocation/standard(for:)`` through the OS (Apple platforms only; every
-/// decision lives in ``StorageLocation``).
-public enum AppleStorageDirectory {
-    /// Creates (when missing) and returns the folder of SDK `name` in the standard location,
-    /// excluded from backup and protected as the policy says. Does file I/O: call it off the
-    /// main thread, e.g. before creating a ``FileKeyValueStorage`` in a background task.
-    public static func prepare(_ name: String, location: StorageLocation = .standard()) throws -> String {
-        let fm = FileManager.default
-        let search: FileManager.SearchPathDirectory = location.base == .caches ? .cachesDirectory : .applicationSupportDirectory
-        // FileManager.url(for:in:appropriateFor:create:) creates Application Support when missing.
-        let base = try fm.url(for: search, in: .userDomainMask, appropriateFor: nil, create: true)
-        var url = URL(fileURLWithPath: StorageLocation.folder(name, under: base.path), isDirectory: true)
-        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
-        if location.protection == .completeUntilFirstUserAuthentication {
-            attributes[.protectionKey] = FileProtectionType.completeUntilFirstUserAuthentication
+    /// Applies ``StorageLocation/standard(for:)`` through the OS (Apple platforms only; every
+    /// decision lives in ``StorageLocation``).
+    public enum AppleStorageDirectory {
+        /// Creates (when missing) and returns the folder of SDK `name` in the standard location,
+        /// excluded from backup and protected as the policy says. Does file I/O: call it off the
+        /// main thread, e.g. before creating a ``FileKeyValueStorage`` in a background task.
+        public static func prepare(_ name: String, location: StorageLocation = .standard()) throws -> String {
+            let fm = FileManager.default
+            let search: FileManager.SearchPathDirectory = location.base == .caches ? .cachesDirectory : .applicationSupportDirectory
+            // FileManager.url(for:in:appropriateFor:create:) creates Application Support when missing.
+            let base = try fm.url(for: search, in: .userDomainMask, appropriateFor: nil, create: true)
+            var url = URL(fileURLWithPath: StorageLocation.folder(name, under: base.path), isDirectory: true)
+            var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+            if location.protection == .completeUntilFirstUserAuthentication {
+                attributes[.protectionKey] = FileProtectionType.completeUntilFirstUserAuthentication
+            }
+            try fm.createDirectory(at: url, withIntermediateDirectories: true, attributes: attributes)
+            if location.excludedFromBackup {
+                // URLResourceValues.isExcludedFromBackup; set on the folder, it covers what it holds.
+                var values = URLResourceValues()
+                values.isExcludedFromBackup = true
+                try url.setResourceValues(values)
+            }
+            return url.path
         }
-        try fm.createDirectory(at: url, withIntermediateDirectories: true, attributes: attributes)
-        if location.excludedFromBackup {
-            // URLResourceValues.isExcludedFromBackup; set on the folder, it covers what it holds.
-            var values = URLResourceValues()
-            values.isExcludedFromBackup = true
-            try url.setResourceValues(values)
-        }
-        return url.path
     }
-}
 #endif

@@ -1,9 +1,9 @@
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A durable flush of a file's data to the storage device.
@@ -14,7 +14,7 @@ import Musl
 @inline(__always)
 public func durableSync(_ fd: Int32) -> Int32 {
     #if canImport(Darwin)
-    if fcntl(fd, F_FULLFSYNC) == 0 { return 0 }
+        if fcntl(fd, F_FULLFSYNC) == 0 { return 0 }
     #endif
     return fsync(fd)
 }

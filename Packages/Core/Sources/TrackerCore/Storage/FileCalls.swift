@@ -1,10 +1,11 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A file-system call made by the file-backed stores (``FileIO``, ``AppendLog``,
@@ -130,21 +131,30 @@ public enum FileFaults {
     /// `read(2)`.
     @discardableResult
     public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        if isActive, let e = fault(.read, fd: fd) { errno = e; return -1 }
+        if isActive, let e = fault(.read, fd: fd) {
+            errno = e
+            return -1
+        }
         return sysRead(fd, buffer, count)
     }
 
     /// `pread(2)`.
     @discardableResult
     public static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t) -> Int {
-        if isActive, let e = fault(.read, fd: fd) { errno = e; return -1 }
+        if isActive, let e = fault(.read, fd: fd) {
+            errno = e
+            return -1
+        }
         return sysPread(fd, buffer, count, offset)
     }
 
     /// `write(2)`.
     @discardableResult
     public static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        if isActive, let e = fault(.write, fd: fd, bytes: count) { errno = e; return -1 }
+        if isActive, let e = fault(.write, fd: fd, bytes: count) {
+            errno = e
+            return -1
+        }
         return sysWrite(fd, buffer, count)
     }
 

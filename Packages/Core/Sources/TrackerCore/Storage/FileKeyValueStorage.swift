@@ -1,10 +1,11 @@
 import Dispatch
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A store that keeps each key in its own file under a directory private to the app.
@@ -41,7 +42,7 @@ public final class FileKeyValueStorage: KeyValueStorage {
         for b in key.utf8 {
             switch b {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
                 name.unicodeScalars.append(Unicode.Scalar(b))
             default:
                 let hex = Array("0123456789ABCDEF".unicodeScalars)
@@ -194,9 +195,9 @@ public enum FileIO {
             var st = stat()
             guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             #if canImport(Darwin)
-            let modified = Int(st.st_mtimespec.tv_sec)
+                let modified = Int(st.st_mtimespec.tv_sec)
             #else
-            let modified = Int(st.st_mtim.tv_sec)
+                let modified = Int(st.st_mtim.tv_sec)
             #endif
             guard Int(now.tv_sec) - modified >= olderThanSeconds else { continue }
             if FileFaults.unlink(path) == 0 { removed += 1 }

@@ -39,8 +39,10 @@ public final class SerialStore: Sendable {
     /// With `sharedQueue`, every store created with `sharedQueue` over the same storage object
     /// and key in this process uses one queue: a store created later (a tracker replacing a
     /// disposed one) reads only after the writes an earlier store already queued have landed.
-    public init(storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, sharedQueue: Bool = false,
-                onError: @escaping @Sendable (String) -> Void) {
+    public init(
+        storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, sharedQueue: Bool = false,
+        onError: @escaping @Sendable (String) -> Void
+    ) {
         self.storage = storage
         self.key = key
         self.scheduler = scheduler
@@ -86,9 +88,13 @@ public final class SerialStore: Sendable {
     /// Reads the value; `nil` when absent, not JSON or unreadable (the last two are reported).
     public func load() async -> JSONValue? {
         switch await read() {
-        case let .ok(value, _): return value
-        case let .invalid(_, error): onError("stored value is not JSON: \(error)"); return nil
-        case let .failed(reason): onError("read failed: \(reason)"); return nil
+        case .ok(let value, _): return value
+        case .invalid(_, let error):
+            onError("stored value is not JSON: \(error)")
+            return nil
+        case .failed(let reason):
+            onError("read failed: \(reason)")
+            return nil
         }
     }
 
@@ -123,7 +129,7 @@ public final class SerialStore: Sendable {
     private func write(_ w: StoreWrite) async -> Bool {
         do {
             switch w {
-            case let .value(v): try await storage.setItem(key, WireJSON.encodeString(v))
+            case .value(let v): try await storage.setItem(key, WireJSON.encodeString(v))
             case .remove: try await storage.removeItem(key)
             case .skip: break
             }
@@ -186,7 +192,12 @@ final class StoreQueue: Sendable {
     var isBusy: Bool { state.withLock { $0.running || !$0.ops.isEmpty } }
 
     /// Registers one more store on this queue; returns its generation (1, 2, ...).
-    func register() -> Int { state.withLock { $0.stores += 1; return $0.stores } }
+    func register() -> Int {
+        state.withLock {
+            $0.stores += 1
+            return $0.stores
+        }
+    }
 
     /// The newest store generation whose operation has started.
     var latestStarted: Int { state.withLock { $0.latestStarted } }

@@ -26,15 +26,15 @@ public struct StorageLocation: Sendable, Equatable {
         /// The platform this code was built for.
         public static var current: Platform {
             #if os(iOS)
-            return .iOS
+                return .iOS
             #elseif os(tvOS)
-            return .tvOS
+                return .tvOS
             #elseif os(visionOS)
-            return .visionOS
+                return .visionOS
             #elseif os(macOS)
-            return .macOS
+                return .macOS
             #else
-            return .linux
+                return .linux
             #endif
         }
     }
@@ -88,9 +88,10 @@ public struct StorageLocation: Sendable, Equatable {
     /// The folder of SDK `name` (e.g. `score`) under `basePath`: `<base>/Rocalytics/<name>`.
     /// `name` keeps only letters, digits, `-`, `_` and `.` (never `..`), so it cannot escape.
     public static func folder(_ name: String, under basePath: String) -> String {
-        var safe = String(name.unicodeScalars.filter {
-            ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_" || $0 == "."
-        }.map(Character.init))
+        var safe = String(
+            name.unicodeScalars.filter {
+                ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_" || $0 == "."
+            }.map(Character.init))
         if safe.isEmpty || safe.allSatisfy({ $0 == "." }) { safe = "default" }
         let trimmed = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
         return "\(trimmed)/Rocalytics/\(safe)"

@@ -1,15 +1,16 @@
 import CTrackerCurlShim
+
 #if canImport(Darwin)
-import Foundation
+    import Foundation
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// `curl_global_init`, once per process, before the first handle is made.
@@ -92,7 +93,10 @@ final class CurlEngine: @unchecked Sendable {
             _ = ctracker_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, options.maxConnections))
             NativeThread.start { [self] in self.run() }
         } else {
-            state.withLock { $0.shutdown = true; $0.finished = true }
+            state.withLock {
+                $0.shutdown = true
+                $0.finished = true
+            }
         }
     }
 
@@ -245,7 +249,10 @@ final class CurlEngine: @unchecked Sendable {
             if !sawExpect, header.name.utf8.count == 6, header.name.lowercased() == "expect" { sawExpect = true }
             // "Name;" is libcurl's spelling of a header with an empty value.
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            guard let next = curl_slist_append(list, line) else { ok = false; break }
+            guard let next = curl_slist_append(list, line) else {
+                ok = false
+                break
+            }
             list = next
         }
         if !sawExpect, request.body != nil, let next = curl_slist_append(list, "Expect:") {
@@ -476,13 +483,13 @@ final class CurlEngine: @unchecked Sendable {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return HTTPError(.connectionFailed, message)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE,
-             CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3, CURLE_WEIRD_SERVER_REPLY:
+            CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3, CURLE_WEIRD_SERVER_REPLY:
             return HTTPError(.connectionLost, message)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
-             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_SHUTDOWN_FAILED,
-             CURLE_USE_SSL_FAILED, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
-             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_CLIENTCERT:
+            CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
+            CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_SHUTDOWN_FAILED,
+            CURLE_USE_SSL_FAILED, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+            CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_CLIENTCERT:
             return HTTPError(.tls, message)
         case CURLE_URL_MALFORMAT:
             return HTTPError(.invalidURL, message)

@@ -1,10 +1,11 @@
 import CTrackerCurlShim
+
 #if canImport(Darwin)
-import Foundation
+    import Foundation
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The default ``HTTPTransport``: libcurl's multi interface driven by one dedicated thread.
@@ -164,7 +165,9 @@ public final class CurlTransport: HTTPTransport {
         }
         for (i, b) in bytes[..<colon].enumerated() {
             let isAlpha = (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z")
-            let isOther = (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+            let isOther =
+                (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
+                || b == UInt8(ascii: ".")
             guard isAlpha || (i > 0 && isOther) else { throw HTTPError(.invalidURL, "the URL scheme is malformed") }
         }
         let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
@@ -188,9 +191,12 @@ public final class CurlTransport: HTTPTransport {
     static func checkPlainHTTP(_ url: String, _ policy: PlainHTTPPolicy) throws(HTTPError) {
         let bytes = url.utf8
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
-              String(decoding: bytes[..<colon], as: UTF8.self).lowercased() == "http" else { return }
+            String(decoding: bytes[..<colon], as: UTF8.self).lowercased() == "http"
+        else { return }
         guard policy.allows(host: PlainHTTPPolicy.host(ofURL: url)) else {
-            throw HTTPError(.insecureHTTP, "plain http is allowed only to loopback addresses or to hosts named in CurlTransport.Options.plainHTTP; use https")
+            throw HTTPError(
+                .insecureHTTP,
+                "plain http is allowed only to loopback addresses or to hosts named in CurlTransport.Options.plainHTTP; use https")
         }
     }
 

@@ -18,8 +18,10 @@ public struct LibcurlInfo: Sendable, Equatable {
     public var featureNames: [String]
 
     /// Creates an info value (tests describe hypothetical builds with it).
-    public init(versionNumber: UInt32, version: String, sslVersion: String?, hasSSL: Bool, hasHTTP2: Bool,
-                protocols: [String], featureNames: [String]) {
+    public init(
+        versionNumber: UInt32, version: String, sslVersion: String?, hasSSL: Bool, hasHTTP2: Bool,
+        protocols: [String], featureNames: [String]
+    ) {
         self.versionNumber = versionNumber
         self.version = version
         self.sslVersion = sslVersion
@@ -93,9 +95,9 @@ public struct LibcurlRequirements: Sendable, Equatable {
     /// The requirements of the platform this code was built for.
     public static var current: LibcurlRequirements {
         #if canImport(Darwin)
-        return .apple
+            return .apple
         #else
-        return .linux
+            return .linux
         #endif
     }
 

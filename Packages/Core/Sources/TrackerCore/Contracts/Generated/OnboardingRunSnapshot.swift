@@ -2,7 +2,7 @@
 // (Tools/Sources/codegen/ContractTypesGenerator.swift) from Packages/Core/Contracts/onboarding-run.schema.json.
 // Key order and absent-versus-null rules: <doc:WireEncoding#Key-order>, <doc:WireEncoding#Absent-versus-null>, <doc:PaywallPresentationContract#Emission-order> and <doc:PaywallPresentationContract#Contract-v1.1>.
 // schema-fnv1a64: ebcedcd7d3da0c7f
-// swift-format-ignore-file (generated: the generator's layout is the format)
+// swift-format-ignore-file
 
 /// One send of an onboarding run, contract schema_version 1 (<doc:OnboardingRunContract>).
 public struct OnboardingRunSnapshot: Sendable, Equatable, WireEncodable {

@@ -2,7 +2,7 @@
 // (Tools/Sources/codegen/ContractTypesGenerator.swift) from Packages/Core/Contracts/paywall-presentation.schema.json.
 // Key order and absent-versus-null rules: <doc:WireEncoding#Key-order>, <doc:WireEncoding#Absent-versus-null>, <doc:PaywallPresentationContract#Emission-order> and <doc:PaywallPresentationContract#Contract-v1.1>.
 // schema-fnv1a64: 4ab0af57bdcfdb95
-// swift-format-ignore-file (generated: the generator's layout is the format)
+// swift-format-ignore-file
 
 /// One send of a paywall presentation, contract v1 (<doc:PaywallPresentationContract>), keys in the tracker's order (<doc:PaywallPresentationContract#Emission-order>).
 public struct PaywallPresentationSnapshot: Sendable, Equatable, WireEncodable {

@@ -2,7 +2,7 @@
 // (Tools/Sources/codegen/ContractTypesGenerator.swift) from Packages/Core/Contracts/paywall-presentation.v1_1.schema.json.
 // Key order and absent-versus-null rules: <doc:WireEncoding#Key-order>, <doc:WireEncoding#Absent-versus-null>, <doc:PaywallPresentationContract#Emission-order> and <doc:PaywallPresentationContract#Contract-v1.1>.
 // schema-fnv1a64: b6b30a8636ed50a5
-// swift-format-ignore-file (generated: the generator's layout is the format)
+// swift-format-ignore-file
 
 /// One send of a paywall presentation, contract v1.1 (<doc:PaywallPresentationContract#Contract-v1.1>): `schema_version` is `1.1` when `paywall.provider` is set and `1` otherwise, and a snapshot without a provider is byte for byte the v1 snapshot.
 public struct PaywallPresentationSnapshotV1_1: Sendable, Equatable, WireEncodable {
