@@ -82,6 +82,8 @@ public final class ScoreClient: Sendable {
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
+    /// The same as ``init(configuration:)`` given a ``ScoreConfiguration`` of these values.
+    ///
     /// - Parameters:
     ///   - publishableKey: sent as `X-Publishable-Key`.
     ///   - siteId: sent in every envelope.
@@ -103,7 +105,7 @@ public final class ScoreClient: Sendable {
     ///   - idSource: mints event, anonymous and session ids.
     ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default: the unified
     ///     log (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
-    public init(
+    public convenience init(
         publishableKey: String, siteId: String, endpoint: String,
         appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
         privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
@@ -112,43 +114,56 @@ public final class ScoreClient: Sendable {
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
     ) {
-        self.publishableKey = publishableKey
-        self.siteId = siteId
-        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        let resolved = ResolvedPrivacy.resolve(privacy)
+        self.init(
+            configuration: ScoreConfiguration(
+                publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
+                device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+                identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
+                tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport,
+                clock: clock, scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic))
+    }
+
+    /// Creates a tracker from a configuration: the same tracker as the labelled initializer
+    /// given the same values.
+    public init(configuration: ScoreConfiguration) {
+        let c = configuration
+        self.publishableKey = c.publishableKey
+        self.siteId = c.siteId
+        self.endpoint = c.endpoint.hasSuffix("/") ? String(c.endpoint.dropLast()) : c.endpoint
+        let resolved = ResolvedPrivacy.resolve(c.privacy)
         self.privacy = resolved
         var ctx = JSONObject()
-        if let os { ctx.appendUnchecked("os", .string(os)) }
-        if let appVersion { ctx.appendUnchecked("appVersion", .string(appVersion)) }
+        if let os = c.os { ctx.appendUnchecked("os", .string(os)) }
+        if let appVersion = c.appVersion { ctx.appendUnchecked("appVersion", .string(appVersion)) }
         if !resolved.dropsDeviceSignals {
-            if let device { ctx.appendUnchecked("device", .string(device)) }
-            if let locale { ctx.appendUnchecked("locale", .string(locale)) }
+            if let device = c.device { ctx.appendUnchecked("device", .string(device)) }
+            if let locale = c.locale { ctx.appendUnchecked("locale", .string(locale)) }
         }
         self.context = ctx
         var tail = [UInt8]()
         EnvelopeWriter.tail(context: ctx, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version, into: &tail)
         self.envelopeTail = tail
-        self.scrubber = PiiScrubber(pii)
-        self.maxQueueSize = max(1, maxQueueSize)
-        self.replayCapacity = max(0, identifyReplayBufferSize)
-        self.tokenTimeoutMs = Int64((max(0, tokenRefreshTimeoutSeconds) * 1000).rounded())
-        self.store = store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: siteId))
-        self.transport = transport ?? ScoreClient.defaultTransport()
-        self.clock = clock
-        self.scheduler = scheduler
-        self.ids = idSource
-        self.diagnose = onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
+        self.scrubber = PiiScrubber(c.pii)
+        self.maxQueueSize = max(1, c.maxQueueSize)
+        self.replayCapacity = max(0, c.identifyReplayBufferSize)
+        self.tokenTimeoutMs = Int64((max(0, c.tokenRefreshTimeoutSeconds) * 1000).rounded())
+        self.store = c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId))
+        self.transport = c.transport ?? ScoreClient.defaultTransport()
+        self.clock = c.clock
+        self.scheduler = c.scheduler
+        self.ids = c.idSource
+        self.diagnose = c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
 
         // Start-up: no I/O here. The stored queue and identity are read by a background step
         // (see `loadStored()`); until it is done, recording calls queue in memory with a
         // placeholder anonymous id, and nothing is written, sent or shown (see `ClientState.loaded`).
         var s = ClientState(
-            consent: initialConsent ?? resolved.startingConsent,
-            anonymousId: ScoreClient.anonymousIdBeforeLoad, sessionId: idSource.newSessionId())
-        self.view = Locked(ScoreClient.makeView(&s, siteId: siteId))
+            consent: c.initialConsent ?? resolved.startingConsent,
+            anonymousId: ScoreClient.anonymousIdBeforeLoad, sessionId: c.idSource.newSessionId())
+        self.view = Locked(ScoreClient.makeView(&s, siteId: c.siteId))
         self.state = Locked(s)
         loadDone.enter()
-        scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
+        c.scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
     }
 
     /// Deprecated: the SDK version is baked into the build; `sdkVersion` is ignored.

@@ -1,0 +1,83 @@
+import TrackerCore
+
+/// How a ``ScoreClient`` is set up: the one configuration of the tracker, taken by
+/// ``ScoreClient/init(configuration:)``.
+///
+/// It holds every parameter of the labelled initializer
+/// ``ScoreClient/init(publishableKey:siteId:endpoint:appVersion:os:device:locale:privacy:pii:initialConsent:identifyReplayBufferSize:maxQueueSize:tokenRefreshTimeoutSeconds:store:transport:clock:scheduler:idSource:onDiagnostic:)``,
+/// with the same defaults: both build the same tracker. Only `publishableKey`, `siteId` and
+/// `endpoint` are required.
+public struct ScoreConfiguration: Sendable {
+    /// Sent as `X-Publishable-Key`. Required.
+    public var publishableKey: String
+    /// Sent in every envelope (`siteId`). Required.
+    public var siteId: String
+    /// The base URL of the Score API; one trailing `/` is dropped. Required.
+    public var endpoint: String
+    /// `context.appVersion`; left out when `nil`. Default: `nil`.
+    public var appVersion: String?
+    /// `context.os`; left out when `nil`. Default: `nil`.
+    public var os: String?
+    /// `context.device`; left out when `nil` or when the privacy policy drops it. Default: `nil`.
+    public var device: String?
+    /// `context.locale`; left out when `nil` or when the privacy policy drops it. Default: `nil`.
+    public var locale: String?
+    /// The regional policy, fixed for the tracker's lifetime. Default: `nil` (no policy).
+    public var privacy: PrivacyOptions?
+    /// Scrubbing applied to `props` and `traits` before queueing. Default: `nil` (none).
+    public var pii: PiiOptions?
+    /// The starting consent. Default: `nil` (the policy's starting consent; else nothing granted).
+    public var initialConsent: ConsentState?
+    /// Anonymously sent events kept in memory for replay after `identify`. Default: 100.
+    public var identifyReplayBufferSize: Int
+    /// The queue cap (`delivery_failed` notices excluded); at least 1. Default: 1,000.
+    public var maxQueueSize: Int
+    /// How long a flush waits for the token provider, in seconds. Default: 5.
+    public var tokenRefreshTimeoutSeconds: Double
+    /// Durable storage. Default: `nil`, a ``FileScoreStore`` in the platform's data directory.
+    public var store: (any ScoreStore)?
+    /// HTTP. Default: `nil`, Core's libcurl transport.
+    public var transport: (any HTTPTransport)?
+    /// The time source (tests inject a manual clock). Default: `SystemClock()`.
+    public var clock: any TrackerClock
+    /// Runs every timer and background step (tests inject a manual scheduler).
+    /// Default: `SystemScheduler.shared`.
+    public var scheduler: any TrackerScheduler
+    /// Mints event, anonymous and session ids. Default: `SystemScoreIdSource()`.
+    public var idSource: any ScoreIdSource
+    /// Receives diagnostics (never tokens or personal data). Default: `nil`, the unified log
+    /// (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
+    public var onDiagnostic: DiagnosticHandler?
+
+    /// Creates a configuration; the labels and defaults are the labelled
+    /// ``ScoreClient`` initializer's.
+    public init(
+        publishableKey: String, siteId: String, endpoint: String,
+        appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
+        privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
+        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: Double = 5,
+        store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
+        clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
+        idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
+    ) {
+        self.publishableKey = publishableKey
+        self.siteId = siteId
+        self.endpoint = endpoint
+        self.appVersion = appVersion
+        self.os = os
+        self.device = device
+        self.locale = locale
+        self.privacy = privacy
+        self.pii = pii
+        self.initialConsent = initialConsent
+        self.identifyReplayBufferSize = identifyReplayBufferSize
+        self.maxQueueSize = maxQueueSize
+        self.tokenRefreshTimeoutSeconds = tokenRefreshTimeoutSeconds
+        self.store = store
+        self.transport = transport
+        self.clock = clock
+        self.scheduler = scheduler
+        self.idSource = idSource
+        self.onDiagnostic = onDiagnostic
+    }
+}
