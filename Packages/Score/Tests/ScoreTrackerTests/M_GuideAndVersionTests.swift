@@ -17,6 +17,10 @@ import TrackerCoreTestKit
     @Test func guideSnippetsRun() async {
         let h = Harness()
         let c = h.client()
+        // The guide's calls run after the start-up load (`inspect()` waits for it). Otherwise a flush
+        // the foreground binding asks for could wait for a load that ends after the guide's first
+        // events and before its `setTokenProvider`, and send those events without the token.
+        _ = c.inspect()
         let lc = LC(clock: h.clock, state: .foreground)
         c.bindToAppLifecycle(source: lc)
         await GuideSnippets.usage(c, credentials: { "tok-guide" })
