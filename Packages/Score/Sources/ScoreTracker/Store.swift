@@ -183,8 +183,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The identity file's path.
     public var identityPath: String { directory + "/identity.json" }
     /// How old (in seconds) a temporary file of an interrupted identity write must be before
-    /// ``load()`` removes it (a younger one may belong to a write in flight in another process).
-    public static let staleTemporaryFileAge = 60
+    /// ``load()`` removes it: Core's one threshold for `writeAtomically`'s temporary files.
+    static let staleTemporaryFileAge = FileKeyValueStorage.staleTemporaryFileAge
 
     /// Creates a store in `directory` (created with mode 0700 when absent). `sync: false` skips
     /// the queue log's `fsync` (benchmarks only; the identity file is always written durably).
