@@ -52,23 +52,30 @@ public enum Timestamp {
     /// Parses the contract form back to milliseconds; `nil` when the text does not match
     /// `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$` or names an impossible date.
     public static func parse(_ text: String) -> Int64? {
-        let u = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// ``parse(_:)`` over the text's UTF-8 bytes.
+    public static func parse(utf8 u: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard u.count == 24, u[4] == 45, u[7] == 45, u[10] == 84, u[13] == 58, u[16] == 58,
             u[19] == 46, u[23] == 90
         else { return nil }
-        func num(_ at: Int, _ width: Int) -> Int? {
-            var v = 0
-            for i in at..<(at + width) {
-                let c = u[i]
-                guard c >= 48, c <= 57 else { return nil }
-                v = v * 10 + Int(c - 48)
-            }
-            return v
+        // Each digit's value; one test for all of them (a non-digit wraps above 9).
+        var bad: UInt8 = 0
+        @inline(__always) func digit(_ i: Int) -> Int {
+            let d = u[i] &- 48
+            bad |= d > 9 ? 1 : 0
+            return Int(d)
         }
-        guard let y = num(0, 4), let m = num(5, 2), let d = num(8, 2), let h = num(11, 2),
-            let mi = num(14, 2), let s = num(17, 2), let ms = num(20, 3)
-        else { return nil }
-        guard (1...12).contains(m), d >= 1, d <= daysInMonth(y, m), h < 24, mi < 60, s < 60 else { return nil }
+        let y = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3)
+        let m = digit(5) * 10 + digit(6)
+        let d = digit(8) * 10 + digit(9)
+        let h = digit(11) * 10 + digit(12)
+        let mi = digit(14) * 10 + digit(15)
+        let s = digit(17) * 10 + digit(18)
+        let ms = digit(20) * 100 + digit(21) * 10 + digit(22)
+        guard bad == 0, (1...12).contains(m), d >= 1, d <= daysInMonth(y, m), h < 24, mi < 60, s < 60 else { return nil }
         let days = daysFromCivil(y, m, d)
         return days * 86_400_000 + Int64(h) * 3_600_000 + Int64(mi) * 60_000 + Int64(s) * 1000 + Int64(ms)
     }

@@ -277,4 +277,121 @@ import TrackerCoreTestKit
         try log.sync()
         #expect(try AppendLog.open(path: path).records == [[1]])
     }
+    // MARK: Following lengths (issue 19's quick start-up read)
+
+    /// The records, their frame offsets and the damaged frames' indices, read by following lengths.
+    private func follow(_ path: String) throws -> (records: [[UInt8]], offsets: [Int], damaged: [Int])? {
+        var records: [[UInt8]] = []
+        var visited: [Int] = []
+        guard
+            let (_, frames) = try AppendLog.openFollowingLengths(
+                path: path,
+                visit: { index, offset, payload, _ in
+                    #expect(index == records.count)
+                    records.append(Array(payload))
+                    visited.append(offset)
+                    return true
+                })
+        else { return nil }
+        #expect(frames.offsets == visited)
+        return (records, frames.offsets, try frames.damagedFrames())
+    }
+
+    @Test func followingLengthsReadsWhatTheCarefulOpenReadsAcrossChunksAndLongRecords() throws {
+        let path = tempDir() + "/q.log"
+        // Records across the walk's 256 KiB chunks, one three chunks long, and an empty one.
+        var records: [[UInt8]] = []
+        var random = SplitMix64(seed: 19)
+        for i in 0..<40 {
+            let length = i == 17 ? (256 << 10) * 3 + 5 : Int(random.next() % 40_000)
+            records.append((0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        }
+        records.insert([], at: 9)
+        do {
+            let (log, _) = try AppendLog.open(path: path)
+            try log.append(records)
+        }
+        let careful = try AppendLog.open(path: path)
+        let followed = try #require(try follow(path))
+        #expect(followed.records == careful.records && followed.records == records)
+        #expect(followed.offsets == careful.log.loadedOffsets)
+        #expect(followed.damaged.isEmpty)
+        // An empty log.
+        let empty = tempDir() + "/e.log"
+        let none = try #require(try follow(empty))
+        #expect(none.records.isEmpty && none.offsets.isEmpty)
+    }
+
+    @Test func followingLengthsGivesUpWhereTheFramesDoNotTileTheFile() throws {
+        let path = tempDir() + "/q.log"
+        do {
+            let (log, _) = try AppendLog.open(path: path)
+            try log.append([Array("first".utf8), Array("second".utf8), Array("third".utf8)])
+        }
+        let good = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        var cases: [(String, [UInt8])] = [
+            ("torn last record", Array(good.dropLast(2))),
+            ("bytes after the last frame", good + [0, 0, 0]),
+            ("a last frame that is empty", good + [0, 0, 0, 0, 0, 0, 0, 0]),
+            ("a length past the end", [0xFF, 0xFF, 0, 0] + Array(good.dropFirst(4))),
+        ]
+        var badLast = good
+        badLast[badLast.count - 1] ^= 1
+        cases.append(("a last record not matching its checksum", badLast))
+        for (name, bytes) in cases {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            #expect(try follow(path) == nil, "\(name)")
+            // The file is left as it was, for the careful open to repair.
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == bytes, "\(name)")
+        }
+        // A visitor that says stop.
+        try Data(good).write(to: URL(fileURLWithPath: path))
+        #expect(try AppendLog.openFollowingLengths(path: path, visit: { index, _, _, _ in index < 1 }) == nil)
+    }
+
+    @Test func aDamagedRecordWhoseFrameTilesIsFoundByTheCheckNotByTheWalk() throws {
+        let path = tempDir() + "/q.log"
+        do {
+            let (log, _) = try AppendLog.open(path: path)
+            try log.append((0..<6).map { Array("record \($0)".utf8) })
+        }
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        let offsets = AppendLog.parseWithOffsets(bytes).offsets
+        bytes[offsets[2] + 8 + 3] ^= 0x20
+        bytes[offsets[3] + 8] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let followed = try #require(try follow(path))
+        #expect(followed.records.count == 6 && followed.damaged == [2, 3])
+        // The careful open skips the same records.
+        #expect(try AppendLog.open(path: path).records.count == 4)
+    }
+
+    @Test func theFrameReaderSeesTheFileAsItWasWhenOpened() throws {
+        let path = tempDir() + "/q.log"
+        do {
+            let (log, _) = try AppendLog.open(path: path)
+            try log.append([[1], [2, 2]])
+        }
+        let (log, frames) = try #require(try AppendLog.openFollowingLengths(path: path, visit: { _, _, _, _ in true }))
+        // Appends and a compaction after the open: the reader still walks the two first frames.
+        try log.append([[3, 3, 3]])
+        var seen: [[UInt8]] = []
+        #expect(
+            try frames.forEachFrame { _, _, payload, _ in
+                seen.append(Array(payload))
+                return true
+            })
+        #expect(seen == [[1], [2, 2]])
+        try log.rewrite([[9]])
+        seen = []
+        #expect(
+            try frames.forEachFrame { _, _, payload, _ in
+                seen.append(Array(payload))
+                return true
+            })
+        #expect(seen == [[1], [2, 2]])
+        #expect(try frames.damagedFrames().isEmpty)
+        // The log appends after what it read.
+        #expect(try AppendLog.open(path: path).records == [[9]])
+    }
 }

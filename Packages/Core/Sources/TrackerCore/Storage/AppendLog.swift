@@ -149,6 +149,166 @@ public final class AppendLog {
         return (log, records)
     }
 
+    /// Reads the frames of a log file as it was when ``openFollowingLengths(path:sync:visit:)``
+    /// opened it, through a descriptor of its own: appends made later are not seen (the walk
+    /// stops where the file ended then), and a compaction's rename does not affect it.
+    public final class FrameReader: @unchecked Sendable {
+        private let fd: Int32
+        /// The frame offsets, in order.
+        public let offsets: [Int]
+        /// Where the last frame ends (the file's length when it was opened).
+        public let end: Int
+
+        init(fd: Int32, offsets: [Int], end: Int) {
+            self.fd = fd
+            self.offsets = offsets
+            self.end = end
+        }
+
+        deinit { _ = FileFaults.close(fd) }
+
+        /// Calls `body` with each frame in order, its index, offset, payload and stored
+        /// checksum, reading the file in chunks; stops early when `body` returns `false`.
+        /// Returns whether it went through every frame.
+        public func forEachFrame(_ body: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool)
+            throws(AppendLogError) -> Bool
+        {
+            try AppendLog.walkFrames(fd, limit: end, body) != nil
+        }
+
+        /// The indices of the frames whose payload does not match its checksum, in order (an empty
+        /// frame whose checksum field is not zero counts as damaged).
+        public func damagedFrames() throws(AppendLogError) -> [Int] {
+            var bad: [Int] = []
+            _ = try forEachFrame { index, _, payload, checksum in
+                if CRC32.checksum(payload) != checksum { bad.append(index) }
+                return true
+            }
+            return bad
+        }
+    }
+
+    /// Opens the log at `path` like ``open(path:sync:)``, for a start-up that must be quick: it
+    /// reads the file in chunks and follows the frames' length fields, calling `visit` with each
+    /// frame (index, offset, payload, stored checksum) as it goes, without checking the
+    /// checksums except the last frame's. The caller checks the others later, with
+    /// ``FrameReader/damagedFrames()``; ``read(at:)`` checks a record's when it is read back.
+    /// No buffer of the file's size is held.
+    ///
+    /// Returns `nil`, having closed the file, when the frames do not tile the file exactly (a
+    /// torn tail, a length that runs past the end, a last frame that is empty or does not match
+    /// its checksum) or when `visit` returns `false`. The caller then calls ``open(path:sync:)``,
+    /// which checks every frame and repairs the file. A damaged length inside the file most
+    /// likely breaks the tiling; when it does not, the frames after it fail their checksums.
+    public static func openFollowingLengths(
+        path: String, sync: Bool = true,
+        visit: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+    ) throws(AppendLogError) -> (log: AppendLog, frames: FrameReader)? {
+        let fd = FileFaults.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
+        _ = fchmod(fd, 0o600)
+        let walked: (offsets: [Int], end: Int)?
+        do { walked = try walkFrames(fd, limit: nil, visit) } catch {
+            _ = FileFaults.close(fd)
+            throw error
+        }
+        guard let (offsets, end) = walked, lastFrameIsIntact(fd, offsets: offsets, end: end),
+            lseek(fd, off_t(end), SEEK_SET) >= 0
+        else {
+            _ = FileFaults.close(fd)
+            return nil
+        }
+        let own = dup(fd)
+        guard own >= 0 else {
+            _ = FileFaults.close(fd)
+            return nil
+        }
+        _ = FileFaults.unlink(path + ".tmp")
+        let log = AppendLog(path: path, fd: fd, byteCount: end, syncs: sync)
+        log.loadedOffsets = offsets
+        return (log, FrameReader(fd: own, offsets: offsets, end: end))
+    }
+
+    /// The chunk ``walkFrames(_:limit:_:)`` reads at a time (a frame longer than it is read whole).
+    static let walkChunkBytes = 256 << 10
+
+    /// Follows the frames of the file behind `fd` from its start to its end (or to `limit`),
+    /// reading with `pread` in chunks, and calls `body` with each; their offsets and where the
+    /// last one ends, or `nil` when the frames do not tile the file (or `body` said stop).
+    static func walkFrames(
+        _ fd: Int32, limit: Int?,
+        _ body: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+    ) throws(AppendLogError) -> (offsets: [Int], end: Int)? {
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: walkChunkBytes, alignment: 8)
+        defer { buffer.deallocate() }
+        var offsets: [Int] = []
+        var bufferStart = 0  // the file offset of buffer[0]
+        var filled = 0  // bytes read into the buffer
+        var at = 0  // the next frame's file offset
+        var atEnd = false
+        /// Keeps the bytes from `at` on, at the buffer's start, grown to hold `need` bytes, and
+        /// reads after them; `false` at the end of the file.
+        func refill(need: Int) throws(AppendLogError) -> Bool {
+            let keep = filled - (at - bufferStart)
+            if need > buffer.count {
+                let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: need, alignment: 8)
+                if keep > 0 { grown.baseAddress!.copyMemory(from: buffer.baseAddress! + (at - bufferStart), byteCount: keep) }
+                buffer.deallocate()
+                buffer = grown
+            } else if keep > 0 && at > bufferStart {
+                buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + (at - bufferStart), byteCount: keep)
+            }
+            bufferStart = at
+            filled = keep
+            var want = buffer.count - filled
+            if let limit { want = min(want, limit - (bufferStart + filled)) }
+            if want <= 0 { return false }
+            while true {
+                let n = FileFaults.pread(fd, buffer.baseAddress! + filled, want, off_t(bufferStart + filled))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw AppendLogError("pread", errno: errno)
+                }
+                filled += n
+                return n > 0
+            }
+        }
+        while true {
+            var rel = at - bufferStart
+            if filled - rel < frameOverhead {
+                if atEnd { break }
+                if try !refill(need: frameOverhead) { atEnd = true }
+                continue
+            }
+            let b = UnsafeRawBufferPointer(rebasing: buffer[rel..<filled])
+            let len = Int(b.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian)
+            let checksum = b.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
+            guard len <= maxRecordBytes else { return nil }
+            if filled - rel < frameOverhead + len {
+                // The frame runs past what is read: read on, or it runs past the end.
+                if atEnd { return nil }
+                if try !refill(need: frameOverhead + len) { atEnd = true }
+                continue
+            }
+            rel += frameOverhead
+            let payload = UnsafeRawBufferPointer(rebasing: buffer[rel..<(rel + len)]).bindMemory(to: UInt8.self)
+            if !body(offsets.count, at, payload, checksum) { return nil }
+            offsets.append(at)
+            at += frameOverhead + len
+        }
+        // Bytes after the last frame that are too few for a header: not a tiling.
+        guard filled - (at - bufferStart) == 0 else { return nil }
+        return (offsets, at)
+    }
+
+    /// Whether the last of `offsets` is a non-empty frame matching its checksum (read back).
+    private static func lastFrameIsIntact(_ fd: Int32, offsets: [Int], end: Int) -> Bool {
+        guard let last = offsets.last else { return true }
+        var frame = [UInt8](repeating: 0, count: end - last)
+        guard (try? preadAll(fd, &frame, at: last)) == true, frame.count > frameOverhead else { return false }
+        return frame.withUnsafeBufferPointer { frameLength($0, 0, allowEmpty: false) } == frame.count - frameOverhead
+    }
+
     /// Splits `bytes` into the intact records (skipping damaged regions between them) and the
     /// offset where the last intact record ends.
     public static func parse(_ bytes: [UInt8]) -> (records: [[UInt8]], end: Int) {
@@ -369,12 +529,33 @@ public final class AppendLog {
         }
     }
 
+    /// The whole file from its start: read straight into a buffer of the file's size (one copy),
+    /// then in chunks should the file be longer than `fstat` said.
     static func readAll(_ fd: Int32) throws(AppendLogError) -> [UInt8] {
         guard lseek(fd, 0, SEEK_SET) >= 0 else { throw AppendLogError("lseek", errno: errno) }
-        var out = [UInt8]()
         var st = stat()
-        if fstat(fd, &st) == 0, st.st_size > 0 { out.reserveCapacity(Int(st.st_size)) }
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        let size = fstat(fd, &st) == 0 && st.st_size > 0 ? Int(st.st_size) : 0
+        var failure: Int32 = 0
+        var atEnd = false
+        var out = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let n = FileFaults.read(fd, buffer.baseAddress! + count, size - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 {
+                    atEnd = true
+                    return
+                }
+                count += n
+            }
+        }
+        if failure != 0 { throw AppendLogError("read", errno: failure) }
+        if atEnd { return out }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { FileFaults.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
