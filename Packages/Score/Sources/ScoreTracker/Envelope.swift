@@ -1,5 +1,13 @@
 import TrackerCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The fields of one envelope as built by a recording call (a class, so that a queued event
 /// holds one reference until the writer has encoded it).
 final class EnvelopeFields: Sendable {
@@ -188,20 +196,36 @@ enum CompactEventId: Sendable, Hashable {
         }
     }
 
+    /// Each byte's value as a lowercase hex digit; `0xFF` for any other byte.
+    private static let hexValue: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for c in 48...57 { t[c] = UInt8(c - 48) }
+        for c in 97...102 { t[c] = UInt8(c - 87) }
+        return t
+    }()
+
     /// The two halves of `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (lowercase hex only).
-    private static func pack(_ b: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+    static func pack(_ b: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
-        var hi: UInt64 = 0
-        var lo: UInt64 = 0
-        var n = 0
-        for i in 0..<36 where i != 8 && i != 13 && i != 18 && i != 23 {
-            let c = b[i]
-            let v: UInt8
-            if c >= 48 && c <= 57 { v = c - 48 } else if c >= 97 && c <= 102 { v = c - 87 } else { return nil }
-            if n < 16 { hi = hi << 4 | UInt64(v) } else { lo = lo << 4 | UInt64(v) }
-            n += 1
+        return hexValue.withUnsafeBufferPointer { t -> (UInt64, UInt64)? in
+            // `seen` collects every value's bits: a non-digit (0xFF) sets its high ones.
+            var seen: UInt8 = 0
+            @inline(__always) func digits(_ range: Range<Int>, into v: inout UInt64) {
+                for i in range {
+                    let d = t[Int(b[i])]
+                    seen |= d
+                    v = v << 4 | UInt64(d & 15)
+                }
+            }
+            var hi: UInt64 = 0
+            var lo: UInt64 = 0
+            digits(0..<8, into: &hi)
+            digits(9..<13, into: &hi)
+            digits(14..<18, into: &hi)
+            digits(19..<23, into: &lo)
+            digits(24..<36, into: &lo)
+            return seen & 0xF0 == 0 ? (hi, lo) : nil
         }
-        return (hi, lo)
     }
 
     /// Appends the id's UTF-8 bytes.
@@ -478,42 +502,139 @@ enum QueueRecord {
 
     /// Reads a record for start-up (see ``Scanned``); `nil` when it is not a valid record.
     static func scan(_ r: [UInt8], anonymousId: String) -> Scanned? {
-        guard let kind = r.first else { return nil }
+        r.withUnsafeBufferPointer { scan($0, anonymousId: AnonymousIdBytes(anonymousId)) }
+    }
+
+    /// The anonymous id an add record's is compared with, as bytes (built once per load).
+    struct AnonymousIdBytes {
+        let text: String
+        let utf8: [UInt8]
+        /// Whether it holds no byte that JSON escapes (`"`, `\`, controls): then an unescaped
+        /// value equals it exactly when their bytes are equal.
+        let plain: Bool
+
+        init(_ text: String) {
+            self.text = text
+            self.utf8 = Array(text.utf8)
+            self.plain = !utf8.contains { $0 == 34 || $0 == 92 || $0 < 32 }
+        }
+    }
+
+    /// ``scan(_:anonymousId:)`` over a record held in a larger buffer.
+    static func scan(_ whole: UnsafeBufferPointer<UInt8>, anonymousId: AnonymousIdBytes) -> Scanned? {
+        guard let kind = whole.first else { return nil }
         if kind == 82 {
-            return r.withUnsafeBufferPointer { b -> Scanned? in
-                var ids: [CompactEventId] = []
-                var at = 1
-                while at < b.count {
-                    let len = Int(b[at])
-                    at += 1
-                    guard at + len <= b.count else { return nil }
-                    ids.append(CompactEventId(utf8: UnsafeBufferPointer(rebasing: b[at..<(at + len)])))
-                    at += len
-                }
-                return .remove(ids)
+            var ids: [CompactEventId] = []
+            var at = 1
+            while at < whole.count {
+                let len = Int(whole[at])
+                at += 1
+                guard at + len <= whole.count else { return nil }
+                ids.append(CompactEventId(utf8: UnsafeBufferPointer(rebasing: whole[at..<(at + len)])))
+                at += len
             }
+            return .remove(ids)
         }
-        guard kind == 65, r.count > 3 else { return nil }
-        return r.withUnsafeBufferPointer { whole -> Scanned? in
-            let b = UnsafeBufferPointer(rebasing: whole[3...])
-            guard let v = addValues(b), let name = string(b, v[0]) else { return nil }
-            let id: CompactEventId
-            if v[1].escaped {
-                guard let text = string(b, v[1]) else { return nil }
-                id = CompactEventId(text)
-            } else {
-                id = CompactEventId(utf8: UnsafeBufferPointer(rebasing: b[v[1].0]))
-            }
-            guard let ts = string(b, v[2]), let ms = Timestamp.parse(ts) else { return nil }
-            let same: Bool
-            if v[3].escaped {
-                same = string(b, v[3]) == anonymousId
-            } else {
-                var expected = anonymousId
-                same = expected.withUTF8 { e in e.elementsEqual(UnsafeBufferPointer(rebasing: b[v[3].0])) }
-            }
-            return .add(id: id, name: name, timestampMs: ms, sameAnonymous: same, flags: whole[1], requires: whole[2])
+        guard kind == 65, whole.count > 3 else { return nil }
+        let b = UnsafeBufferPointer(rebasing: whole[3...])
+        if let quick = scanCanonical(b, anonymousId: anonymousId) {
+            return .add(
+                id: quick.id, name: quick.name, timestampMs: quick.timestampMs, sameAnonymous: quick.sameAnonymous,
+                flags: whole[1], requires: whole[2])
         }
+        guard let v = addValues(b), let name = string(b, v[0]) else { return nil }
+        let id: CompactEventId
+        if v[1].escaped {
+            guard let text = string(b, v[1]) else { return nil }
+            id = CompactEventId(text)
+        } else {
+            id = CompactEventId(utf8: UnsafeBufferPointer(rebasing: b[v[1].0]))
+        }
+        guard let ts = string(b, v[2]), let ms = Timestamp.parse(ts) else { return nil }
+        let same: Bool
+        if v[3].escaped {
+            same = string(b, v[3]) == anonymousId.text
+        } else {
+            same = anonymousId.utf8.elementsEqual(UnsafeBufferPointer(rebasing: b[v[3].0]))
+        }
+        return .add(id: id, name: name, timestampMs: ms, sameAnonymous: same, flags: whole[1], requires: whole[2])
+    }
+
+    private static let typePrefix = Array(#"{"type":""#.utf8)
+
+    /// The add's values when its envelope starts the way this SDK writes it (`type`, `name`,
+    /// `eventId`, `timestamp`, `anonymousId`, in that order, with no escape in the name, a
+    /// canonical UUID eventId and a 24-character timestamp); `nil` otherwise, and the general
+    /// search runs. Same values as the general search for those envelopes, without searching.
+    static func scanCanonical(_ b: UnsafeBufferPointer<UInt8>, anonymousId: AnonymousIdBytes)
+        -> (id: CompactEventId, name: String, timestampMs: Int64, sameAnonymous: Bool)?
+    {
+        guard let add = canonicalAdd(b, anonymousId: anonymousId) else { return nil }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: b[add.name]), as: UTF8.self)
+        return (.uuid(add.hi, add.lo), name, add.timestampMs, add.sameAnonymous)
+    }
+
+    /// ``scanCanonical(_:anonymousId:)``'s values with the name left as its bytes' range in `b`
+    /// (the start-up index builds no string for a name it has seen).
+    struct CanonicalAdd {
+        var hi: UInt64
+        var lo: UInt64
+        var name: Range<Int>
+        var timestampMs: Int64
+        var sameAnonymous: Bool
+    }
+
+    /// See ``CanonicalAdd``.
+    static func canonicalAdd(_ b: UnsafeBufferPointer<UInt8>, anonymousId: AnonymousIdBytes) -> CanonicalAdd? {
+        guard anonymousId.plain, !anonymousId.utf8.isEmpty, matches(typePrefix, b, at: 0) else { return nil }
+        // The type's value: letters only.
+        var at = typePrefix.count
+        while at < b.count && b[at] != 34 {
+            guard b[at] >= 97 && b[at] <= 122 else { return nil }
+            at += 1
+        }
+        // Each marker (`,"name":"` …) follows the previous value's closing quote.
+        guard quoteThen(nameMarker, b, at: at) else { return nil }
+        at += 1 + nameMarker.count
+        let nameStart = at
+        while at < b.count && b[at] != 34 {
+            if b[at] == 92 { return nil }
+            at += 1
+        }
+        let nameEnd = at
+        guard quoteThen(eventIdMarker, b, at: at) else { return nil }
+        at += 1 + eventIdMarker.count
+        let idStart = at
+        at += 36
+        guard quoteThen(timestampMarker, b, at: at) else { return nil }
+        at += 1 + timestampMarker.count
+        let tsStart = at
+        at += 24
+        guard quoteThen(anonymousIdMarker, b, at: at) else { return nil }
+        at += 1 + anonymousIdMarker.count
+        guard b.count - at > anonymousId.utf8.count,
+            let (hi, lo) = CompactEventId.pack(UnsafeBufferPointer(rebasing: b[idStart..<(idStart + 36)])),
+            let ms = Timestamp.parse(utf8: UnsafeBufferPointer(rebasing: b[tsStart..<(tsStart + 24)]))
+        else { return nil }
+        let same =
+            b[at + anonymousId.utf8.count] == 34
+            && anonymousId.utf8.withUnsafeBufferPointer { e in
+                memcmp(e.baseAddress!, b.baseAddress! + at, e.count) == 0
+            }
+        return CanonicalAdd(hi: hi, lo: lo, name: nameStart..<nameEnd, timestampMs: ms, sameAnonymous: same)
+    }
+
+    /// Whether `b` holds a quote at `at`, then `marker`.
+    @inline(__always)
+    private static func quoteThen(_ marker: [UInt8], _ b: UnsafeBufferPointer<UInt8>, at: Int) -> Bool {
+        at < b.count && b[at] == 34 && matches(marker, b, at: at + 1)
+    }
+
+    /// Whether `b` holds `marker` at `at`.
+    @inline(__always)
+    private static func matches(_ marker: [UInt8], _ b: UnsafeBufferPointer<UInt8>, at: Int) -> Bool {
+        guard at >= 0, b.count - at >= marker.count else { return false }
+        return marker.withUnsafeBufferPointer { m in memcmp(m.baseAddress!, b.baseAddress! + at, m.count) == 0 }
     }
 
     /// Reads a whole record: its strings and, for an add, its envelope (tests and tools read the

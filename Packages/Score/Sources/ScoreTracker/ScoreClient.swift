@@ -614,12 +614,27 @@ public final class ScoreClient: Sendable {
     }
 
     /// Removes `events` from the queue and logs their removal.
+    /// How many events leave the front of `queue` when the events just marked as left are all
+    /// there (at most `marked`); `nil` when some of them are further back.
+    static func leavingFront(_ queue: EventQueue, _ marked: Int) -> Int? {
+        var n = 0
+        var i = queue.startIndex
+        while i < queue.endIndex && n < marked && !queue[i].inQueue {
+            n += 1
+            i += 1
+        }
+        // Some marked events further back: the general pass.
+        return n == marked ? n : nil
+    }
+
     func removeFromQueue(_ s: inout ClientState, _ events: [QueuedEvent]) {
         guard !events.isEmpty else { return }
         var notices = 0
         var persisted: [CompactEventId] = []
+        var marked = 0
         for e in events where e.inQueue {
             e.inQueue = false
+            marked += 1
             if e.notice { notices += 1 }
             // The writer skips an unpersisted add: release its fields and bytes now.
             if !e.persisted {
@@ -630,8 +645,13 @@ public final class ScoreClient: Sendable {
             // the event left while its add was being written).
             if e.persisted { persisted.append(e.id) }
         }
-        if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
+        if marked == 0 {
+            // None was queued: nothing to take out.
+        } else if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
             s.queue.remove(at: i, releasing: &s.dropLater)
+        } else if let removed = ScoreClient.leavingFront(s.queue, marked) {
+            // A delivered batch of the oldest events: cut the front, not a pass over the queue.
+            s.queue.removeFirst(removed)
         } else {
             s.queue.removeAll { !$0.inQueue }
         }

@@ -54,17 +54,30 @@ extension ScoreClient {
     func loadStored() {
         var contents = ScoreStoreContents()
         var loadFailed = false
-        do { contents = try store.load() } catch { loadFailed = true }
-        contents.queueLocations = ScoreClient.verifiedLocations(contents, store: store)
-        let identity = ScoreClient.parseIdentity(contents.identity)
-        // The stored events, decoded outside the lock, as seen with the stored anonymous id.
-        let fallback = state.withLock { $0.fallbackAnonymousId }
-        let storedAnon = identity.anonymousId ?? fallback ?? ids.newAnonymousId()
-        var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
-        ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &scratch)
+        // A file store's quick load (`QuickLoad.swift`), else the careful one.
+        let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
+        let quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint) }
+        let quick = quickly?.0
+        let identity: StoredIdentity
+        let storedAnon: String
+        var scratch: ClientState
+        if let (_, quickIdentity, anon, indexed) = quickly {
+            identity = quickIdentity
+            storedAnon = anon
+            scratch = indexed
+        } else {
+            do { contents = try store.load() } catch { loadFailed = true }
+            contents.queueLocations = ScoreClient.verifiedLocations(contents, store: store)
+            identity = ScoreClient.parseIdentity(contents.identity)
+            // The stored events, decoded outside the lock, as seen with the stored anonymous id.
+            storedAnon = identity.anonymousId ?? mint()
+            scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
+            ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &scratch)
+        }
 
         let (pendingFlush, background, starts) = state.withLock { s in
-            mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
+            s.loadedQuickly = quick != nil
+            return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
         }
         start(starts)
         if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
@@ -93,14 +106,19 @@ extension ScoreClient {
                 ))
         }
         // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
-        // that calls `inspect()` does not wait: the state is marked loaded).
-        loadDone.leave()
+        // that calls `inspect()` does not wait: the state is marked loaded). After a quick
+        // load, the records' check comes first (below).
+        if quick == nil { loadDone.leave() }
         // The flushes asked for meanwhile: the first starts one, the others join it.
         if pendingFlush.requested {
             if pendingFlush.waiters.isEmpty { startFlush() }
             for w in pendingFlush.waiters { startFlush(waiter: w) }
         }
         for b in background { attachBackground(source: b.source, taskId: b.taskId, deadlineMs: b.deadlineMs) }
+        if let framed = quick {
+            if let damage = checkLoadedFrames(framed) { diagnose(damage) }
+            loadDone.leave()
+        }
     }
 
     private func mergeLoaded(
@@ -109,20 +127,16 @@ extension ScoreClient {
     )
         -> (PendingFlush, [DeferredBackground], WriterStarts)
     {
-        var scratch = scratch
         // A `reset()` that ran after the read minted the id to use when none was stored.
         let storedAnon = identity.anonymousId ?? s.fallbackAnonymousId ?? storedAnon
         let recorded = Array(s.queue)
         let resetMeanwhile = s.anonymousEpoch != 0
         // Identity: the stored one, unless `reset()` replaced it meanwhile.
+        // (After a `reset()` the stored events, recorded under the stored anonymous id, keep
+        // the epoch 0 they were indexed with: not the current one.)
         if !resetMeanwhile {
             s.anonymousId = storedAnon
             if s.userId == nil { s.userId = identity.userId }
-        } else {
-            // The stored events were recorded under another anonymous id than the current one.
-            scratch.queue = EventQueue()
-            scratch.noticeCount = 0
-            ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &scratch)
         }
         s.linked.formUnion(identity.linked)
         s.identityGeneration += 1

@@ -120,6 +120,8 @@ struct ClientState {
     var loaded = false
     /// Whether a step or `inspect()` runs the load.
     var loadClaimed = false
+    /// Whether the start-up load was the quick one (`QuickLoad.swift`; tests read it).
+    var loadedQuickly = false
     /// The anonymous id for the events recorded before the load when the store holds none,
     /// minted by a `reset()` before the load (see `ScoreClient.reset()`).
     var fallbackAnonymousId: String?
@@ -185,6 +187,19 @@ struct EventQueue: RandomAccessCollection {
         head += 1
         if head >= EventQueue.frontSlack || head == storage.count {
             released.append(contentsOf: storage[0..<head])
+            storage.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Removes the first `count` events (the front is cut off once it holds more removed events
+    /// than the queue holds live ones, so draining the queue batch by batch stays linear).
+    mutating func removeFirst(_ count: Int) {
+        head += count
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= EventQueue.frontSlack && head >= storage.count - head {
             storage.removeFirst(head)
             head = 0
         }

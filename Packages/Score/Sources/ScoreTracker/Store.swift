@@ -177,6 +177,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
     /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
     let beforeSync: (@Sendable () -> Void)?
+    /// Whether start-up may use the quick read (``loadFollowingLengths()``): not for a store
+    /// whose log opening a test replaced, so that its faults reach the load.
+    let opensQuickly: Bool
 
     /// The queue log's path.
     public var queuePath: String { directory + "/queue.log" }
@@ -193,6 +196,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.sync = sync
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
+        self.opensQuickly = true
     }
 
     /// A store with fault hooks, for tests.
@@ -205,6 +209,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.sync = sync
         self.openForAppending = openForAppending
         self.beforeSync = beforeSync
+        self.opensQuickly = false
     }
 
     /// The default directory for `siteId`.
@@ -239,12 +244,50 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         try lock.withLock { _ in try loadLocked() }
     }
 
-    private func loadLocked() throws -> ScoreStoreContents {
+    /// The identity file's bytes, after removing stale temporary files of interrupted writes.
+    private func readIdentity() -> [UInt8]? {
         let identity = (try? FileIO.readBytes(identityPath)) ?? nil
         // A kill between an identity write and its rename leaves `identity.json.tmp-<uuid>`.
         FileIO.removeStaleTemporaryFiles(
             of: ["identity.json"], in: directory,
             olderThanSeconds: Self.staleTemporaryFileAge)
+        return identity
+    }
+
+    /// What ``loadFollowingLengths(visit:)`` opened: the queue log's frames as the file was, for
+    /// their checksums to be checked after the start-up (or walked again).
+    struct FramedContents {
+        var frames: AppendLog.FrameReader
+        /// The generation the frames' offsets belong to (see ``ScoreRecordLocation``).
+        var generation: Int
+    }
+
+    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(visit:)``).
+    func loadIdentity() -> [UInt8]? {
+        lock.withLock { _ in readIdentity() }
+    }
+
+    /// The quick start-up read (see `AppendLog.openFollowingLengths`): opens the queue log and
+    /// calls `visit` with each frame as it is read. `nil` when the frames do not tile the file,
+    /// when `visit` said stop, when the log cannot be opened for writing, or for a store whose
+    /// log opening a test replaced; the caller then calls ``load()``, which checks and repairs.
+    func loadFollowingLengths(
+        visit: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+    ) -> FramedContents? {
+        guard opensQuickly else { return nil }
+        return lock.withLock { _ -> FramedContents? in
+            guard (try? ensureDirectory()) != nil,
+                let (log, frames) = (try? AppendLog.openFollowingLengths(path: queuePath, sync: sync, visit: visit)) ?? nil
+            else { return nil }
+            self.log = log
+            generation += 1
+            forward = [:]
+            return FramedContents(frames: frames, generation: generation)
+        }
+    }
+
+    private func loadLocked() throws -> ScoreStoreContents {
+        let identity = readIdentity()
         let log: AppendLog
         let records: [[UInt8]]
         do {

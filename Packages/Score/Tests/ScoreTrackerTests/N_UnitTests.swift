@@ -85,6 +85,50 @@ import TrackerCore
         #expect(QueueRecord.scan([65, 0, 0, 123], anonymousId: A(1)) == nil)
     }
 
+    @Test func SC148_theQuickScanReadsTheSDKsOwnEnvelopesAsTheGeneralSearchDoes() {
+        func record(type: String, name: String, id: String, anon: String, userId: String?) -> [UInt8] {
+            let f = EnvelopeFields(
+                type: type, name: name, eventId: id, timestampMs: T0 + 9, anonymousId: anon,
+                sessionId: S(1), userId: userId, siteId: "s", props: ["k": .string("v")], traits: nil,
+                context: JSONObject(), sdkName: "n", sdkVersion: "v")
+            let e = QueuedEvent(
+                eventId: id, name: name, timestampMs: T0 + 9, anonymousEpoch: 0, hasUserId: userId != nil,
+                critical: true, notice: false, requires: 5, fields: f, encoded: nil)
+            return QueueRecord.add(e, envelope: f.encode())
+        }
+        let anon = QueueRecord.AnonymousIdBytes(A(1))
+        for (type, name, id, recordedAnon, userId) in [
+            ("track", "poll_vote", E(1), A(1), nil), ("screen", "a_screen_name_longer_than_15", E(2), A(2), "u1"),
+            ("identify", "", E(3), A(1), "u2"),
+        ] {
+            let r = record(type: type, name: name, id: id, anon: recordedAnon, userId: userId)
+            let quick = r.withUnsafeBufferPointer { QueueRecord.scanCanonical(UnsafeBufferPointer(rebasing: $0[3...]), anonymousId: anon) }
+            guard let quick else {
+                Issue.record("the quick scan gave up on a \(type) envelope")
+                continue
+            }
+            guard case .add(let gid, let gname, let gms, let gsame, _, _)? = QueueRecord.scan(r, anonymousId: A(1)) else {
+                Issue.record("no add")
+                continue
+            }
+            #expect(quick.id == gid && quick.id == CompactEventId(id) && quick.name == gname && quick.name == name)
+            #expect(quick.timestampMs == gms && gms == T0 + 9 && quick.sameAnonymous == gsame && gsame == (recordedAnon == A(1)))
+        }
+        // An escaped name, a longer id, or an anonymous id with an escape: the general search.
+        for r in [
+            record(type: "track", name: "n\"1", id: E(4), anon: A(1), userId: nil),
+            record(type: "track", name: "n", id: E(4) + "x", anon: A(1), userId: nil),
+        ] {
+            #expect(
+                r.withUnsafeBufferPointer { QueueRecord.scanCanonical(UnsafeBufferPointer(rebasing: $0[3...]), anonymousId: anon) } == nil)
+        }
+        let r = record(type: "track", name: "n", id: E(5), anon: "a\\b", userId: nil)
+        #expect(
+            r.withUnsafeBufferPointer {
+                QueueRecord.scanCanonical(UnsafeBufferPointer(rebasing: $0[3...]), anonymousId: QueueRecord.AnonymousIdBytes("a\\b"))
+            } == nil)
+    }
+
     @Test func startUpLoadKeepsTheFirstPlaceAndLastContentsOfAnIdAndDropsRemovedOnes() {
         func add(_ n: Int, name: String) -> [UInt8] {
             let f = EnvelopeFields(

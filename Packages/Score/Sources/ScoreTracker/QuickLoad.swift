@@ -1,0 +1,307 @@
+import TrackerCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// The quick start-up load of a `FileScoreStore` (issue 19: ready to send within 2 ms over
+// 10,000 queued events). Checking every record's checksum before anything is sent costs about
+// as much as the rest of the load together, so the load runs in two steps:
+//
+// 1. Index (before the merge): the log is read in chunks and its frames are found by following
+//    their length fields (`AppendLog.openFollowingLengths`); each add record's id, name,
+//    timestamp, flags and required categories are read from its bytes as the chunk goes by
+//    (`QuickIndex`), and each remove record is checked against its checksum before it is
+//    applied. No copy of the file is kept: each event keeps its record's location. This step
+//    gives up, and the careful load (`FileScoreStore.load()`, which checks every checksum and
+//    repairs) runs instead, when the frames do not tile the file, when a record is not one this
+//    SDK writes, when a remove record is damaged, or when an event id is added twice while
+//    queued: in each of those cases the careful load's answer could differ from the index's.
+// 2. Check (after the merge, while the first batch may already be on its way): every frame's
+//    checksum. An add record that fails it is damaged: its event leaves the queue, as the careful
+//    load would have skipped it, and the `storage` diagnostic names the damaged regions, with the
+//    careful load's text. `inspect()` waits for this step.
+//
+// A record sent meanwhile is read back through `FileScoreStore.readQueueRecord(at:)`, which checks
+// its checksum: a damaged one is never sent (it is dropped as unreadable).
+
+/// Step 1's index of the stored queue, built frame by frame (see the comment at the top).
+struct QuickIndex {
+    private let anonymousId: QueueRecord.AnonymousIdBytes
+    private let epoch: UInt32
+    private var interned: [String: String] = [:]
+    private var lastName = ""
+    private var lastNameBytes: [UInt8] = []
+    /// The add records' events, in order; a removed one is marked as not in the queue.
+    private var events: [QueuedEvent] = []
+    private var offsets: [Int] = []
+    private var slot: EventIdSlots
+    private var removed = 0
+    private var frames = 0
+
+    /// An index for events compared with `anonymousId` (recorded under the client's
+    /// `anonymousEpoch` `epoch` when it is theirs).
+    /// `expected`: about how many records the log holds (to size the tables once).
+    init(anonymousId: String, epoch: UInt32, expected: Int = 0) {
+        self.anonymousId = QueueRecord.AnonymousIdBytes(anonymousId)
+        self.epoch = epoch
+        self.slot = EventIdSlots(expected: expected)
+        events.reserveCapacity(expected)
+        offsets.reserveCapacity(expected)
+    }
+
+    /// Takes in the frame at `offset`; `false` when the careful load must run instead.
+    mutating func visit(offset: Int, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32) -> Bool {
+        frames += 1
+        // An empty frame holds no record (step 2 checks its checksum field).
+        guard let kind = r.first else { return true }
+        if kind == 65 && r.count > 3 {
+            let b = UnsafeBufferPointer(rebasing: r[3...])
+            if let add = QueueRecord.canonicalAdd(b, anonymousId: anonymousId) {
+                return append(
+                    hi: add.hi, lo: add.lo, name: name(UnsafeBufferPointer(rebasing: b[add.name])), timestampMs: add.timestampMs,
+                    sameAnonymous: add.sameAnonymous, flags: r[1], requires: r[2], offset: offset)
+            }
+        }
+        if kind == 82 && CRC32.checksum(r) != checksum { return false }
+        switch QueueRecord.scan(r, anonymousId: anonymousId) {
+        case .add(let id, let name, let timestampMs, let sameAnonymous, let flags, let requires)?:
+            guard case .uuid(let hi, let lo) = id else { return false }
+            return append(
+                hi: hi, lo: lo, name: intern(name), timestampMs: timestampMs, sameAnonymous: sameAnonymous, flags: flags,
+                requires: requires, offset: offset)
+        case .remove(let ids)?:
+            for case .uuid(let hi, let lo) in ids {
+                if let k = slot.remove(hi, lo) {
+                    events[k].inQueue = false
+                    removed += 1
+                }
+            }
+            return true
+        case nil:
+            return false
+        }
+    }
+
+    /// The event of an add record; `false` when its id is queued already (an id added twice).
+    private mutating func append(
+        hi: UInt64, lo: UInt64, name: String, timestampMs: Int64, sameAnonymous: Bool, flags: UInt8, requires: UInt8,
+        offset: Int
+    ) -> Bool {
+        guard slot.insert(hi, lo) else { return false }
+        let e = QueuedEvent(
+            id: .uuid(hi, lo), name: name, timestampMs: timestampMs,
+            anonymousEpoch: sameAnonymous ? epoch : QueuedEvent.otherAnonymous,
+            hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
+            notice: flags & 2 != 0, requires: requires, fields: nil, encoded: nil)
+        e.persisted = true
+        events.append(e)
+        offsets.append(offset)
+        return true
+    }
+
+    /// The name whose UTF-8 bytes are `bytes`: the previous event's string when they are the
+    /// same (no string is built), else one copy of each distinct name.
+    private mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let same =
+            lastNameBytes.count == bytes.count
+            && lastNameBytes.withUnsafeBufferPointer { last in
+                bytes.isEmpty || memcmp(last.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+        return same ? lastName : intern(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// One copy of each distinct name; remembered as the previous event's.
+    private mutating func intern(_ text: String) -> String {
+        if text == lastName { return lastName }
+        var kept = text
+        // Small strings live inline: only longer ones are shared.
+        if text.utf8.count > 15 {
+            if let known = interned[text] { kept = known } else { interned[text] = text }
+        }
+        lastName = kept
+        lastNameBytes = Array(kept.utf8)
+        return kept
+    }
+
+    /// Puts the indexed events, located in `generation`, into `s` (as
+    /// ``ScoreClient/loadQueue(_:locations:into:)`` would with the same records).
+    func finish(generation: Int, into s: inout ClientState) {
+        s.queue.reserveCapacity(events.count - removed)
+        for (e, offset) in zip(events, offsets) where e.inQueue {
+            e.location = ScoreRecordLocation(generation: generation, offset: offset)
+            s.queue.append(e)
+            if e.notice { s.noticeCount += 1 }
+        }
+        s.deadRecords = frames - s.queue.count
+    }
+}
+
+/// Event ids (canonical UUIDs, as two words) to their index in ``QuickIndex``. Open addressing
+/// over one word per slot (a 32-bit fingerprint of the id and the index), so that the table of
+/// 10,000 ids fits in a core's cache: a probe that meets a fingerprint checks the whole id in
+/// `ids`, kept in index order.
+struct EventIdSlots {
+    /// `fingerprint << 32 | (index + 1)`; 0: empty; ``removed``: a removed id.
+    private var slots: [UInt64] = []
+    private var ids: [(UInt64, UInt64)] = []
+    private var used = 0
+    private var shift = 0
+    private static let removed = UInt64(UInt32.max) << 32
+
+    /// A table sized for `expected` ids.
+    init(expected: Int = 0) {
+        var bits = 10
+        while (1 << bits) * 5 < expected * 8 { bits += 1 }
+        slots = [UInt64](repeating: 0, count: 1 << bits)
+        shift = 64 - bits
+        ids.reserveCapacity(expected)
+    }
+
+    @inline(__always)
+    private static func fingerprint(_ hi: UInt64, _ lo: UInt64) -> UInt64 {
+        // Never all ones (the removed mark's fingerprint).
+        UInt64(UInt32(truncatingIfNeeded: hi ^ (lo >> 32)) & 0xFFFF_FFFE)
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [UInt64](repeating: 0, count: old.count * 2)
+        shift -= 1
+        used = 0
+        for slot in old where slot != 0 && slot != EventIdSlots.removed {
+            let k = Int(slot & 0xFFFF_FFFF) - 1
+            place(ids[k].0, ids[k].1, k)
+        }
+    }
+
+    /// Puts index `k` of an id known to be absent.
+    private mutating func place(_ h: UInt64, _ l: UInt64, _ k: Int) {
+        let mask = slots.count - 1
+        let shift = self.shift
+        slots.withUnsafeMutableBufferPointer { t in
+            var i = Int(truncatingIfNeeded: (l &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+            while t[i] != 0 && t[i] != EventIdSlots.removed { i = (i + 1) & mask }
+            t[i] = EventIdSlots.fingerprint(h, l) << 32 | UInt64(k + 1)
+        }
+        used += 1
+    }
+
+    /// Adds the id as the next index (`count` so far); `false` when it is already there.
+    mutating func insert(_ h: UInt64, _ l: UInt64) -> Bool {
+        if (used + 1) * 8 > slots.count * 5 { grow() }
+        let mask = slots.count - 1
+        let shift = self.shift
+        let f = EventIdSlots.fingerprint(h, l)
+        let k = ids.count
+        let found: Bool = ids.withUnsafeBufferPointer { known in
+            slots.withUnsafeMutableBufferPointer { t in
+                var i = Int(truncatingIfNeeded: (l &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+                var reuse = -1
+                while t[i] != 0 {
+                    if t[i] == EventIdSlots.removed {
+                        if reuse < 0 { reuse = i }
+                    } else if t[i] >> 32 == f, known[Int(t[i] & 0xFFFF_FFFF) - 1] == (h, l) {
+                        return true
+                    }
+                    i = (i + 1) & mask
+                }
+                if reuse >= 0 {
+                    i = reuse
+                    used -= 1  // counted again below
+                }
+                t[i] = f << 32 | UInt64(k + 1)
+                return false
+            }
+        }
+        guard !found else { return false }
+        used += 1
+        ids.append((h, l))
+        return true
+    }
+
+    /// Removes the id; its index, or `nil` when it is not there.
+    mutating func remove(_ h: UInt64, _ l: UInt64) -> Int? {
+        let mask = slots.count - 1
+        let shift = self.shift
+        let f = EventIdSlots.fingerprint(h, l)
+        return ids.withUnsafeBufferPointer { known in
+            slots.withUnsafeMutableBufferPointer { t -> Int? in
+                var i = Int(truncatingIfNeeded: (l &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+                while t[i] != 0 {
+                    if t[i] != EventIdSlots.removed, t[i] >> 32 == f {
+                        let k = Int(t[i] & 0xFFFF_FFFF) - 1
+                        if known[k] == (h, l) {
+                            t[i] = EventIdSlots.removed
+                            return k
+                        }
+                    }
+                    i = (i + 1) & mask
+                }
+                return nil
+            }
+        }
+    }
+}
+
+extension ScoreClient {
+    /// Step 1 for a file store (see the comment at the top): the identity, then the queue log
+    /// indexed as it is read. `nil` when the careful load must run.
+    static func loadQuickly(_ store: FileScoreStore, fallbackAnonymousId: () -> String)
+        -> (FileScoreStore.FramedContents, StoredIdentity, storedAnon: String, scratch: ClientState)?
+    {
+        guard store.opensQuickly else { return nil }
+        let identity = parseIdentity(store.loadIdentity())
+        let storedAnon = identity.anonymousId ?? fallbackAnonymousId()
+        var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
+        guard
+            let framed = store.loadFollowingLengths(visit: { _, offset, payload, checksum in
+                index.visit(offset: offset, payload: payload, checksum: checksum)
+            })
+        else { return nil }
+        var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
+        index.finish(generation: framed.generation, into: &scratch)
+        return (framed, identity, storedAnon, scratch)
+    }
+
+    /// Step 2 (see the comment at the top): checks every frame `framed` read and removes the
+    /// events whose add record is damaged; the diagnostic to report, if any.
+    func checkLoadedFrames(_ framed: FileScoreStore.FramedContents) -> Diagnostic? {
+        guard let bad = try? framed.frames.damagedFrames(), !bad.isEmpty else { return nil }
+        let offsets = framed.frames.offsets
+        // Regions: runs of neighbouring damaged frames, as the careful load counts them.
+        var regions = 0
+        var bytes = 0
+        var previous = -2
+        var damagedOffsets = Set<Int>()
+        for i in bad {
+            if i != previous + 1 { regions += 1 }
+            previous = i
+            damagedOffsets.insert(offsets[i])
+            bytes += (i + 1 < offsets.count ? offsets[i + 1] : framed.frames.end) - offsets[i]
+        }
+        let generation = framed.generation
+        state.withLock { s in
+            let damaged = s.queue.filter { e in
+                guard let location = e.location else { return false }
+                return location.generation == generation && damagedOffsets.contains(location.offset)
+            }
+            guard !damaged.isEmpty else { return }
+            // Not logged as removed: the careful load would not have seen these events at all.
+            for e in damaged {
+                e.inQueue = false
+                if e.notice { s.noticeCount -= 1 }
+            }
+            s.queue.removeAll { !$0.inQueue }
+            s.deadRecords += damaged.count
+        }
+        return Diagnostic(
+            code: "storage",
+            message:
+                "queue log damaged: \(bytes) byte(s) in \(regions) region(s) skipped; the intact records after them are kept")
+    }
+}
