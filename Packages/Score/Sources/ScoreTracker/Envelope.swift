@@ -97,6 +97,54 @@ enum EnvelopeWriter {
         out.append(contentsOf: "}}".utf8)
     }
 
+    /// `{"type":…,"name":…,"eventId":…,"timestamp":"…"` into a writer: the same bytes as
+    /// ``head(type:name:eventId:timestampMs:into:)-([UInt8])`` given `eventId.string`.
+    static func head(type: String, name: String, eventId: CompactEventId, timestampMs: Int64, into w: inout WireWriter) {
+        w.writeRaw(#"{"type":"#)
+        w.writeString(type)
+        w.writeRaw(#","name":"#)
+        w.writeString(name)
+        w.writeRaw(#","eventId":"#)
+        eventId.writeQuoted(into: &w)
+        w.writeRaw(#","timestamp":""#)
+        Timestamp.write(ms: timestampMs, into: &w)
+        w.writeByte(34)
+    }
+
+    /// The envelope of a recording call from a writer holding its props object (the first
+    /// `propsCount` bytes) followed by its head: head, `identity`, props, `tail`, exact size.
+    static func assemble(_ w: borrowing WireWriter, propsCount: Int, identity: [UInt8], tail: [UInt8]) -> [UInt8] {
+        w.withUnsafeBytes { written in
+            let props = UnsafeBufferPointer(rebasing: written[..<propsCount])
+            let head = UnsafeBufferPointer(rebasing: written[propsCount...])
+            let total = head.count + identity.count + props.count + tail.count
+            return [UInt8](unsafeUninitializedCapacity: total) { buf, n in
+                var at = buf.baseAddress!
+                func put(_ part: UnsafeBufferPointer<UInt8>) {
+                    guard let src = part.baseAddress, part.count > 0 else { return }
+                    at.initialize(from: src, count: part.count)
+                    at += part.count
+                }
+                put(head)
+                identity.withUnsafeBufferPointer { put($0) }
+                put(props)
+                tail.withUnsafeBufferPointer { put($0) }
+                n = total
+            }
+        }
+    }
+
+    /// `bytes` (an envelope whose identity part, `oldIdentityCount` bytes long, follows a head of
+    /// `headCount` bytes) with `identity` in place of that part.
+    static func restamp(_ bytes: [UInt8], headCount: Int, oldIdentityCount: Int, identity: [UInt8]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count - oldIdentityCount + identity.count)
+        out.append(contentsOf: bytes[..<headCount])
+        out.append(contentsOf: identity)
+        out.append(contentsOf: bytes[(headCount + oldIdentityCount)...])
+        return out
+    }
+
     /// An exact-size copy (the bytes may stay in memory while the event is queued).
     static func exact(_ parts: [UInt8]...) -> [UInt8] {
         let total = parts.reduce(0) { $0 + $1.count }
@@ -214,6 +262,30 @@ enum CompactEventId: Sendable, Hashable {
                 let word = i < 16 ? hi : lo
                 let v = UInt8((word >> UInt64(60 - 4 * (i & 15))) & 0xF)
                 out.append(v < 10 ? 48 + v : 87 + v)
+            }
+        }
+    }
+
+    /// Writes the id as a JSON string: a canonical UUID's 36 characters need no escaping.
+    func writeQuoted(into w: inout WireWriter) {
+        switch self {
+        case .text(let s): w.writeString(s)
+        case .uuid(let hi, let lo):
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { out in
+                out[0] = 34
+                var j = 1
+                for i in 0..<32 {
+                    if i == 8 || i == 12 || i == 16 || i == 20 {
+                        out[j] = 45
+                        j += 1
+                    }
+                    let word = i < 16 ? hi : lo
+                    let v = UInt8(truncatingIfNeeded: (word >> UInt64(60 - 4 * (i & 15))) & 0xF)
+                    out[j] = v < 10 ? 48 + v : 87 + v
+                    j += 1
+                }
+                out[37] = 34
+                w.writeRaw(UnsafeRawBufferPointer(out))
             }
         }
     }

@@ -137,53 +137,143 @@ final class PiiScrubber: Sendable {
 
     /// Converts, scrubs and encodes `dict` straight into wire bytes (the same bytes as
     /// `WireJSON.write(.object(object(dict)))`, without building the value tree); throws
-    /// ``InvalidInput`` for a non-JSON value anywhere, leaving `out` partly written.
+    /// ``InvalidInput`` for a non-JSON value anywhere, leaving `out` as it was.
     func write(_ dict: [String: Any], into out: inout [UInt8]) throws(InvalidInput) {
-        try write(dict, into: &out, depth: 0)
+        var w = WireWriter(capacity: 256)
+        try write(dict, into: &w, depth: 0)
+        w.appendBytes(to: &out)
     }
 
-    private func write(_ dict: [String: Any], into out: inout [UInt8], depth: Int) throws(InvalidInput) {
-        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-        out.append(123)  // {
-        var first = true
-        try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
-            var replaced: String?
-            if let rule = rule(for: key) {
-                replaced = try replacement(rule, for: raw, depth: depth)
-                if replaced == nil { return }
+    /// Converts, scrubs and encodes `dict` into `writer` (see ``write(_:into:)-([String:Any],[UInt8])``);
+    /// throws ``InvalidInput`` for a non-JSON value anywhere, leaving `writer` partly written.
+    func write(_ dict: [String: Any], into writer: inout WireWriter) throws(InvalidInput) {
+        try write(dict, into: &writer, depth: 0)
+    }
+
+    /// One member of an object being written: its key, its value, and the key's first 8 UTF-8
+    /// bytes as a big-endian number (zero-padded), which orders most pairs of keys without
+    /// looking at their bytes again.
+    private struct Member {
+        let prefix: UInt64
+        let key: String
+        let value: Any
+
+        init(_ key: String, _ value: Any) {
+            var p: UInt64 = 0
+            var shift: UInt64 = 56
+            for b in key.utf8 {
+                p |= UInt64(b) << shift
+                if shift == 0 { break }
+                shift -= 8
             }
-            if !first { out.append(44) }  // ,
-            first = false
-            WireJSON.writeString(key, into: &out)
-            out.append(58)  // :
-            if let replaced {
-                WireJSON.writeString(replaced, into: &out)
-            } else {
-                try writeValue(raw, into: &out, depth: depth + 1)
-            }
+            self.prefix = p
+            self.key = key
+            self.value = value
         }
-        out.append(125)  // }
+
+        /// UTF-8 byte order (code point order), as ``PiiScrubber/forEachSorted(_:_:)`` sorts.
+        @inline(__always)
+        static func precedes(_ a: borrowing Member, _ b: borrowing Member) -> Bool {
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
+        }
     }
 
-    /// The common scalar types and objects are written directly; anything else goes through
+    /// Members up to this count are sorted by insertion (no comparison closure, no allocation).
+    private static let insertionSortMax = 16
+
+    private func write(_ dict: [String: Any], into w: inout WireWriter, depth: Int) throws(InvalidInput) {
+        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+        let n = dict.count
+        if n == 0 {
+            w.writeRaw("{}")
+            return
+        }
+        // The members, sorted in a temporary buffer (on the stack for a few of them) rather than
+        // in arrays of keys, values and positions.
+        try withUnsafeTemporaryAllocation(of: Member.self, capacity: n) { (buf) throws(InvalidInput) in
+            var count = 0
+            for (k, v) in dict {
+                (buf.baseAddress! + count).initialize(to: Member(k, v))
+                count += 1
+            }
+            defer { buf.baseAddress!.deinitialize(count: count) }
+            var members = UnsafeMutableBufferPointer(rebasing: buf[0..<count])
+            if count <= PiiScrubber.insertionSortMax {
+                var i = 1
+                while i < count {
+                    var j = i
+                    while j > 0 && Member.precedes(members[j], members[j - 1]) {
+                        members.swapAt(j, j - 1)
+                        j -= 1
+                    }
+                    i += 1
+                }
+            } else {
+                members.sort { Member.precedes($0, $1) }
+            }
+            w.writeByte(123)  // {
+            var first = true
+            for i in 0..<count {
+                let key = members[i].key
+                var replaced: String?
+                if let rule = rule(for: key) {
+                    replaced = try replacement(rule, for: members[i].value, depth: depth)
+                    if replaced == nil { continue }
+                }
+                if !first { w.writeByte(44) }  // ,
+                first = false
+                w.writeString(key)
+                w.writeByte(58)  // :
+                if let replaced {
+                    w.writeString(replaced)
+                } else {
+                    try writeValue(members[i].value, into: &w, depth: depth + 1)
+                }
+            }
+            w.writeByte(125)  // }
+        }
+    }
+
+    /// The common exact types are written directly (the same bytes as the general path: an
+    /// exact `String`, `Int`, `Bool`, `Double` or `[String: Any]` matches the same case of
+    /// ``writeGeneral(_:into:depth:)``); anything else goes through that general path.
+    private func writeValue(_ raw: Any, into w: inout WireWriter, depth: Int) throws(InvalidInput) {
+        let common = _openExistential(raw, do: classifyCommon)
+        switch common {
+        case .string(let s): w.writeString(s)
+        case .int(let i): w.writeNumber(Double(i))
+        case .bool(let b): w.writeBool(b)
+        case .double(let d):
+            guard d.isFinite else { throw InvalidInput() }
+            w.writeNumber(d)
+        case .object(let o):
+            guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+            try write(o, into: &w, depth: depth)
+        case .other:
+            try writeGeneral(raw, into: &w, depth: depth)
+        }
+    }
+
+    /// Any value: the scalar types and objects by dynamic cast, the rest through
     /// ``convert(_:size:depth:)``.
-    private func writeValue(_ raw: Any, into out: inout [UInt8], depth: Int) throws(InvalidInput) {
+    func writeGeneral(_ raw: Any, into w: inout WireWriter, depth: Int) throws(InvalidInput) {
         switch raw {
         case let s as String:
-            WireJSON.writeString(s, into: &out)
+            w.writeString(s)
         case let b as Bool where !PiiScrubber.isBoxedNumber(raw):
-            out.append(contentsOf: b ? "true".utf8 : "false".utf8)
+            w.writeBool(b)
         case let i as Int:
-            WireJSON.write(.number(Double(i)), into: &out)
+            w.writeNumber(Double(i))
         case let d as Double:
             guard d.isFinite else { throw InvalidInput() }
-            WireJSON.write(.number(d), into: &out)
+            w.writeNumber(d)
         case let o as [String: Any]:
             guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-            try write(o, into: &out, depth: depth)
+            try write(o, into: &w, depth: depth)
         default:
             var ignored = 0
-            WireJSON.write(try convert(raw, size: &ignored, depth: depth), into: &out)
+            w.write(try convert(raw, size: &ignored, depth: depth))
         }
     }
 
@@ -318,4 +408,30 @@ extension PiiScrubber {
             return _typeName(type(of: raw), qualified: false) == "NSNull"
         #endif
     }
+}
+
+// MARK: - The common exact types
+
+/// A value of one of the common exact types, taken out of its `Any` box without a dynamic cast
+/// (see ``classifyCommon(_:)``).
+private enum CommonValue {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case object([String: Any])
+    case other
+}
+
+/// What `value` is when its type is exactly one of ``CommonValue``'s (compared by metadata, then
+/// reinterpreted: the types are the same). Called through `_openExistential`, which hands over a
+/// boxed value with its dynamic type: no `as?` cast, each of which walks the runtime's casting
+/// rules (a failed one the furthest).
+private func classifyCommon<T>(_ value: T) -> CommonValue {
+    if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+    if T.self == Int.self { return .int(unsafeBitCast(value, to: Int.self)) }
+    if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+    if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+    if T.self == [String: Any].self { return .object(unsafeBitCast(value, to: [String: Any].self)) }
+    return .other
 }

@@ -70,6 +70,8 @@ public final class ScoreClient: Sendable {
     let clock: any TrackerClock
     let scheduler: any TrackerScheduler
     let ids: any ScoreIdSource
+    /// `ids` when it is the production source (recording calls then mint packed event ids).
+    let systemIds: SystemScoreIdSource?
     let diagnose: DiagnosticHandler
     let state: Locked<ClientState>
     /// What a recording call reads first (consent, the identity to stamp), published apart from
@@ -152,6 +154,7 @@ public final class ScoreClient: Sendable {
         self.clock = c.clock
         self.scheduler = c.scheduler
         self.ids = c.idSource
+        self.systemIds = c.idSource as? SystemScoreIdSource
         self.diagnose = c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
 
         // Start-up: no I/O here. The stored queue and identity are read by a background step
@@ -433,24 +436,32 @@ public final class ScoreClient: Sendable {
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
-        var propsBytes = [UInt8]()
-        propsBytes.reserveCapacity(256)
-        do { try scrubber.write(props, into: &propsBytes) } catch {
+        // One writer takes the props, then the head (the props are scrubbed before the clock is
+        // read and the event id minted, as ever); the envelope is copied out of it once, in order.
+        var w = WireWriter(capacity: 512)
+        do { try scrubber.write(props, into: &w) } catch {
             countInvalid("props hold a value that is not JSON")
             return
         }
+        let propsCount = w.count
         let now = clock.nowMs()
-        let eventId = ids.newEventId(nowMs: now)
-        var head = [UInt8]()
-        head.reserveCapacity(128)
-        EnvelopeWriter.head(type: type, name: name, eventId: eventId, timestampMs: now, into: &head)
-        let bytes = EnvelopeWriter.exact(head, identity, propsBytes, envelopeTail)
+        // The production source's ids go straight to their packed form: no string is built.
+        let id: CompactEventId
+        if let systemIds {
+            let (hi, lo) = systemIds.newEventIdHalves(nowMs: now)
+            id = .uuid(hi, lo)
+        } else {
+            id = CompactEventId(ids.newEventId(nowMs: now))
+        }
+        EnvelopeWriter.head(type: type, name: name, eventId: id, timestampMs: now, into: &w)
+        let headCount = w.count - propsCount
+        let bytes = EnvelopeWriter.assemble(w, propsCount: propsCount, identity: identity, tail: envelopeTail)
         if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
             countInvalid("an event is too large for any request")
             return
         }
         var event = QueuedEvent(
-            eventId: eventId, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
+            id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
             fields: nil, encoded: bytes)
         // The hand-over: a lock and an append.
@@ -461,10 +472,12 @@ public final class ScoreClient: Sendable {
             }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
+                let restamped = EnvelopeWriter.restamp(
+                    bytes, headCount: headCount, oldIdentityCount: identity.count, identity: identityBytes(&s))
                 event = QueuedEvent(
-                    eventId: eventId, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
+                    id: id, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
                     hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
-                    fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
+                    fields: nil, encoded: restamped)
             }
             enqueue(&s, event)
             ScoreClient.releaseDropLater(&s, upTo: 2)
