@@ -16,9 +16,31 @@ enum FNV1a {
         return h
     }
 
+    /// The hash of the wire encoding of the string `s` when it needs no escaping (`"`, its
+    /// UTF-8 bytes, `"`), computed without encoding it; `nil` when it needs escaping.
+    static func plainStringHash32(_ s: String) -> UInt32? {
+        var h: UInt32 = 0x811C_9DC5
+        @inline(__always) func mix(_ b: UInt8) {
+            h ^= UInt32(b)
+            h = h &* 0x0100_0193
+        }
+        mix(34)
+        for b in s.utf8 {
+            if b < 0x20 || b == 0x22 || b == 0x5C { return nil }
+            mix(b)
+        }
+        mix(34)
+        return h
+    }
+
     /// `h:` + 8 lowercase hex digits of the hash of `value`'s wire encoding.
     static func piiHash(_ value: JSONValue) -> String {
-        let h = hash32(WireJSON.encode(value))
+        let h: UInt32
+        if case .string(let s) = value, let plain = plainStringHash32(s) {
+            h = plain
+        } else {
+            h = hash32(WireJSON.encode(value))
+        }
         // "h:" and 8 hex digits: 10 bytes, a small (inline) string.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { out in
             out[0] = 104
@@ -150,36 +172,21 @@ final class PiiScrubber: Sendable {
         try write(dict, into: &writer, depth: 0)
     }
 
-    /// One member of an object being written: its key, its value, and the key's first 8 UTF-8
-    /// bytes as a big-endian number (zero-padded), which orders most pairs of keys without
-    /// looking at their bytes again.
-    private struct Member {
-        let prefix: UInt64
-        let key: String
-        let value: Any
-
-        init(_ key: String, _ value: Any) {
-            var p: UInt64 = 0
-            var shift: UInt64 = 56
-            for b in key.utf8 {
-                p |= UInt64(b) << shift
-                if shift == 0 { break }
-                shift -= 8
-            }
-            self.prefix = p
-            self.key = key
-            self.value = value
+    /// The first 8 UTF-8 bytes of `key` as a big-endian number, zero-padded: ordering two keys by
+    /// it orders them by code point whenever it differs (a tie needs their bytes).
+    @inline(__always)
+    private static func sortPrefix(_ key: String) -> UInt64 {
+        var p: UInt64 = 0
+        var shift: UInt64 = 56
+        for b in key.utf8 {
+            p |= UInt64(b) << shift
+            if shift == 0 { break }
+            shift -= 8
         }
-
-        /// UTF-8 byte order (code point order), as ``PiiScrubber/forEachSorted(_:_:)`` sorts.
-        @inline(__always)
-        static func precedes(_ a: borrowing Member, _ b: borrowing Member) -> Bool {
-            if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
-        }
+        return p
     }
 
-    /// Members up to this count are sorted by insertion (no comparison closure, no allocation).
+    /// Members up to this count are sorted by insertion (no comparison closure).
     private static let insertionSortMax = 16
 
     private func write(_ dict: [String: Any], into w: inout WireWriter, depth: Int) throws(InvalidInput) {
@@ -189,36 +196,47 @@ final class PiiScrubber: Sendable {
             w.writeRaw("{}")
             return
         }
-        // The members, sorted in a temporary buffer (on the stack for a few of them) rather than
-        // in arrays of keys, values and positions.
-        try withUnsafeTemporaryAllocation(of: Member.self, capacity: n) { (buf) throws(InvalidInput) in
+        typealias Slot = (prefix: UInt64, index: Dictionary<String, Any>.Index)
+        // The members' positions, sorted in a temporary buffer (on the stack for a few of them):
+        // no copy of a key or value is made until it is written.
+        try withUnsafeTemporaryAllocation(of: Slot.self, capacity: n) { (buf) throws(InvalidInput) in
+            let base = buf.baseAddress!
             var count = 0
-            for (k, v) in dict {
-                (buf.baseAddress! + count).initialize(to: Member(k, v))
+            var i = dict.startIndex
+            while i != dict.endIndex && count < n {
+                (base + count).initialize(to: (PiiScrubber.sortPrefix(dict.keys[i]), i))
                 count += 1
+                dict.formIndex(after: &i)
             }
-            defer { buf.baseAddress!.deinitialize(count: count) }
-            var members = UnsafeMutableBufferPointer(rebasing: buf[0..<count])
+            defer { base.deinitialize(count: count) }
+            let keys = dict.keys
+            func precedes(_ a: Slot, _ b: Slot) -> Bool {
+                if a.prefix != b.prefix { return a.prefix < b.prefix }
+                return keys[a.index].utf8.lexicographicallyPrecedes(keys[b.index].utf8)
+            }
+            var slots = UnsafeMutableBufferPointer(start: base, count: count)
             if count <= PiiScrubber.insertionSortMax {
-                var i = 1
-                while i < count {
-                    var j = i
-                    while j > 0 && Member.precedes(members[j], members[j - 1]) {
-                        members.swapAt(j, j - 1)
+                var k = 1
+                while k < count {
+                    let moving = slots[k]
+                    var j = k
+                    while j > 0 && precedes(moving, slots[j - 1]) {
+                        slots[j] = slots[j - 1]
                         j -= 1
                     }
-                    i += 1
+                    slots[j] = moving
+                    k += 1
                 }
             } else {
-                members.sort { Member.precedes($0, $1) }
+                slots.sort { precedes($0, $1) }
             }
             w.writeByte(123)  // {
             var first = true
-            for i in 0..<count {
-                let key = members[i].key
+            for k in 0..<count {
+                let (key, raw) = dict[slots[k].index]
                 var replaced: String?
                 if let rule = rule(for: key) {
-                    replaced = try replacement(rule, for: members[i].value, depth: depth)
+                    replaced = try replacement(rule, for: raw, depth: depth)
                     if replaced == nil { continue }
                 }
                 if !first { w.writeByte(44) }  // ,
@@ -228,7 +246,7 @@ final class PiiScrubber: Sendable {
                 if let replaced {
                     w.writeString(replaced)
                 } else {
-                    try writeValue(members[i].value, into: &w, depth: depth + 1)
+                    try writeValue(raw, into: &w, depth: depth + 1)
                 }
             }
             w.writeByte(125)  // }

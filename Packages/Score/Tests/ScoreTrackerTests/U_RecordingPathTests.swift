@@ -16,6 +16,8 @@ import TrackerCoreTestKit
 //       records and sends lowercase UUIDv7 event ids of the call's time.
 // SC162 the scrubber's direct handling of the common exact types and its member sort (insertion
 //       for a few keys, the general sort beyond) give the value-tree path's bytes.
+// SC163 the PII hash of a string needing no escape, computed without encoding it, is the hash
+//       of its encoding; a string needing one takes the encoding path.
 @Suite struct RecordingPathTests {
     static func context() -> JSONObject {
         var ctx = JSONObject()
@@ -158,5 +160,22 @@ import TrackerCoreTestKit
         var out: [UInt8] = [1, 2]
         #expect(throws: InvalidInput.self) { try scrubber.write(["a": 1, "b": Double.nan], into: &out) }
         #expect(out == [1, 2])
+    }
+
+    @Test func SC163_plainStringHashIsTheHashOfItsEncoding() {
+        for plain in ["", "fan@example.com", "é 😀 日本", "a/b\u{7F}\u{2028}", String(repeating: "x", count: 300)] {
+            let encoded = WireJSON.encode(.string(plain))
+            #expect(FNV1a.plainStringHash32(plain) == FNV1a.hash32(encoded))
+        }
+        for escaped in ["quote\"", "back\\slash", "line\nbreak", "\u{1}", "tab\t"] {
+            #expect(FNV1a.plainStringHash32(escaped) == nil)
+        }
+        for text in ["fan@example.com", "quote\"", "\u{0}", "é"] {
+            let h = FNV1a.hash32(WireJSON.encode(.string(text)))
+            let hex = String(h, radix: 16)
+            #expect(FNV1a.piiHash(.string(text)) == "h:" + String(repeating: "0", count: 8 - hex.count) + hex)
+        }
+        #expect(FNV1a.piiHash(.number(12)) == FNV1a.piiHash(.number(12)))
+        #expect(FNV1a.piiHash(.string("12")) != FNV1a.piiHash(.number(12)))
     }
 }
