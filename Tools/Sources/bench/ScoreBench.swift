@@ -42,6 +42,16 @@ private final class CountingStore: ScoreStore, @unchecked Sendable {
     func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
 }
 
+/// A transport that answers 200 and records when its first request arrived.
+private final class FirstSendTransport: HTTPTransport, Sendable {
+    let firstSendNs = Atomic<UInt64>(0)
+    let events = Atomic<Int>(0)
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        _ = firstSendNs.compareExchange(expected: 0, desired: MonotonicClock.nowNs(), ordering: .relaxed)
+        return HTTPResponse(status: 200)
+    }
+}
+
 /// A transport that is never called in these cases.
 private struct NullTransport: HTTPTransport {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
@@ -59,12 +69,14 @@ private func tempDir(_ tag: String) -> String {
     return d
 }
 
-private func makeClient(_ store: any ScoreStore, maxQueueSize: Int = 200_000) -> ScoreClient {
+private func makeClient(
+    _ store: any ScoreStore, maxQueueSize: Int = 200_000, transport: any HTTPTransport = NullTransport()
+) -> ScoreClient {
     let c = ScoreClient(
         publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
         appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
         pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), maxQueueSize: maxQueueSize,
-        store: store, transport: NullTransport(), onDiagnostic: { _ in })
+        store: store, transport: transport, onDiagnostic: { _ in })
     c.grantAllConsent()
     return c
 }
@@ -283,8 +295,9 @@ func scoreBenchCases() -> [BenchCase] {
         },
         BenchCase(name: "score.launch") {
             // Issue 19's launch figures. `construct_*`: the constructor alone, on the caller's
-            // thread; `ready_*`: constructed and ready to send (the first `inspect()` returns
-            // once the queue is loaded, so it shows the loaded depth).
+            // thread; `ready_*`: constructed and loaded (the first `inspect()` returns once the
+            // queue is loaded and checked, so it shows the loaded depth); `send_*`: constructed
+            // and sending (below).
             var out: [String: Double] = [:]
             func fill(_ dir: String, _ n: Int) {
                 let store = CountingStore(benchFileStore(dir))
@@ -310,6 +323,33 @@ func scoreBenchCases() -> [BenchCase] {
                     construct.append(Double(t1 - t0) / 1e6)
                     ready.append(Double(t2 - t0) / 1e6)
                     usleep(20_000)
+                }
+                // `send_*`: constructed, `flush()` called at once, until its first request
+                // reaches the transport (each round on its own copy of the stored files: the
+                // flush removes what it sends).
+                var send = [Double]()
+                for _ in 0..<rounds {
+                    let copy = tempDir("launch-\(tag)-copy")
+                    defer { try? FileManager.default.removeItem(atPath: copy) }
+                    for f in ["queue.log", "identity.json"] {
+                        try? FileManager.default.copyItem(atPath: dir + "/" + f, toPath: copy + "/" + f)
+                    }
+                    let transport = FirstSendTransport()
+                    let t0 = MonotonicClock.nowNs()
+                    let c = makeClient(FileScoreStore(directory: copy), maxQueueSize: 200_000, transport: transport)
+                    let flushed = Atomic<Bool>(false)
+                    Task {
+                        try? await c.flush()
+                        flushed.store(true, ordering: .relaxed)
+                    }
+                    while n > 0 && transport.firstSendNs.load(ordering: .relaxed) == 0 { usleep(20) }
+                    if n > 0 { send.append(Double(transport.firstSendNs.load(ordering: .relaxed) - t0) / 1e6) }
+                    while !flushed.load(ordering: .relaxed) { usleep(200) }
+                    _ = c.inspect()
+                }
+                if !send.isEmpty {
+                    out.merge(Stats.summary(send, prefix: "send_\(tag)_ms")) { $1 }
+                    out["send_\(tag)_first_ms"] = send.first ?? 0
                 }
                 out.merge(Stats.summary(construct, prefix: "construct_\(tag)_ms")) { $1 }
                 out.merge(Stats.summary(ready, prefix: "ready_\(tag)_ms")) { $1 }
