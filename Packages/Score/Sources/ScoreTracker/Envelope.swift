@@ -272,18 +272,24 @@ enum CompactEventId: Sendable, Hashable {
         case .text(let s): w.writeString(s)
         case .uuid(let hi, let lo):
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { out in
-                out[0] = 34
-                var j = 1
-                for i in 0..<32 {
-                    if i == 8 || i == 12 || i == 16 || i == 20 {
-                        out[j] = 45
-                        j += 1
+                /// Writes nibbles `from..<to` of `word` (0: the most significant) from `at` on.
+                @inline(__always) func hex(_ word: UInt64, _ from: Int, _ to: Int, at: Int) {
+                    for k in from..<to {
+                        let v = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * k)) & 0xF
+                        out[at + k - from] = v < 10 ? 48 + v : 87 + v
                     }
-                    let word = i < 16 ? hi : lo
-                    let v = UInt8(truncatingIfNeeded: (word >> UInt64(60 - 4 * (i & 15))) & 0xF)
-                    out[j] = v < 10 ? 48 + v : 87 + v
-                    j += 1
                 }
+                // "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" between quotes.
+                out[0] = 34
+                hex(hi, 0, 8, at: 1)
+                out[9] = 45
+                hex(hi, 8, 12, at: 10)
+                out[14] = 45
+                hex(hi, 12, 16, at: 15)
+                out[19] = 45
+                hex(lo, 0, 4, at: 20)
+                out[24] = 45
+                hex(lo, 4, 16, at: 25)
                 out[37] = 34
                 w.writeRaw(UnsafeRawBufferPointer(out))
             }

@@ -25,9 +25,22 @@ enum FNV1a {
             h = h &* 0x0100_0193
         }
         mix(34)
-        for b in s.utf8 {
-            if b < 0x20 || b == 0x22 || b == 0x5C { return nil }
-            mix(b)
+        // Native and small strings expose their UTF-8 bytes; others are walked.
+        let plain: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes {
+                if b < 0x20 || b == 0x22 || b == 0x5C { return false }
+                mix(b)
+            }
+            return true
+        }
+        switch plain {
+        case true?: break
+        case false?: return nil
+        case nil:
+            for b in s.utf8 {
+                if b < 0x20 || b == 0x22 || b == 0x5C { return nil }
+                mix(b)
+            }
         }
         mix(34)
         return h
@@ -144,8 +157,14 @@ final class PiiScrubber: Sendable {
 
     /// What `rule` puts in place of `raw` (still checked to be JSON); `nil` drops the key.
     private func replacement(_ rule: Rule, for raw: Any, depth: Int) throws(InvalidInput) -> String? {
-        var ignored = 0
-        let value = try convert(raw, size: &ignored, depth: depth + 1)
+        let value: JSONValue
+        // A `String` (the usual value of a PII field) is what `convert` makes of it, without its casts.
+        if depth + 1 < PiiScrubber.maxDepth, case .string(let s) = _openExistential(raw, do: classifyCommon) {
+            value = .string(s)
+        } else {
+            var ignored = 0
+            value = try convert(raw, size: &ignored, depth: depth + 1)
+        }
         switch rule {
         case .drop: return nil
         case .redact: return "<redacted>"
@@ -176,6 +195,14 @@ final class PiiScrubber: Sendable {
     /// it orders them by code point whenever it differs (a tie needs their bytes).
     @inline(__always)
     private static func sortPrefix(_ key: String) -> UInt64 {
+        // Native and small strings expose their UTF-8 bytes: read at most 8 of them.
+        if let p = key.utf8.withContiguousStorageIfAvailable({ b -> UInt64 in
+            var p: UInt64 = 0
+            for i in 0..<Swift.min(8, b.count) { p |= UInt64(b[i]) << UInt64(56 - 8 * i) }
+            return p
+        }) {
+            return p
+        }
         var p: UInt64 = 0
         var shift: UInt64 = 56
         for b in key.utf8 {

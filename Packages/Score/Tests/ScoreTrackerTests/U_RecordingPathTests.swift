@@ -175,6 +175,18 @@ import TrackerCoreTestKit
             let hex = String(h, radix: 16)
             #expect(FNV1a.piiHash(.string(text)) == "h:" + String(repeating: "0", count: 8 - hex.count) + hex)
         }
+        // Through the scrubber: a string field takes the cast-free path, a number the general one.
+        let scrubber = PiiScrubber(.Classify(rules: [PiiRule(field: "email", action: .hash_)]))
+        for value: Any in ["fan@example.com", "q\"uote", 12, NSNumber(value: 7)] {
+            var out: [UInt8] = []
+            try? scrubber.write(["email": value], into: &out)
+            var size = 0
+            let tree = (try? scrubber.object(["email": value], size: &size))?["email"]?.stringValue
+            var ignored = 0
+            let expected = try? FNV1a.piiHash(PiiScrubber(nil).convert(value, size: &ignored, depth: 1))
+            #expect(tree == expected && expected != nil)
+            #expect(String(decoding: out, as: UTF8.self) == #"{"email":"\#(expected ?? "")"}"#)
+        }
         #expect(FNV1a.piiHash(.number(12)) == FNV1a.piiHash(.number(12)))
         #expect(FNV1a.piiHash(.string("12")) != FNV1a.piiHash(.number(12)))
     }
