@@ -464,11 +464,11 @@ public final class ScoreClient: Sendable {
             id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
             fields: nil, encoded: bytes)
-        // The hand-over: a lock and an append.
-        let starts = state.withLock { s -> WriterStarts in
+        // The hand-over: a lock and an append. What it takes off `dropLater` is freed after it.
+        let (starts, taken) = state.withLock { s -> (WriterStarts, DropLaterTaken) in
             guard allowed(requires, s.consent) else {
                 countDropped(&s, requires)
-                return WriterStarts()
+                return (WriterStarts(), DropLaterTaken())
             }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
@@ -480,9 +480,10 @@ public final class ScoreClient: Sendable {
                     fields: nil, encoded: restamped)
             }
             enqueue(&s, event)
-            ScoreClient.releaseDropLater(&s, upTo: 2)
-            return claimWriters(&s)
+            let taken = ScoreClient.takeDropLater(&s)
+            return (claimWriters(&s), taken)
         }
+        withExtendedLifetime(taken) {}
         start(starts)
     }
 
@@ -522,15 +523,30 @@ public final class ScoreClient: Sendable {
         }
     }
 
-    /// Releases up to `n` events of `dropLater`: the bytes of one still queued and located on
-    /// disk, the last reference of one that left the queue.
-    static func releaseDropLater(_ s: inout ClientState, upTo n: Int) {
-        var k = min(n, s.dropLater.count)
-        while k > 0 {
-            let e = s.dropLater.removeLast()
-            if e.persisted, e.location != nil { e.encoded = nil }
-            k -= 1
+    /// What a recording call takes off `dropLater` (see ``takeDropLater(_:)``): held until the
+    /// lock is released, then freed.
+    struct DropLaterTaken {
+        var first: (QueuedEvent, [UInt8]?)?
+        var second: (QueuedEvent, [UInt8]?)?
+    }
+
+    /// Takes up to two events off `dropLater`, dropping the bytes of one still queued and located
+    /// on disk. The references (maybe an event's last) and the bytes come back in the result, so
+    /// that the caller frees them after the lock: a free is no work to do while holding it.
+    static func takeDropLater(_ s: inout ClientState) -> DropLaterTaken {
+        var taken = DropLaterTaken()
+        func take() -> (QueuedEvent, [UInt8]?)? {
+            guard let e = s.dropLater.popLast() else { return nil }
+            var bytes: [UInt8]?
+            if e.persisted, e.location != nil {
+                bytes = e.encoded
+                e.encoded = nil
+            }
+            return (e, bytes)
         }
+        taken.first = take()
+        if taken.first != nil { taken.second = take() }
+        return taken
     }
 
     /// Publishes the recording view of `s` (call after changing consent or identity).
@@ -768,20 +784,24 @@ public final class ScoreClient: Sendable {
             // lock, not inside it).
             var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
             var compact = false
-            // Snapshot the adds' state, a few at a time under the lock (short holds).
-            var addsInOps: [QueuedEvent] = ops.compactMap { if case .add(let e) = $0 { e } else { nil } }
+            records.reserveCapacity(ops.count)
+            added.reserveCapacity(ops.count)
+            // Snapshot the adds' state, 16 at a time under the lock (short holds).
             var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
-            snapshot.reserveCapacity(addsInOps.count)
+            snapshot.reserveCapacity(ops.count)
             var c = 0
-            while c < addsInOps.count {
-                let d = min(addsInOps.count, c + 16)
+            while c < ops.count {
                 state.withLock { _ in
-                    for e in addsInOps[c..<d] {
-                        snapshot.append((e.inQueue, e.fields, e.encoded))
-                        if !e.inQueue { toDrop.append(e) }
+                    var taken = 0
+                    while c < ops.count && taken < 16 {
+                        if case .add(let e) = ops[c] {
+                            snapshot.append((e.inQueue, e.fields, e.encoded))
+                            if !e.inQueue { toDrop.append(e) }
+                            taken += 1
+                        }
+                        c += 1
                     }
                 }
-                c = d
             }
             var nextAdd = 0
             for op in ops {
@@ -811,7 +831,6 @@ public final class ScoreClient: Sendable {
                     records = []
                     added = []
                     snapshot = []
-                    addsInOps = []
                     writeFailed(retrying: ops + pending[at...], released: toDrop)
                     return
                 }
@@ -842,7 +861,6 @@ public final class ScoreClient: Sendable {
             }
             added = []
             snapshot = []
-            addsInOps = []
             ops = []
             let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
                 if appended, s.storeFailing {
