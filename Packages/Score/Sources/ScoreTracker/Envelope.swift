@@ -257,11 +257,9 @@ enum CompactEventId: Sendable, Hashable {
         switch self {
         case .text(let s): out.append(contentsOf: s.utf8)
         case .uuid(let hi, let lo):
-            for i in 0..<32 {
-                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
-                let word = i < 16 ? hi : lo
-                let v = UInt8((word >> UInt64(60 - 4 * (i & 15))) & 0xF)
-                out.append(v < 10 ? 48 + v : 87 + v)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+                CompactEventId.fillUUID(hi, lo, text.baseAddress!)
+                out.append(contentsOf: UnsafeBufferPointer(text))
             }
         }
     }
@@ -272,28 +270,33 @@ enum CompactEventId: Sendable, Hashable {
         case .text(let s): w.writeString(s)
         case .uuid(let hi, let lo):
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { out in
-                /// Writes nibbles `from..<to` of `word` (0: the most significant) from `at` on.
-                @inline(__always) func hex(_ word: UInt64, _ from: Int, _ to: Int, at: Int) {
-                    for k in from..<to {
-                        let v = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * k)) & 0xF
-                        out[at + k - from] = v < 10 ? 48 + v : 87 + v
-                    }
-                }
-                // "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" between quotes.
                 out[0] = 34
-                hex(hi, 0, 8, at: 1)
-                out[9] = 45
-                hex(hi, 8, 12, at: 10)
-                out[14] = 45
-                hex(hi, 12, 16, at: 15)
-                out[19] = 45
-                hex(lo, 0, 4, at: 20)
-                out[24] = 45
-                hex(lo, 4, 16, at: 25)
+                CompactEventId.fillUUID(hi, lo, out.baseAddress! + 1)
                 out[37] = 34
                 w.writeRaw(UnsafeRawBufferPointer(out))
             }
         }
+    }
+
+    /// Writes the 36 characters of the canonical UUID with halves `hi` and `lo` at `out`:
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lowercase hex.
+    private static func fillUUID(_ hi: UInt64, _ lo: UInt64, _ out: UnsafeMutablePointer<UInt8>) {
+        /// Writes nibbles `from..<to` of `word` (0: the most significant) from `at` on.
+        @inline(__always) func hex(_ word: UInt64, _ from: Int, _ to: Int, at: Int) {
+            for k in from..<to {
+                let v = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * k)) & 0xF
+                out[at + k - from] = v < 10 ? 48 + v : 87 + v
+            }
+        }
+        hex(hi, 0, 8, at: 0)
+        out[8] = 45
+        hex(hi, 8, 12, at: 9)
+        out[13] = 45
+        hex(hi, 12, 16, at: 14)
+        out[18] = 45
+        hex(lo, 0, 4, at: 19)
+        out[23] = 45
+        hex(lo, 4, 16, at: 24)
     }
 
     var string: String {
@@ -454,13 +457,18 @@ final class QueuedEvent: @unchecked Sendable {
 /// Remove: `R | eventId (len u8) …`.
 enum QueueRecord {
     static func add(_ e: QueuedEvent, envelope: [UInt8]) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(envelope.count + 3)
-        out.append(65)
-        out.append((e.critical ? 1 : 0) | (e.notice ? 2 : 0) | (e.hasUserId ? 4 : 0))
-        out.append(e.requires)
-        out.append(contentsOf: envelope)
-        return out
+        let flags: UInt8 = (e.critical ? 1 : 0) | (e.notice ? 2 : 0) | (e.hasUserId ? 4 : 0)
+        let requires = e.requires
+        // Written in place: one exact-size allocation and one copy of the envelope.
+        return envelope.withUnsafeBufferPointer { env in
+            [UInt8](unsafeUninitializedCapacity: env.count + 3) { out, n in
+                out[0] = 65
+                out[1] = flags
+                out[2] = requires
+                if let from = env.baseAddress, env.count > 0 { (out.baseAddress! + 3).initialize(from: from, count: env.count) }
+                n = env.count + 3
+            }
+        }
     }
 
     static func remove(_ eventIds: [String]) -> [UInt8] { remove(eventIds.map(CompactEventId.init)) }
