@@ -12,6 +12,22 @@ public enum Timestamp {
 
     /// Appends the 24 bytes of ``format(ms:)`` to `out`, without building a string.
     public static func write(ms: Int64, into out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buf in
+            fill(ms: ms, buf.baseAddress!)
+            out.append(contentsOf: UnsafeBufferPointer(buf))
+        }
+    }
+
+    /// Writes the 24 bytes of ``format(ms:)`` (no quotes) to `writer`, without building a string.
+    public static func write(ms: Int64, into writer: inout WireWriter) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buf in
+            fill(ms: ms, buf.baseAddress!)
+            writer.writeRaw(UnsafeRawBufferPointer(buf))
+        }
+    }
+
+    /// Writes the 24 bytes of ``format(ms:)`` at `out`.
+    private static func fill(ms: Int64, _ out: UnsafeMutablePointer<UInt8>) {
         let minMs: Int64 = -62_167_219_200_000  // 0000-01-01T00:00:00.000Z
         let maxMs: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
         let t = min(max(ms, minMs), maxMs)
@@ -26,19 +42,17 @@ public enum Timestamp {
         let minute = Int(msOfDay / 60_000 % 60)
         let second = Int(msOfDay / 1000 % 60)
         let milli = Int(msOfDay % 1000)
+        var at = 0
         func put(_ value: Int, _ width: Int, then separator: UInt8) {
-            var digits: (UInt8, UInt8, UInt8, UInt8) = (48, 48, 48, 48)
             var v = value
-            withUnsafeMutableBytes(of: &digits) { d in
-                var i = width - 1
-                while i >= 0 {
-                    d[i] = UInt8(48 + v % 10)
-                    v /= 10
-                    i -= 1
-                }
-                out.append(contentsOf: d[0..<width])
+            var i = at + width - 1
+            while i >= at {
+                out[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                v /= 10
+                i -= 1
             }
-            out.append(separator)
+            out[at + width] = separator
+            at += width + 1
         }
         put(y, 4, then: 45)  // -
         put(m, 2, then: 45)

@@ -87,6 +87,12 @@ public struct WireWriter: ~Copyable {
         out.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
     }
 
+    /// Calls `body` with the bytes written so far (valid only during the call), e.g. to copy
+    /// parts of them in another order without finishing the writer.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
     /// Makes sure `extra` more bytes fit without growing.
     @inline(__always)
     public mutating func reserve(_ extra: Int) {

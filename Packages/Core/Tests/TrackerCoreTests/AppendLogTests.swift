@@ -14,6 +14,46 @@ import TrackerCoreTestKit
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }
 
+    /// The table-driven CRC (16 bytes a step, then byte by byte) equals the bit-by-bit
+    /// definition for every length around its steps and at every alignment.
+    @Test func crcMatchesTheBitwiseDefinitionForEveryLengthAndAlignment() {
+        func reference(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var c: UInt32 = 0xFFFF_FFFF
+            for b in bytes {
+                c ^= UInt32(b)
+                for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            }
+            return c ^ 0xFFFF_FFFF
+        }
+        var data = [UInt8](repeating: 0, count: 600)
+        var x: UInt32 = 0x1234_5678
+        for i in data.indices {
+            x = x &* 1_664_525 &+ 1_013_904_223
+            data[i] = UInt8(truncatingIfNeeded: x >> 24)
+        }
+        for start in 0..<8 {
+            for length in Array(0...70) + [255, 256, 493, 592] {
+                let slice = data[start..<(start + length)]
+                let got = slice.withUnsafeBufferPointer { CRC32.checksum($0) }
+                #expect(got == reference(slice), "start \(start) length \(length)")
+            }
+        }
+    }
+
+    /// A frame is `length (UInt32 LE) | CRC-32 (UInt32 LE) | payload`, record after record.
+    @Test func framesAreLengthCrcAndPayload() {
+        let records: [[UInt8]] = [[], [7], Array(0..<200).map { UInt8($0) }, Array("abc".utf8)]
+        var expected: [UInt8] = []
+        for r in records {
+            for v in [UInt32(r.count), CRC32.checksum(r)] {
+                for k in 0..<4 { expected.append(UInt8(truncatingIfNeeded: v >> UInt32(8 * k))) }
+            }
+            expected += r
+        }
+        #expect(AppendLog.frame(records) == expected)
+        #expect(AppendLog.frame([]) == [])
+    }
+
     @Test func appendsAndReloadsInOrder() throws {
         let path = tempDir() + "/q.log"
         do {

@@ -34,6 +34,10 @@ import TrackerCoreTestKit
             var bytes: [UInt8] = [1]
             Timestamp.write(ms: ms, into: &bytes)
             #expect(bytes == [1] + Array(Timestamp.format(ms: ms).utf8))
+            var writer = WireWriter(capacity: 8)
+            writer.writeByte(1)
+            Timestamp.write(ms: ms, into: &writer)
+            #expect(writer.finish() == bytes)
         }
         #expect(Timestamp.format(ms: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
         #expect(Timestamp.format(ms: -1) == "1969-12-31T23:59:59.999Z")

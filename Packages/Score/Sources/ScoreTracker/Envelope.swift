@@ -105,6 +105,54 @@ enum EnvelopeWriter {
         out.append(contentsOf: "}}".utf8)
     }
 
+    /// `{"type":…,"name":…,"eventId":…,"timestamp":"…"` into a writer: the same bytes as
+    /// ``head(type:name:eventId:timestampMs:into:)-([UInt8])`` given `eventId.string`.
+    static func head(type: String, name: String, eventId: CompactEventId, timestampMs: Int64, into w: inout WireWriter) {
+        w.writeRaw(#"{"type":"#)
+        w.writeString(type)
+        w.writeRaw(#","name":"#)
+        w.writeString(name)
+        w.writeRaw(#","eventId":"#)
+        eventId.writeQuoted(into: &w)
+        w.writeRaw(#","timestamp":""#)
+        Timestamp.write(ms: timestampMs, into: &w)
+        w.writeByte(34)
+    }
+
+    /// The envelope of a recording call from a writer holding its props object (the first
+    /// `propsCount` bytes) followed by its head: head, `identity`, props, `tail`, exact size.
+    static func assemble(_ w: borrowing WireWriter, propsCount: Int, identity: [UInt8], tail: [UInt8]) -> [UInt8] {
+        w.withUnsafeBytes { written in
+            let props = UnsafeBufferPointer(rebasing: written[..<propsCount])
+            let head = UnsafeBufferPointer(rebasing: written[propsCount...])
+            let total = head.count + identity.count + props.count + tail.count
+            return [UInt8](unsafeUninitializedCapacity: total) { buf, n in
+                var at = buf.baseAddress!
+                func put(_ part: UnsafeBufferPointer<UInt8>) {
+                    guard let src = part.baseAddress, part.count > 0 else { return }
+                    at.initialize(from: src, count: part.count)
+                    at += part.count
+                }
+                put(head)
+                identity.withUnsafeBufferPointer { put($0) }
+                put(props)
+                tail.withUnsafeBufferPointer { put($0) }
+                n = total
+            }
+        }
+    }
+
+    /// `bytes` (an envelope whose identity part, `oldIdentityCount` bytes long, follows a head of
+    /// `headCount` bytes) with `identity` in place of that part.
+    static func restamp(_ bytes: [UInt8], headCount: Int, oldIdentityCount: Int, identity: [UInt8]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count - oldIdentityCount + identity.count)
+        out.append(contentsOf: bytes[..<headCount])
+        out.append(contentsOf: identity)
+        out.append(contentsOf: bytes[(headCount + oldIdentityCount)...])
+        return out
+    }
+
     /// An exact-size copy (the bytes may stay in memory while the event is queued).
     static func exact(_ parts: [UInt8]...) -> [UInt8] {
         let total = parts.reduce(0) { $0 + $1.count }
@@ -233,13 +281,46 @@ enum CompactEventId: Sendable, Hashable {
         switch self {
         case .text(let s): out.append(contentsOf: s.utf8)
         case .uuid(let hi, let lo):
-            for i in 0..<32 {
-                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
-                let word = i < 16 ? hi : lo
-                let v = UInt8((word >> UInt64(60 - 4 * (i & 15))) & 0xF)
-                out.append(v < 10 ? 48 + v : 87 + v)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+                CompactEventId.fillUUID(hi, lo, text.baseAddress!)
+                out.append(contentsOf: UnsafeBufferPointer(text))
             }
         }
+    }
+
+    /// Writes the id as a JSON string: a canonical UUID's 36 characters need no escaping.
+    func writeQuoted(into w: inout WireWriter) {
+        switch self {
+        case .text(let s): w.writeString(s)
+        case .uuid(let hi, let lo):
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { out in
+                out[0] = 34
+                CompactEventId.fillUUID(hi, lo, out.baseAddress! + 1)
+                out[37] = 34
+                w.writeRaw(UnsafeRawBufferPointer(out))
+            }
+        }
+    }
+
+    /// Writes the 36 characters of the canonical UUID with halves `hi` and `lo` at `out`:
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lowercase hex.
+    private static func fillUUID(_ hi: UInt64, _ lo: UInt64, _ out: UnsafeMutablePointer<UInt8>) {
+        /// Writes nibbles `from..<to` of `word` (0: the most significant) from `at` on.
+        @inline(__always) func hex(_ word: UInt64, _ from: Int, _ to: Int, at: Int) {
+            for k in from..<to {
+                let v = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * k)) & 0xF
+                out[at + k - from] = v < 10 ? 48 + v : 87 + v
+            }
+        }
+        hex(hi, 0, 8, at: 0)
+        out[8] = 45
+        hex(hi, 8, 12, at: 9)
+        out[13] = 45
+        hex(hi, 12, 16, at: 14)
+        out[18] = 45
+        hex(lo, 0, 4, at: 19)
+        out[23] = 45
+        hex(lo, 4, 16, at: 24)
     }
 
     var string: String {
@@ -400,13 +481,18 @@ final class QueuedEvent: @unchecked Sendable {
 /// Remove: `R | eventId (len u8) …`.
 enum QueueRecord {
     static func add(_ e: QueuedEvent, envelope: [UInt8]) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(envelope.count + 3)
-        out.append(65)
-        out.append((e.critical ? 1 : 0) | (e.notice ? 2 : 0) | (e.hasUserId ? 4 : 0))
-        out.append(e.requires)
-        out.append(contentsOf: envelope)
-        return out
+        let flags: UInt8 = (e.critical ? 1 : 0) | (e.notice ? 2 : 0) | (e.hasUserId ? 4 : 0)
+        let requires = e.requires
+        // Written in place: one exact-size allocation and one copy of the envelope.
+        return envelope.withUnsafeBufferPointer { env in
+            [UInt8](unsafeUninitializedCapacity: env.count + 3) { out, n in
+                out[0] = 65
+                out[1] = flags
+                out[2] = requires
+                if let from = env.baseAddress, env.count > 0 { (out.baseAddress! + 3).initialize(from: from, count: env.count) }
+                n = env.count + 3
+            }
+        }
     }
 
     static func remove(_ eventIds: [String]) -> [UInt8] { remove(eventIds.map(CompactEventId.init)) }

@@ -252,14 +252,22 @@ public struct SystemScoreIdSource: ScoreIdSource {
     /// Creates the id source.
     public init() {}
 
-    public func newEventId(nowMs: Int64) -> String {
+    public func newEventId(nowMs: Int64) -> String { SystemScoreIdSource.format(newEventIdHalves(nowMs: nowMs)) }
+
+    /// A new event id as its two 64-bit halves (the first and last 16 hex digits, what
+    /// `CompactEventId.uuid` holds): the recording path takes this form, building no string.
+    func newEventIdHalves(nowMs: Int64) -> (UInt64, UInt64) {
         let a = stream.next()
         let b = stream.next()
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { out -> String in
+        let t = UInt64(max(0, nowMs)) & 0xFFFF_FFFF_FFFF
+        // bytes: 6 time, then version 7 + 12 bits, variant 10 + 62 bits.
+        return (t << 16 | 0x7000 | (a & 0x0FFF), (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+    }
+
+    /// The canonical lowercase text of the UUID whose halves are `bytes`.
+    static func format(_ bytes: (UInt64, UInt64)) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { out -> String in
             let hex: StaticString = "0123456789abcdef"
-            let t = UInt64(max(0, nowMs)) & 0xFFFF_FFFF_FFFF
-            // bytes: 6 time, then version 7 + 12 bits, variant 10 + 62 bits.
-            let bytes: (UInt64, UInt64) = (t << 16 | 0x7000 | (a & 0x0FFF), (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
             var j = 0
             hex.withUTF8Buffer { h in
                 for i in 0..<16 {

@@ -16,9 +16,44 @@ enum FNV1a {
         return h
     }
 
+    /// The hash of the wire encoding of the string `s` when it needs no escaping (`"`, its
+    /// UTF-8 bytes, `"`), computed without encoding it; `nil` when it needs escaping.
+    static func plainStringHash32(_ s: String) -> UInt32? {
+        var h: UInt32 = 0x811C_9DC5
+        @inline(__always) func mix(_ b: UInt8) {
+            h ^= UInt32(b)
+            h = h &* 0x0100_0193
+        }
+        mix(34)
+        // Native and small strings expose their UTF-8 bytes; others are walked.
+        let plain: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes {
+                if b < 0x20 || b == 0x22 || b == 0x5C { return false }
+                mix(b)
+            }
+            return true
+        }
+        switch plain {
+        case true?: break
+        case false?: return nil
+        case nil:
+            for b in s.utf8 {
+                if b < 0x20 || b == 0x22 || b == 0x5C { return nil }
+                mix(b)
+            }
+        }
+        mix(34)
+        return h
+    }
+
     /// `h:` + 8 lowercase hex digits of the hash of `value`'s wire encoding.
     static func piiHash(_ value: JSONValue) -> String {
-        let h = hash32(WireJSON.encode(value))
+        let h: UInt32
+        if case .string(let s) = value, let plain = plainStringHash32(s) {
+            h = plain
+        } else {
+            h = hash32(WireJSON.encode(value))
+        }
         // "h:" and 8 hex digits: 10 bytes, a small (inline) string.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { out in
             out[0] = 104
@@ -122,8 +157,14 @@ final class PiiScrubber: Sendable {
 
     /// What `rule` puts in place of `raw` (still checked to be JSON); `nil` drops the key.
     private func replacement(_ rule: Rule, for raw: Any, depth: Int) throws(InvalidInput) -> String? {
-        var ignored = 0
-        let value = try convert(raw, size: &ignored, depth: depth + 1)
+        let value: JSONValue
+        // A `String` (the usual value of a PII field) is what `convert` makes of it, without its casts.
+        if depth + 1 < PiiScrubber.maxDepth, case .string(let s) = _openExistential(raw, do: classifyCommon) {
+            value = .string(s)
+        } else {
+            var ignored = 0
+            value = try convert(raw, size: &ignored, depth: depth + 1)
+        }
         switch rule {
         case .drop: return nil
         case .redact: return "<redacted>"
@@ -137,53 +178,147 @@ final class PiiScrubber: Sendable {
 
     /// Converts, scrubs and encodes `dict` straight into wire bytes (the same bytes as
     /// `WireJSON.write(.object(object(dict)))`, without building the value tree); throws
-    /// ``InvalidInput`` for a non-JSON value anywhere, leaving `out` partly written.
+    /// ``InvalidInput`` for a non-JSON value anywhere, leaving `out` as it was.
     func write(_ dict: [String: Any], into out: inout [UInt8]) throws(InvalidInput) {
-        try write(dict, into: &out, depth: 0)
+        var w = WireWriter(capacity: 256)
+        try write(dict, into: &w, depth: 0)
+        w.appendBytes(to: &out)
     }
 
-    private func write(_ dict: [String: Any], into out: inout [UInt8], depth: Int) throws(InvalidInput) {
-        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-        out.append(123)  // {
-        var first = true
-        try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
-            var replaced: String?
-            if let rule = rule(for: key) {
-                replaced = try replacement(rule, for: raw, depth: depth)
-                if replaced == nil { return }
-            }
-            if !first { out.append(44) }  // ,
-            first = false
-            WireJSON.writeString(key, into: &out)
-            out.append(58)  // :
-            if let replaced {
-                WireJSON.writeString(replaced, into: &out)
-            } else {
-                try writeValue(raw, into: &out, depth: depth + 1)
-            }
+    /// Converts, scrubs and encodes `dict` into `writer` (see ``write(_:into:)-([String:Any],[UInt8])``);
+    /// throws ``InvalidInput`` for a non-JSON value anywhere, leaving `writer` partly written.
+    func write(_ dict: [String: Any], into writer: inout WireWriter) throws(InvalidInput) {
+        try write(dict, into: &writer, depth: 0)
+    }
+
+    /// The first 8 UTF-8 bytes of `key` as a big-endian number, zero-padded: ordering two keys by
+    /// it orders them by code point whenever it differs (a tie needs their bytes).
+    @inline(__always)
+    private static func sortPrefix(_ key: String) -> UInt64 {
+        // Native and small strings expose their UTF-8 bytes: read at most 8 of them.
+        if let p = key.utf8.withContiguousStorageIfAvailable({ b -> UInt64 in
+            var p: UInt64 = 0
+            for i in 0..<Swift.min(8, b.count) { p |= UInt64(b[i]) << UInt64(56 - 8 * i) }
+            return p
+        }) {
+            return p
         }
-        out.append(125)  // }
+        var p: UInt64 = 0
+        var shift: UInt64 = 56
+        for b in key.utf8 {
+            p |= UInt64(b) << shift
+            if shift == 0 { break }
+            shift -= 8
+        }
+        return p
     }
 
-    /// The common scalar types and objects are written directly; anything else goes through
+    /// Members up to this count are sorted by insertion (no comparison closure).
+    private static let insertionSortMax = 16
+
+    private func write(_ dict: [String: Any], into w: inout WireWriter, depth: Int) throws(InvalidInput) {
+        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+        let n = dict.count
+        if n == 0 {
+            w.writeRaw("{}")
+            return
+        }
+        typealias Slot = (prefix: UInt64, index: Dictionary<String, Any>.Index)
+        // The members' positions, sorted in a temporary buffer (on the stack for a few of them):
+        // no copy of a key or value is made until it is written.
+        try withUnsafeTemporaryAllocation(of: Slot.self, capacity: n) { (buf) throws(InvalidInput) in
+            let base = buf.baseAddress!
+            var count = 0
+            var i = dict.startIndex
+            while i != dict.endIndex && count < n {
+                (base + count).initialize(to: (PiiScrubber.sortPrefix(dict.keys[i]), i))
+                count += 1
+                dict.formIndex(after: &i)
+            }
+            defer { base.deinitialize(count: count) }
+            let keys = dict.keys
+            func precedes(_ a: Slot, _ b: Slot) -> Bool {
+                if a.prefix != b.prefix { return a.prefix < b.prefix }
+                return keys[a.index].utf8.lexicographicallyPrecedes(keys[b.index].utf8)
+            }
+            var slots = UnsafeMutableBufferPointer(start: base, count: count)
+            if count <= PiiScrubber.insertionSortMax {
+                var k = 1
+                while k < count {
+                    let moving = slots[k]
+                    var j = k
+                    while j > 0 && precedes(moving, slots[j - 1]) {
+                        slots[j] = slots[j - 1]
+                        j -= 1
+                    }
+                    slots[j] = moving
+                    k += 1
+                }
+            } else {
+                slots.sort { precedes($0, $1) }
+            }
+            w.writeByte(123)  // {
+            var first = true
+            for k in 0..<count {
+                let (key, raw) = dict[slots[k].index]
+                var replaced: String?
+                if let rule = rule(for: key) {
+                    replaced = try replacement(rule, for: raw, depth: depth)
+                    if replaced == nil { continue }
+                }
+                if !first { w.writeByte(44) }  // ,
+                first = false
+                w.writeString(key)
+                w.writeByte(58)  // :
+                if let replaced {
+                    w.writeString(replaced)
+                } else {
+                    try writeValue(raw, into: &w, depth: depth + 1)
+                }
+            }
+            w.writeByte(125)  // }
+        }
+    }
+
+    /// The common exact types are written directly (the same bytes as the general path: an
+    /// exact `String`, `Int`, `Bool`, `Double` or `[String: Any]` matches the same case of
+    /// ``writeGeneral(_:into:depth:)``); anything else goes through that general path.
+    private func writeValue(_ raw: Any, into w: inout WireWriter, depth: Int) throws(InvalidInput) {
+        let common = _openExistential(raw, do: classifyCommon)
+        switch common {
+        case .string(let s): w.writeString(s)
+        case .int(let i): w.writeNumber(Double(i))
+        case .bool(let b): w.writeBool(b)
+        case .double(let d):
+            guard d.isFinite else { throw InvalidInput() }
+            w.writeNumber(d)
+        case .object(let o):
+            guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+            try write(o, into: &w, depth: depth)
+        case .other:
+            try writeGeneral(raw, into: &w, depth: depth)
+        }
+    }
+
+    /// Any value: the scalar types and objects by dynamic cast, the rest through
     /// ``convert(_:size:depth:)``.
-    private func writeValue(_ raw: Any, into out: inout [UInt8], depth: Int) throws(InvalidInput) {
+    func writeGeneral(_ raw: Any, into w: inout WireWriter, depth: Int) throws(InvalidInput) {
         switch raw {
         case let s as String:
-            WireJSON.writeString(s, into: &out)
+            w.writeString(s)
         case let b as Bool where !PiiScrubber.isBoxedNumber(raw):
-            out.append(contentsOf: b ? "true".utf8 : "false".utf8)
+            w.writeBool(b)
         case let i as Int:
-            WireJSON.write(.number(Double(i)), into: &out)
+            w.writeNumber(Double(i))
         case let d as Double:
             guard d.isFinite else { throw InvalidInput() }
-            WireJSON.write(.number(d), into: &out)
+            w.writeNumber(d)
         case let o as [String: Any]:
             guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-            try write(o, into: &out, depth: depth)
+            try write(o, into: &w, depth: depth)
         default:
             var ignored = 0
-            WireJSON.write(try convert(raw, size: &ignored, depth: depth), into: &out)
+            w.write(try convert(raw, size: &ignored, depth: depth))
         }
     }
 
@@ -318,4 +453,30 @@ extension PiiScrubber {
             return _typeName(type(of: raw), qualified: false) == "NSNull"
         #endif
     }
+}
+
+// MARK: - The common exact types
+
+/// A value of one of the common exact types, taken out of its `Any` box without a dynamic cast
+/// (see ``classifyCommon(_:)``).
+private enum CommonValue {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case object([String: Any])
+    case other
+}
+
+/// What `value` is when its type is exactly one of ``CommonValue``'s (compared by metadata, then
+/// reinterpreted: the types are the same). Called through `_openExistential`, which hands over a
+/// boxed value with its dynamic type: no `as?` cast, each of which walks the runtime's casting
+/// rules (a failed one the furthest).
+private func classifyCommon<T>(_ value: T) -> CommonValue {
+    if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+    if T.self == Int.self { return .int(unsafeBitCast(value, to: Int.self)) }
+    if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+    if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+    if T.self == [String: Any].self { return .object(unsafeBitCast(value, to: [String: Any].self)) }
+    return .other
 }

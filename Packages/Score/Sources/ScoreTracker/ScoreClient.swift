@@ -70,6 +70,8 @@ public final class ScoreClient: Sendable {
     let clock: any TrackerClock
     let scheduler: any TrackerScheduler
     let ids: any ScoreIdSource
+    /// `ids` when it is the production source (recording calls then mint packed event ids).
+    let systemIds: SystemScoreIdSource?
     let diagnose: DiagnosticHandler
     let state: Locked<ClientState>
     /// What a recording call reads first (consent, the identity to stamp), published apart from
@@ -152,6 +154,7 @@ public final class ScoreClient: Sendable {
         self.clock = c.clock
         self.scheduler = c.scheduler
         self.ids = c.idSource
+        self.systemIds = c.idSource as? SystemScoreIdSource
         self.diagnose = c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
 
         // Start-up: no I/O here. The stored queue and identity are read by a background step
@@ -433,43 +436,54 @@ public final class ScoreClient: Sendable {
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
-        var propsBytes = [UInt8]()
-        propsBytes.reserveCapacity(256)
-        do { try scrubber.write(props, into: &propsBytes) } catch {
+        // One writer takes the props, then the head (the props are scrubbed before the clock is
+        // read and the event id minted, as ever); the envelope is copied out of it once, in order.
+        var w = WireWriter(capacity: 512)
+        do { try scrubber.write(props, into: &w) } catch {
             countInvalid("props hold a value that is not JSON")
             return
         }
+        let propsCount = w.count
         let now = clock.nowMs()
-        let eventId = ids.newEventId(nowMs: now)
-        var head = [UInt8]()
-        head.reserveCapacity(128)
-        EnvelopeWriter.head(type: type, name: name, eventId: eventId, timestampMs: now, into: &head)
-        let bytes = EnvelopeWriter.exact(head, identity, propsBytes, envelopeTail)
+        // The production source's ids go straight to their packed form: no string is built.
+        let id: CompactEventId
+        if let systemIds {
+            let (hi, lo) = systemIds.newEventIdHalves(nowMs: now)
+            id = .uuid(hi, lo)
+        } else {
+            id = CompactEventId(ids.newEventId(nowMs: now))
+        }
+        EnvelopeWriter.head(type: type, name: name, eventId: id, timestampMs: now, into: &w)
+        let headCount = w.count - propsCount
+        let bytes = EnvelopeWriter.assemble(w, propsCount: propsCount, identity: identity, tail: envelopeTail)
         if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
             countInvalid("an event is too large for any request")
             return
         }
         var event = QueuedEvent(
-            eventId: eventId, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
+            id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
             fields: nil, encoded: bytes)
-        // The hand-over: a lock and an append.
-        let starts = state.withLock { s -> WriterStarts in
+        // The hand-over: a lock and an append. What it takes off `dropLater` is freed after it.
+        let (starts, taken) = state.withLock { s -> (WriterStarts, DropLaterTaken) in
             guard allowed(requires, s.consent) else {
                 countDropped(&s, requires)
-                return WriterStarts()
+                return (WriterStarts(), DropLaterTaken())
             }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
+                let restamped = EnvelopeWriter.restamp(
+                    bytes, headCount: headCount, oldIdentityCount: identity.count, identity: identityBytes(&s))
                 event = QueuedEvent(
-                    eventId: eventId, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
+                    id: id, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
                     hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
-                    fields: nil, encoded: EnvelopeWriter.exact(head, identityBytes(&s), propsBytes, envelopeTail))
+                    fields: nil, encoded: restamped)
             }
             enqueue(&s, event)
-            ScoreClient.releaseDropLater(&s, upTo: 2)
-            return claimWriters(&s)
+            let taken = ScoreClient.takeDropLater(&s)
+            return (claimWriters(&s), taken)
         }
+        withExtendedLifetime(taken) {}
         start(starts)
     }
 
@@ -509,15 +523,30 @@ public final class ScoreClient: Sendable {
         }
     }
 
-    /// Releases up to `n` events of `dropLater`: the bytes of one still queued and located on
-    /// disk, the last reference of one that left the queue.
-    static func releaseDropLater(_ s: inout ClientState, upTo n: Int) {
-        var k = min(n, s.dropLater.count)
-        while k > 0 {
-            let e = s.dropLater.removeLast()
-            if e.persisted, e.location != nil { e.encoded = nil }
-            k -= 1
+    /// What a recording call takes off `dropLater` (see ``takeDropLater(_:)``): held until the
+    /// lock is released, then freed.
+    struct DropLaterTaken {
+        var first: (QueuedEvent, [UInt8]?)?
+        var second: (QueuedEvent, [UInt8]?)?
+    }
+
+    /// Takes up to two events off `dropLater`, dropping the bytes of one still queued and located
+    /// on disk. The references (maybe an event's last) and the bytes come back in the result, so
+    /// that the caller frees them after the lock: a free is no work to do while holding it.
+    static func takeDropLater(_ s: inout ClientState) -> DropLaterTaken {
+        var taken = DropLaterTaken()
+        func take() -> (QueuedEvent, [UInt8]?)? {
+            guard let e = s.dropLater.popLast() else { return nil }
+            var bytes: [UInt8]?
+            if e.persisted, e.location != nil {
+                bytes = e.encoded
+                e.encoded = nil
+            }
+            return (e, bytes)
         }
+        taken.first = take()
+        if taken.first != nil { taken.second = take() }
+        return taken
     }
 
     /// Publishes the recording view of `s` (call after changing consent or identity).
@@ -775,20 +804,24 @@ public final class ScoreClient: Sendable {
             // lock, not inside it).
             var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
             var compact = false
-            // Snapshot the adds' state, a few at a time under the lock (short holds).
-            var addsInOps: [QueuedEvent] = ops.compactMap { if case .add(let e) = $0 { e } else { nil } }
+            records.reserveCapacity(ops.count)
+            added.reserveCapacity(ops.count)
+            // Snapshot the adds' state, 16 at a time under the lock (short holds).
             var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
-            snapshot.reserveCapacity(addsInOps.count)
+            snapshot.reserveCapacity(ops.count)
             var c = 0
-            while c < addsInOps.count {
-                let d = min(addsInOps.count, c + 16)
+            while c < ops.count {
                 state.withLock { _ in
-                    for e in addsInOps[c..<d] {
-                        snapshot.append((e.inQueue, e.fields, e.encoded))
-                        if !e.inQueue { toDrop.append(e) }
+                    var taken = 0
+                    while c < ops.count && taken < 16 {
+                        if case .add(let e) = ops[c] {
+                            snapshot.append((e.inQueue, e.fields, e.encoded))
+                            if !e.inQueue { toDrop.append(e) }
+                            taken += 1
+                        }
+                        c += 1
                     }
                 }
-                c = d
             }
             var nextAdd = 0
             for op in ops {
@@ -818,7 +851,6 @@ public final class ScoreClient: Sendable {
                     records = []
                     added = []
                     snapshot = []
-                    addsInOps = []
                     writeFailed(retrying: ops + pending[at...], released: toDrop)
                     return
                 }
@@ -849,7 +881,6 @@ public final class ScoreClient: Sendable {
             }
             added = []
             snapshot = []
-            addsInOps = []
             ops = []
             let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
                 if appended, s.storeFailing {
