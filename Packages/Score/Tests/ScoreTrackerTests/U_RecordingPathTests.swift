@@ -143,7 +143,7 @@ import TrackerCoreTestKit
             many,
             ["abcdefgh": "x", "abcdefghi": 1, "abcdefg": true, "abcdefgh\u{0}": false, "abcdefgi": 2.5, "": "empty"],
             ["é": 1, "e": 2, "z": 3, "😀": 4, "\u{7F}": 5, "Z": 6, "ab": 7, "a": 8],
-            ["max": Int.max, "min": Int.min, "big": 9_007_199_254_740_993, "negZero": -0.0, "tiny": 5e-324],
+            ["max": Int.max, "min": Int.min, "big": 9_007_199_254_740_993, "negZero": -0.0, "tiny": Double.leastNonzeroMagnitude],
             ["t": true, "f": false, "one": 1, "zero": 0, "nsTrue": NSNumber(value: true), "nsOne": NSNumber(value: 1)],
             ["opt": optionalInt as Any, "optS": optionalString as Any, "i32": Int32(-4), "float": Float(1.5)],
             ["typed": ["b": "2", "a": "1"] as [String: String], "any": ["y": 1, "x": ["email": "e@x"]] as [String: Any]],
