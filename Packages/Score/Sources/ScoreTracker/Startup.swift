@@ -33,7 +33,8 @@ extension ScoreClient {
     /// runs it, `nil` when it is done.
     private func claimLoad() -> Bool? {
         state.withLock { s in
-            if s.loaded { return nil }
+            // Loaded, its records' check still running (a quick load): wait for that too.
+            if s.loaded { return s.checkPending ? false : nil }
             if s.loadClaimed { return false }
             s.loadClaimed = true
             return true
@@ -77,12 +78,14 @@ extension ScoreClient {
 
         let (pendingFlush, background, starts) = state.withLock { s in
             s.loadedQuickly = quick != nil
+            s.checkPending = quick != nil
             return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
         }
         start(starts)
-        if loadFailed { diagnose(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        var diagnostics: [Diagnostic] = []
+        if loadFailed { diagnostics.append(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         if contents.readOnly {
-            diagnose(
+            diagnostics.append(
                 Diagnostic(
                     code: "storage",
                     message:
@@ -90,7 +93,7 @@ extension ScoreClient {
                 ))
         }
         if !identity.discarded.isEmpty {
-            diagnose(
+            diagnostics.append(
                 Diagnostic(
                     code: "storage",
                     message: "the stored identity held invalid values, discarded: "
@@ -98,27 +101,41 @@ extension ScoreClient {
         }
         if contents.queueDamage.hasSkippedRegions {
             let d = contents.queueDamage
-            diagnose(
+            diagnostics.append(
                 Diagnostic(
                     code: "storage",
                     message:
                         "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"
                 ))
         }
-        // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
-        // that calls `inspect()` does not wait: the state is marked loaded). After a quick
-        // load, the records' check comes first (below).
-        if quick == nil { loadDone.leave() }
-        // The flushes asked for meanwhile: the first starts one, the others join it.
+        guard let framed = quick else {
+            for d in diagnostics { diagnose(d) }
+            // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
+            // that calls `inspect()` does not wait: the state is marked loaded).
+            loadDone.leave()
+            startPending(pendingFlush, background)
+            return
+        }
+        // After a quick load: the first batch may go while the records' checksums are checked.
+        // `inspect()` waits for the check, so nothing that could call it runs on this thread
+        // until then: the pending flushes start on the scheduler, and the diagnostics come after.
+        if pendingFlush.requested || !background.isEmpty {
+            scheduler.spawn { [self] in startPending(pendingFlush, background) }
+        }
+        if let damage = checkLoadedFrames(framed) { diagnostics.append(damage) }
+        state.withLock { $0.checkPending = false }
+        loadDone.leave()
+        for d in diagnostics { diagnose(d) }
+    }
+
+    /// Starts the flushes asked for before the load (the first starts one, the others join it)
+    /// and attaches the background tasks given meanwhile.
+    private func startPending(_ pendingFlush: PendingFlush, _ background: [DeferredBackground]) {
         if pendingFlush.requested {
             if pendingFlush.waiters.isEmpty { startFlush() }
             for w in pendingFlush.waiters { startFlush(waiter: w) }
         }
         for b in background { attachBackground(source: b.source, taskId: b.taskId, deadlineMs: b.deadlineMs) }
-        if let framed = quick {
-            if let damage = checkLoadedFrames(framed) { diagnose(damage) }
-            loadDone.leave()
-        }
     }
 
     private func mergeLoaded(
@@ -196,14 +213,14 @@ extension ScoreClient {
 }
 
 /// Flushes asked for before the start-up load (see `ScoreClient.loadStored()`).
-struct PendingFlush {
+struct PendingFlush: Sendable {
     var requested = false
     var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>] = []
 }
 
 /// A background flush asked for before the start-up load: its background task and the end of
 /// its budget, attached to the flush that starts after the merge.
-struct DeferredBackground {
+struct DeferredBackground: Sendable {
     var source: AppLifecycleSource?
     var taskId: BackgroundTaskID?
     var deadlineMs: Int64

@@ -122,6 +122,8 @@ struct ClientState {
     var loadClaimed = false
     /// Whether the start-up load was the quick one (`QuickLoad.swift`; tests read it).
     var loadedQuickly = false
+    /// Whether a quick load's records are still being checked (`inspect()` waits for it).
+    var checkPending = false
     /// The anonymous id for the events recorded before the load when the store holds none,
     /// minted by a `reset()` before the load (see `ScoreClient.reset()`).
     var fallbackAnonymousId: String?

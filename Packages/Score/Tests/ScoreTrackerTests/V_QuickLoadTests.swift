@@ -20,8 +20,10 @@ import TrackerCoreTestKit
 //       added twice and a record of an unknown kind: the results are the careful load's.
 // SC151 single bytes flipped anywhere in the file (seeded): quick and careful loads agree.
 // SC152 the id table: duplicates refused, removal, re-adding after removal, growth, and ids
-//       sharing a fingerprint.
+//       that all share one fingerprint.
 // SC153 a reset before the quick load: the stored events keep the stored anonymous id.
+// SC155 a diagnostic handler that calls `inspect()` when a quick load reports damage gets its
+//       answer (no wait on the load it is called from) and sees the damaged event gone.
 // SC154 a delivered batch of the oldest events leaves the queue's front without a pass over
 //       the queue; a batch with events further back takes the general pass; order is kept.
 @Suite struct QuickLoadTests {
@@ -172,14 +174,10 @@ import TrackerCoreTestKit
 
     @Test func SC152_theIdTableRefusesDuplicatesAndFindsEveryIdItHolds() {
         var t = EventIdSlots(expected: 4)
-        // 3,000 ids (past the first table's size): every other one shares the fingerprint of
-        // its neighbour (same `hi ^ lo >> 32`).
+        // 3,000 ids (past the first table's size), all with the same fingerprint (the low 32
+        // bits of `hi ^ lo >> 32` are 0): every probe that meets one compares the whole id.
         var ids: [(UInt64, UInt64)] = []
-        for i in 0..<3_000 {
-            let lo = UInt64(i) << 32 | 0x1234
-            let hi = i % 2 == 0 ? UInt64(i) : (UInt64(i - 1) ^ UInt64(i - 1)) ^ UInt64(i)
-            ids.append((hi ^ UInt64(i % 2) << 40, lo))
-        }
+        for i in 0..<3_000 { ids.append((UInt64(i) ^ UInt64(i % 2) << 40, UInt64(i) << 32 | 0x1234)) }
         for (k, id) in ids.enumerated() {
             let added = t.insert(id.0, id.1)
             #expect(added, "insert \(k)")
@@ -252,5 +250,31 @@ import TrackerCoreTestKit
             #expect(q.map(\.eventId) == expected.map(\.eventId))
         }
         #expect(q.isEmpty)
+    }
+
+    @Test func SC155_aHandlerCallingInspectOnTheQuickLoadsDamageReportIsAnswered() async throws {
+        let dir = try await makeLog(12)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (bytes, offsets) = try frames(dir + "/queue.log")
+        bytes[offsets[4] + 8 + 280] ^= 0x01
+        try write(bytes, dir + "/queue.log")
+        final class Box: @unchecked Sendable {
+            var client: ScoreClient?
+            var depths: [Int] = []
+        }
+        let box = Box()
+        let h = Harness()
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0", os: "iOS 18.1",
+            device: "iPhone", locale: "en-GB", store: FileScoreStore(directory: dir, sync: false), transport: h.tx,
+            clock: h.clock, scheduler: h.clock, idSource: h.ids,
+            onDiagnostic: { d in
+                if d.message.contains("damaged"), let c = box.client { box.depths.append(c.inspect().queue.depth) }
+            })
+        box.client = c
+        await h.settle()
+        #expect(c.inspect().queue.depth == 11)
+        #expect(box.depths == [11])
+        #expect(c.state.withLock { $0.loadedQuickly })
     }
 }
