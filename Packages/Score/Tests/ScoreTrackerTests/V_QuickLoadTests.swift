@@ -52,10 +52,15 @@ import TrackerCoreTestKit
     /// What a relaunch over `dir` sees: the queue's depth, the `storage` diagnostics about damage
     /// and the ids a flush then sends, with the quick load (`quick`) or the careful one.
     private struct Relaunch: Equatable {
+        /// Whether the quick load ran (not compared: the rest must be the same either way).
         var quick: Bool
         var depth: Int
         var damageReports: [String]
         var sent: [String]
+
+        static func == (a: Relaunch, b: Relaunch) -> Bool {
+            a.depth == b.depth && a.damageReports == b.damageReports && a.sent == b.sent
+        }
     }
 
     private func relaunch(_ dir: String, quick: Bool, flushFirst: Bool = false) async -> Relaunch {
@@ -84,6 +89,20 @@ import TrackerCoreTestKit
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
+    /// Relaunches over two copies of a log holding `damaged` (and `dir`'s identity file): the
+    /// quick load's view and the careful one's.
+    private func bothLoads(of damaged: [UInt8], identityFrom dir: String) async throws -> (quick: Relaunch, careful: Relaunch) {
+        let a = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
+        let b = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
+        defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
+        for d in [a, b] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+            try write(damaged, d + "/queue.log")
+            try FileManager.default.copyItem(atPath: dir + "/identity.json", toPath: d + "/identity.json")
+        }
+        return (await relaunch(a, quick: true), await relaunch(b, quick: false))
+    }
+
     @Test func SC149_aDamagedAddRecordWithAnIntactFrameIsDroppedAndReportedAsByTheCarefulLoad() async throws {
         let dir = try await makeLog(40)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -97,10 +116,9 @@ import TrackerCoreTestKit
         let c = try copy(dir)
         defer { for d in [a, b, c] { try? FileManager.default.removeItem(atPath: d) } }
 
-        var quick = await relaunch(a, quick: true)
+        let quick = await relaunch(a, quick: true)
         let careful = await relaunch(b, quick: false)
         #expect(quick.quick && !careful.quick)
-        quick.quick = false
         #expect(quick == careful)
         #expect(quick.depth == 39 && quick.damageReports.count == 1 && quick.sent.count == 39)
         #expect(Set(quick.sent).count == 39 && !quick.sent.contains(E(18)))
@@ -126,19 +144,9 @@ import TrackerCoreTestKit
         // A record of a kind this SDK does not write, with a good checksum.
         cases.append(("unknown", bytes + AppendLog.frame([[90, 1, 2, 3]])))
         for (name, damaged) in cases {
-            let a = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
-            let b = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
-            defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
-            for d in [a, b] {
-                try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-                try write(damaged, d + "/queue.log")
-                try FileManager.default.copyItem(atPath: dir + "/identity.json", toPath: d + "/identity.json")
-            }
-            var quick = await relaunch(a, quick: true)
-            let careful = await relaunch(b, quick: false)
+            let (quick, careful) = try await bothLoads(of: damaged, identityFrom: dir)
             // The index gave up: the careful load ran.
             #expect(!quick.quick, "\(name)")
-            quick.quick = false
             #expect(quick == careful, "\(name)")
             #expect(Set(quick.sent).count == quick.sent.count, "\(name): an event sent twice")
         }
@@ -154,18 +162,8 @@ import TrackerCoreTestKit
             let at = Int(random.next() % UInt64(bytes.count))
             var damaged = bytes
             damaged[at] ^= UInt8(truncatingIfNeeded: random.next() | 1)
-            let a = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
-            let b = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
-            defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
-            for d in [a, b] {
-                try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-                try write(damaged, d + "/queue.log")
-                try FileManager.default.copyItem(atPath: dir + "/identity.json", toPath: d + "/identity.json")
-            }
-            var quick = await relaunch(a, quick: true)
-            let careful = await relaunch(b, quick: false)
+            let (quick, careful) = try await bothLoads(of: damaged, identityFrom: dir)
             if quick.quick { quickRuns += 1 }
-            quick.quick = false
             #expect(quick == careful, "byte \(at)")
         }
         // Most flips land in an envelope's body, where the index does not look.
