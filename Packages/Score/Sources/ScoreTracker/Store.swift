@@ -177,7 +177,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
     /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
     let beforeSync: (@Sendable () -> Void)?
-    /// Whether start-up may use the quick read (``loadFollowingLengths()``): not for a store
+    /// Whether start-up may use the quick read (``loadFollowingLengths(visit:)``): not for a store
     /// whose log opening a test replaced, so that its faults reach the load.
     let opensQuickly: Bool
 
