@@ -57,10 +57,7 @@ func onboardingBenchCases() -> [BenchCase] {
             let manifest = [ManifestStepInput(stepKey: "question"), ManifestStepInput(stepKey: "review")]
             let context = RunContextInput(
                 appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
-            var first: [Double] = []
-            var last: [Double] = []
-            var all: [Double] = []
-            var totals: [Double] = []
+            var samples = StepSamples()
             var sendBytes: [Double] = []
             let rounds = 30
             for round in 0..<rounds {
@@ -70,34 +67,19 @@ func onboardingBenchCases() -> [BenchCase] {
                         sink: sink, context: .value(context), debounceMs: 500, onDiagnostic: { _ in },
                         clock: BenchClock(), scheduler: BenchScheduler(), registry: HandoffRegistry()))
                 let run = tracker.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3"), manifest: manifest))
-                var total = 0.0
-                for i in 0..<500 {
-                    let key = i % 2 == 0 ? "question" : "review"
-                    let answers: [AnswerInput] = [
-                        .single(questionKey: "choice", value: "option_\(i % 7)"),
-                        .numeric(questionKey: "minutes", value: Double(i), unit: "minute"),
-                    ]
-                    let a = timeNs { run.enterStep(key) }
-                    let b = timeNs { run.exitStep(key, answers: answers) }
-                    total += a + b
-                    if round > 0 {  // the first round warms up
-                        if i < 50 { first += [a, b] }
-                        if i >= 450 { last += [a, b] }
-                        all += [a, b]
-                    }
-                }
-                if round > 0 { totals.append(total) }
+                // The first round warms up: not counted.
+                recordSteps(run, count: 500, edge: 50, counted: round > 0, into: &samples)
                 run.background()  // one send of the full 500-entry run
                 sink.sema.wait()
                 sendBytes.append(Double(sink.sizes.value.last ?? 0))
                 tracker.dispose()
             }
             var out: [String: Double] = [:]
-            out.merge(Stats.summary(first, prefix: "call_first50_ns")) { $1 }
-            out.merge(Stats.summary(last, prefix: "call_last50_ns")) { $1 }
-            out.merge(Stats.summary(all, prefix: "call_all_ns")) { $1 }
-            out["last50_over_first50_median"] = Stats.percentile(last.sorted(), 0.5) / Stats.percentile(first.sorted(), 0.5)
-            out["run_total_1000_calls_us"] = Stats.percentile(totals.sorted(), 0.5) / 1000
+            out.merge(Stats.summary(samples.first, prefix: "call_first50_ns")) { $1 }
+            out.merge(Stats.summary(samples.last, prefix: "call_last50_ns")) { $1 }
+            out.merge(Stats.summary(samples.all, prefix: "call_all_ns")) { $1 }
+            out["last50_over_first50_median"] = Stats.percentile(samples.last.sorted(), 0.5) / Stats.percentile(samples.first.sorted(), 0.5)
+            out["run_total_1000_calls_us"] = Stats.percentile(samples.totals.sorted(), 0.5) / 1000
             out["bytes_per_send_500_entries"] = sendBytes.last ?? 0
             return out
         },
@@ -107,10 +89,7 @@ func onboardingBenchCases() -> [BenchCase] {
             let manifest = [ManifestStepInput(stepKey: "question"), ManifestStepInput(stepKey: "review")]
             let context = RunContextInput(
                 appVersion: "2.4.0", build: "412", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "America/New_York")
-            var first: [Double] = []
-            var last: [Double] = []
-            var all: [Double] = []
-            var totals: [Double] = []
+            var samples = StepSamples()
             let rounds = 10
             for round in 0..<rounds {
                 let tracker = OnboardingRunTracker(
@@ -118,31 +97,45 @@ func onboardingBenchCases() -> [BenchCase] {
                         sink: CountSink(), context: .value(context), debounceMs: 0, onDiagnostic: { _ in },
                         clock: BenchClock(), scheduler: BenchScheduler(), registry: HandoffRegistry()))
                 let run = tracker.start(StartOptions(onboarding: OnboardingInput(key: "main", version: "3"), manifest: manifest))
-                var total = 0.0
-                for i in 0..<200 {
-                    let key = i % 2 == 0 ? "question" : "review"
-                    let answers: [AnswerInput] = [
-                        .single(questionKey: "choice", value: "option_\(i % 7)"),
-                        .numeric(questionKey: "minutes", value: Double(i), unit: "minute"),
-                    ]
-                    let a = timeNs { run.enterStep(key) }
-                    let b = timeNs { run.exitStep(key, answers: answers) }
-                    total += a + b
-                    if round > 0 {
-                        if i < 20 { first += [a, b] }
-                        if i >= 180 { last += [a, b] }
-                        all += [a, b]
-                    }
-                }
-                if round > 0 { totals.append(total) }
+                recordSteps(run, count: 200, edge: 20, counted: round > 0, into: &samples)
                 tracker.dispose()
             }
             var out: [String: Double] = [:]
-            out.merge(Stats.summary(first, prefix: "call_first20_ns")) { $1 }
-            out.merge(Stats.summary(last, prefix: "call_last20_ns")) { $1 }
-            out.merge(Stats.summary(all, prefix: "call_all_ns")) { $1 }
-            out["run_total_400_calls_us"] = Stats.percentile(totals.sorted(), 0.5) / 1000
+            out.merge(Stats.summary(samples.first, prefix: "call_first20_ns")) { $1 }
+            out.merge(Stats.summary(samples.last, prefix: "call_last20_ns")) { $1 }
+            out.merge(Stats.summary(samples.all, prefix: "call_all_ns")) { $1 }
+            out["run_total_400_calls_us"] = Stats.percentile(samples.totals.sorted(), 0.5) / 1000
             return out
         },
     ]
+}
+
+/// The recording-call timings of the onboarding cases: the first and last `edge` steps, all of
+/// them, and each run's total.
+private struct StepSamples {
+    var first: [Double] = []
+    var last: [Double] = []
+    var all: [Double] = []
+    var totals: [Double] = []
+}
+
+/// Times `count` steps (an `enterStep` and an `exitStep` with two answers each) on `run`, adding
+/// them to `samples` when `counted`.
+private func recordSteps(_ run: OnboardingRun, count: Int, edge: Int, counted: Bool, into samples: inout StepSamples) {
+    var total = 0.0
+    for i in 0..<count {
+        let key = i % 2 == 0 ? "question" : "review"
+        let answers: [AnswerInput] = [
+            .single(questionKey: "choice", value: "option_\(i % 7)"),
+            .numeric(questionKey: "minutes", value: Double(i), unit: "minute"),
+        ]
+        let a = timeNs { run.enterStep(key) }
+        let b = timeNs { run.exitStep(key, answers: answers) }
+        total += a + b
+        guard counted else { continue }
+        if i < edge { samples.first += [a, b] }
+        if i >= count - edge { samples.last += [a, b] }
+        samples.all += [a, b]
+    }
+    if counted { samples.totals.append(total) }
 }

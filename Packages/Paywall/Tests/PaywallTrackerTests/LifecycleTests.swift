@@ -14,15 +14,7 @@ import TrackerCoreTestKit
         await h.advance(1000)
         handle.end(.dismissed)
         await h.settle()
-        let p = try #require(h.received.first).presentationId
-        #expect(
-            h.bodies == [
-                expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
-                expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
-                expectedBody(
-                    id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
-                    ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
-            ])
+        try h.expectShownThenDismissedAfterOneSecond()
         h.expectConformant()
         #expect(h.log.all.isEmpty)
     }

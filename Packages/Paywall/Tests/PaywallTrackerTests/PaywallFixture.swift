@@ -104,6 +104,22 @@ struct PaywallFixture {
     func settle() async { await clock.settle() }
     func advance(_ ms: Int64) async { await clock.advance(byMs: ms) }
 
+    /// The sink saw spec 17's scenario 1 and nothing else: INFO presented at 08:00:00, shown at
+    /// once, dismissed one second later (three snapshots). Returns the presentation id.
+    @discardableResult
+    func expectShownThenDismissedAfterOneSecond(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let p = try #require(received.first, sourceLocation: sourceLocation).presentationId
+        #expect(
+            bodies == [
+                expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
+                expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
+                expectedBody(
+                    id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
+                    ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
+            ], sourceLocation: sourceLocation)
+        return p
+    }
+
     /// Every snapshot the sink saw was conformant.
     func expectConformant(sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(sink.problems.value.isEmpty, "\(sink.problems.value)", sourceLocation: sourceLocation)

@@ -39,22 +39,33 @@ import TrackerCoreTestKit
         }
     }
 
-    @Test func P60_aSnapshotIsSentOnlyAfterItsWriteLanded() async throws {
+    /// A manual clock at T0 and a fault-injecting storage over it, with the faults `configure` sets.
+    private func faultyStorage(_ configure: (inout FaultInjectingStorage.Faults) -> Void) -> (ManualClock, FaultInjectingStorage) {
         let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.holdWrites = true
-                return f
-            }())
+        var faults = FaultInjectingStorage.Faults()
+        configure(&faults)
+        return (clock, FaultInjectingStorage(clock: clock, faults: faults))
+    }
+
+    /// A fixture over `storage` whose sink checks each snapshot against the disk at receipt
+    /// (``ReceiptCheck``), then gives `answer` for the call's number.
+    private func checkedFixture(
+        _ storage: FaultInjectingStorage, _ clock: ManualClock, persistTimeoutMs: Int64 = 1000,
+        answer: @escaping @Sendable (Int) -> SinkBehavior
+    ) -> (PaywallFixture, ReceiptCheck) {
         let receipts = ReceiptCheck(storage.backing)
         let h = PaywallFixture(
             storage: storage, clock: clock,
-            behavior: { _, s in
+            behavior: { n, s in
                 receipts.check(s)
-                return .result(.accepted)
-            }, persistTimeoutMs: 0)
+                return answer(n)
+            }, persistTimeoutMs: persistTimeoutMs)
+        return (h, receipts)
+    }
+
+    @Test func P60_aSnapshotIsSentOnlyAfterItsWriteLanded() async throws {
+        let (clock, storage) = faultyStorage { $0.holdWrites = true }
+        let (h, receipts) = checkedFixture(storage, clock, persistTimeoutMs: 0) { _ in .result(.accepted) }
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(60_000)
         #expect(h.received.isEmpty, "sent before its write landed")
@@ -74,21 +85,8 @@ import TrackerCoreTestKit
     }
 
     @Test func P61_writesAreCoalescedAndTheLatestSnapshotWins() async throws {
-        let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.holdWrites = true
-                return f
-            }())
-        let receipts = ReceiptCheck(storage.backing)
-        let h = PaywallFixture(
-            storage: storage, clock: clock,
-            behavior: { _, s in
-                receipts.check(s)
-                return .hold
-            }, persistTimeoutMs: 0)
+        let (clock, storage) = faultyStorage { $0.holdWrites = true }
+        let (h, receipts) = checkedFixture(storage, clock, persistTimeoutMs: 0) { _ in .hold }
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()  // its write is running, held by the storage
         p.shown()
@@ -120,22 +118,9 @@ import TrackerCoreTestKit
     }
 
     @Test func P62_slowWritesNeverLetAnUnstoredOrOlderSnapshotOut() async throws {
-        let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.writeDelayMs = 120
-                return f
-            }())
-        let receipts = ReceiptCheck(storage.backing)
+        let (clock, storage) = faultyStorage { $0.writeDelayMs = 120 }
         // Every third call answers transient, so retries mix with new snapshots.
-        let h = PaywallFixture(
-            storage: storage, clock: clock,
-            behavior: { n, s in
-                receipts.check(s)
-                return n % 3 == 0 ? .result(.transient) : .result(.accepted)
-            })
+        let (h, receipts) = checkedFixture(storage, clock) { n in n % 3 == 0 ? .result(.transient) : .result(.accepted) }
         var live: [PaywallPresentation] = []
         var changes = 0
         for i in 0..<40 {
@@ -170,14 +155,7 @@ import TrackerCoreTestKit
     /// The cost: killed before any later write lands, the next launch resends the older stored
     /// seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
-        let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.failNextWrites = 1
-                return f
-            }())
+        let (clock, storage) = faultyStorage { $0.failNextWrites = 1 }
         let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
@@ -192,14 +170,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P64_aStorageThatAlwaysFailsStillDeliversEverySnapshot() async throws {
-        let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.writesAlwaysFail = true
-                return f
-            }())
+        let (clock, storage) = faultyStorage { $0.writesAlwaysFail = true }
         let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
@@ -214,14 +185,7 @@ import TrackerCoreTestKit
     }
 
     @Test func P65_aHungWriteSendsAfterThePersistTimeout() async throws {
-        let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.writesNeverFinish = true
-                return f
-            }())
+        let (clock, storage) = faultyStorage { $0.writesNeverFinish = true }
         let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(999)
@@ -254,21 +218,8 @@ import TrackerCoreTestKit
     /// The case, on the manual clock: a process killed the moment the server receives a
     /// snapshot leaves a disk that already holds it, and the next launch resends it unchanged.
     @Test func P66_aKillAtReceiptLeavesTheSnapshotForTheNextLaunch() async throws {
-        let clock = ManualClock(startMs: T0)
-        let storage = FaultInjectingStorage(
-            clock: clock,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.writeDelayMs = 50
-                return f
-            }())
-        let receipts = ReceiptCheck(storage.backing)
-        let h = PaywallFixture(
-            storage: storage, clock: clock,
-            behavior: { _, s in
-                receipts.check(s)
-                return .result(.accepted)
-            })
+        let (clock, storage) = faultyStorage { $0.writeDelayMs = 50 }
+        let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.accepted) }
         for _ in 0..<6 {
             let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
             await h.advance(10)

@@ -26,15 +26,7 @@ private func example(_ name: String) throws -> JSONValue {
             await h.advance(1000)
             handle.end(.dismissed)
             await h.settle()
-            let p = try #require(h.received.first).presentationId
-            #expect(
-                h.bodies == [
-                    expectedBody(id: p, seq: 1, shownAt: nil, sentAt: "2026-01-10T08:00:00.000Z"),
-                    expectedBody(id: p, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z"),
-                    expectedBody(
-                        id: p, seq: 3, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:01.000Z",
-                        ended: ("2026-01-10T08:00:01.000Z", #"{"status":"dismissed"}"#)),
-                ])
+            try h.expectShownThenDismissedAfterOneSecond()
             for s in h.received {
                 #expect(s.schemaVersion == 1)
                 #expect(!s.wireString.contains("provider") && !s.wireString.contains("placement") && !s.wireString.contains("external"))

@@ -33,9 +33,7 @@ import TrackerCore
 struct QuickIndex {
     private let anonymousId: QueueRecord.AnonymousIdBytes
     private let epoch: UInt32
-    private var interned: [String: String] = [:]
-    private var lastName = ""
-    private var lastNameBytes: [UInt8] = []
+    private var names = NameInterner()
     /// The add records' events, in order; a removed one is marked as not in the queue.
     private var events: [QueuedEvent] = []
     private var offsets: [Int] = []
@@ -63,7 +61,7 @@ struct QuickIndex {
             let b = UnsafeBufferPointer(rebasing: r[3...])
             if let add = QueueRecord.canonicalAdd(b, anonymousId: anonymousId) {
                 return append(
-                    hi: add.hi, lo: add.lo, name: name(UnsafeBufferPointer(rebasing: b[add.name])), timestampMs: add.timestampMs,
+                    hi: add.hi, lo: add.lo, name: names.name(UnsafeBufferPointer(rebasing: b[add.name])), timestampMs: add.timestampMs,
                     sameAnonymous: add.sameAnonymous, flags: r[1], requires: r[2], offset: offset)
             }
         }
@@ -72,7 +70,7 @@ struct QuickIndex {
         case .add(let id, let name, let timestampMs, let sameAnonymous, let flags, let requires)?:
             guard case .uuid(let hi, let lo) = id else { return false }
             return append(
-                hi: hi, lo: lo, name: intern(name), timestampMs: timestampMs, sameAnonymous: sameAnonymous, flags: flags,
+                hi: hi, lo: lo, name: names.intern(name), timestampMs: timestampMs, sameAnonymous: sameAnonymous, flags: flags,
                 requires: requires, offset: offset)
         case .remove(let ids)?:
             for case .uuid(let hi, let lo) in ids {
@@ -104,30 +102,6 @@ struct QuickIndex {
         return true
     }
 
-    /// The name whose UTF-8 bytes are `bytes`: the previous event's string when they are the
-    /// same (no string is built), else one copy of each distinct name.
-    private mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        let same =
-            lastNameBytes.count == bytes.count
-            && lastNameBytes.withUnsafeBufferPointer { last in
-                bytes.isEmpty || memcmp(last.baseAddress!, bytes.baseAddress!, bytes.count) == 0
-            }
-        return same ? lastName : intern(String(decoding: bytes, as: UTF8.self))
-    }
-
-    /// One copy of each distinct name; remembered as the previous event's.
-    private mutating func intern(_ text: String) -> String {
-        if text == lastName { return lastName }
-        var kept = text
-        // Small strings live inline: only longer ones are shared.
-        if text.utf8.count > 15 {
-            if let known = interned[text] { kept = known } else { interned[text] = text }
-        }
-        lastName = kept
-        lastNameBytes = Array(kept.utf8)
-        return kept
-    }
-
     /// Puts the indexed events, located in `generation`, into `s` (as
     /// ``ScoreClient/loadQueue(_:locations:into:)`` would with the same records).
     func finish(generation: Int, into s: inout ClientState) {
@@ -138,6 +112,37 @@ struct QuickIndex {
             if e.notice { s.noticeCount += 1 }
         }
         s.deadRecords = frames - s.queue.count
+    }
+}
+
+/// One copy of each distinct event name, shared by the events a load makes that carry it.
+struct NameInterner {
+    private var interned: [String: String] = [:]
+    private var last = ""
+    private var lastBytes: [UInt8] = []
+
+    /// The name whose UTF-8 bytes are `bytes`: the previous name when they are the same (no
+    /// string is built), else ``intern(_:)``'s.
+    mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let same =
+            lastBytes.count == bytes.count
+            && lastBytes.withUnsafeBufferPointer { previous in
+                bytes.isEmpty || memcmp(previous.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+        return same ? last : intern(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `text`, or the copy already kept of it (small strings live inline: only longer ones are
+    /// shared); remembered as the previous name.
+    mutating func intern(_ text: String) -> String {
+        if text == last { return last }
+        var kept = text
+        if text.utf8.count > 15 {
+            if let known = interned[text] { kept = known } else { interned[text] = text }
+        }
+        last = kept
+        lastBytes = Array(kept.utf8)
+        return kept
     }
 }
 
@@ -299,9 +304,13 @@ extension ScoreClient {
             s.queue.removeAll { !$0.inQueue }
             s.deadRecords += damaged.count
         }
-        return Diagnostic(
+        return ScoreClient.queueDamaged(bytes: bytes, regions: regions)
+    }
+
+    /// The `storage` diagnostic of a queue log with damaged regions the load skipped.
+    static func queueDamaged(bytes: Int, regions: Int) -> Diagnostic {
+        Diagnostic(
             code: "storage",
-            message:
-                "queue log damaged: \(bytes) byte(s) in \(regions) region(s) skipped; the intact records after them are kept")
+            message: "queue log damaged: \(bytes) byte(s) in \(regions) region(s) skipped; the intact records after them are kept")
     }
 }

@@ -1147,20 +1147,7 @@ public final class ScoreClient: Sendable {
 
     static func loadQueue(_ records: [[UInt8]], locations: [ScoreRecordLocation]?, into s: inout ClientState) {
         let located = locations?.count == records.count ? locations : nil
-        // One copy of each distinct name, shared by the events that carry it.
-        var interned: [String: String] = [:]
-        var last = ""
-        func intern(_ text: String) -> String {
-            if text.utf8.count <= 15 { return text }  // small strings live inline
-            if text == last { return last }
-            if let known = interned[text] {
-                last = known
-                return known
-            }
-            interned[text] = text
-            last = text
-            return text
-        }
+        var names = NameInterner()
         // Each add becomes its event at once; a later removal (or a second add of the same id)
         // only clears its slot.
         var events: [QueuedEvent?] = []
@@ -1173,7 +1160,7 @@ public final class ScoreClient: Sendable {
                 let location = located?[i]
                 let envelope: [UInt8]? = location == nil ? Array(r[3...]) : nil
                 let e = QueuedEvent(
-                    id: id, name: intern(name), timestampMs: timestampMs,
+                    id: id, name: names.intern(name), timestampMs: timestampMs,
                     anonymousEpoch: sameAnonymous ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
                     hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
                     notice: flags & 2 != 0, requires: requires, fields: nil, encoded: envelope)

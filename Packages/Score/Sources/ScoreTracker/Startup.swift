@@ -101,12 +101,7 @@ extension ScoreClient {
         }
         if contents.queueDamage.hasSkippedRegions {
             let d = contents.queueDamage
-            diagnostics.append(
-                Diagnostic(
-                    code: "storage",
-                    message:
-                        "queue log damaged: \(d.skippedBytes) byte(s) in \(d.skippedRegions) region(s) skipped; the intact records after them are kept"
-                ))
+            diagnostics.append(ScoreClient.queueDamaged(bytes: d.skippedBytes, regions: d.skippedRegions))
         }
         guard let framed = quick else {
             for d in diagnostics { diagnose(d) }

@@ -204,10 +204,12 @@ import TrackerCoreTestKit
         let h = Harness(store: FileScoreStore(directory: dir, sync: false), holdsOutsideWork: true)
         let c = h.client(granted: true)
         // Held until the next settle: the reset and the event come before the load.
+        #expect(!c.state.withLock { $0.loaded })
         c.reset()
         c.pv()
         await h.settle()
         #expect(c.inspect().queue.depth == 6)
+        #expect(c.state.withLock { $0.loadedQuickly })
         let flushed = await h.startFlush(c)
         await h.settle()
         _ = await flushed.value
