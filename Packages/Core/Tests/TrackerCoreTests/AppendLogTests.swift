@@ -323,9 +323,16 @@ import TrackerCoreTestKit
     private func follow(_ path: String) throws -> (records: [[UInt8]], offsets: [Int], damaged: [Int])? {
         var records: [[UInt8]] = []
         var visited: [Int] = []
+        var expected: [Int] = []
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard
             let (_, frames) = try AppendLog.openFollowingLengths(
                 path: path,
+                expect: { bytes in
+                    // Once, before the first frame, with the file's size.
+                    #expect(records.isEmpty)
+                    expected.append(bytes)
+                },
                 visit: { index, offset, payload, _ in
                     #expect(index == records.count)
                     records.append(Array(payload))
@@ -333,6 +340,7 @@ import TrackerCoreTestKit
                     return true
                 })
         else { return nil }
+        #expect(expected == [size])
         #expect(frames.offsets == visited)
         return (records, frames.offsets, try frames.damagedFrames())
     }

@@ -31,21 +31,29 @@ extension ScoreClient {
             let now = clock.nowMs()
             applyRetention(&s, now: now)
             kickWriters(&s)
-            var critical: [QueuedEvent] = []
-            var rest: [QueuedEvent] = []
+            // The events consent allows, the critical ones first (each tier in queue order): one
+            // pass, and a second only when some event is critical.
+            var selected: [QueuedEvent] = []
+            selected.reserveCapacity(s.queue.count)
+            var critical = 0
+            var allPersisted = true
             for e in s.queue where allowed(e.requires, s.consent) {
-                if e.critical { critical.append(e) } else { rest.append(e) }
+                if e.critical { critical += 1 }
+                if !e.persisted { allPersisted = false }
+                selected.append(e)
+            }
+            if critical > 0 && critical < selected.count {
+                selected = selected.filter(\.critical) + selected.filter { !$0.critical }
             }
             let pendingLink = s.userId.map { !s.linked.contains(linkKey(s.anonymousId, $0)) } ?? false
-            if critical.isEmpty && rest.isEmpty && !pendingLink {
+            if selected.isEmpty && !pendingLink {
                 waiter?.resume(returning: .success(()))
                 return nil
             }
-            let selected = critical + rest
             // Persisted before sent, unless the store fails: then they cannot be, and are sent
             // from memory rather than held back (they would be lost with the app all the same).
             let (machine, actions) = FlushMachine.start(
-                needsPersist: !s.storeFailing && !selected.allSatisfy({ $0.persisted }),
+                needsPersist: !s.storeFailing && !allPersisted,
                 hasProvider: s.provider != nil, batchLimit: ScoreClient.maxBatchEvents)
             let f = Flight(id: s.nextFlightId, machine: machine)
             s.nextFlightId += 1

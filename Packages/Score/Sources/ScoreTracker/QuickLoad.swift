@@ -37,6 +37,12 @@ struct QuickIndex {
     /// The add records' events, in order; a removed one is marked as not in the queue.
     private var events: [QueuedEvent] = []
     private var offsets: [Int] = []
+    /// The add records' ids, in order, and the ids of the remove records with how many add
+    /// records came before each: the id table is built from them once the walk is over
+    /// (``resolve()``), so that its random accesses do not compete for the cache with the file's
+    /// bytes streaming through it.
+    private var addedIds: [(UInt64, UInt64)] = []
+    private var removedIds: [(afterAdds: Int, hi: UInt64, lo: UInt64)] = []
     private var slot: EventIdSlots
     private var removed = 0
     private var frames = 0
@@ -50,7 +56,23 @@ struct QuickIndex {
         self.slot = EventIdSlots(expected: expected)
         events.reserveCapacity(expected)
         offsets.reserveCapacity(expected)
+        addedIds.reserveCapacity(expected)
     }
+
+    /// Sizes the tables for a log of `fileBytes` bytes, before the first frame (about one event
+    /// per ``QuickIndex/bytesPerEventEstimate`` bytes: a log of smaller records grows them once).
+    mutating func expect(fileBytes: Int) {
+        guard frames == 0 else { return }
+        let expected = fileBytes / QuickIndex.bytesPerEventEstimate
+        slot = EventIdSlots(expected: expected)
+        events.reserveCapacity(expected)
+        offsets.reserveCapacity(expected)
+        addedIds.reserveCapacity(expected)
+    }
+
+    /// About the size of one add record of a typical event (the SDK's own envelope with a few
+    /// props is 400 to 500 bytes).
+    static let bytesPerEventEstimate = 400
 
     /// Takes in the frame at `offset`; `false` when the careful load must run instead.
     mutating func visit(offset: Int, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32) -> Bool {
@@ -73,24 +95,19 @@ struct QuickIndex {
                 hi: hi, lo: lo, name: names.intern(name), timestampMs: timestampMs, sameAnonymous: sameAnonymous, flags: flags,
                 requires: requires, offset: offset)
         case .remove(let ids)?:
-            for case .uuid(let hi, let lo) in ids {
-                if let k = slot.remove(hi, lo) {
-                    events[k].inQueue = false
-                    removed += 1
-                }
-            }
+            for case .uuid(let hi, let lo) in ids { removedIds.append((events.count, hi, lo)) }
             return true
         case nil:
             return false
         }
     }
 
-    /// The event of an add record; `false` when its id is queued already (an id added twice).
+    /// The event of an add record (``resolve()`` finds an id added twice).
     private mutating func append(
         hi: UInt64, lo: UInt64, name: String, timestampMs: Int64, sameAnonymous: Bool, flags: UInt8, requires: UInt8,
         offset: Int
     ) -> Bool {
-        guard slot.insert(hi, lo) else { return false }
+        addedIds.append((hi, lo))
         let e = QueuedEvent(
             id: .uuid(hi, lo), name: name, timestampMs: timestampMs,
             anonymousEpoch: sameAnonymous ? epoch : QueuedEvent.otherAnonymous,
@@ -100,6 +117,34 @@ struct QuickIndex {
         events.append(e)
         offsets.append(offset)
         return true
+    }
+
+    /// After the walk: applies the adds and removes in the log's order to the id table; `false`
+    /// when an id is added while it is queued already (an id added twice: the careful load must
+    /// run instead). A remove of an id not queued is ignored.
+    mutating func resolve() -> Bool {
+        var r = 0
+        for (k, id) in addedIds.enumerated() {
+            while r < removedIds.count && removedIds[r].afterAdds == k {
+                applyRemove(removedIds[r].hi, removedIds[r].lo)
+                r += 1
+            }
+            guard slot.insert(id.0, id.1) else { return false }
+        }
+        while r < removedIds.count {
+            applyRemove(removedIds[r].hi, removedIds[r].lo)
+            r += 1
+        }
+        addedIds = []
+        removedIds = []
+        return true
+    }
+
+    private mutating func applyRemove(_ hi: UInt64, _ lo: UInt64) {
+        if let k = slot.remove(hi, lo) {
+            events[k].inQueue = false
+            removed += 1
+        }
     }
 
     /// Puts the indexed events, located in `generation`, into `s` (as
@@ -264,10 +309,14 @@ extension ScoreClient {
         let storedAnon = identity.anonymousId ?? fallbackAnonymousId()
         var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
         guard
-            let framed = store.loadFollowingLengths(visit: { _, offset, payload, checksum in
-                index.visit(offset: offset, payload: payload, checksum: checksum)
-            })
+            let framed = store.loadFollowingLengths(
+                expect: { index.expect(fileBytes: $0) },
+                visit: { _, offset, payload, checksum in
+                    index.visit(offset: offset, payload: payload, checksum: checksum)
+                })
         else { return nil }
+        // An id added twice: the log was opened for nothing; the careful load opens it again.
+        guard index.resolve() else { return nil }
         var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
         index.finish(generation: framed.generation, into: &scratch)
         return (framed, identity, storedAnon, scratch)

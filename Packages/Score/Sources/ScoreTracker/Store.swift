@@ -177,7 +177,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
     /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
     let beforeSync: (@Sendable () -> Void)?
-    /// Whether start-up may use the quick read (``loadFollowingLengths(visit:)``): not for a store
+    /// Whether start-up may use the quick read (``loadFollowingLengths(expect:visit:)``): not for a store
     /// whose log opening a test replaced, so that its faults reach the load.
     let opensQuickly: Bool
 
@@ -254,7 +254,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         return identity
     }
 
-    /// What ``loadFollowingLengths(visit:)`` opened: the queue log's frames as the file was, for
+    /// What ``loadFollowingLengths(expect:visit:)`` opened: the queue log's frames as the file was, for
     /// their checksums to be checked after the start-up (or walked again).
     struct FramedContents {
         var frames: AppendLog.FrameReader
@@ -262,7 +262,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         var generation: Int
     }
 
-    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(visit:)``).
+    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(expect:visit:)``).
     func loadIdentity() -> [UInt8]? {
         lock.withLock { _ in readIdentity() }
     }
@@ -271,13 +271,15 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// calls `visit` with each frame as it is read. `nil` when the frames do not tile the file,
     /// when `visit` said stop, when the log cannot be opened for writing, or for a store whose
     /// log opening a test replaced; the caller then calls ``load()``, which checks and repairs.
+    /// `expect` is called with the log's size before the first frame.
     func loadFollowingLengths(
+        expect: (_ fileBytes: Int) -> Void = { _ in },
         visit: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
     ) -> FramedContents? {
         guard opensQuickly else { return nil }
         return lock.withLock { _ -> FramedContents? in
             guard (try? ensureDirectory()) != nil,
-                let (log, frames) = (try? AppendLog.openFollowingLengths(path: queuePath, sync: sync, visit: visit)) ?? nil
+                let (log, frames) = (try? AppendLog.openFollowingLengths(path: queuePath, sync: sync, expect: expect, visit: visit)) ?? nil
             else { return nil }
             self.log = log
             generation += 1

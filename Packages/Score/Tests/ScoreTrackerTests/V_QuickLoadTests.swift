@@ -24,6 +24,8 @@ import TrackerCoreTestKit
 // SC153 a reset before the quick load: the stored events keep the stored anonymous id.
 // SC155 a diagnostic handler that calls `inspect()` when a quick load reports damage gets its
 //       answer (no wait on the load it is called from) and sees the damaged event gone.
+// SC156 the adds and removes are applied to the id table after the walk, in the log's order: an
+//       id removed then added again is queued again, a remove before its id's add is ignored.
 // SC154 a delivered batch of the oldest events leaves the queue's front without a pass over
 //       the queue; a batch with events further back takes the general pass; order is kept.
 @Suite struct QuickLoadTests {
@@ -150,6 +152,21 @@ import TrackerCoreTestKit
             #expect(quick == careful, "\(name)")
             #expect(Set(quick.sent).count == quick.sent.count, "\(name): an event sent twice")
         }
+    }
+
+    @Test func SC156_removesAndAddsApplyInTheLogsOrder() async throws {
+        let dir = try await makeLog(7)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (bytes, offsets) = try frames(dir + "/queue.log")
+        func add(_ k: Int) -> [UInt8] { Array(bytes[offsets[k]..<(k + 1 < offsets.count ? offsets[k + 1] : bytes.count)]) }
+        func remove(_ n: Int) -> [UInt8] { AppendLog.frame([QueueRecord.remove([E(n)])]) }
+        // E1...E5; E2 removed and added again; a remove of E7 before E7's add; E1 removed last.
+        var log = Array(bytes[0..<offsets[5]])
+        log += remove(2) + add(1) + remove(7) + add(6) + remove(1)
+        let (quick, careful) = try await bothLoads(of: log, identityFrom: dir)
+        #expect(quick.quick)
+        #expect(quick == careful)
+        #expect(quick.sent == [E(3), E(4), E(5), E(2), E(7)])
     }
 
     @Test func SC151_singleBytesFlippedAnywhereGiveWhatTheCarefulLoadGives() async throws {

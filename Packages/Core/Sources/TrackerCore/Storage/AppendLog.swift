@@ -149,7 +149,7 @@ public final class AppendLog {
         return (log, records)
     }
 
-    /// Reads the frames of a log file as it was when ``openFollowingLengths(path:sync:visit:)``
+    /// Reads the frames of a log file as it was when ``openFollowingLengths(path:sync:expect:visit:)``
     /// opened it, through a descriptor of its own: appends made later are not seen (the walk
     /// stops where the file ended then), and a compaction's rename does not affect it.
     public final class FrameReader: @unchecked Sendable {
@@ -200,13 +200,18 @@ public final class AppendLog {
     /// its checksum) or when `visit` returns `false`. The caller then calls ``open(path:sync:)``,
     /// which checks every frame and repairs the file. A damaged length inside the file most
     /// likely breaks the tiling; when it does not, the frames after it fail their checksums.
+    ///
+    /// `expect` is called once, before the first frame, with the file's size in bytes (for the
+    /// caller to size its tables once).
     public static func openFollowingLengths(
-        path: String, sync: Bool = true,
+        path: String, sync: Bool = true, expect: (_ fileBytes: Int) -> Void = { _ in },
         visit: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
     ) throws(AppendLogError) -> (log: AppendLog, frames: FrameReader)? {
         let fd = FileFaults.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
         _ = fchmod(fd, 0o600)
+        // The walk reads with `pread`: the file position is set to the end of the frames below.
+        expect(max(0, Int(lseek(fd, 0, SEEK_END))))
         let walked: (offsets: [Int], end: Int)?
         do { walked = try walkFrames(fd, limit: nil, visit) } catch {
             _ = FileFaults.close(fd)
