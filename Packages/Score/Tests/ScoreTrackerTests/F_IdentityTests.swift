@@ -343,8 +343,11 @@ import TrackerCore
         let events = h.tx.eventRequests.flatMap(\.events)
         let byName = Dictionary(uniqueKeysWithValues: events.map { ($0["name"]?.stringValue ?? "", $0) })
         #expect(byName["before_reset"]?["userId"] == nil)
-        #expect(byName["before_reset"]?["anonymousId"] == .string(A(1)))
         #expect(byName["after_reset"]?["userId"] == "u2")
-        #expect(byName["after_reset"]?["anonymousId"] == .string(A(2)))
+        // Which minted id each carries depends on whether the first client's load (concurrent
+        // with its calls) minted one first: the reset's is the one the relaunch holds.
+        let before = byName["before_reset"]?["anonymousId"]?.stringValue
+        #expect(before != nil && before != byName["after_reset"]?["anonymousId"]?.stringValue)
+        #expect(byName["after_reset"]?["anonymousId"]?.stringValue == relaunched.inspect().identity.anonymousId)
     }
 }
