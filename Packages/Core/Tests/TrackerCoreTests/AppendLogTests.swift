@@ -345,6 +345,19 @@ import TrackerCoreTestKit
         return (records, frames.offsets, try frames.damagedFrames())
     }
 
+    @Test func theFrameReadersDescriptorFailsAsTheLogsDoesUnderAFault() throws {
+        let dir = tempDir()
+        let path = dir + "/q.log"
+        let (log, _) = try AppendLog.open(path: path)
+        try log.append([[1, 2, 3], [4, 5]])
+        let (_, frames) = try #require(try AppendLog.openFollowingLengths(path: path, visit: { _, _, _, _ in true }))
+        #expect(try frames.damagedFrames() == [])
+        // The reader's own descriptor (a `dup`) is known to the fault layer by the log's path.
+        let fs = FaultyFileSystem(directory: dir, condition: .ioError)
+        defer { fs.uninstall() }
+        #expect(throws: AppendLogError.self) { try frames.damagedFrames() }
+    }
+
     @Test func followingLengthsReadsWhatTheCarefulOpenReadsAcrossChunksAndLongRecords() throws {
         let path = tempDir() + "/q.log"
         // Records across the walk's 256 KiB chunks, one three chunks long, and an empty one.

@@ -81,6 +81,10 @@ struct QuickIndex {
         guard let kind = r.first else { return true }
         if kind == 65 && r.count > 3 {
             let b = UnsafeBufferPointer(rebasing: r[3...])
+            // An envelope is JSON text: it holds no NUL byte, while every frame's length field
+            // does (records are far below 16 MiB). A NUL means this frame's length was damaged
+            // and took in the frames after it, which the careful load would find and keep.
+            if memchr(b.baseAddress!, 0, b.count) != nil { return false }
             if let add = QueueRecord.canonicalAdd(b, anonymousId: anonymousId) {
                 return append(
                     hi: add.hi, lo: add.lo, name: names.name(UnsafeBufferPointer(rebasing: b[add.name])), timestampMs: add.timestampMs,
@@ -322,10 +326,25 @@ extension ScoreClient {
         return (framed, identity, storedAnon, scratch)
     }
 
-    /// Step 2 (see the comment at the top): checks every frame `framed` read and removes the
-    /// events whose add record is damaged; the diagnostic to report, if any.
-    func checkLoadedFrames(_ framed: FileScoreStore.FramedContents) -> Diagnostic? {
-        guard let bad = try? framed.frames.damagedFrames(), !bad.isEmpty else { return nil }
+    /// The damaged frames of a quick load: the offsets of their records, and the diagnostic.
+    struct LoadedFrameDamage {
+        var offsets: Set<Int>
+        var diagnostic: Diagnostic
+    }
+
+    /// Checks every frame `framed` read against its checksum; `nil` when all pass. When the file
+    /// cannot be read back to check them, no offset, and a diagnostic saying so (each record is
+    /// still checked when it is read back to be sent: a damaged one is never sent).
+    static func damage(of framed: FileScoreStore.FramedContents) -> LoadedFrameDamage? {
+        let bad: [Int]
+        do { bad = try framed.frames.damagedFrames() } catch {
+            return LoadedFrameDamage(
+                offsets: [],
+                diagnostic: Diagnostic(
+                    code: "storage",
+                    message: "could not read the stored queue back to check it (\(error)); each event is checked when it is sent"))
+        }
+        guard !bad.isEmpty else { return nil }
         let offsets = framed.frames.offsets
         // Regions: runs of neighbouring damaged frames, as the careful load counts them.
         var regions = 0
@@ -338,22 +357,46 @@ extension ScoreClient {
             damagedOffsets.insert(offsets[i])
             bytes += (i + 1 < offsets.count ? offsets[i + 1] : framed.frames.end) - offsets[i]
         }
-        let generation = framed.generation
-        state.withLock { s in
-            let damaged = s.queue.filter { e in
-                guard let location = e.location else { return false }
-                return location.generation == generation && damagedOffsets.contains(location.offset)
-            }
-            guard !damaged.isEmpty else { return }
-            // Not logged as removed: the careful load would not have seen these events at all.
-            for e in damaged {
-                e.inQueue = false
-                if e.notice { s.noticeCount -= 1 }
-            }
-            s.queue.removeAll { !$0.inQueue }
-            s.deadRecords += damaged.count
+        return LoadedFrameDamage(offsets: damagedOffsets, diagnostic: queueDamaged(bytes: bytes, regions: regions))
+    }
+
+    /// Takes the events whose add record is damaged out of `s` (located in `generation`, which
+    /// no compaction changes while the check runs: see `checkPending`).
+    static func removeDamaged(_ damage: LoadedFrameDamage, generation: Int, from s: inout ClientState) {
+        guard !damage.offsets.isEmpty else { return }
+        let damaged = s.queue.filter { e in
+            guard let location = e.location else { return false }
+            return location.generation == generation && damage.offsets.contains(location.offset)
         }
-        return ScoreClient.queueDamaged(bytes: bytes, regions: regions)
+        guard !damaged.isEmpty else { return }
+        // Not logged as removed: the careful load would not have seen these events at all.
+        for e in damaged {
+            e.inQueue = false
+            if e.notice { s.noticeCount -= 1 }
+        }
+        s.queue.removeAll { !$0.inQueue }
+        // `deadRecords` stays: the index counted the damaged frames as live, and the careful
+        // load counts neither them nor their events.
+    }
+
+    /// Step 2 (see the comment at the top), after the merge: removes the events whose add record
+    /// is damaged; the diagnostic to report, if any.
+    func checkLoadedFrames(_ framed: FileScoreStore.FramedContents) -> Diagnostic? {
+        guard let damage = ScoreClient.damage(of: framed) else { return nil }
+        state.withLock { s in ScoreClient.removeDamaged(damage, generation: framed.generation, from: &s) }
+        return damage.diagnostic
+    }
+
+    /// Whether the merge of `stored` would decide on the stored events' fields beyond their order
+    /// (step 1 reads them from records not checked yet): when the queue cap or the notices' cap
+    /// would shed (the stored events and the `recorded` ones meanwhile, `recordedNotices` of
+    /// them notices), or when a stored event is past retention at `nowMs`. The check then runs
+    /// before the merge, so that a damaged record takes no place and sends no notice.
+    func mergeDecidesOnStoredFields(_ stored: ClientState, recorded: Int, recordedNotices: Int, nowMs: Int64) -> Bool {
+        if stored.queue.count + recorded >= maxQueueSize { return true }
+        if stored.noticeCount + recordedNotices > ScoreClient.maxNotices { return true }
+        let capMs = Int64(privacy.retentionHours) * 3_600_000
+        return stored.queue.contains { nowMs - $0.timestampMs > capMs }
     }
 
     /// The `storage` diagnostic of a queue log with damaged regions the load skipped.

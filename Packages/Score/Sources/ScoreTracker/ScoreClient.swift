@@ -889,7 +889,8 @@ public final class ScoreClient: Sendable {
                 }
                 s.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
-                if !compact, s.deadRecords > ScoreClient.compactionMinDead,
+                // Not while a quick load's check runs: it finds damaged events by their location.
+                if !compact, !s.checkPending, s.deadRecords > ScoreClient.compactionMinDead,
                     s.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
                 {
                     compact = true

@@ -58,14 +58,23 @@ extension ScoreClient {
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
         let quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint) }
-        let quick = quickly?.0
+        var quick = quickly?.0
         let identity: StoredIdentity
         let storedAnon: String
         var scratch: ClientState
-        if let (_, quickIdentity, anon, indexed) = quickly {
+        var checkedDamage: LoadedFrameDamage?
+        if let (framed, quickIdentity, anon, indexed) = quickly {
             identity = quickIdentity
             storedAnon = anon
             scratch = indexed
+            // When the merge would shed or expire stored events, their records are checked
+            // first (see `mergeDecidesOnStoredFields`).
+            let (recorded, notices) = state.withLock { s in (s.queue.count, s.noticeCount) }
+            if mergeDecidesOnStoredFields(scratch, recorded: recorded, recordedNotices: notices, nowMs: clock.nowMs()) {
+                checkedDamage = ScoreClient.damage(of: framed)
+                if let d = checkedDamage { ScoreClient.removeDamaged(d, generation: framed.generation, from: &scratch) }
+                quick = nil
+            }
         } else {
             do { contents = try store.load() } catch { loadFailed = true }
             contents.queueLocations = ScoreClient.verifiedLocations(contents, store: store)
@@ -77,7 +86,7 @@ extension ScoreClient {
         }
 
         let (pendingFlush, background, starts) = state.withLock { s in
-            s.loadedQuickly = quick != nil
+            s.loadedQuickly = quickly != nil
             s.checkPending = quick != nil
             return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
         }
@@ -103,6 +112,7 @@ extension ScoreClient {
             let d = contents.queueDamage
             diagnostics.append(ScoreClient.queueDamaged(bytes: d.skippedBytes, regions: d.skippedRegions))
         }
+        if let d = checkedDamage { diagnostics.append(d.diagnostic) }
         guard let framed = quick else {
             for d in diagnostics { diagnose(d) }
             // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler

@@ -26,15 +26,24 @@ import TrackerCoreTestKit
 //       answer (no wait on the load it is called from) and sees the damaged event gone.
 // SC156 the adds and removes are applied to the id table after the walk, in the log's order: an
 //       id removed then added again is queued again, a remove before its id's add is ignored.
+// SC157 a length field that grew to take in the frames after it (an add, a remove record): the
+//       index gives up (the envelope holds a NUL byte, as every frame header does) and the
+//       careful load finds and keeps them.
+// SC158 when the merge would shed (the queue's cap) or expire (retention) stored events, their
+//       records are checked first: a damaged one takes no place and sends no notice.
+// SC159 the check cannot read the log back: one `storage` diagnostic, the events stay queued and
+//       are sent (each is checked when read back).
+// SC164 no compaction while the check runs (it finds damaged events by their location): a
+//       writer that runs meanwhile over a log due for compaction leaves it for later.
 // SC154 a delivered batch of the oldest events leaves the queue's front without a pass over
 //       the queue; a batch with events further back takes the general pass; order is kept.
 @Suite struct QuickLoadTests {
     /// A log of `n` events, in a new directory; with `removed`, the first batch is delivered.
-    private func makeLog(_ n: Int, removed: Int = 0) async throws -> String {
+    private func makeLog(_ n: Int, removed: Int = 0, critical: Bool = false) async throws -> String {
         let dir = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        for _ in 0..<n { c.pv() }
+        for _ in 0..<n { if critical { c.critical("c") } else { c.pv() } }
         await h.settle()
         if removed > 0 {
             // The first batch delivered (its removal is logged), the next one refused.
@@ -65,17 +74,28 @@ import TrackerCoreTestKit
         }
     }
 
-    private func relaunch(_ dir: String, quick: Bool, flushFirst: Bool = false) async -> Relaunch {
+    /// `recordFirst`: one event recorded before the load; `maxQueueSize` and `startMs` for the
+    /// relaunched client.
+    private func relaunch(
+        _ dir: String, quick: Bool, flushFirst: Bool = false, recordFirst: Bool = false, maxQueueSize: Int = 1_000,
+        startMs: Int64 = T0
+    ) async -> Relaunch {
         let store =
             quick
             ? FileScoreStore(directory: dir, sync: false)
             : FileScoreStore(directory: dir, sync: false, openForAppending: { path, sync in try AppendLog.open(path: path, sync: sync) })
-        let h = Harness(store: store)
-        let c = h.client(granted: true)
+        let h = Harness(store: store, startMs: startMs, holdsOutsideWork: recordFirst)
+        let c = h.client(maxQueueSize: maxQueueSize, granted: true)
+        if recordFirst {
+            // Held until the settle: recorded before the load.
+            c.pv()
+            await h.settle()
+        }
         var flushed: Task<Result<Void, Error>, Never>?
         if flushFirst { flushed = await h.startFlush(c) }
         let depth = flushFirst ? -1 : c.inspect().queue.depth
-        await h.flush(c)
+        // (Held outside work released: the flush's steps start from this thread.)
+        await h.clock.withOutsideWorkReleased { await h.flush(c) }
         _ = await flushed?.value
         let reports = h.diagnostics.all.filter { $0.code == "storage" && $0.message.contains("damaged") }.map(\.message)
         let sent = h.tx.batches.flatMap { $0 }
@@ -93,7 +113,9 @@ import TrackerCoreTestKit
 
     /// Relaunches over two copies of a log holding `damaged` (and `dir`'s identity file): the
     /// quick load's view and the careful one's.
-    private func bothLoads(of damaged: [UInt8], identityFrom dir: String) async throws -> (quick: Relaunch, careful: Relaunch) {
+    private func bothLoads(
+        of damaged: [UInt8], identityFrom dir: String, recordFirst: Bool = false, maxQueueSize: Int = 1_000, startMs: Int64 = T0
+    ) async throws -> (quick: Relaunch, careful: Relaunch) {
         let a = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
         let b = NSTemporaryDirectory() + "score-quick-\(UUID().uuidString)"
         defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
@@ -102,7 +124,10 @@ import TrackerCoreTestKit
             try write(damaged, d + "/queue.log")
             try FileManager.default.copyItem(atPath: dir + "/identity.json", toPath: d + "/identity.json")
         }
-        return (await relaunch(a, quick: true), await relaunch(b, quick: false))
+        return (
+            await relaunch(a, quick: true, recordFirst: recordFirst, maxQueueSize: maxQueueSize, startMs: startMs),
+            await relaunch(b, quick: false, recordFirst: recordFirst, maxQueueSize: maxQueueSize, startMs: startMs)
+        )
     }
 
     @Test func SC149_aDamagedAddRecordWithAnIntactFrameIsDroppedAndReportedAsByTheCarefulLoad() async throws {
@@ -167,6 +192,162 @@ import TrackerCoreTestKit
         #expect(quick.quick)
         #expect(quick == careful)
         #expect(quick.sent == [E(3), E(4), E(5), E(2), E(7)])
+    }
+
+    @Test func SC157_aLengthThatGrewOverTheNextFrameMakesTheIndexGiveUp() async throws {
+        let dir = try await makeLog(250, removed: 100)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (bytes, offsets) = try frames(dir + "/queue.log")
+        let removeFrame = try #require(offsets.firstIndex { bytes[$0 + 8] == 82 })
+        func length(_ k: Int) -> Int { (k + 1 < offsets.count ? offsets[k + 1] : bytes.count) - offsets[k] - 8 }
+        /// Frame `k`'s length grown to end where frame `k + 1` ends: the frames still tile the file.
+        func grown(_ k: Int) -> [UInt8] {
+            var b = bytes
+            let n = UInt32(length(k) + 8 + length(k + 1))
+            for i in 0..<4 { b[offsets[k] + i] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(i))) }
+            return b
+        }
+        // Over an add record (kept by the careful load), then over the remove record (whose
+        // events the careful load keeps removed).
+        let last = offsets.count - 1
+        for (name, k) in [("add", last - 2), ("remove", removeFrame - 1)] {
+            let (quick, careful) = try await bothLoads(of: grown(k), identityFrom: dir)
+            #expect(!quick.quick, "\(name)")
+            #expect(quick == careful, "\(name)")
+            #expect(Set(quick.sent).count == quick.sent.count, "\(name): an event sent twice")
+        }
+        // The add taken in is one the careful load keeps.
+        let (_, careful) = try await bothLoads(of: grown(last - 2), identityFrom: dir)
+        #expect(careful.sent.contains(E(250)) && !careful.sent.contains(E(249)))
+    }
+
+    @Test func SC158_capAndRetentionDecideOnCheckedRecordsOnly() async throws {
+        // The cap: 40 stored, one damaged, one recorded before the load, a cap of 40.
+        do {
+            let dir = try await makeLog(40)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var (bytes, offsets) = try frames(dir + "/queue.log")
+            bytes[offsets[17] + 8 + 280] ^= 0x01
+            let (quick, careful) = try await bothLoads(of: bytes, identityFrom: dir, recordFirst: true, maxQueueSize: 40)
+            #expect(quick.quick)
+            #expect(quick == careful)
+            // Nothing shed: 39 stored and the new one.
+            #expect(quick.sent.count == 40 && quick.sent.contains(E(1)))
+        }
+        // Retention: 10 critical events stored, one damaged, relaunched once they are all past
+        // retention: one notice per lost event the careful load saw.
+        do {
+            let dir = try await makeLog(10, critical: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var (bytes, offsets) = try frames(dir + "/queue.log")
+            bytes[offsets[5] - 6] ^= 0x01  // inside record 4's sdk version
+            let retentionHours = Harness().client().inspect().queue.retentionHours
+            let later = T0 + Int64(retentionHours + 1) * 3_600_000
+            let (quick, careful) = try await bothLoads(of: bytes, identityFrom: dir, startMs: later)
+            #expect(quick.quick)
+            #expect(quick == careful)
+            #expect(quick.sent.count == 9 && quick.damageReports.count == 1)
+        }
+    }
+
+    @Test func SC159_aCheckThatCannotReadTheLogLeavesTheEventsQueued() async throws {
+        let dir = try await makeLog(30)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        /// Fails the first read of the log after the quick open (its last call is an `unlink` of
+        /// the compaction's temporary file): the check's.
+        final class FailTheCheck: FileFaultPolicy, @unchecked Sendable {
+            let lock = NSLock()
+            var armed = false
+            var failed = 0
+            func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+                lock.lock()
+                defer { lock.unlock() }
+                if call == .unlink && path.hasSuffix("/queue.log.tmp") { armed = true }
+                guard call == .read, armed, path.hasSuffix("/queue.log") else { return nil }
+                armed = false
+                failed += 1
+                return EIO
+            }
+        }
+        let policy = FailTheCheck()
+        let installed = FileFaults.install(policy, under: dir)
+        defer { installed.remove() }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(granted: true)
+        #expect(c.inspect().queue.depth == 30)
+        #expect(c.state.withLock { $0.loadedQuickly && !$0.checkPending })
+        #expect(policy.lock.withLock { policy.failed } == 1)
+        let reports = h.diagnostics.all.filter { $0.message.contains("could not read the stored queue back to check it") }
+        #expect(reports.count == 1 && reports[0].code == "storage")
+        await h.flush(c)
+        #expect(Set(h.tx.batches.flatMap { $0 }).count == 30)
+    }
+
+    @Test func SC164_noCompactionWhileTheCheckRuns() async throws {
+        // 700 events, the first 600 removed (a log due for compaction), record 650 damaged.
+        let dir = try await makeLog(700)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (bytes, offsets) = try frames(dir + "/queue.log")
+        bytes[offsets[650] + 8 + 280] ^= 0x01
+        bytes += AppendLog.frame([QueueRecord.remove((1...600).map { E($0) })])
+        try write(bytes, dir + "/queue.log")
+        /// Holds the check's first read (the first read of the log after the quick open, on the
+        /// loading thread) until `release` is signalled.
+        final class HoldTheCheck: FileFaultPolicy, @unchecked Sendable {
+            let lock = NSLock()
+            var loader: pthread_t?
+            let blocked = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+                let hold: Bool = lock.withLock {
+                    if call == .unlink && path.hasSuffix("/queue.log.tmp") { loader = pthread_self() }
+                    guard call == .read, path.hasSuffix("/queue.log"), let l = loader, pthread_equal(l, pthread_self()) != 0
+                    else { return false }
+                    loader = nil
+                    return true
+                }
+                if hold {
+                    blocked.signal()
+                    release.wait()
+                }
+                return nil
+            }
+        }
+        let policy = HoldTheCheck()
+        let installed = FileFaults.install(policy, under: dir)
+        defer { installed.remove() }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false), holdsOutsideWork: true)
+        let c = h.client(granted: true)
+        // The load on a thread of its own (the constructor's step is held), held in its check.
+        let loaded = DispatchSemaphore(value: 0)
+        let depth = Locked(-1)
+        Thread {
+            depth.withLock { $0 = c.inspect().queue.depth }
+            loaded.signal()
+        }.start()
+        await wait(policy.blocked)
+        #expect(c.state.withLock { $0.loaded && $0.checkPending })
+        // A write meanwhile: the writer runs over a log with 601 dead records and 100 queued.
+        c.pv()
+        await h.settle()
+        policy.release.signal()
+        await wait(loaded)
+        #expect(depth.withLock { $0 } == 100)
+        #expect(h.diagnostics.all.filter { $0.message.contains("damaged") }.count == 1)
+        await h.clock.withOutsideWorkReleased { await h.flush(c) }
+        let sent = h.tx.batches.flatMap { $0 }
+        #expect(sent.count == 100 && !sent.contains(E(651)))
+        #expect(!h.diagnostics.all.contains { $0.message.contains("could not be read back") })
+    }
+
+    /// Waits for `semaphore` without blocking a thread of the test's pool.
+    private func wait(_ semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                semaphore.wait()
+                k.resume()
+            }
+        }
     }
 
     @Test func SC151_singleBytesFlippedAnywhereGiveWhatTheCarefulLoadGives() async throws {

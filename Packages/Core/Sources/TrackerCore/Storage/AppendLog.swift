@@ -199,7 +199,11 @@ public final class AppendLog {
     /// torn tail, a length that runs past the end, a last frame that is empty or does not match
     /// its checksum) or when `visit` returns `false`. The caller then calls ``open(path:sync:)``,
     /// which checks every frame and repairs the file. A damaged length inside the file most
-    /// likely breaks the tiling; when it does not, the frames after it fail their checksums.
+    /// likely breaks the tiling. When it does not, the frame it belongs to fails its checksum, and
+    /// a length that grew takes in the frames after it, which are then not visited (the careful
+    /// open would find and keep them): a caller whose records cannot hold a frame's header rules
+    /// this out as it visits them (every length field below 16 MiB holds a zero byte; Score's
+    /// envelopes, JSON text, hold none).
     ///
     /// `expect` is called once, before the first frame, with the file's size in bytes (for the
     /// caller to size its tables once).
@@ -223,7 +227,7 @@ public final class AppendLog {
             _ = FileFaults.close(fd)
             return nil
         }
-        let own = dup(fd)
+        let own = FileFaults.dup(fd)
         guard own >= 0 else {
             _ = FileFaults.close(fd)
             return nil

@@ -121,6 +121,13 @@ public enum FileFaults {
         return fd
     }
 
+    /// `dup(2)`: the new descriptor refers to the same path (a fault applies to both).
+    public static func dup(_ fd: Int32) -> Int32 {
+        let own = sysDup(fd)
+        if own >= 0 { registry.withLock { r in r.descriptors[own] = r.descriptors[fd] } }
+        return own
+    }
+
     /// `close(2)`.
     @discardableResult
     public static func close(_ fd: Int32) -> Int32 {
@@ -198,6 +205,7 @@ public enum FileFaults {
 // The bare calls, outside the enum so that its method names do not shadow them.
 @inline(__always) private func sysOpen(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { open(p, f, m) }
 @inline(__always) private func sysClose(_ fd: Int32) -> Int32 { close(fd) }
+@inline(__always) private func sysDup(_ fd: Int32) -> Int32 { dup(fd) }
 @inline(__always) private func sysRead(_ fd: Int32, _ b: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, b, n) }
 @inline(__always) private func sysPread(_ fd: Int32, _ b: UnsafeMutableRawPointer?, _ n: Int, _ o: off_t) -> Int { pread(fd, b, n, o) }
 @inline(__always) private func sysWrite(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, b, n) }
