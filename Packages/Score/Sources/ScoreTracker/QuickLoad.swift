@@ -19,12 +19,15 @@ import TrackerCore
 //    applied. No copy of the file is kept: each event keeps its record's location. This step
 //    gives up, and the careful load (`FileScoreStore.load()`, which checks every checksum and
 //    repairs) runs instead, when the frames do not tile the file, when a record is not one this
-//    SDK writes, when a remove record is damaged, or when an event id is added twice while
-//    queued: in each of those cases the careful load's answer could differ from the index's.
+//    SDK writes, when a remove record is damaged, when an add record holds a NUL byte (its
+//    length was damaged and took in the frames after it), or when an event id is added twice
+//    while queued: in each of those cases the careful load's answer could differ from the index's.
 // 2. Check (after the merge, while the first batch may already be on its way): every frame's
 //    checksum. An add record that fails it is damaged: its event leaves the queue, as the careful
 //    load would have skipped it, and the `storage` diagnostic names the damaged regions, with the
-//    careful load's text. `inspect()` waits for this step.
+//    careful load's text. `inspect()` waits for this step, and no compaction runs meanwhile (the
+//    check finds the damaged events by their location). When the merge itself would decide on the
+//    stored events' fields (shed them for a cap, expire them), the check runs before it instead.
 //
 // A record sent meanwhile is read back through `FileScoreStore.readQueueRecord(at:)`, which checks
 // its checksum: a damaged one is never sent (it is dropped as unreadable).
