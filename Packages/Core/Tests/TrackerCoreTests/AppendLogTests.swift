@@ -395,6 +395,8 @@ import TrackerCoreTestKit
             ("bytes after the last frame", good + [0, 0, 0]),
             ("a last frame that is empty", good + [0, 0, 0, 0, 0, 0, 0, 0]),
             ("a length past the end", [0xFF, 0xFF, 0, 0] + Array(good.dropFirst(4))),
+            // 60 MiB, under the record limit: rejected by the file's size, with no 60 MiB buffer.
+            ("a length of 60 MiB", [0x00, 0x00, 0xC0, 0x03] + Array(good.dropFirst(4))),
         ]
         var badLast = good
         badLast[badLast.count - 1] ^= 1

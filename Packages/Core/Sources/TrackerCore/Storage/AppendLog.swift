@@ -215,9 +215,10 @@ public final class AppendLog {
         guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
         _ = fchmod(fd, 0o600)
         // The walk reads with `pread`: the file position is set to the end of the frames below.
-        expect(max(0, Int(lseek(fd, 0, SEEK_END))))
+        let size = Int(lseek(fd, 0, SEEK_END))
+        expect(max(0, size))
         let walked: (offsets: [Int], end: Int)?
-        do { walked = try walkFrames(fd, limit: nil, visit) } catch {
+        do { walked = try walkFrames(fd, limit: nil, fileBytes: size >= 0 ? size : nil, visit) } catch {
             _ = FileFaults.close(fd)
             throw error
         }
@@ -238,14 +239,18 @@ public final class AppendLog {
         return (log, FrameReader(fd: own, offsets: offsets, end: end))
     }
 
-    /// The chunk ``walkFrames(_:limit:_:)`` reads at a time (a frame longer than it is read whole).
+    /// The chunk ``walkFrames(_:limit:fileBytes:_:)`` reads at a time (a frame longer than it is read whole).
     static let walkChunkBytes = 256 << 10
 
     /// Follows the frames of the file behind `fd` from its start to its end (or to `limit`),
     /// reading with `pread` in chunks, and calls `body` with each; their offsets and where the
     /// last one ends, or `nil` when the frames do not tile the file (or `body` said stop).
+    ///
+    /// `fileBytes`: the file's size when known: a frame whose length runs past it (or past
+    /// `limit`) ends the walk before any buffer is grown for it (a damaged length may claim up to
+    /// ``maxRecordBytes``).
     static func walkFrames(
-        _ fd: Int32, limit: Int?,
+        _ fd: Int32, limit: Int?, fileBytes: Int? = nil,
         _ body: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
     ) throws(AppendLogError) -> (offsets: [Int], end: Int)? {
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: walkChunkBytes, alignment: 8)
@@ -293,6 +298,7 @@ public final class AppendLog {
             let len = Int(b.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian)
             let checksum = b.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
             guard len <= maxRecordBytes else { return nil }
+            if let end = limit ?? fileBytes, at + frameOverhead + len > end { return nil }
             if filled - rel < frameOverhead + len {
                 // The frame runs past what is read: read on, or it runs past the end.
                 if atEnd { return nil }
