@@ -24,24 +24,17 @@ enum FNV1a {
             h ^= UInt32(b)
             h = h &* 0x0100_0193
         }
-        mix(34)
-        // Native and small strings expose their UTF-8 bytes; others are walked.
-        let plain: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+        /// Mixes `bytes` in; `false` at the first byte that needs escaping.
+        func mixAll<S: Sequence<UInt8>>(_ bytes: S) -> Bool {
             for b in bytes {
                 if b < 0x20 || b == 0x22 || b == 0x5C { return false }
                 mix(b)
             }
             return true
         }
-        switch plain {
-        case true?: break
-        case false?: return nil
-        case nil:
-            for b in s.utf8 {
-                if b < 0x20 || b == 0x22 || b == 0x5C { return nil }
-                mix(b)
-            }
-        }
+        mix(34)
+        // Native and small strings expose their UTF-8 bytes; others are walked.
+        guard s.utf8.withContiguousStorageIfAvailable({ mixAll($0) }) ?? mixAll(s.utf8) else { return nil }
         mix(34)
         return h
     }
@@ -195,22 +188,19 @@ final class PiiScrubber: Sendable {
     /// it orders them by code point whenever it differs (a tie needs their bytes).
     @inline(__always)
     private static func sortPrefix(_ key: String) -> UInt64 {
-        // Native and small strings expose their UTF-8 bytes: read at most 8 of them.
-        if let p = key.utf8.withContiguousStorageIfAvailable({ b -> UInt64 in
+        /// The first 8 of `bytes`, big-endian.
+        func prefix<S: Sequence<UInt8>>(_ bytes: S) -> UInt64 {
             var p: UInt64 = 0
-            for i in 0..<Swift.min(8, b.count) { p |= UInt64(b[i]) << UInt64(56 - 8 * i) }
-            return p
-        }) {
+            var shift: UInt64 = 56
+            for b in bytes {
+                p |= UInt64(b) << shift
+                if shift == 0 { break }
+                shift -= 8
+            }
             return p
         }
-        var p: UInt64 = 0
-        var shift: UInt64 = 56
-        for b in key.utf8 {
-            p |= UInt64(b) << shift
-            if shift == 0 { break }
-            shift -= 8
-        }
-        return p
+        // Native and small strings expose their UTF-8 bytes; others are walked.
+        return key.utf8.withContiguousStorageIfAvailable { prefix($0) } ?? prefix(key.utf8)
     }
 
     /// Members up to this count are sorted by insertion (no comparison closure).

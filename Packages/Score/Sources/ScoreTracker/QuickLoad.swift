@@ -51,15 +51,11 @@ struct QuickIndex {
     private var frames = 0
 
     /// An index for events compared with `anonymousId` (recorded under the client's
-    /// `anonymousEpoch` `epoch` when it is theirs).
-    /// `expected`: about how many records the log holds (to size the tables once).
-    init(anonymousId: String, epoch: UInt32, expected: Int = 0) {
+    /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:)`` sizes its tables.
+    init(anonymousId: String, epoch: UInt32) {
         self.anonymousId = QueueRecord.AnonymousIdBytes(anonymousId)
         self.epoch = epoch
-        self.slot = EventIdSlots(expected: expected)
-        events.reserveCapacity(expected)
-        offsets.reserveCapacity(expected)
-        addedIds.reserveCapacity(expected)
+        self.slot = EventIdSlots()
     }
 
     /// Sizes the tables for a log of `fileBytes` bytes, before the first frame (about one event
@@ -398,8 +394,7 @@ extension ScoreClient {
     func mergeDecidesOnStoredFields(_ stored: ClientState, recorded: Int, recordedNotices: Int, nowMs: Int64) -> Bool {
         if stored.queue.count + recorded >= maxQueueSize { return true }
         if stored.noticeCount + recordedNotices > ScoreClient.maxNotices { return true }
-        let capMs = Int64(privacy.retentionHours) * 3_600_000
-        return stored.queue.contains { nowMs - $0.timestampMs > capMs }
+        return stored.queue.contains { nowMs - $0.timestampMs > retentionMs }
     }
 
     /// The `storage` diagnostic of a queue log with damaged regions the load skipped.

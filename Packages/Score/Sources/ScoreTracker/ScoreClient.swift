@@ -688,10 +688,12 @@ public final class ScoreClient: Sendable {
         if !persisted.isEmpty { ScoreClient.logRemoval(&s, persisted) }
     }
 
+    /// How long an event may stay queued (the privacy policy's retention), in milliseconds.
+    var retentionMs: Int64 { Int64(privacy.retentionHours) * 3_600_000 }
+
     /// Drops events older than the retention cap (notices silently; critical ones are lost).
     func applyRetention(_ s: inout ClientState, now: Int64) {
-        let capMs = Int64(privacy.retentionHours) * 3_600_000
-        let expired = s.queue.filter { now - $0.timestampMs > capMs }
+        let expired = s.queue.filter { now - $0.timestampMs > retentionMs }
         guard !expired.isEmpty else { return }
         removeFromQueue(&s, expired)
         for e in expired where !e.notice {

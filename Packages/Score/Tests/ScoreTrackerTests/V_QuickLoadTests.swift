@@ -84,7 +84,9 @@ import TrackerCoreTestKit
             quick
             ? FileScoreStore(directory: dir, sync: false)
             : FileScoreStore(directory: dir, sync: false, openForAppending: { path, sync in try AppendLog.open(path: path, sync: sync) })
-        let h = Harness(store: store, startMs: startMs, holdsOutsideWork: recordFirst)
+        // The constructor's load step held until the first settle: `granted` comes before the
+        // load, whose retention and cap decisions depend on consent.
+        let h = Harness(store: store, startMs: startMs, holdsOutsideWork: true)
         let c = h.client(maxQueueSize: maxQueueSize, granted: true)
         if recordFirst {
             // Held until the settle: recorded before the load.
@@ -105,6 +107,14 @@ import TrackerCoreTestKit
     private func frames(_ path: String) throws -> (bytes: [UInt8], offsets: [Int]) {
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
         return (bytes, AppendLog.parseWithOffsets(bytes).offsets)
+    }
+
+    /// `dir`'s log with a byte inside record `k`'s props flipped: the frame still tiles the file,
+    /// and the index reads no byte there (a damaged add record in an intact frame).
+    private func withDamagedProps(_ dir: String, record k: Int) throws -> [UInt8] {
+        var (bytes, offsets) = try frames(dir + "/queue.log")
+        bytes[offsets[k] + 8 + 280] ^= 0x01
+        return bytes
     }
 
     private func write(_ bytes: [UInt8], _ path: String) throws {
@@ -133,11 +143,7 @@ import TrackerCoreTestKit
     @Test func SC149_aDamagedAddRecordWithAnIntactFrameIsDroppedAndReportedAsByTheCarefulLoad() async throws {
         let dir = try await makeLog(40)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var (bytes, offsets) = try frames(dir + "/queue.log")
-        // A byte inside record 17's props: the frame still tiles the file, and the index reads
-        // no byte there.
-        bytes[offsets[17] + 8 + 280] ^= 0x01
-        try write(bytes, dir + "/queue.log")
+        try write(try withDamagedProps(dir, record: 17), dir + "/queue.log")
         let a = try copy(dir)
         let b = try copy(dir)
         let c = try copy(dir)
@@ -226,9 +232,8 @@ import TrackerCoreTestKit
         do {
             let dir = try await makeLog(40)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            var (bytes, offsets) = try frames(dir + "/queue.log")
-            bytes[offsets[17] + 8 + 280] ^= 0x01
-            let (quick, careful) = try await bothLoads(of: bytes, identityFrom: dir, recordFirst: true, maxQueueSize: 40)
+            let damaged = try withDamagedProps(dir, record: 17)
+            let (quick, careful) = try await bothLoads(of: damaged, identityFrom: dir, recordFirst: true, maxQueueSize: 40)
             #expect(quick.quick)
             #expect(quick == careful)
             // Nothing shed: 39 stored and the new one.
@@ -248,6 +253,31 @@ import TrackerCoreTestKit
             #expect(quick == careful)
             #expect(quick.sent.count == 9 && quick.damageReports.count == 1)
         }
+    }
+
+    @Test func SC158_theMergeChecksFirstOnlyWhenItWouldShedOrExpire() {
+        let c = Harness().client(maxQueueSize: 10)
+        func stored(_ n: Int, notices: Int = 0, ageMs: Int64 = 0) -> ClientState {
+            var s = ClientState(consent: .none, anonymousId: A(1), sessionId: "")
+            for k in 0..<n {
+                s.queue.append(
+                    QueuedEvent(
+                        eventId: E(k + 1), name: "e", timestampMs: T0 - ageMs, anonymousEpoch: 0, hasUserId: false,
+                        critical: false, notice: k < notices, requires: 1, fields: nil, encoded: nil))
+            }
+            s.noticeCount = notices
+            return s
+        }
+        // Below every cap, nothing past retention: the check may wait.
+        #expect(!c.mergeDecidesOnStoredFields(stored(5), recorded: 4, recordedNotices: 0, nowMs: T0))
+        // The queue's cap reached by stored and recorded events together.
+        #expect(c.mergeDecidesOnStoredFields(stored(6), recorded: 4, recordedNotices: 0, nowMs: T0))
+        // The notices' cap.
+        #expect(!c.mergeDecidesOnStoredFields(stored(0), recorded: 0, recordedNotices: ScoreClient.maxNotices, nowMs: T0))
+        #expect(c.mergeDecidesOnStoredFields(stored(1, notices: 1), recorded: 0, recordedNotices: ScoreClient.maxNotices, nowMs: T0))
+        // A stored event past retention.
+        #expect(!c.mergeDecidesOnStoredFields(stored(1, ageMs: c.retentionMs), recorded: 0, recordedNotices: 0, nowMs: T0))
+        #expect(c.mergeDecidesOnStoredFields(stored(1, ageMs: c.retentionMs + 1), recorded: 0, recordedNotices: 0, nowMs: T0))
     }
 
     @Test func SC159_aCheckThatCannotReadTheLogLeavesTheEventsQueued() async throws {
@@ -287,9 +317,7 @@ import TrackerCoreTestKit
         // 700 events, the first 600 removed (a log due for compaction), record 650 damaged.
         let dir = try await makeLog(700)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var (bytes, offsets) = try frames(dir + "/queue.log")
-        bytes[offsets[650] + 8 + 280] ^= 0x01
-        bytes += AppendLog.frame([QueueRecord.remove((1...600).map { E($0) })])
+        let bytes = try withDamagedProps(dir, record: 650) + AppendLog.frame([QueueRecord.remove((1...600).map { E($0) })])
         try write(bytes, dir + "/queue.log")
         /// Holds the check's first read (the first read of the log after the quick open, on the
         /// loading thread) until `release` is signalled.
@@ -453,9 +481,7 @@ import TrackerCoreTestKit
     @Test func SC155_aHandlerCallingInspectOnTheQuickLoadsDamageReportIsAnswered() async throws {
         let dir = try await makeLog(12)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var (bytes, offsets) = try frames(dir + "/queue.log")
-        bytes[offsets[4] + 8 + 280] ^= 0x01
-        try write(bytes, dir + "/queue.log")
+        try write(try withDamagedProps(dir, record: 4), dir + "/queue.log")
         final class Box: @unchecked Sendable {
             var client: ScoreClient?
             var depths: [Int] = []
