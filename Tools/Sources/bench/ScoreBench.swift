@@ -311,7 +311,14 @@ func scoreBenchCases() -> [BenchCase] {
                 waitForAdds(store, n)
                 usleep(100_000)
             }
-            for (tag, n, rounds) in [("empty", 0, 15), ("10k", 10_000, 15), ("100k", 100_000, 5)] {
+            // `1k_defaultcap`: a queue at the SDK's default cap (1,000, a store full after a long
+            // time offline; the merge would shed, so every record is checked before it), and
+            // `999_defaultcap` just under it (checked while the first batch goes).
+            let cases: [(tag: String, n: Int, rounds: Int, cap: Int)] = [
+                ("empty", 0, 15, 200_000), ("999_defaultcap", 999, 15, 1_000), ("1k_defaultcap", 1_000, 15, 1_000),
+                ("10k", 10_000, 15, 200_000), ("100k", 100_000, 5, 200_000),
+            ]
+            for (tag, n, rounds, cap) in cases {
                 let dir = tempDir("launch-\(tag)")
                 defer { try? FileManager.default.removeItem(atPath: dir) }
                 if n > 0 { fill(dir, n) }
@@ -320,7 +327,7 @@ func scoreBenchCases() -> [BenchCase] {
                 var depth = 0
                 for _ in 0..<rounds {
                     let t0 = MonotonicClock.nowNs()
-                    let c = makeClient(FileScoreStore(directory: dir), maxQueueSize: 200_000)
+                    let c = makeClient(FileScoreStore(directory: dir), maxQueueSize: cap)
                     let t1 = MonotonicClock.nowNs()
                     depth = c.inspect().queue.depth
                     let t2 = MonotonicClock.nowNs()
@@ -340,7 +347,7 @@ func scoreBenchCases() -> [BenchCase] {
                     }
                     let transport = FirstSendTransport()
                     let t0 = MonotonicClock.nowNs()
-                    let c = makeClient(FileScoreStore(directory: copy), maxQueueSize: 200_000, transport: transport)
+                    let c = makeClient(FileScoreStore(directory: copy), maxQueueSize: cap, transport: transport)
                     let flushed = Atomic<Bool>(false)
                     Task {
                         try? await c.flush()
