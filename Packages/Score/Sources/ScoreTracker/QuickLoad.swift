@@ -37,9 +37,12 @@ struct QuickIndex {
     private let anonymousId: QueueRecord.AnonymousIdBytes
     private let epoch: UInt32
     private var names = NameInterner()
-    /// The add records' events, in order; a removed one is marked as not in the queue.
+    /// The add records' events, in order, located in ``generation``; a removed one is marked as
+    /// not in the queue.
     private var events: [QueuedEvent] = []
-    private var offsets: [Int] = []
+    private var generation = 0
+    /// The notices among the events still queued.
+    private var notices = 0
     /// The add records' ids, in order, and the ids of the remove records with how many add
     /// records came before each: the id table is built from them once the walk is over
     /// (``resolve()``), so that its random accesses do not compete for the cache with the file's
@@ -51,21 +54,24 @@ struct QuickIndex {
     private var frames = 0
 
     /// An index for events compared with `anonymousId` (recorded under the client's
-    /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:)`` sizes its tables.
+    /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:generation:)`` sizes its
+    /// tables.
     init(anonymousId: String, epoch: UInt32) {
         self.anonymousId = QueueRecord.AnonymousIdBytes(anonymousId)
         self.epoch = epoch
         self.slot = EventIdSlots()
     }
 
-    /// Sizes the tables for a log of `fileBytes` bytes, before the first frame (about one event
-    /// per ``QuickIndex/bytesPerEventEstimate`` bytes: a log of smaller records grows them once).
-    mutating func expect(fileBytes: Int) {
+    /// Before the first frame: sizes the tables for a log of `fileBytes` bytes (about one event
+    /// per ``QuickIndex/bytesPerEventEstimate`` bytes: a log of smaller records grows them once),
+    /// and takes the `generation` the frames' offsets belong to (the events are located as they
+    /// are indexed).
+    mutating func expect(fileBytes: Int, generation: Int) {
         guard frames == 0 else { return }
+        self.generation = generation
         let expected = fileBytes / QuickIndex.bytesPerEventEstimate
         slot = EventIdSlots(expected: expected)
         events.reserveCapacity(expected)
-        offsets.reserveCapacity(expected)
         addedIds.reserveCapacity(expected)
     }
 
@@ -117,8 +123,9 @@ struct QuickIndex {
             hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
             notice: flags & 2 != 0, requires: requires, fields: nil, encoded: nil)
         e.persisted = true
+        e.location = ScoreRecordLocation(generation: generation, offset: offset)
+        if e.notice { notices += 1 }
         events.append(e)
-        offsets.append(offset)
         return true
     }
 
@@ -146,19 +153,20 @@ struct QuickIndex {
     private mutating func applyRemove(_ hi: UInt64, _ lo: UInt64) {
         if let k = slot.remove(hi, lo) {
             events[k].inQueue = false
+            if events[k].notice { notices -= 1 }
             removed += 1
         }
     }
 
-    /// Puts the indexed events, located in `generation`, into `s` (as
-    /// ``ScoreClient/loadQueue(_:locations:into:)`` would with the same records).
-    func finish(generation: Int, into s: inout ClientState) {
-        s.queue.reserveCapacity(events.count - removed)
-        for (e, offset) in zip(events, offsets) where e.inQueue {
-            e.location = ScoreRecordLocation(generation: generation, offset: offset)
-            s.queue.append(e)
-            if e.notice { s.noticeCount += 1 }
-        }
+    /// Puts the indexed events into `s`, which holds none (as
+    /// ``ScoreClient/loadQueue(_:locations:into:)`` would with the same records): the array
+    /// itself when no event was removed.
+    mutating func finish(into s: inout ClientState) {
+        var queued = events
+        events = []
+        if removed > 0 { queued.removeAll { !$0.inQueue } }
+        s.queue = EventQueue(queued)
+        s.noticeCount = notices
         s.deadRecords = frames - s.queue.count
     }
 }
@@ -313,7 +321,7 @@ extension ScoreClient {
         var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
         guard
             let framed = store.loadFollowingLengths(
-                expect: { index.expect(fileBytes: $0) },
+                expect: { index.expect(fileBytes: $0, generation: $1) },
                 visit: { _, offset, payload, checksum in
                     index.visit(offset: offset, payload: payload, checksum: checksum)
                 })
@@ -321,7 +329,7 @@ extension ScoreClient {
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }
         var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
-        index.finish(generation: framed.generation, into: &scratch)
+        index.finish(into: &scratch)
         return (framed, identity, storedAnon, scratch)
     }
 

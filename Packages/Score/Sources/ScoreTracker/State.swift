@@ -172,6 +172,11 @@ struct EventQueue: RandomAccessCollection {
     private var storage: [QueuedEvent] = []
     private var head = 0
 
+    init() {}
+
+    /// A queue of `events`, in order.
+    init(_ events: [QueuedEvent]) { storage = events }
+
     var startIndex: Int { head }
     var endIndex: Int { storage.count }
     subscript(i: Int) -> QueuedEvent { storage[i] }

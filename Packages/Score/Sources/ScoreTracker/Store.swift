@@ -271,15 +271,19 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// calls `visit` with each frame as it is read. `nil` when the frames do not tile the file,
     /// when `visit` said stop, when the log cannot be opened for writing, or for a store whose
     /// log opening a test replaced; the caller then calls ``load()``, which checks and repairs.
-    /// `expect` is called with the log's size before the first frame.
+    /// `expect` is called before the first frame with the log's size and the generation its
+    /// offsets will belong to (``FramedContents/generation``, when the read succeeds).
     func loadFollowingLengths(
-        expect: (_ fileBytes: Int) -> Void = { _ in },
+        expect: (_ fileBytes: Int, _ generation: Int) -> Void = { _, _ in },
         visit: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
     ) -> FramedContents? {
         guard opensQuickly else { return nil }
         return lock.withLock { _ -> FramedContents? in
+            let next = generation + 1
             guard (try? ensureDirectory()) != nil,
-                let (log, frames) = (try? AppendLog.openFollowingLengths(path: queuePath, sync: sync, expect: expect, visit: visit)) ?? nil
+                let (log, frames) =
+                    (try? AppendLog.openFollowingLengths(
+                        path: queuePath, sync: sync, expect: { expect($0, next) }, visit: visit)) ?? nil
             else { return nil }
             self.log = log
             generation += 1

@@ -35,6 +35,8 @@ import TrackerCoreTestKit
 //       are sent (each is checked when read back).
 // SC164 no compaction while the check runs (it finds damaged events by their location): a
 //       writer that runs meanwhile over a log due for compaction leaves it for later.
+// SC165 the index counts the notices still queued (a removed one is not counted) and hands its
+//       events to the queue as the careful load queues them.
 // SC154 a delivered batch of the oldest events leaves the queue's front without a pass over
 //       the queue; a batch with events further back takes the general pass; order is kept.
 @Suite struct QuickLoadTests {
@@ -66,11 +68,13 @@ import TrackerCoreTestKit
         /// Whether the quick load ran (not compared: the rest must be the same either way).
         var quick: Bool
         var depth: Int
+        /// The notices among the queued events after the load (-1 with `flushFirst`).
+        var notices: Int
         var damageReports: [String]
         var sent: [String]
 
         static func == (a: Relaunch, b: Relaunch) -> Bool {
-            a.depth == b.depth && a.damageReports == b.damageReports && a.sent == b.sent
+            a.depth == b.depth && a.notices == b.notices && a.damageReports == b.damageReports && a.sent == b.sent
         }
     }
 
@@ -96,12 +100,14 @@ import TrackerCoreTestKit
         var flushed: Task<Result<Void, Error>, Never>?
         if flushFirst { flushed = await h.startFlush(c) }
         let depth = flushFirst ? -1 : c.inspect().queue.depth
+        let notices = flushFirst ? -1 : c.state.withLock { $0.noticeCount }
         // (Held outside work released: the flush's steps start from this thread.)
         await h.clock.withOutsideWorkReleased { await h.flush(c) }
         _ = await flushed?.value
         let reports = h.diagnostics.all.filter { $0.code == "storage" && $0.message.contains("damaged") }.map(\.message)
         let sent = h.tx.batches.flatMap { $0 }
-        return Relaunch(quick: c.state.withLock { $0.loadedQuickly }, depth: depth, damageReports: reports, sent: sent)
+        return Relaunch(
+            quick: c.state.withLock { $0.loadedQuickly }, depth: depth, notices: notices, damageReports: reports, sent: sent)
     }
 
     private func frames(_ path: String) throws -> (bytes: [UInt8], offsets: [Int]) {
@@ -198,6 +204,32 @@ import TrackerCoreTestKit
         #expect(quick.quick)
         #expect(quick == careful)
         #expect(quick.sent == [E(3), E(4), E(5), E(2), E(7)])
+    }
+
+    @Test func SC165_theIndexCountsTheNoticesStillQueued() async throws {
+        let dir = try await makeLog(4)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (bytes, offsets) = try frames(dir + "/queue.log")
+        func payload(_ k: Int) -> [UInt8] {
+            Array(bytes[(offsets[k] + AppendLog.frameOverhead)..<(k + 1 < offsets.count ? offsets[k + 1] : bytes.count)])
+        }
+        func notice(_ k: Int) -> [UInt8] {
+            var p = payload(k)
+            p[1] |= 2  // the record's notice flag
+            return p
+        }
+        // E1 and E2 are notices, E1 is removed; E3 and E4 are not notices.
+        let log = AppendLog.frame([notice(0), notice(1), payload(2), payload(3), QueueRecord.remove([E(1)])])
+        let (quick, careful) = try await bothLoads(of: log, identityFrom: dir)
+        #expect(quick.quick)
+        #expect(quick == careful)
+        #expect(quick.notices == 1)
+        #expect(quick.sent == [E(2), E(3), E(4)])
+        // Nothing removed: the index's array is the queue.
+        let (whole, wholeCareful) = try await bothLoads(of: AppendLog.frame([notice(0), payload(1)]), identityFrom: dir)
+        #expect(whole == wholeCareful)
+        #expect(whole.notices == 1)
+        #expect(whole.sent == [E(1), E(2)])
     }
 
     @Test func SC157_aLengthThatGrewOverTheNextFrameMakesTheIndexGiveUp() async throws {
