@@ -514,23 +514,23 @@ import TrackerCoreTestKit
         let dir = try await makeLog(12)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try write(try withDamagedProps(dir, record: 4), dir + "/queue.log")
-        final class Box: @unchecked Sendable {
-            var client: ScoreClient?
-            var depths: [Int] = []
-        }
-        let box = Box()
-        let h = Harness()
+        let client = Locked<ScoreClient?>(nil)
+        let depths = Locked<[Int]>([])
+        // The load held until the settle: the handler can reach the client by then.
+        let h = Harness(holdsOutsideWork: true)
         let c = ScoreClient(
             publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0", os: "iOS 18.1",
             device: "iPhone", locale: "en-GB", store: FileScoreStore(directory: dir, sync: false), transport: h.tx,
             clock: h.clock, scheduler: h.clock, idSource: h.ids,
             onDiagnostic: { d in
-                if d.message.contains("damaged"), let c = box.client { box.depths.append(c.inspect().queue.depth) }
+                guard d.message.contains("damaged"), let c = client.withLock({ $0 }) else { return }
+                let depth = c.inspect().queue.depth
+                depths.withLock { $0.append(depth) }
             })
-        box.client = c
+        client.withLock { $0 = c }
         await h.settle()
         #expect(c.inspect().queue.depth == 11)
-        #expect(box.depths == [11])
+        #expect(depths.withLock { $0 } == [11])
         #expect(c.state.withLock { $0.loadedQuickly })
     }
 }
