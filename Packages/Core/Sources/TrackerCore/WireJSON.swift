@@ -76,7 +76,7 @@ public struct WireWriter: ~Copyable {
     public consuming func finish() -> [UInt8] {
         let n = count
         let src = UnsafePointer(base)
-        return [UInt8](unsafeUninitializedCapacity: n) { buf, initialized in
+        return ByteArrays.make(count: n) { buf, initialized in
             if n > 0 { buf.baseAddress!.initialize(from: src, count: n) }
             initialized = n
         }

@@ -10,6 +10,32 @@ import TrackerCoreTestKit
         return dir
     }
 
+    @Test func emptyByteArraysAreMadeWithoutWritingTheStorageAllEmptyArraysShare() throws {
+        // `Array(unsafeUninitializedCapacity: 0, …)` writes the count of the one storage every
+        // empty array shares, which ThreadSanitizer reports as a race with any thread reading an
+        // empty array (it failed `make test-tsan` once: an empty queue log read while another
+        // client encoded). Two threads make empty arrays the ways Core does (an empty log read,
+        // no records framed, nothing written) while reading empty arrays: under TSan a write to
+        // the shared storage is reported and fails the run.
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let counts = Locked<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { t in
+            var total = 0
+            for k in 0..<100 {
+                let empty: [UInt8] = []
+                total += empty.withUnsafeBufferPointer { $0.count }
+                let opened = try? AppendLog.open(path: dir + "/empty-\(t)-\(k).log", sync: false)
+                total += opened.map { $0.records.count } ?? 1
+                total += AppendLog.frame([]).count
+                let w = WireWriter(capacity: 16)
+                total += w.finish().count
+            }
+            counts.withLock { $0.append(total) }
+        }
+        #expect(counts.withLock { $0 } == [0, 0])
+    }
+
     @Test func crcMatchesZlibVector() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }

@@ -126,7 +126,7 @@ enum EnvelopeWriter {
             let props = UnsafeBufferPointer(rebasing: written[..<propsCount])
             let head = UnsafeBufferPointer(rebasing: written[propsCount...])
             let total = head.count + identity.count + props.count + tail.count
-            return [UInt8](unsafeUninitializedCapacity: total) { buf, n in
+            return ByteArrays.make(count: total) { buf, n in
                 var at = buf.baseAddress!
                 func put(_ part: UnsafeBufferPointer<UInt8>) {
                     guard let src = part.baseAddress, part.count > 0 else { return }
@@ -156,7 +156,7 @@ enum EnvelopeWriter {
     /// An exact-size copy (the bytes may stay in memory while the event is queued).
     static func exact(_ parts: [UInt8]...) -> [UInt8] {
         let total = parts.reduce(0) { $0 + $1.count }
-        return [UInt8](unsafeUninitializedCapacity: total) { buf, n in
+        return ByteArrays.make(count: total) { buf, n in
             var at = 0
             for p in parts {
                 p.withUnsafeBufferPointer { src in
@@ -485,7 +485,7 @@ enum QueueRecord {
         let requires = e.requires
         // Written in place: one exact-size allocation and one copy of the envelope.
         return envelope.withUnsafeBufferPointer { env in
-            [UInt8](unsafeUninitializedCapacity: env.count + 3) { out, n in
+            ByteArrays.make(count: env.count + 3) { out, n in
                 out[0] = 65
                 out[1] = flags
                 out[2] = requires

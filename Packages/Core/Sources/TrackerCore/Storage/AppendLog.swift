@@ -419,7 +419,7 @@ public final class AppendLog {
     public static func frame(_ records: [[UInt8]]) -> [UInt8] {
         let total = records.reduce(0) { $0 + $1.count + frameOverhead }
         // Written in place (one exact-size buffer): no per-byte appends for the frame headers.
-        return [UInt8](unsafeUninitializedCapacity: total) { buf, initialized in
+        return ByteArrays.make(count: total) { buf, initialized in
             guard var at = buf.baseAddress else { return }
             for r in records {
                 r.withUnsafeBufferPointer { src in
@@ -561,7 +561,7 @@ public final class AppendLog {
         let size = fstat(fd, &st) == 0 && st.st_size > 0 ? Int(st.st_size) : 0
         var failure: Int32 = 0
         var atEnd = false
-        var out = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+        var out = ByteArrays.make(count: size) { buffer, count in
             count = 0
             while count < size {
                 let n = FileFaults.read(fd, buffer.baseAddress! + count, size - count)
