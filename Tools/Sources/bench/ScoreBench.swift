@@ -375,8 +375,8 @@ func scoreBenchCases() -> [BenchCase] {
                         try? await c.flush()
                         flushed.store(true, ordering: .relaxed)
                     }
-                    if n > 0 { transport.firstSend.wait() }
                     if n > 0 {
+                        transport.firstSend.wait()
                         let ms = Double(transport.firstSendNs.load(ordering: .relaxed) - t0) / 1e6
                         if cold { sendCold.append(ms) } else { send.append(ms) }
                     }

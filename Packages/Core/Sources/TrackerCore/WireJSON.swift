@@ -77,7 +77,7 @@ public struct WireWriter: ~Copyable {
         let n = count
         let src = UnsafePointer(base)
         return ByteArrays.make(count: n) { buf, initialized in
-            if n > 0 { buf.baseAddress!.initialize(from: src, count: n) }
+            buf.baseAddress!.initialize(from: src, count: n)
             initialized = n
         }
     }

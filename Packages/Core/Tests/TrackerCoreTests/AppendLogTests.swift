@@ -34,6 +34,18 @@ import TrackerCoreTestKit
             counts.withLock { $0.append(total) }
         }
         #expect(counts.withLock { $0 } == [0, 0])
+        // The helper those arrays are made with never calls its body for a count of 0 (the
+        // standard initializer would, having written the shared storage's count).
+        var calls = 0
+        #expect(ByteArrays.make(count: 0) { _, _ in calls += 1 } == [])
+        let two = ByteArrays.make(count: 2) { b, n in
+            calls += 1
+            b[0] = 7
+            b[1] = 8
+            n = 2
+        }
+        #expect(two == [7, 8])
+        #expect(calls == 1)
     }
 
     @Test func crcMatchesZlibVector() {

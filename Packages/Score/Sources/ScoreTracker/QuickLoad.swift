@@ -402,6 +402,7 @@ extension ScoreClient {
     func mergeDecidesOnStoredFields(_ stored: ClientState, recorded: Int, recordedNotices: Int, nowMs: Int64) -> Bool {
         if stored.queue.count + recorded >= maxQueueSize { return true }
         if stored.noticeCount + recordedNotices > ScoreClient.maxNotices { return true }
+        let retentionMs = self.retentionMs
         return stored.queue.contains { nowMs - $0.timestampMs > retentionMs }
     }
 

@@ -693,6 +693,7 @@ public final class ScoreClient: Sendable {
 
     /// Drops events older than the retention cap (notices silently; critical ones are lost).
     func applyRetention(_ s: inout ClientState, now: Int64) {
+        let retentionMs = self.retentionMs
         let expired = s.queue.filter { now - $0.timestampMs > retentionMs }
         guard !expired.isEmpty else { return }
         removeFromQueue(&s, expired)

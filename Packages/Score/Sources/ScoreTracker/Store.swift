@@ -286,7 +286,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
                         path: queuePath, sync: sync, expect: { expect($0, next) }, visit: visit)) ?? nil
             else { return nil }
             self.log = log
-            generation += 1
+            generation = next
             forward = [:]
             return FramedContents(frames: frames, generation: generation)
         }

@@ -115,6 +115,11 @@ import TrackerCoreTestKit
         return (bytes, AppendLog.parseWithOffsets(bytes).offsets)
     }
 
+    /// Where frame `k` of a log read by ``frames(_:)`` ends.
+    private func frameEnd(_ log: (bytes: [UInt8], offsets: [Int]), _ k: Int) -> Int {
+        k + 1 < log.offsets.count ? log.offsets[k + 1] : log.bytes.count
+    }
+
     /// `dir`'s log with a byte inside record `k`'s props flipped: the frame still tiles the file,
     /// and the index reads no byte there (a damaged add record in an intact frame).
     private func withDamagedProps(_ dir: String, record k: Int) throws -> [UInt8] {
@@ -194,8 +199,9 @@ import TrackerCoreTestKit
     @Test func SC156_removesAndAddsApplyInTheLogsOrder() async throws {
         let dir = try await makeLog(7)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (bytes, offsets) = try frames(dir + "/queue.log")
-        func add(_ k: Int) -> [UInt8] { Array(bytes[offsets[k]..<(k + 1 < offsets.count ? offsets[k + 1] : bytes.count)]) }
+        let read = try frames(dir + "/queue.log")
+        let (bytes, offsets) = read
+        func add(_ k: Int) -> [UInt8] { Array(bytes[offsets[k]..<frameEnd(read, k)]) }
         func remove(_ n: Int) -> [UInt8] { AppendLog.frame([QueueRecord.remove([E(n)])]) }
         // E1...E5; E2 removed and added again; a remove of E7 before E7's add; E1 removed last.
         var log = Array(bytes[0..<offsets[5]])
@@ -209,10 +215,8 @@ import TrackerCoreTestKit
     @Test func SC165_theIndexCountsTheNoticesStillQueued() async throws {
         let dir = try await makeLog(4)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (bytes, offsets) = try frames(dir + "/queue.log")
-        func payload(_ k: Int) -> [UInt8] {
-            Array(bytes[(offsets[k] + AppendLog.frameOverhead)..<(k + 1 < offsets.count ? offsets[k + 1] : bytes.count)])
-        }
+        let read = try frames(dir + "/queue.log")
+        func payload(_ k: Int) -> [UInt8] { Array(read.bytes[(read.offsets[k] + AppendLog.frameOverhead)..<frameEnd(read, k)]) }
         func notice(_ k: Int) -> [UInt8] {
             var p = payload(k)
             p[1] |= 2  // the record's notice flag
@@ -235,9 +239,10 @@ import TrackerCoreTestKit
     @Test func SC157_aLengthThatGrewOverTheNextFrameMakesTheIndexGiveUp() async throws {
         let dir = try await makeLog(250, removed: 100)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (bytes, offsets) = try frames(dir + "/queue.log")
+        let read = try frames(dir + "/queue.log")
+        let (bytes, offsets) = read
         let removeFrame = try #require(offsets.firstIndex { bytes[$0 + 8] == 82 })
-        func length(_ k: Int) -> Int { (k + 1 < offsets.count ? offsets[k + 1] : bytes.count) - offsets[k] - 8 }
+        func length(_ k: Int) -> Int { frameEnd(read, k) - offsets[k] - 8 }
         /// Frame `k`'s length grown to end where frame `k + 1` ends: the frames still tile the file.
         func grown(_ k: Int) -> [UInt8] {
             var b = bytes
