@@ -495,4 +495,90 @@ import TrackerCoreTestKit
         // The log appends after what it read.
         #expect(try AppendLog.open(path: path).records == [[9]])
     }
+
+    // The fingerprint and the read at offsets (Score's next-batch file, issue 19).
+
+    @Test func aLogsFingerprintChangesWithEveryAppendAndRewrite() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/q.log"
+        #expect(AppendLog.fingerprint(path: path) == nil)
+        let (log, _) = try AppendLog.open(path: path, sync: false)
+        let empty = try #require(AppendLog.fingerprint(path: path))
+        #expect(empty.bytes == 0 && empty.tailChecksum == CRC32.checksum([UInt8]()))
+        _ = try log.append([[1, 2, 3]], sync: false)
+        let one = try #require(AppendLog.fingerprint(path: path))
+        #expect(one.bytes == 11 && one != empty)
+        #expect(AppendLog.fingerprint(path: path) == one)
+        _ = try log.append([[4]], sync: false)
+        let two = try #require(AppendLog.fingerprint(path: path))
+        #expect(two.bytes == 20 && two != one)
+        // A rewrite (a compaction drops a record): a new fingerprint.
+        _ = try log.rewrite([[4]])
+        let rewritten = try #require(AppendLog.fingerprint(path: path))
+        #expect(rewritten.bytes == 9 && rewritten != two)
+        // A longer file: the checksum covers its last 256 bytes only.
+        _ = try log.append([[UInt8](repeating: 7, count: 1_000)], sync: false)
+        let long = try #require(AppendLog.fingerprint(path: path))
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(long.tailChecksum == CRC32.checksum(Array(bytes.suffix(AppendLog.Fingerprint.tailBytes))))
+    }
+
+    @Test func recordsAreReadAtTheirOffsetsOnlyFromTheFingerprintedFileAndIntact() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/q.log"
+        let (log, _) = try AppendLog.open(path: path, sync: false)
+        let records: [[UInt8]] = (0..<40).map { k in [UInt8](repeating: UInt8(k), count: 10 + k * 7) }
+        let offsets = try log.append(records, sync: false)
+        let fp = try #require(AppendLog.fingerprint(path: path))
+        // Any order, some of them, none.
+        let picked = [offsets[30], offsets[2], offsets[17], offsets[39]]
+        #expect(AppendLog.readRecords(path: path, at: picked, ifFingerprint: fp) == [records[30], records[2], records[17], records[39]])
+        #expect(AppendLog.readRecords(path: path, at: [], ifFingerprint: fp) == [])
+        // Not a frame's offset (its length runs past the file or its checksum fails), past the end.
+        #expect(AppendLog.readRecords(path: path, at: [offsets[3] + 1], ifFingerprint: fp) == nil)
+        #expect(AppendLog.readRecords(path: path, at: [fp.bytes], ifFingerprint: fp) == nil)
+        #expect(AppendLog.readRecords(path: path, at: [-1], ifFingerprint: fp) == nil)
+        // Another fingerprint: nothing read.
+        var other = fp
+        other.modifiedNanoseconds += 1
+        #expect(AppendLog.readRecords(path: path, at: picked, ifFingerprint: other) == nil)
+        // A record damaged with the file's size and times kept: the fingerprint holds, the
+        // record's checksum does not.
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[offsets[17] + 8 + 3] ^= 0x20
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #if canImport(Darwin)
+            var times = [st.st_atimespec, st.st_mtimespec]
+        #else
+            var times = [st.st_atim, st.st_mtim]
+        #endif
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(AppendLog.fingerprint(path: path) == fp)
+        #expect(AppendLog.readRecords(path: path, at: picked, ifFingerprint: fp) == nil)
+        #expect(AppendLog.readRecords(path: path, at: [offsets[30], offsets[2]], ifFingerprint: fp) == [records[30], records[2]])
+        // A failing read: nothing.
+        let fs = FaultyFileSystem(directory: dir)
+        defer { fs.uninstall() }
+        fs.failNext(.read, errno: EIO)
+        #expect(AppendLog.readRecords(path: path, at: [offsets[2]], ifFingerprint: fp) == nil)
+        #expect(AppendLog.readRecords(path: path, at: [offsets[2]], ifFingerprint: fp) == [records[2]])
+    }
+
+    @Test func recordsFarApartOrLongerThanTheSpanAreReadOneByOne() throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/q.log"
+        let (log, _) = try AppendLog.open(path: path, sync: false)
+        // A record longer than the span read past the last header, and two records 1.5 MiB apart.
+        let long = [UInt8](repeating: 9, count: 10_000)
+        let filler = [UInt8](repeating: 1, count: 1_500_000)
+        let offsets = try log.append([[1, 2], long, filler, [3, 4, 5]], sync: false)
+        let fp = try #require(AppendLog.fingerprint(path: path))
+        #expect(AppendLog.readRecords(path: path, at: [offsets[0], offsets[1]], ifFingerprint: fp) == [[1, 2], long])
+        #expect(AppendLog.readRecords(path: path, at: [offsets[3], offsets[0]], ifFingerprint: fp) == [[3, 4, 5], [1, 2]])
+    }
 }
