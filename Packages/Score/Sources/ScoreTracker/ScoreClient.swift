@@ -724,7 +724,7 @@ public final class ScoreClient: Sendable {
         // Before the start-up load nothing is written: the log is not read yet, and the events
         // recorded meanwhile still carry the placeholder anonymous id.
         guard s.loaded else { return w }
-        if !s.writeOps.isEmpty && !s.writerRunning && !s.writerBackingOff {
+        if (!s.writeOps.isEmpty || nextBatchDue(s)) && !s.writerRunning && !s.writerBackingOff {
             s.writerRunning = true
             w.queue = true
         }
@@ -753,6 +753,7 @@ public final class ScoreClient: Sendable {
             if at >= pending.count {
                 enum Next {
                     case write, syncFirst
+                    case nextBatch(NextBatchHint?, generation: Int)
                     case nap(Int)
                     case exit(armSyncTimerMs: Int64?)
                 }
@@ -767,6 +768,12 @@ public final class ScoreClient: Sendable {
                     // otherwise by a timer.
                     let wait = ScoreClient.queueSyncWaitMs(s, now: now)
                     if s.queueUnsynced && wait <= 0 { return (ops, .syncFirst) }
+                    // In the background, all written: the next-batch file (`NextBatch.swift`).
+                    if nextBatchDue(s) {
+                        s.nextBatchCurrent = true
+                        let (hint, generation) = nextBatchSnapshot(&s)
+                        return (ops, .nextBatch(hint, generation: generation))
+                    }
                     // Still running while it naps: a recording call meanwhile only appends.
                     if naps < ScoreClient.writerNapsUs.count { return (ops, .nap(ScoreClient.writerNapsUs[naps])) }
                     s.writerRunning = false
@@ -782,6 +789,10 @@ public final class ScoreClient: Sendable {
                     if naps != Int.max { naps = 0 }
                 case .syncFirst:
                     startQueueSync(now: now)
+                    continue
+                case .nextBatch(let hint, let generation):
+                    // Nothing writes the log meanwhile: this is its writer.
+                    (store as? FileScoreStore)?.saveNextBatch(hint, generation: generation)
                     continue
                 case .nap(let us):
                     naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
@@ -899,7 +910,9 @@ public final class ScoreClient: Sendable {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
-                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
+                if appended || compact { s.nextBatchCurrent = false }
+                // An event that left the queue unwritten is never written: not waited for.
+                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
                     return (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
                 }
                 return nil
