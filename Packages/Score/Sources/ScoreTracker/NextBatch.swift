@@ -168,8 +168,9 @@ extension ScoreClient {
     /// The load step's first move: reads the next-batch file and, when it is usable, keeps its
     /// batch ready, and starts the flush asked for meanwhile with it at once.
     func prepareEarlyBatch(_ file: FileScoreStore) {
+        // The file's own conditions first: a batch the launch would not send is not read.
         guard state.withLock({ s in !s.loaded && s.flight == nil && s.provider == nil }),
-            let (hint, records, identityBytes) = file.readNextBatch()
+            let (hint, records, identityBytes) = file.readNextBatch(accept: { h in state.withLock { earlyUsable($0, h) } })
         else { return }
         let identity = ScoreClient.parseIdentity(identityBytes)
         guard let anonymousId = identity.anonymousId, let events = ScoreClient.earlyEvents(hint, records, anonymousId) else {
@@ -203,10 +204,9 @@ extension ScoreClient {
         return events
     }
 
-    /// Whether the launch would select the early batch as its first one (see the comment at the top).
-    func earlyUsable(_ s: ClientState, _ early: EarlyBatch) -> Bool {
-        let h = early.hint
-        return s.provider == nil && s.withdrawnBeforeLoad == 0 && s.consent.mask == h.consentMask
+    /// Whether the launch would select the file's batch as its first one (see the comment at the top).
+    func earlyUsable(_ s: ClientState, _ h: NextBatchHint) -> Bool {
+        s.provider == nil && s.withdrawnBeforeLoad == 0 && s.consent.mask == h.consentMask
             && h.queued + s.queue.count < maxQueueSize && h.notices + s.noticeCount <= ScoreClient.maxNotices
             && clock.nowMs() - h.oldestMs <= retentionMs && !s.queue.contains(where: \.critical)
     }
@@ -218,7 +218,7 @@ extension ScoreClient {
     {
         guard let early = s.early, s.flight == nil else { return nil }
         s.early = nil
-        guard earlyUsable(s, early) else { return nil }
+        guard earlyUsable(s, early.hint) else { return nil }
         let (machine, actions) = FlushMachine.start(needsPersist: false, hasProvider: false, batchLimit: ScoreClient.maxBatchEvents)
         let f = Flight(id: s.nextFlightId, machine: machine)
         s.nextFlightId += 1

@@ -316,18 +316,20 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The next-batch file and its batch's records, read from the queue log, when the file is
     /// intact and the log is still the one it describes (see `NextBatch.swift`); `nil` otherwise.
     /// Also the identity file's bytes, read without the start-up's clean-up (the load does that).
-    func readNextBatch() -> (hint: NextBatchHint, records: [[UInt8]], identity: [UInt8]?)? {
-        guard opensQuickly else { return nil }
+    /// `accept` sees the file first: `false` reads nothing more.
+    func readNextBatch(accept: (NextBatchHint) -> Bool) -> (hint: NextBatchHint, records: [[UInt8]], identity: [UInt8]?)? {
+        // The file is replaced by a rename, never written in place: read without the lock, so
+        // that `accept` (which takes the client's lock) runs outside it.
+        guard opensQuickly, let bytes = (try? FileIO.readBytes(nextBatchPath)) ?? nil,
+            let hint = NextBatchHint.decode(bytes), accept(hint)
+        else { return nil }
         return lock.withLock { _ in
-            guard let bytes = (try? FileIO.readBytes(nextBatchPath)) ?? nil, let hint = NextBatchHint.decode(bytes),
-                let records = AppendLog.readRecords(path: queuePath, at: hint.offsets, ifFingerprint: hint.log)
-            else { return nil }
+            guard let records = AppendLog.readRecords(path: queuePath, at: hint.offsets, ifFingerprint: hint.log) else {
+                return nil
+            }
             return (hint, records, (try? FileIO.readBytes(identityPath)) ?? nil)
         }
     }
-
-    /// The generation the log's offsets belong to now.
-    var currentGeneration: Int { lock.withLock { _ in generation } }
 
     private func loadLocked() throws -> ScoreStoreContents {
         let identity = readIdentity()
