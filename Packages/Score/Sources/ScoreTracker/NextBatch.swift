@@ -237,31 +237,30 @@ extension ScoreClient {
     // MARK: - The merge
 
     /// Puts the early batch's events in the loaded queue in place of the ones the load made for
-    /// the same records (found by offset), taking their locations; an early event the load did
-    /// not queue leaves (it cannot be: the log is the one the file described).
+    /// the same records (found by event id), taking their locations, or their bytes when the load
+    /// kept those instead (a read-only log); an early event the load did not queue leaves (it
+    /// cannot be: the log is the one the file described).
     static func adoptEarly(_ early: [QueuedEvent], into queue: inout EventQueue) {
-        var byOffset: [Int: QueuedEvent] = [:]
-        byOffset.reserveCapacity(early.count)
+        var byId: [CompactEventId: QueuedEvent] = [:]
+        byId.reserveCapacity(early.count)
         var last = 0
         for e in early {
-            guard let offset = e.location?.offset else { continue }
-            byOffset[offset] = e
-            last = max(last, offset)
+            byId[e.id] = e
+            last = max(last, e.location?.offset ?? 0)
         }
         var i = queue.startIndex
-        while i < queue.endIndex, !byOffset.isEmpty {
+        while i < queue.endIndex, !byId.isEmpty {
             let loaded = queue[i]
-            if let location = loaded.location {
-                if location.offset > last { break }
-                if let e = byOffset.removeValue(forKey: location.offset) {
-                    e.location = location
-                    e.encoded = nil
-                    queue.replace(at: i, with: e)
-                }
+            // The stored events are in the log's order: past the batch's last offset, none is left.
+            if let location = loaded.location, location.offset > last { break }
+            if let e = byId.removeValue(forKey: loaded.id) {
+                e.location = loaded.location
+                e.encoded = loaded.location == nil ? loaded.encoded : nil
+                queue.replace(at: i, with: e)
             }
             i += 1
         }
-        for e in byOffset.values { e.inQueue = false }
+        for e in byId.values { e.inQueue = false }
     }
 
     /// After the merge: the early flight's selection goes on with the rest of the queue, as a

@@ -247,9 +247,10 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The identity file's bytes, after removing stale temporary files of interrupted writes.
     private func readIdentity() -> [UInt8]? {
         let identity = (try? FileIO.readBytes(identityPath)) ?? nil
-        // A kill between an identity write and its rename leaves `identity.json.tmp-<uuid>`.
+        // A kill between an identity (or next-batch) write and its rename leaves
+        // `identity.json.tmp-<uuid>` (`queue.next.tmp-<uuid>`).
         FileIO.removeStaleTemporaryFiles(
-            of: ["identity.json"], in: directory,
+            of: ["identity.json", "queue.next"], in: directory,
             olderThanSeconds: Self.staleTemporaryFileAge)
         return identity
     }

@@ -32,6 +32,8 @@ import TrackerCoreTestKit
 //       the load; after a `reset` before the load, none.
 // SC171 events recorded before the load go after the early batch, persisted before they are
 //       sent; a relaunch killed while the early request was out sends the same batch again.
+// SC175 a read-only directory at relaunch (the load keeps the events' bytes, no locations): the
+//       early batch's events are still the loaded queue's own, each event is sent once.
 // SC172 the file is written when the background flush fails and when nothing could be sent,
 //       removed when the queue is empty, and not rewritten while nothing changes.
 @Suite struct NextBatchTests {
@@ -482,6 +484,8 @@ import TrackerCoreTestKit
         await h.settle()
         let written = try #require(NextBatchHint.decode(Array(try Data(contentsOf: URL(fileURLWithPath: next)))))
         #expect(written.offsets.count == 3 && written.queued == 3)
+        // Private to the app, as every stored file.
+        #expect((try FileManager.default.attributesOfItem(atPath: next)[.posixPermissions] as? Int) == 0o600)
         let modified = try FileManager.default.attributesOfItem(atPath: next)[.modificationDate] as? Date
         // Nothing changed: a second background does not write it again.
         c.onForeground()
@@ -498,5 +502,22 @@ import TrackerCoreTestKit
         await h.settle()
         #expect(c.inspect().queue.depth == 0)
         #expect(!FileManager.default.fileExists(atPath: next))
+    }
+
+    @Test func SC175_aReadOnlyRelaunchAdoptsTheEarlyBatchByEventId() async throws {
+        let dir = try await backgrounded(150)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var runs: [Relaunch] = []
+        for withFile in [true, false] {
+            let d = try copy(dir, withFile: withFile)
+            defer { try? FileManager.default.removeItem(atPath: d) }
+            let fs = FaultyFileSystem(directory: d, condition: .readOnly)
+            defer { fs.uninstall() }
+            runs.append(await relaunch(d))
+        }
+        #expect(runs[0].early == 1 && runs[1].early == 0)
+        #expect(runs[0].batches == runs[1].batches)
+        #expect(runs[0].sent.count == 150 && Set(runs[0].sent).count == 150)
+        #expect(runs[0].depth == 0)
     }
 }
