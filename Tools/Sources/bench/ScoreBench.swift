@@ -364,17 +364,30 @@ func scoreBenchCases() -> [BenchCase] {
                 if n > 0 { fill(dir, n) }
                 var construct = [Double]()
                 var ready = [Double]()
+                var readyNoFile = [Double]()
                 var depth = 0
-                for _ in 0..<rounds {
+                // `ready_*_nofile`: rounds between the others with the next-batch file moved
+                // aside (its batch is read and unused when no flush is asked for).
+                let next = dir + "/queue.next"
+                let hasFile = FileManager.default.fileExists(atPath: next)
+                for round in 0..<(hasFile ? 2 * rounds : rounds) {
+                    let noFile = hasFile && round % 2 == 1
+                    if noFile { _ = rename(next, next + ".aside") }
                     let t0 = MonotonicClock.nowNs()
                     let c = makeClient(FileScoreStore(directory: dir), maxQueueSize: cap)
                     let t1 = MonotonicClock.nowNs()
                     depth = c.inspect().queue.depth
                     let t2 = MonotonicClock.nowNs()
-                    construct.append(Double(t1 - t0) / 1e6)
-                    ready.append(Double(t2 - t0) / 1e6)
+                    if noFile {
+                        _ = rename(next + ".aside", next)
+                        readyNoFile.append(Double(t2 - t0) / 1e6)
+                    } else {
+                        construct.append(Double(t1 - t0) / 1e6)
+                        ready.append(Double(t2 - t0) / 1e6)
+                    }
                     usleep(20_000)
                 }
+                if !readyNoFile.isEmpty { out.merge(Stats.summary(readyNoFile, prefix: "ready_\(tag)_nofile_ms")) { $1 } }
                 // `send_*`: constructed, `flush()` called at once, until its first request
                 // reaches the transport (each round on its own copy of the stored files, with
                 // their modification times: the flush removes what it sends). The launch reads
