@@ -70,7 +70,9 @@ import TrackerCoreTestKit
         try keepTimes(of: from, on: to)
     }
 
-    private func keepTimes(of from: String, on to: String) throws {
+    /// Gives `to` the times of `from`, its modification time `laterBySeconds` later (file times
+    /// are coarse: a file written right after another may carry the same time).
+    private func keepTimes(of from: String, on to: String, laterBySeconds: Int = 0) throws {
         var st = stat()
         #expect(stat(from, &st) == 0)
         #if canImport(Darwin)
@@ -78,21 +80,8 @@ import TrackerCoreTestKit
         #else
             var times = [st.st_atim, st.st_mtim]
         #endif
+        times[1].tv_sec += laterBySeconds
         #expect(utimensat(AT_FDCWD, to, &times, 0) == 0)
-    }
-
-    /// Sets `path`'s modification time one second after `reference`'s (file times are coarse: a
-    /// file written right after another may carry the same time).
-    private func setModified(_ path: String, secondsAfter reference: String) throws {
-        var st = stat()
-        #expect(stat(reference, &st) == 0)
-        #if canImport(Darwin)
-            var times = [st.st_atimespec, st.st_mtimespec]
-        #else
-            var times = [st.st_atim, st.st_mtim]
-        #endif
-        times[1].tv_sec += 1
-        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
     }
 
     private struct Relaunch {
@@ -210,7 +199,7 @@ import TrackerCoreTestKit
                 "compacted (the same records, a new file written later)",
                 { d in
                     try Data(bytes).write(to: URL(fileURLWithPath: d + "/queue.log"))
-                    try setModified(d + "/queue.log", secondsAfter: log)
+                    try keepTimes(of: log, on: d + "/queue.log", laterBySeconds: 1)
                 }
             ))
         changed.append(
@@ -293,16 +282,6 @@ import TrackerCoreTestKit
         }
     }
 
-    /// Waits for `semaphore` without blocking a thread of the test's pool.
-    private func wait(_ semaphore: DispatchSemaphore) async {
-        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                semaphore.wait()
-                k.resume()
-            }
-        }
-    }
-
     /// A relaunch whose early request is answered `status` while the load is held in its walk.
     private func answeredBeforeTheMerge(_ dir: String, status: Int) async -> (Relaunch, parked: Int) {
         let policy = HoldTheWalk()
@@ -317,13 +296,13 @@ import TrackerCoreTestKit
             _ = c.inspect()
             loaded.signal()
         }.start()
-        await wait(policy.blocked)
+        await waitOffPool(policy.blocked)
         let flushed = await h.startFlush(c)
         // The early request went and was answered: the answer waits for the merge.
         let parked = c.state.withLock { s in s.loaded ? -1 : s.parkedAnswers.count }
         #expect(h.tx.batches.count == 1)
         policy.release.signal()
-        await wait(loaded)
+        await waitOffPool(loaded)
         let first = await h.clock.withOutsideWorkReleased { await flushed.value }
         await h.settle()
         return (
