@@ -125,8 +125,8 @@ extension ScoreClient {
 
     /// Whether the idle queue writer should write the next-batch file now: in the background,
     /// loaded and checked, no flush in flight, writing works, and the file is not already the
-    /// log's current one.
-    func nextBatchDue(_ s: ClientState) -> Bool {
+    /// log's current one. (`inout`: the state is read in place, never copied, under the lock.)
+    func nextBatchDue(_ s: inout ClientState) -> Bool {
         s.inBackground && !s.nextBatchCurrent && s.loaded && !s.checkPending && s.flight == nil && !s.storeFailing
             && store is FileScoreStore
     }

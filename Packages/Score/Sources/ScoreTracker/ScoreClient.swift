@@ -724,7 +724,7 @@ public final class ScoreClient: Sendable {
         // Before the start-up load nothing is written: the log is not read yet, and the events
         // recorded meanwhile still carry the placeholder anonymous id.
         guard s.loaded else { return w }
-        if (!s.writeOps.isEmpty || nextBatchDue(s)) && !s.writerRunning && !s.writerBackingOff {
+        if (!s.writeOps.isEmpty || nextBatchDue(&s)) && !s.writerRunning && !s.writerBackingOff {
             s.writerRunning = true
             w.queue = true
         }
@@ -769,7 +769,7 @@ public final class ScoreClient: Sendable {
                     let wait = ScoreClient.queueSyncWaitMs(s, now: now)
                     if s.queueUnsynced && wait <= 0 { return (ops, .syncFirst) }
                     // In the background, all written: the next-batch file (`NextBatch.swift`).
-                    if nextBatchDue(s) {
+                    if nextBatchDue(&s) {
                         s.nextBatchCurrent = true
                         let (hint, generation) = nextBatchSnapshot(&s)
                         return (ops, .nextBatch(hint, generation: generation))
