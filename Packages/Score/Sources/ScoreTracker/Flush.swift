@@ -443,7 +443,12 @@ extension ScoreClient {
         s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
         if let t = f.tokenTimer { scheduler.cancel(t) }
         if let t = f.budgetTimer { scheduler.cancel(t) }
-        for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
+        if s.inBackground && nextBatchDue(&s) {
+            // Kept until the idle writer has written the next-batch file (below).
+            s.nextBatchTasks += f.backgroundTasks
+        } else {
+            for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
+        }
         f.backgroundTasks = []
         let result: Result<Void, ScoreError> =
             ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
@@ -503,7 +508,12 @@ extension ScoreClient {
     func attachBackground(source: AppLifecycleSource?, taskId: BackgroundTaskID?, deadlineMs: Int64) {
         let ended: Bool = state.withLock { s in
             guard let f = s.flight else {
-                if s.loaded { return true }
+                if s.loaded {
+                    // Nothing to send: the task is kept until the next-batch file is written.
+                    guard s.inBackground, nextBatchDue(&s), let source, let taskId else { return true }
+                    s.nextBatchTasks.append((source, taskId))
+                    return false
+                }
                 s.backgroundBeforeLoad.append(DeferredBackground(source: source, taskId: taskId, deadlineMs: deadlineMs))
                 return false
             }

@@ -131,6 +131,16 @@ extension ScoreClient {
             && store is FileScoreStore
     }
 
+    /// Ends the background tasks kept for the next-batch file (see `ClientState.nextBatchTasks`),
+    /// outside the lock.
+    func endNextBatchTasks() {
+        let tasks = state.withLock { s in
+            defer { s.nextBatchTasks = [] }
+            return s.nextBatchTasks
+        }
+        for (source, id) in tasks { source.endBackgroundTask(id) }
+    }
+
     /// The file to write for the queue as it is (under the lock, all its writes done), with the
     /// generation its offsets belong to; `nil` hint: remove the file (nothing to send, or an event
     /// of the batch is not on disk by location).

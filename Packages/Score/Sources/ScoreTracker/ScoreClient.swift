@@ -793,6 +793,7 @@ public final class ScoreClient: Sendable {
                 case .nextBatch(let hint, let generation):
                     // Nothing writes the log meanwhile: this is its writer.
                     (store as? FileScoreStore)?.saveNextBatch(hint, generation: generation)
+                    endNextBatchTasks()
                     continue
                 case .nap(let us):
                     naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
@@ -804,6 +805,7 @@ public final class ScoreClient: Sendable {
                         }
                     }
                     releaseDropLaterOnExit()
+                    endNextBatchTasks()
                     return
                 }
             }
@@ -971,6 +973,7 @@ public final class ScoreClient: Sendable {
         }
         if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
         releaseDropLaterOnExit()
+        endNextBatchTasks()
     }
 
     /// Milliseconds until a sync of the queue log is due (0 or less: due now).

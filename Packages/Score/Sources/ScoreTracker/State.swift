@@ -150,6 +150,9 @@ struct ClientState {
     var parkedAnswers: [ParkedAnswer] = []
     /// Whether the file describes the log as it is (cleared by each append and compaction).
     var nextBatchCurrent = false
+    /// Background tasks kept until the queue writer has written the file (so that the app is not
+    /// suspended before it); ended by the writer, at the latest when it goes idle.
+    var nextBatchTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
     /// How many flushes started with the file's batch (tests read it).
     var earlyFlights = 0
 

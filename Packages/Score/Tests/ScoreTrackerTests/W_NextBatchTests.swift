@@ -34,6 +34,9 @@ import TrackerCoreTestKit
 //       sent; a relaunch killed while the early request was out sends the same batch again.
 // SC175 a read-only directory at relaunch (the load keeps the events' bytes, no locations): the
 //       early batch's events are still the loaded queue's own, each event is sent once.
+// SC176 the background task of a background flush ends only once the file is written (the app
+//       may be suspended as soon as it ends), also when there was nothing to send; when writing
+//       fails it ends at once; the OS taking the time back ends a kept task at once.
 // SC172 the file is written when the background flush fails and when nothing could be sent,
 //       removed when the queue is empty, and not rewritten while nothing changes.
 @Suite struct NextBatchTests {
@@ -498,5 +501,91 @@ import TrackerCoreTestKit
         #expect(runs[0].batches == runs[1].batches)
         #expect(runs[0].sent.count == 150 && Set(runs[0].sent).count == 150)
         #expect(runs[0].depth == 0)
+    }
+
+    /// A lifecycle source that notes, at each background task's end, whether the directory's
+    /// next-batch file exists.
+    final class WatchingSource: AppLifecycleSource, @unchecked Sendable {
+        let next: String
+        let lock = NSLock()
+        var handler: (@Sendable (AppLifecycleEvent) -> Void)?
+        var begun = 0
+        var fileAtEnd: [Bool] = []
+        init(next: String) { self.next = next }
+        var currentState: AppLifecycleState { .foreground }
+        func startObserving(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) { lock.withLock { self.handler = handler } }
+        func stopObserving() { lock.withLock { handler = nil } }
+        func beginBackgroundTask() -> BackgroundTaskID {
+            lock.withLock {
+                begun += 1
+                return BackgroundTaskID(rawValue: begun)
+            }
+        }
+        func endBackgroundTask(_ id: BackgroundTaskID) {
+            let exists = FileManager.default.fileExists(atPath: next)
+            lock.withLock { fileAtEnd.append(exists) }
+        }
+        func emit(_ e: AppLifecycleEvent) { lock.withLock { handler }?(e) }
+    }
+
+    @Test func SC176_theBackgroundTaskEndsOnceTheFileIsWritten() async throws {
+        // A failed background flush: the task ends after the file is written.
+        do {
+            let dir = tempDir()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+            let c = h.client(granted: true)
+            let source = WatchingSource(next: dir + "/queue.next")
+            h.tx.answerAll(.status(503))
+            c.bindToAppLifecycle(source: source, autoFlushEverySeconds: nil)
+            for _ in 0..<5 { c.pv() }
+            await h.settle()
+            source.emit(.background)
+            await h.settle()
+            #expect(source.begun == 1 && source.fileAtEnd == [true])
+        }
+        // Nothing to send: the task is kept until the file is written (here: removed).
+        do {
+            let dir = tempDir()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+            let c = h.client(granted: true)
+            let source = WatchingSource(next: dir + "/queue.next")
+            c.bindToAppLifecycle(source: source, autoFlushEverySeconds: nil)
+            await h.settle()
+            source.emit(.background)
+            await h.settle()
+            #expect(source.begun == 1 && source.fileAtEnd == [false])
+            #expect(c.state.withLock { $0.nextBatchCurrent && $0.nextBatchTasks.isEmpty })
+        }
+        // Writing fails (a full disk): no file is due, the task ends with the flush.
+        do {
+            let dir = tempDir()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+            let c = h.client(granted: true)
+            await h.settle()
+            let fs = FaultyFileSystem(directory: dir, condition: .diskFull)
+            defer { fs.uninstall() }
+            let source = WatchingSource(next: dir + "/queue.next")
+            h.tx.answerAll(.status(503))
+            c.bindToAppLifecycle(source: source, autoFlushEverySeconds: nil)
+            c.pv()
+            await h.settle()
+            #expect(c.state.withLock { $0.storeFailing })
+            source.emit(.background)
+            await h.settle()
+            #expect(source.begun == 1 && source.fileAtEnd == [false])
+        }
+        // A kept task when the OS takes the background time back: ended at once.
+        do {
+            let h = Harness(store: FileScoreStore(directory: tempDir(), sync: false))
+            let c = h.client(granted: true)
+            await h.settle()
+            let source = WatchingSource(next: "/nonexistent/queue.next")
+            c.state.withLock { $0.nextBatchTasks = [(source, source.beginBackgroundTask())] }
+            c.backgroundTimeExpired()
+            #expect(source.fileAtEnd == [false] && c.state.withLock { $0.nextBatchTasks.isEmpty })
+        }
     }
 }
