@@ -443,7 +443,7 @@ extension ScoreClient {
         s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
         if let t = f.tokenTimer { scheduler.cancel(t) }
         if let t = f.budgetTimer { scheduler.cancel(t) }
-        if s.inBackground && nextBatchDue(&s) {
+        if keepsTaskForNextBatch(&s) {
             // Kept until the idle writer has written the next-batch file (below).
             s.nextBatchTasks += f.backgroundTasks
         } else {
@@ -510,7 +510,7 @@ extension ScoreClient {
             guard let f = s.flight else {
                 if s.loaded {
                     // Nothing to send: the task is kept until the next-batch file is written.
-                    guard s.inBackground, nextBatchDue(&s), let source, let taskId else { return true }
+                    guard keepsTaskForNextBatch(&s), let source, let taskId else { return true }
                     s.nextBatchTasks.append((source, taskId))
                     return false
                 }

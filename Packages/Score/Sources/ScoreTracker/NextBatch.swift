@@ -131,6 +131,14 @@ extension ScoreClient {
             && store is FileScoreStore
     }
 
+    /// Whether a background task ending now is kept until the queue writer is done (see
+    /// `ClientState.nextBatchTasks`): in the background with a file store, when the file is due or
+    /// the writer runs (it may be writing the file: it ends the kept tasks when it has written it,
+    /// and at the latest when it goes idle).
+    func keepsTaskForNextBatch(_ s: inout ClientState) -> Bool {
+        s.inBackground && (nextBatchDue(&s) || (s.writerRunning && store is FileScoreStore))
+    }
+
     /// Ends the background tasks kept for the next-batch file (see `ClientState.nextBatchTasks`),
     /// outside the lock.
     func endNextBatchTasks() {

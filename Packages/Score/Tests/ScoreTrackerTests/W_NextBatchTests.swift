@@ -528,36 +528,31 @@ import TrackerCoreTestKit
         func emit(_ e: AppLifecycleEvent) { lock.withLock { handler }?(e) }
     }
 
+    /// A bound client over a new file store with `events` queued, sent to the background with the
+    /// collector answering 503; the source that watched its background task.
+    private func backgroundWatched(events: Int) async -> (WatchingSource, ScoreClient) {
+        let dir = tempDir()
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(granted: true)
+        let source = WatchingSource(next: dir + "/queue.next")
+        h.tx.answerAll(.status(503))
+        c.bindToAppLifecycle(source: source, autoFlushEverySeconds: nil)
+        for _ in 0..<events { c.pv() }
+        await h.settle()
+        source.emit(.background)
+        await h.settle()
+        try? FileManager.default.removeItem(atPath: dir)
+        return (source, c)
+    }
+
     @Test func SC176_theBackgroundTaskEndsOnceTheFileIsWritten() async throws {
         // A failed background flush: the task ends after the file is written.
-        do {
-            let dir = tempDir()
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
-            let c = h.client(granted: true)
-            let source = WatchingSource(next: dir + "/queue.next")
-            h.tx.answerAll(.status(503))
-            c.bindToAppLifecycle(source: source, autoFlushEverySeconds: nil)
-            for _ in 0..<5 { c.pv() }
-            await h.settle()
-            source.emit(.background)
-            await h.settle()
-            #expect(source.begun == 1 && source.fileAtEnd == [true])
-        }
+        let (failed, _) = await backgroundWatched(events: 5)
+        #expect(failed.begun == 1 && failed.fileAtEnd == [true], "\(failed.fileAtEnd)")
         // Nothing to send: the task is kept until the file is written (here: removed).
-        do {
-            let dir = tempDir()
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
-            let c = h.client(granted: true)
-            let source = WatchingSource(next: dir + "/queue.next")
-            c.bindToAppLifecycle(source: source, autoFlushEverySeconds: nil)
-            await h.settle()
-            source.emit(.background)
-            await h.settle()
-            #expect(source.begun == 1 && source.fileAtEnd == [false])
-            #expect(c.state.withLock { $0.nextBatchCurrent && $0.nextBatchTasks.isEmpty })
-        }
+        let (empty, c) = await backgroundWatched(events: 0)
+        #expect(empty.begun == 1 && empty.fileAtEnd == [false])
+        #expect(c.state.withLock { $0.nextBatchCurrent && $0.nextBatchTasks.isEmpty })
         // Writing fails (a full disk): no file is due, the task ends with the flush.
         do {
             let dir = tempDir()
