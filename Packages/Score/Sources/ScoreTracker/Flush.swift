@@ -210,7 +210,7 @@ extension ScoreClient {
             if f.awaitsPersist {
                 // Persist before send (see `completeEarlySelection`): the writer resumes the flight.
                 f.awaitsPersist = false
-                if !s.storeFailing && !f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
+                if !s.storeFailing && !f.selectedArePersisted {
                     _ = f.machine.handle(.awaitPersist)
                     return .none
                 }

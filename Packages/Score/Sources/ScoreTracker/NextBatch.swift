@@ -210,7 +210,8 @@ extension ScoreClient {
         var index = QuickIndex(anonymousId: anonymousId, epoch: 0)
         for (r, offset) in zip(records, hint.offsets) {
             guard r.count > 3, r[0] == 65, r.count - 3 + bodyOverhead <= maxBodyBytes else { return nil }
-            let ok = r.withUnsafeBufferPointer { index.visit(offset: offset, payload: $0, checksum: CRC32.checksum($0)) }
+            // Checked by `readRecords` already; the index reads a checksum of remove records only.
+            let ok = r.withUnsafeBufferPointer { index.visit(offset: offset, payload: $0, checksum: 0) }
             guard ok else { return nil }
         }
         guard index.resolve() else { return nil }

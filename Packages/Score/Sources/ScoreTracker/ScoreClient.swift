@@ -913,8 +913,7 @@ public final class ScoreClient: Sendable {
                 }
                 if compact { s.deadRecords = 0 }
                 if appended || compact { s.nextBatchCurrent = false }
-                // An event that left the queue unwritten is never written: not waited for.
-                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
+                if let f = s.flight, f.machine.phase == .waitingPersist, f.selectedArePersisted {
                     return (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
                 }
                 return nil

@@ -23,6 +23,10 @@ final class Flight: @unchecked Sendable {
         self.id = id
         self.machine = machine
     }
+
+    /// Whether every selected event is persisted, or left the queue unwritten (the writer never
+    /// writes such an event: it is not waited for). Under the client's lock.
+    var selectedArePersisted: Bool { selected.allSatisfy { $0.persisted || !$0.inQueue } }
 }
 
 /// A buffered anonymously-sent event, for replay.
