@@ -10,10 +10,7 @@ import TrackerCoreTestKit
 // same, the collector answering 503, with an auto flush every 10 s (the retry that is
 // scheduled: only it may wake the SDK). `idle.wakeups.after_flush.autoflush`: the first case with
 // an auto flush every 10 s: the flush empties the queue, so its timer is not armed again and
-// nothing wakes. `idle.wakeups.background_after_failed_flush`: the events are not flushed but the
-// app goes to the background (`onBackground()`), the collector answering 503: the bounded
-// background flush fails, the queue writer writes the next-batch file (`queue.next`, reported as
-// `next_batch_file_written`) and goes idle; nothing is due after that. Each reports, per thread name (`tracker.curl`,
+// nothing wakes. Each reports, per thread name (`tracker.curl`,
 // `tracker.io`, ...), the voluntary context switches made over the idle window, and
 // `other_threads` for every other thread of the process but the bench's own (Dispatch workers
 // firing timers). Linux only (`/proc/self/task`). Opt-in (it idles for real):
@@ -24,7 +21,6 @@ func idleBenchCases() -> [BenchCase] {
         BenchCase(name: "idle.wakeups.after_flush", run: { try runIdle(failing: false) }),
         BenchCase(name: "idle.wakeups.after_failed_flush", run: { try runIdle(failing: true) }),
         BenchCase(name: "idle.wakeups.after_flush.autoflush", run: { try runIdle(failing: false, autoFlush: true) }),
-        BenchCase(name: "idle.wakeups.background_after_failed_flush", run: { try runIdle(failing: true, background: true) }),
     ]
 }
 
@@ -68,7 +64,7 @@ private func blocking(_ body: @escaping @Sendable () async -> Void) {
     done.wait()
 }
 
-private func runIdle(failing: Bool, autoFlush: Bool = false, background: Bool = false) throws -> [String: Double] {
+private func runIdle(failing: Bool, autoFlush: Bool = false) throws -> [String: Double] {
     #if os(Linux)
         let seconds = Double(ProcessInfo.processInfo.environment["IDLE_BENCH_SECONDS"] ?? "") ?? 20
         let status = failing ? 503 : 200
@@ -83,12 +79,11 @@ private func runIdle(failing: Bool, autoFlush: Bool = false, background: Bool = 
             store: FileScoreStore(directory: dir, sync: true), transport: CurlTransport(), onDiagnostic: { _ in })
         client.grantAllConsent()
         for i in 0..<10 { client.track("poll_vote", props: ["round": i]) }
-        if (failing || autoFlush) && !background { client.startAutoFlush(everySeconds: 10) }
-        if background { client.onBackground() } else { blocking { try? await client.flush() } }
-        // Let the flush's tail (writes, the queue's sync; the background flush itself) finish
-        // before the window opens.
-        Thread.sleep(forTimeInterval: 1)
+        if failing || autoFlush { client.startAutoFlush(everySeconds: 10) }
+        blocking { try? await client.flush() }
         let requests = Double(server.requestCount)
+        // Let the flush's tail (writes, the queue's sync) finish before the window opens.
+        Thread.sleep(forTimeInterval: 1)
         let before = voluntarySwitchesByThread()
         Thread.sleep(forTimeInterval: seconds)
         let after = voluntarySwitchesByThread()
@@ -96,7 +91,6 @@ private func runIdle(failing: Bool, autoFlush: Bool = false, background: Bool = 
             "idle_seconds": seconds, "requests_before_idle": requests,
             "requests_during_idle": Double(server.requestCount) - requests,
         ]
-        if background { figures["next_batch_file_written"] = FileManager.default.fileExists(atPath: dir + "/queue.next") ? 1 : 0 }
         for (name, count) in after {
             figures["voluntary_switches.\(name)"] = count - (before[name] ?? 0)
         }

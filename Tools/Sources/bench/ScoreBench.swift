@@ -68,25 +68,6 @@ private func evictFromPageCache(_ path: String) {
     #endif
 }
 
-/// A transport that refuses every request (an app offline).
-private struct RefusingTransport: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 503) }
-}
-
-/// Copies a file with its modification time (a relaunch sees the files as they were left);
-/// nothing when `from` is missing.
-private func copyKeepingTimes(_ from: String, _ to: String) {
-    guard (try? FileManager.default.copyItem(atPath: from, toPath: to)) != nil else { return }
-    var st = stat()
-    guard stat(from, &st) == 0 else { return }
-    #if canImport(Darwin)
-        var times = [st.st_atimespec, st.st_mtimespec]
-    #else
-        var times = [st.st_atim, st.st_mtim]
-    #endif
-    _ = utimensat(AT_FDCWD, to, &times, 0)
-}
-
 /// A transport that is never called in these cases.
 private struct NullTransport: HTTPTransport {
     func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
@@ -334,21 +315,12 @@ func scoreBenchCases() -> [BenchCase] {
             // queue is loaded and checked, so it shows the loaded depth); `send_*`: constructed
             // and sending (below).
             var out: [String: Double] = [:]
-            // The stored files of an app that went to the background with `n` events queued and
-            // could not send them (offline): the queue log, the identity file and the next-batch
-            // file (`queue.next`) its idle writer then wrote.
             func fill(_ dir: String, _ n: Int) {
                 let store = CountingStore(benchFileStore(dir))
                 let c = makeClient(store, maxQueueSize: 200_000)
                 let props = benchProps()
                 for _ in 0..<n { c.track("poll_vote", props: props) }
                 waitForAdds(store, n)
-                // The app relaunched over the files (the next-batch file needs the store itself,
-                // not a wrapper), then sent to the background.
-                let app = makeClient(FileScoreStore(directory: dir), maxQueueSize: 200_000, transport: RefusingTransport())
-                _ = app.inspect()
-                app.onBackground()
-                for _ in 0..<5_000 where !FileManager.default.fileExists(atPath: dir + "/queue.next") { usleep(1_000) }
                 usleep(100_000)
             }
             // `1k_defaultcap`: a queue at the SDK's default cap (1,000, a store full after a long
@@ -364,54 +336,35 @@ func scoreBenchCases() -> [BenchCase] {
                 if n > 0 { fill(dir, n) }
                 var construct = [Double]()
                 var ready = [Double]()
-                var readyNoFile = [Double]()
                 var depth = 0
-                // `ready_*_nofile`: rounds between the others with the next-batch file moved
-                // aside (its batch is read and unused when no flush is asked for).
-                let next = dir + "/queue.next"
-                let hasFile = FileManager.default.fileExists(atPath: next)
-                for round in 0..<(hasFile ? 2 * rounds : rounds) {
-                    let noFile = hasFile && round % 2 == 1
-                    if noFile { _ = rename(next, next + ".aside") }
+                for _ in 0..<rounds {
                     let t0 = MonotonicClock.nowNs()
                     let c = makeClient(FileScoreStore(directory: dir), maxQueueSize: cap)
                     let t1 = MonotonicClock.nowNs()
                     depth = c.inspect().queue.depth
                     let t2 = MonotonicClock.nowNs()
-                    if noFile {
-                        _ = rename(next + ".aside", next)
-                        readyNoFile.append(Double(t2 - t0) / 1e6)
-                    } else {
-                        construct.append(Double(t1 - t0) / 1e6)
-                        ready.append(Double(t2 - t0) / 1e6)
-                    }
+                    construct.append(Double(t1 - t0) / 1e6)
+                    ready.append(Double(t2 - t0) / 1e6)
                     usleep(20_000)
                 }
-                if !readyNoFile.isEmpty { out.merge(Stats.summary(readyNoFile, prefix: "ready_\(tag)_nofile_ms")) { $1 } }
                 // `send_*`: constructed, `flush()` called at once, until its first request
-                // reaches the transport (each round on its own copy of the stored files, with
-                // their modification times: the flush removes what it sends). The launch reads
-                // the next-batch file first and sends its batch before it reads the log.
-                // `send_*_nofile`: the same without that file (a launch after the app was killed
-                // in the foreground): the log is read first. `send_*_cold` (Linux): the copy's
-                // pages are evicted from the page cache first, so the load reads them from the
-                // disk, as a launch after a reboot or after the system reclaimed the memory does.
+                // reaches the transport (each round on its own copy of the stored files: the
+                // flush removes what it sends). `send_*_cold` (Linux): the copy's pages are
+                // evicted from the page cache first, so the load reads them from the disk, as a
+                // launch after a reboot or after the system reclaimed the memory does.
                 var send = [Double]()
-                var sendNoFile = [Double]()
                 var sendCold = [Double]()
                 #if os(Linux)
                     let coldRounds = n > 0 && n <= 10_000 ? 5 : 0
                 #else
                     let coldRounds = 0
                 #endif
-                let noFileRounds = n > 0 ? rounds : 0
-                for round in 0..<(rounds + noFileRounds + coldRounds) {
-                    let noFile = round >= rounds && round < rounds + noFileRounds
-                    let cold = round >= rounds + noFileRounds
+                for round in 0..<(rounds + coldRounds) {
+                    let cold = round >= rounds
                     let copy = tempDir("launch-\(tag)-copy")
                     defer { try? FileManager.default.removeItem(atPath: copy) }
-                    for f in ["queue.log", "identity.json", "queue.next"] where !(noFile && f == "queue.next") {
-                        copyKeepingTimes(dir + "/" + f, copy + "/" + f)
+                    for f in ["queue.log", "identity.json"] {
+                        try? FileManager.default.copyItem(atPath: dir + "/" + f, toPath: copy + "/" + f)
                         if cold { evictFromPageCache(copy + "/" + f) }
                     }
                     let transport = FirstSendTransport()
@@ -425,7 +378,7 @@ func scoreBenchCases() -> [BenchCase] {
                     if n > 0 {
                         transport.firstSend.wait()
                         let ms = Double(transport.firstSendNs.load(ordering: .relaxed) - t0) / 1e6
-                        if cold { sendCold.append(ms) } else if noFile { sendNoFile.append(ms) } else { send.append(ms) }
+                        if cold { sendCold.append(ms) } else { send.append(ms) }
                     }
                     while !flushed.load(ordering: .relaxed) { usleep(200) }
                     _ = c.inspect()
@@ -436,7 +389,6 @@ func scoreBenchCases() -> [BenchCase] {
                     out.merge(Stats.summary(send, prefix: "send_\(tag)_ms")) { $1 }
                     out["send_\(tag)_first_ms"] = send.first ?? 0
                 }
-                if !sendNoFile.isEmpty { out.merge(Stats.summary(sendNoFile, prefix: "send_\(tag)_nofile_ms")) { $1 } }
                 if !sendCold.isEmpty { out.merge(Stats.summary(sendCold, prefix: "send_\(tag)_cold_ms")) { $1 } }
                 out.merge(Stats.summary(construct, prefix: "construct_\(tag)_ms")) { $1 }
                 out.merge(Stats.summary(ready, prefix: "ready_\(tag)_ms")) { $1 }

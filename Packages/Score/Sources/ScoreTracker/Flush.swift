@@ -23,8 +23,6 @@ extension ScoreClient {
                 return nil
             }
             guard s.loaded else {
-                // With the next-batch file's batch at once, when it is usable (`NextBatch.swift`).
-                if s.early != nil, let started = startEarlyFlight(&s, waiter: waiter) { return started }
                 // Started right after the start-up load (see `loadStored()`).
                 s.flushBeforeLoad.requested = true
                 if let waiter { s.flushBeforeLoad.waiters.append(waiter) }
@@ -207,14 +205,6 @@ extension ScoreClient {
         }
         let step: Step = state.withLock { s in
             guard let f = s.flight, f.id == flightId else { return .none }
-            if f.awaitsPersist {
-                // Persist before send (see `completeEarlySelection`): the writer resumes the flight.
-                f.awaitsPersist = false
-                if !s.storeFailing && !f.selectedArePersisted {
-                    _ = f.machine.handle(.awaitPersist)
-                    return .none
-                }
-            }
             // An event still in a request of an abandoned flush is settled by that request's
             // answer: this flush leaves it alone (sending it again would deliver it twice).
             while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue || f.selected[f.cursor].sending { f.cursor += 1 }
@@ -267,12 +257,9 @@ extension ScoreClient {
             var encoded: [[UInt8]] = []
             var size = ScoreClient.bodyOverhead
             var tooLarge: [QueuedEvent] = []
-            // Before the merge (an early flight), the stored userId stands in for the one the
-            // merge would take.
-            let userId = s.userId ?? (s.loaded ? nil : s.earlyUserId)
             for (e, known, _) in candidates where e.inQueue && !e.sending {
                 guard var bytes = known ?? read[ObjectIdentifier(e)] else { continue }
-                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = userId {
+                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId {
                     bytes = EnvelopeBytes.withUserId(bytes, uid)
                 }
                 if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
@@ -352,14 +339,9 @@ extension ScoreClient {
         return present.count
     }
 
-    func batchAnswered(_ flightId: Int, _ batch: [QueuedEvent], _ encoded: [[UInt8]], _ status: Int) {
+    private func batchAnswered(_ flightId: Int, _ batch: [QueuedEvent], _ encoded: [[UInt8]], _ status: Int) {
         var droppedRejected = false
         let after: [FlushMachine.Action] = state.withLock { s in
-            guard s.loaded else {
-                // An early request's answer: handled after the merge (see `parkedAnswers`).
-                s.parkedAnswers.append(ParkedAnswer(flightId: flightId, batch: batch, encoded: encoded, status: status))
-                return []
-            }
             for e in batch { e.sending = false }
             guard let f = s.flight, f.id == flightId else {
                 // The answer of an abandoned flush: it no longer changes that flush's outcome, but
@@ -443,19 +425,12 @@ extension ScoreClient {
         s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
         if let t = f.tokenTimer { scheduler.cancel(t) }
         if let t = f.budgetTimer { scheduler.cancel(t) }
-        if keepsTaskForNextBatch(&s) {
-            // Kept until the idle writer has written the next-batch file (below).
-            s.nextBatchTasks += f.backgroundTasks
-        } else {
-            for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
-        }
+        for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
         f.backgroundTasks = []
         let result: Result<Void, ScoreError> =
             ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
         for w in f.waiters { w.resume(returning: result) }
         f.waiters = []
-        // In the background, the idle writer writes the next-batch file for the next launch.
-        if s.inBackground { kickWriters(&s) }
         // Nothing left to do: no periodic wake-up until work arrives (see `armAutoFlushIfIdle`).
         if let t = s.autoFlushTimer, !hasAutoFlushWork(&s) {
             scheduler.cancel(t)
@@ -499,8 +474,6 @@ extension ScoreClient {
         let taskId = source?.beginBackgroundTask()
         startFlush()
         attachBackground(source: source, taskId: taskId, deadlineMs: clock.nowMs() + budget)
-        // No flush ran (nothing to send): the next-batch file is still due.
-        state.withLock { kickWriters(&$0) }
     }
 
     /// Binds a background flush's task and budget to the flush in flight, or ends the task when
@@ -508,12 +481,7 @@ extension ScoreClient {
     func attachBackground(source: AppLifecycleSource?, taskId: BackgroundTaskID?, deadlineMs: Int64) {
         let ended: Bool = state.withLock { s in
             guard let f = s.flight else {
-                if s.loaded {
-                    // Nothing to send: the task is kept until the next-batch file is written.
-                    guard keepsTaskForNextBatch(&s), let source, let taskId else { return true }
-                    s.nextBatchTasks.append((source, taskId))
-                    return false
-                }
+                if s.loaded { return true }
                 s.backgroundBeforeLoad.append(DeferredBackground(source: source, taskId: taskId, deadlineMs: deadlineMs))
                 return false
             }

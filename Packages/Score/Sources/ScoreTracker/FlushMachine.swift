@@ -14,8 +14,6 @@
 ///   stops sending;
 /// - when no event is left to send (or sending stopped), the link-anonymous step runs; when it
 ///   ends the flush completes, successfully unless something failed;
-/// - while sending, it may be told to wait for the selected events to be persisted again (an early
-///   flight's selection took in events not written yet); it then goes on as after the first wait;
 /// - an abandoned flush (its background budget ran out, or the OS took the background time back)
 ///   completes at once as failed; the events stay queued. Events after completion are ignored.
 struct FlushMachine: Sendable, Equatable {
@@ -50,9 +48,6 @@ struct FlushMachine: Sendable, Equatable {
         case linkFinished
         /// Give up now (background budget, background time expired).
         case abandon
-        /// While sending: wait until the selected events are persisted before the next batch
-        /// (an early flight's selection took in events not written yet).
-        case awaitPersist
     }
 
     /// Outputs, carried out in order.
@@ -140,10 +135,6 @@ struct FlushMachine: Sendable, Equatable {
             return complete(ok: !failed)
         case .abandon:
             return complete(ok: false)
-        case .awaitPersist:
-            guard phase == .sending else { return [] }
-            phase = .waitingPersist
-            return []
         }
     }
 

@@ -123,8 +123,6 @@ extension ScoreClient {
             return f.id
         }
         if let flight { abandon(flight) }
-        // The OS wants its time back now: no task waits for the next-batch file.
-        endNextBatchTasks()
     }
 
     #if canImport(UIKit) && !os(watchOS)

@@ -724,7 +724,7 @@ public final class ScoreClient: Sendable {
         // Before the start-up load nothing is written: the log is not read yet, and the events
         // recorded meanwhile still carry the placeholder anonymous id.
         guard s.loaded else { return w }
-        if (!s.writeOps.isEmpty || nextBatchDue(&s)) && !s.writerRunning && !s.writerBackingOff {
+        if !s.writeOps.isEmpty && !s.writerRunning && !s.writerBackingOff {
             s.writerRunning = true
             w.queue = true
         }
@@ -753,7 +753,6 @@ public final class ScoreClient: Sendable {
             if at >= pending.count {
                 enum Next {
                     case write, syncFirst
-                    case nextBatch(NextBatchHint?, generation: Int)
                     case nap(Int)
                     case exit(armSyncTimerMs: Int64?)
                 }
@@ -768,12 +767,6 @@ public final class ScoreClient: Sendable {
                     // otherwise by a timer.
                     let wait = ScoreClient.queueSyncWaitMs(s, now: now)
                     if s.queueUnsynced && wait <= 0 { return (ops, .syncFirst) }
-                    // In the background, all written: the next-batch file (`NextBatch.swift`).
-                    if nextBatchDue(&s) {
-                        s.nextBatchCurrent = true
-                        let (hint, generation) = nextBatchSnapshot(&s)
-                        return (ops, .nextBatch(hint, generation: generation))
-                    }
                     // Still running while it naps: a recording call meanwhile only appends.
                     if naps < ScoreClient.writerNapsUs.count { return (ops, .nap(ScoreClient.writerNapsUs[naps])) }
                     s.writerRunning = false
@@ -790,11 +783,6 @@ public final class ScoreClient: Sendable {
                 case .syncFirst:
                     startQueueSync(now: now)
                     continue
-                case .nextBatch(let hint, let generation):
-                    // Nothing writes the log meanwhile: this is its writer.
-                    (store as? FileScoreStore)?.saveNextBatch(hint, generation: generation)
-                    endNextBatchTasks()
-                    continue
                 case .nap(let us):
                     naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
                     continue
@@ -805,7 +793,6 @@ public final class ScoreClient: Sendable {
                         }
                     }
                     releaseDropLaterOnExit()
-                    endNextBatchTasks()
                     return
                 }
             }
@@ -912,8 +899,7 @@ public final class ScoreClient: Sendable {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
-                if appended || compact { s.nextBatchCurrent = false }
-                if let f = s.flight, f.machine.phase == .waitingPersist, f.selectedArePersisted {
+                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
                     return (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
                 }
                 return nil
@@ -972,7 +958,6 @@ public final class ScoreClient: Sendable {
         }
         if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
         releaseDropLaterOnExit()
-        endNextBatchTasks()
     }
 
     /// Milliseconds until a sync of the queue log is due (0 or less: due now).

@@ -53,8 +53,6 @@ extension ScoreClient {
 
     /// Reads the store and merges what it holds into the state (see the comment at the top).
     func loadStored() {
-        // The next-batch file's batch first: a flush asked for meanwhile sends it at once.
-        if let file = store as? FileScoreStore { prepareEarlyBatch(file) }
         var contents = ScoreStoreContents()
         var loadFailed = false
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
@@ -93,17 +91,6 @@ extension ScoreClient {
             return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
         }
         start(starts)
-        // Answers to the early request that came before the merge (on the scheduler: nothing
-        // that could call `inspect()` runs on this thread until the load is done).
-        let parked = state.withLock { s in
-            defer { s.parkedAnswers = [] }
-            return s.parkedAnswers
-        }
-        if !parked.isEmpty {
-            scheduler.spawn { [self] in
-                for p in parked { batchAnswered(p.flightId, p.batch, p.encoded, p.status) }
-            }
-        }
         var diagnostics: [Diagnostic] = []
         if loadFailed { diagnostics.append(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
         if contents.readOnly {
@@ -178,13 +165,8 @@ extension ScoreClient {
         publishView(&s)
         if identity.anonymousId == nil || !identity.discarded.isEmpty { s.identityDirty = true }
 
-        // The queue: the stored events first (the early batch's own objects for its events),
-        // then the recorded ones one by one.
-        var queue = scratch.queue
-        if !s.earlyEvents.isEmpty { ScoreClient.adoptEarly(s.earlyEvents, into: &queue) }
-        s.earlyEvents = []
-        s.early = nil
-        s.queue = queue
+        // The queue: the stored events first, then the recorded ones one by one.
+        s.queue = scratch.queue
         s.noticeCount = scratch.noticeCount
         s.deadRecords = scratch.deadRecords
         s.writeOps = []
@@ -204,7 +186,6 @@ extension ScoreClient {
             s.storeFailing = true
         }
         applyRetention(&s, now: clock.nowMs())
-        if let f = s.flight, f.early { completeEarlySelection(&s, f) }
         if s.autoFlushMs != nil && s.autoFlushTimer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
         let pending = s.flushBeforeLoad
         s.flushBeforeLoad = PendingFlush()

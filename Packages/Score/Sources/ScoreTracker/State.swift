@@ -12,21 +12,11 @@ final class Flight: @unchecked Sendable {
     var tokenTimer: TimerToken?
     var budgetTimer: TimerToken?
     var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
-    /// Started before the start-up load with the next-batch file's batch (`NextBatch.swift`): its
-    /// selection is completed at the merge.
-    var early = false
-    /// Whether the next batch waits until the selected events are persisted (an early flight's
-    /// selection took in events not written yet).
-    var awaitsPersist = false
 
     init(id: Int, machine: FlushMachine) {
         self.id = id
         self.machine = machine
     }
-
-    /// Whether every selected event is persisted, or left the queue unwritten (the writer never
-    /// writes such an event: it is not waited for). Under the client's lock.
-    var selectedArePersisted: Bool { selected.allSatisfy { $0.persisted || !$0.inQueue } }
 }
 
 /// A buffered anonymously-sent event, for replay.
@@ -143,22 +133,6 @@ struct ClientState {
     var flushBeforeLoad = PendingFlush()
     /// Background flushes asked for before the load.
     var backgroundBeforeLoad: [DeferredBackground] = []
-    // the next-batch file (see `NextBatch.swift`)
-    /// Its batch, read at launch and not used yet.
-    var early: EarlyBatch?
-    /// The events of the early flight's batch, until the merge adopts them.
-    var earlyEvents: [QueuedEvent] = []
-    /// The stored userId, for the early batch's events sent before the merge.
-    var earlyUserId: String?
-    /// Answers that came before the merge, handled right after it.
-    var parkedAnswers: [ParkedAnswer] = []
-    /// Whether the file describes the log as it is (cleared by each append and compaction).
-    var nextBatchCurrent = false
-    /// Background tasks kept until the queue writer has written the file (so that the app is not
-    /// suspended before it); ended by the writer, at the latest when it goes idle.
-    var nextBatchTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
-    /// How many flushes started with the file's batch (tests read it).
-    var earlyFlights = 0
 
     init(consent: ConsentState, anonymousId: String, sessionId: String) {
         self.consent = consent
@@ -208,8 +182,6 @@ struct EventQueue: RandomAccessCollection {
     subscript(i: Int) -> QueuedEvent { storage[i] }
 
     mutating func append(_ e: QueuedEvent) { storage.append(e) }
-    /// Puts `e` at `i` (an index of this collection) in place of the event there.
-    mutating func replace(at i: Int, with e: QueuedEvent) { storage[i] = e }
     mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
 
     /// Removes the event at `i` (an index of this collection); a front cut-off moves the removed

@@ -247,10 +247,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The identity file's bytes, after removing stale temporary files of interrupted writes.
     private func readIdentity() -> [UInt8]? {
         let identity = (try? FileIO.readBytes(identityPath)) ?? nil
-        // A kill between an identity (or next-batch) write and its rename leaves
-        // `identity.json.tmp-<uuid>` (`queue.next.tmp-<uuid>`).
+        // A kill between an identity write and its rename leaves `identity.json.tmp-<uuid>`.
         FileIO.removeStaleTemporaryFiles(
-            of: ["identity.json", "queue.next"], in: directory,
+            of: ["identity.json"], in: directory,
             olderThanSeconds: Self.staleTemporaryFileAge)
         return identity
     }
@@ -290,45 +289,6 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             generation = next
             forward = [:]
             return FramedContents(frames: frames, generation: generation)
-        }
-    }
-
-    /// The next-batch file's path (see `NextBatch.swift`).
-    var nextBatchPath: String { directory + "/queue.next" }
-
-    /// Writes the next-batch file for `hint` (its fingerprint filled in from the log file as it
-    /// is now), or removes it when `hint` is `nil`, when its locations are not in the log's current
-    /// generation, or when the log cannot be fingerprinted. Best effort: a file that is missing
-    /// or stale only costs the next launch its early request. The caller makes sure nothing
-    /// writes the log meanwhile (the client's queue writer writes it).
-    func saveNextBatch(_ hint: NextBatchHint?, generation expected: Int) {
-        lock.withLock { _ in
-            guard var hint, expected == generation, let fingerprint = AppendLog.fingerprint(path: queuePath) else {
-                _ = FileFaults.unlink(nextBatchPath)
-                return
-            }
-            hint.log = fingerprint
-            if (try? FileIO.writeAtomically(hint.encode(), to: nextBatchPath, directory: directory)) == nil {
-                _ = FileFaults.unlink(nextBatchPath)
-            }
-        }
-    }
-
-    /// The next-batch file and its batch's records, read from the queue log, when the file is
-    /// intact and the log is still the one it describes (see `NextBatch.swift`); `nil` otherwise.
-    /// Also the identity file's bytes, read without the start-up's clean-up (the load does that).
-    /// `accept` sees the file first: `false` reads nothing more.
-    func readNextBatch(accept: (NextBatchHint) -> Bool) -> (hint: NextBatchHint, records: [[UInt8]], identity: [UInt8]?)? {
-        // The file is replaced by a rename, never written in place: read without the lock, so
-        // that `accept` (which takes the client's lock) runs outside it.
-        guard opensQuickly, let bytes = (try? FileIO.readBytes(nextBatchPath)) ?? nil,
-            let hint = NextBatchHint.decode(bytes), accept(hint)
-        else { return nil }
-        return lock.withLock { _ in
-            guard let records = AppendLog.readRecords(path: queuePath, at: hint.offsets, ifFingerprint: hint.log) else {
-                return nil
-            }
-            return (hint, records, (try? FileIO.readBytes(identityPath)) ?? nil)
         }
     }
 

@@ -45,16 +45,14 @@ import TrackerCoreTestKit
         let store = FileScoreStore(directory: dir, sync: false)
         _ = try store.load()
         let stale = dir + "/identity.json.tmp-" + IDs.uuidV4()
-        // The next-batch file's (`queue.next`, written the same way) too.
-        let staleNext = dir + "/queue.next.tmp-" + IDs.uuidV4()
         let young = dir + "/identity.json.tmp-" + IDs.uuidV4()
         let foreign = [dir + "/notes.json.tmp-" + IDs.uuidV4(), dir + "/identity.json.tmp-short"]
-        for p in [stale, staleNext, young] + foreign { _ = FileManager.default.createFile(atPath: p, contents: Data("x".utf8)) }
+        for p in [stale, young] + foreign { _ = FileManager.default.createFile(atPath: p, contents: Data("x".utf8)) }
         let old = Date(timeIntervalSinceNow: -Double(FileScoreStore.staleTemporaryFileAge) - 5)
-        for p in [stale, staleNext] + foreign { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: p) }
+        for p in [stale] + foreign { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: p) }
         _ = try FileScoreStore(directory: dir, sync: false).load()
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: dir))
-        for p in [stale, staleNext] { #expect(!names.contains(String(p.split(separator: "/").last!))) }
+        #expect(!names.contains(String(stale.split(separator: "/").last!)))
         for p in [young] + foreign { #expect(names.contains(String(p.split(separator: "/").last!))) }
     }
 

@@ -18,9 +18,6 @@ import TrackerCoreTestKit
 //           one diagnostic.
 //   SC127 — one diagnostic per call, with the count, for every per-key validation path.
 //   SC128 — the envelope and body fields derived from the spec's table (not from golden files).
-//   SC174 — a flush waiting for its events to be persisted goes on when one of them leaves the
-//           queue unwritten (consent withdrawn, shed): it used to wait for it forever, and every
-//           later flush joined it.
 @Suite struct ReliabilityScenarios {
     // MARK: SC120
 
@@ -500,27 +497,5 @@ import TrackerCoreTestKit
             ]
             .joined(separator: ",") + "}"
         #expect(try file("request-link-anonymous.json") == link + "\n")
-    }
-
-    // MARK: SC174
-
-    @Test func SC174_aFlushWaitingToPersistGoesOnWhenAnUnwrittenEventLeaves() async throws {
-        let h = Harness(holdsOutsideWork: true)
-        let c = h.client(granted: true)
-        await h.settle()
-        // Recorded, their write held until the settle; a flush starts and waits for them.
-        c.pv()
-        c.track(Events.shared.AdImpression)
-        c.startFlush()
-        #expect(c.state.withLock { $0.flight?.machine.phase } == .waitingPersist)
-        // Advertising withdrawn before the writer ran: the ad impression leaves unwritten.
-        c.setConsent(ConsentState(analytics: true, personalization: true, advertising: false))
-        await h.settle()
-        #expect(c.state.withLock { $0.flight == nil && $0.lastFlushOk == true })
-        #expect(h.tx.batches == [[E(1)]])
-        // A later flush is its own (it does not join a stuck one).
-        c.pv()
-        await h.clock.withOutsideWorkReleased { await h.flush(c) }
-        #expect(h.tx.batches.count == 2)
     }
 }

@@ -15,9 +15,6 @@ import Testing
 // SC142 no event left: the link step, then completion (ok unless something failed).
 // SC143 abandon completes at once as failed, from any phase; a completed flush ignores events.
 // SC144 events that do not belong to the current phase are ignored.
-// SC173 while sending, `awaitPersist` waits for the selected events to be persisted again, then
-//       goes on (through the token step when a provider is set by then); out of `sending` it is
-//       ignored; the batch size a 413 halved is kept.
 @Suite struct FlushMachineTests {
     typealias M = FlushMachine
 
@@ -129,25 +126,5 @@ import Testing
         #expect(linking.handle(.batchAnswered(status: 200, events: 1)).isEmpty)
         #expect(linking.handle(.batchesExhausted).isEmpty)
         #expect(linking.phase == .linking)
-    }
-
-    @Test func SC173_awaitPersistWhileSending() {
-        var m = M.start(needsPersist: false, hasProvider: false, batchLimit: 100).0
-        #expect(m.handle(.batchAnswered(status: 413, events: 100)) == [.sendNextBatch])
-        #expect(m.handle(.awaitPersist) == [])
-        #expect(m.phase == .waitingPersist && m.batchLimit == 50)
-        // An answer meanwhile belongs to no batch of this phase.
-        #expect(m.handle(.batchAnswered(status: 200, events: 1)) == [])
-        #expect(m.handle(.persisted(hasProvider: false)) == [.sendNextBatch])
-        #expect(m.phase == .sending && m.batchLimit == 50)
-        // A provider set by then is consulted first.
-        #expect(m.handle(.awaitPersist) == [])
-        #expect(m.handle(.persisted(hasProvider: true)) == [.consultToken])
-        #expect(m.phase == .waitingToken)
-        // Out of `sending`: ignored.
-        #expect(m.handle(.awaitPersist) == [] && m.phase == .waitingToken)
-        var done = M.start(needsPersist: false, hasProvider: false, batchLimit: 10).0
-        _ = done.handle(.abandon)
-        #expect(done.handle(.awaitPersist) == [] && done.phase == .completed(ok: false))
     }
 }

@@ -53,16 +53,6 @@ final class TestIds: ScoreIdSource {
     }
 }
 
-/// Waits for `semaphore` without blocking a thread of the test's pool.
-func waitOffPool(_ semaphore: DispatchSemaphore) async {
-    await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async {
-            semaphore.wait()
-            k.resume()
-        }
-    }
-}
-
 /// Waits `ms` of manual time.
 func clockSleep(_ clock: ManualClock, _ ms: Int64) async {
     await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in

@@ -390,19 +390,29 @@ import TrackerCoreTestKit
             depth.withLock { $0 = c.inspect().queue.depth }
             loaded.signal()
         }.start()
-        await waitOffPool(policy.blocked)
+        await wait(policy.blocked)
         #expect(c.state.withLock { $0.loaded && $0.checkPending })
         // A write meanwhile: the writer runs over a log with 601 dead records and 100 queued.
         c.pv()
         await h.settle()
         policy.release.signal()
-        await waitOffPool(loaded)
+        await wait(loaded)
         #expect(depth.withLock { $0 } == 100)
         #expect(h.diagnostics.all.filter { $0.message.contains("damaged") }.count == 1)
         await h.clock.withOutsideWorkReleased { await h.flush(c) }
         let sent = h.tx.batches.flatMap { $0 }
         #expect(sent.count == 100 && !sent.contains(E(651)))
         #expect(!h.diagnostics.all.contains { $0.message.contains("could not be read back") })
+    }
+
+    /// Waits for `semaphore` without blocking a thread of the test's pool.
+    private func wait(_ semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { (k: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                semaphore.wait()
+                k.resume()
+            }
+        }
     }
 
     @Test func SC151_singleBytesFlippedAnywhereGiveWhatTheCarefulLoadGives() async throws {
