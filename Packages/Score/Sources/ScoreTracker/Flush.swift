@@ -425,17 +425,55 @@ extension ScoreClient {
         s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
         if let t = f.tokenTimer { scheduler.cancel(t) }
         if let t = f.budgetTimer { scheduler.cancel(t) }
-        for (source, id) in f.backgroundTasks { source.endBackgroundTask(id) }
-        f.backgroundTasks = []
         let result: Result<Void, ScoreError> =
             ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
-        for w in f.waiters { w.resume(returning: result) }
+        let wait = RemovalWait(
+            id: s.nextRemovalWaitId, target: s.writeOpsTaken + s.writeOps.count, result: result, waiters: f.waiters,
+            backgroundTasks: f.backgroundTasks)
         f.waiters = []
+        f.backgroundTasks = []
+        // The delivered events' removal is written before the callers go on (and before the app
+        // may be suspended): a kill after `flush()` returns does not send them again. Not when
+        // the store fails (it cannot be written), nor for longer than `removalWaitMs`.
+        if f.sent > 0, !s.storeFailing, wait.target > s.writeOpsWritten, !(wait.waiters.isEmpty && wait.backgroundTasks.isEmpty) {
+            s.nextRemovalWaitId += 1
+            let id = wait.id
+            wait.timer = scheduler.schedule(afterMs: ScoreClient.removalWaitMs) { [self] in removalWaitTimedOut(id) }
+            s.removalWaits.append(wait)
+        } else {
+            wait.finish()
+        }
         // Nothing left to do: no periodic wake-up until work arrives (see `armAutoFlushIfIdle`).
         if let t = s.autoFlushTimer, !hasAutoFlushWork(&s) {
             scheduler.cancel(t)
             s.autoFlushTimer = nil
         }
+    }
+
+    /// How long a finished flush waits at most for its delivered events' removal to be written
+    /// (a hung disk): then its callers go on, and the removal is written when the disk answers.
+    static let removalWaitMs: Int64 = 1_000
+
+    private func removalWaitTimedOut(_ id: Int) {
+        let wait: RemovalWait? = state.withLock { s in
+            guard let i = s.removalWaits.firstIndex(where: { $0.id == id }) else { return nil }
+            return s.removalWaits.remove(at: i)
+        }
+        wait?.finish()
+    }
+
+    /// The waits the writer's progress (or a write failure: `all`) ends, taken out of the state;
+    /// their timers cancelled. The caller finishes them after the lock.
+    func takeRemovalWaits(_ s: inout ClientState, all: Bool = false) -> [RemovalWait] {
+        guard !s.removalWaits.isEmpty else { return [] }
+        let done = all ? s.removalWaits : s.removalWaits.filter { $0.target <= s.writeOpsWritten }
+        guard !done.isEmpty else { return [] }
+        s.removalWaits.removeAll { all || $0.target <= s.writeOpsWritten }
+        for w in done {
+            if let t = w.timer { scheduler.cancel(t) }
+            w.timer = nil
+        }
+        return done
     }
 
     /// The bounded background flush ran out of time: abandon it; nothing is lost.

@@ -762,6 +762,7 @@ public final class ScoreClient: Sendable {
                     let ops = s.writeOps
                     s.writeOps = []
                     s.pendingRemoval = nil
+                    s.writeOpsTaken = s.writeOpsWritten + ops.count
                     if !ops.isEmpty { return (ops, .write) }
                     // Idle: appends left unsynced are synced now when due (then look again),
                     // otherwise by a timer.
@@ -797,6 +798,7 @@ public final class ScoreClient: Sendable {
                 }
             }
             let end = min(pending.count, at + ScoreClient.writerBatch)
+            let opCount = end - at
             var ops = Array(pending[at..<end])
             // Drop the backlog's hold on this batch (see `ClientState.dropLater`).
             for k in at..<end { pending[k] = .remove([]) }
@@ -885,7 +887,9 @@ public final class ScoreClient: Sendable {
             added = []
             snapshot = []
             ops = []
-            let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
+            let (resume, removalsWritten): ((Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
+                s.writeOpsWritten += opCount
+                let removalsWritten = takeRemovalWaits(&s)
                 if appended, s.storeFailing {
                     s.storeFailing = false
                     s.writeFailures = 0
@@ -899,11 +903,13 @@ public final class ScoreClient: Sendable {
                     compact = true
                 }
                 if compact { s.deadRecords = 0 }
-                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted }) {
-                    return (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
+                // An event that left the queue unwritten is never written: not waited for.
+                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
+                    return ((f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f)), removalsWritten)
                 }
-                return nil
+                return (nil, removalsWritten)
             }
+            for w in removalsWritten { w.finish() }
             toDrop = []
             if compact { await compactLog() }
             if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
@@ -930,8 +936,11 @@ public final class ScoreClient: Sendable {
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     private func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
-        let (first, delay, resume): (Bool, Int64, (Int, [FlushMachine.Action])?) = state.withLock { s in
+        let (first, delay, resume, unwritten): (Bool, Int64, (Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
             s.writeOps = Array(ops) + s.writeOps
+            s.writeOpsTaken = s.writeOpsWritten
+            // The removals cannot be written now: the flushes waiting for them go on.
+            let unwritten = takeRemovalWaits(&s, all: true)
             s.pendingRemoval = nil
             s.dropLater.append(contentsOf: released)
             let first = !s.storeFailing
@@ -945,8 +954,9 @@ public final class ScoreClient: Sendable {
                 // Sent from memory: they cannot be persisted now.
                 resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
             }
-            return (first, delay, resume)
+            return (first, delay, resume, unwritten)
         }
+        for w in unwritten { w.finish() }
         if first {
             diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory and writing is retried"))
         }

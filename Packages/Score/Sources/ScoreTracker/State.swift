@@ -27,6 +27,38 @@ struct ReplayEntry: Sendable {
     var bytes: [UInt8]
 }
 
+/// A finished flush whose callers wait for its delivered events' removal to reach the queue log
+/// (see `ScoreClient.complete`): a kill after `flush()` returns never sends them again.
+final class RemovalWait: @unchecked Sendable {
+    let id: Int
+    /// The queue writer is done once `ClientState.writeOpsWritten` reaches this.
+    let target: Int
+    let result: Result<Void, ScoreError>
+    var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>]
+    var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
+    var timer: TimerToken?
+
+    init(
+        id: Int, target: Int, result: Result<Void, ScoreError>,
+        waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>],
+        backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
+    ) {
+        self.id = id
+        self.target = target
+        self.result = result
+        self.waiters = waiters
+        self.backgroundTasks = backgroundTasks
+    }
+
+    /// Completes the callers and ends the background tasks (after the client's lock).
+    func finish() {
+        for w in waiters { w.resume(returning: result) }
+        for (source, task) in backgroundTasks { source.endBackgroundTask(task) }
+        waiters = []
+        backgroundTasks = []
+    }
+}
+
 enum WriteOp {
     case add(QueuedEvent)
     case remove([CompactEventId])
@@ -81,6 +113,14 @@ struct ClientState {
     /// slowest cases). The writer empties it itself when it goes idle.
     var dropLater: [QueuedEvent] = []
     var writerRunning = false
+    /// Write operations numbered in the order they are queued: how many the queue writer has
+    /// written (appended, or found nothing to write for), and how many it has taken so far
+    /// (written, or in its hands). Operation `writeOpsTaken + k` is `writeOps[k]`.
+    var writeOpsWritten = 0
+    var writeOpsTaken = 0
+    /// Finished flushes waiting for their removals to be written, oldest first.
+    var removalWaits: [RemovalWait] = []
+    var nextRemovalWaitId = 1
     /// Whether queue records were appended and not yet synced to the device (see
     /// `ScoreClient.queueSyncIntervalMs`), when the last sync started, and whether the idle
     /// writer's sync timer is armed.

@@ -18,6 +18,12 @@ import TrackerCoreTestKit
 //           one diagnostic.
 //   SC127 — one diagnostic per call, with the count, for every per-key validation path.
 //   SC128 — the envelope and body fields derived from the spec's table (not from golden files).
+//   SC174 — a flush waiting for its events to be persisted goes on when one of them leaves the
+//           queue unwritten (consent withdrawn, shed): it used to wait for it forever, and every
+//           later flush joined it.
+//   SC177 — flush() returns once the delivered events' removal is in the queue log: a kill
+//           after it returns sends none of them again. Not when the store fails, nor longer
+//           than 1 s when the disk hangs.
 @Suite struct ReliabilityScenarios {
     // MARK: SC120
 
@@ -497,5 +503,122 @@ import TrackerCoreTestKit
             ]
             .joined(separator: ",") + "}"
         #expect(try file("request-link-anonymous.json") == link + "\n")
+    }
+
+    // MARK: SC174
+
+    @Test func SC174_aFlushWaitingToPersistGoesOnWhenAnUnwrittenEventLeaves() async throws {
+        let h = Harness(holdsOutsideWork: true)
+        let c = h.client(granted: true)
+        await h.settle()
+        // Recorded, their write held until the settle; a flush starts and waits for them.
+        c.pv()
+        c.track(Events.shared.AdImpression)
+        c.startFlush()
+        #expect(c.state.withLock { $0.flight?.machine.phase } == .waitingPersist)
+        // Advertising withdrawn before the writer ran: the ad impression leaves unwritten.
+        c.setConsent(ConsentState(analytics: true, personalization: true, advertising: false))
+        await h.settle()
+        #expect(c.state.withLock { $0.flight == nil && $0.lastFlushOk == true })
+        #expect(h.tx.batches == [[E(1)]])
+        // A later flush is its own (it does not join a stuck one).
+        c.pv()
+        await h.clock.withOutsideWorkReleased { await h.flush(c) }
+        #expect(h.tx.batches.count == 2)
+    }
+
+    // MARK: SC177
+
+    /// A store in memory whose appends of removal records wait for `release()` while `hold` is
+    /// set (a slow disk), or fail while `fail` is set.
+    final class SlowRemovalStore: ScoreStore, @unchecked Sendable {
+        let inner = InMemoryScoreStore()
+        let hold = Locked(false)
+        let fail = Locked(false)
+        private let held = Locked<[CheckedContinuation<Void, Never>]>([])
+        var heldCount: Int { held.withLock { $0.count } }
+        func load() throws -> ScoreStoreContents { try inner.load() }
+        func appendQueueRecords(_ records: [[UInt8]]) async throws {
+            if records.contains(where: { $0.first == UInt8(ascii: "R") }) {
+                if fail.withLock({ $0 }) { throw AppendLogError("write", errno: EIO) }
+                if hold.withLock({ $0 }) { await withCheckedContinuation { k in held.withLock { $0.append(k) } } }
+            }
+            try await inner.appendQueueRecords(records)
+        }
+        func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
+        func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
+        func release() {
+            hold.withLock { $0 = false }
+            for k in held.withLock({ h in defer { h = [] }; return h }) { k.resume() }
+        }
+    }
+
+    /// Launch 1 with two events written, then a flush whose removal append is held; returns the
+    /// client, the flush's task and whether it returned (read after a settle).
+    func flushWithHeldRemoval(_ h: Harness, _ store: SlowRemovalStore) async -> (ScoreClient, Task<Result<Void, Error>, Never>, Locked<Bool>) {
+        let c = h.client(granted: true)
+        c.pv()
+        c.pv()
+        await h.settle()
+        store.hold.withLock { $0 = true }
+        let returned = Locked(false)
+        let t = h.clock.executor.startTask { () -> Result<Void, Error> in
+            defer { returned.withLock { $0 = true } }
+            do {
+                try await c.flush()
+                return .success(())
+            } catch { return .failure(error) }
+        }
+        await h.settle()
+        #expect(h.tx.batches == [[E(1), E(2)]])
+        return (c, t, returned)
+    }
+
+    @Test func SC177_flushReturnsOnceTheDeliveredRemovalIsWritten() async throws {
+        let store = SlowRemovalStore()
+        let h = Harness(store: store)
+        let (_, t, returned) = await flushWithHeldRemoval(h, store)
+        // Answered 2xx, the removal not yet in the log: a kill now would send both again.
+        #expect(store.heldCount == 1)
+        #expect(returned.withLock { $0 } == false)
+        store.release()
+        await h.settle()
+        #expect(returned.withLock { $0 })
+        #expect((try? await t.value.get()) != nil)
+        // The relaunch after a kill sends nothing again.
+        let h2 = Harness(store: store.inner)
+        let c2 = h2.client(granted: true)
+        await h2.settle()
+        #expect(c2.inspect().queue.depth == 0)
+        await h2.flush(c2)
+        #expect(h2.tx.batches.isEmpty)
+    }
+
+    @Test func SC177_aHungDiskHoldsTheFlushForOneSecondAtMost() async throws {
+        let store = SlowRemovalStore()
+        let h = Harness(store: store)
+        let (c, t, returned) = await flushWithHeldRemoval(h, store)
+        await h.advance(999)
+        #expect(returned.withLock { $0 } == false)
+        await h.advance(1)
+        #expect(returned.withLock { $0 })
+        #expect((try? await t.value.get()) != nil)
+        // The removal is written when the disk answers.
+        store.release()
+        await h.settle()
+        #expect(store.inner.queueRecords.last?.first == UInt8(ascii: "R"))
+        #expect(c.inspect().queue.depth == 0)
+    }
+
+    @Test func SC177_aFailingStoreDoesNotHoldTheFlush() async throws {
+        let store = SlowRemovalStore()
+        store.fail.withLock { $0 = true }
+        let h = Harness(store: store)
+        let c = h.client(granted: true)
+        c.pv()
+        await h.settle()
+        await h.flush(c)  // returns: the removal cannot be written
+        #expect(h.tx.batches == [[E(1)]])
+        #expect(c.inspect().lastFlush.ok == true)
     }
 }
