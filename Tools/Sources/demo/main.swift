@@ -1,15 +1,20 @@
 // The README's main job: the sample app (all four SDK surfaces, file storage in a data folder)
 // run as a real process against the local collector, SIGKILLed mid-onboarding, relaunched on the
-// same data folder to resume and finish; then the collector's verdicts and the onboarding funnel,
-// both read back through the collector's HTTP API (`GET /api/requests`, `GET /api/report`).
+// same data folder to resume and finish; then the collector's verdicts, the Score events it
+// received again after acknowledging them, and the onboarding funnel, read back through the
+// collector's HTTP API (`GET /api/requests`, `GET /api/score`, `GET /api/report`).
 //
 //   demo [--collector URL]
 //
 // Without --collector the demo starts `collector serve --port 0` (the binary next to this one)
-// on a fresh SQLite file in a temporary folder. Child processes are stopped and the temporary
-// folder removed on success, on failure and on Ctrl-C/SIGTERM. Exits non-zero when a payload was
-// rejected or the sample app did not finish. DEMO_PAUSE_AT_KILL=1 makes it wait at the kill point
-// (a test interrupts it there).
+// on a fresh SQLite file in a temporary folder. A given collector only has to speak the
+// contracts: when it has no `/api/requests` (any ingest but this repository's collector), the
+// app runs all the same and the verdicts are not shown. Child processes are stopped and the
+// temporary folder removed on success, on failure and on Ctrl-C/SIGTERM. Exits non-zero when a
+// payload was rejected, a Score event was delivered twice, or the sample app did not finish.
+// The app is killed only after its flush returned, and `flush()` returns once the delivered
+// events' removal is in the queue log: a duplicate is a defect, never the kill's timing.
+// DEMO_PAUSE_AT_KILL=1 makes it wait at the kill point (a test interrupts it there).
 import Foundation
 import TrackerCore
 
@@ -46,6 +51,18 @@ func get(_ url: String) async throws -> [UInt8] {
     let response = try await transport.send(HTTPRequest(url: url, method: "GET", timeoutMs: 10_000, maxResponseBytes: 64 << 20))
     guard response.status == 200 else { throw DemoError("GET \(url) answered \(response.status)") }
     return response.body
+}
+
+/// Whether the collector at `base` has this repository's request log: nil when it has (a 200
+/// with a `requests` array), else why not. A collector that is not reachable at all throws.
+func missingRequestLog(_ base: String) async throws -> String? {
+    let url = base + "/api/requests?limit=1"
+    let response = try await transport.send(HTTPRequest(url: url, method: "GET", timeoutMs: 10_000, maxResponseBytes: 1 << 20))
+    guard response.status == 200 else { return "GET /api/requests answered \(response.status)" }
+    guard (try? WireJSON.decode(response.body))?["requests"]?.arrayValue != nil else {
+        return "GET /api/requests did not answer a request log"
+    }
+    return nil
 }
 
 /// The collector's request log, newest first (at most 5,000 entries after `afterId`).
@@ -88,8 +105,12 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
         base = String(first[range.lowerBound...]).trimmingCharacters(in: .whitespaces)
         out("== collector at \(base) (pid \(collector.pid)); its web debugger is at \(base)/ while the demo runs")
     }
-    // Only what this demo sends: the log's newest id before it starts.
-    let startId = try await requestLog(base, after: 0).first?["id"]?.intValue.map(Int64.init) ?? 0
+    // Only what this demo sends: the log's newest id before it starts (when there is a log).
+    let noRequestLog = try await missingRequestLog(base)
+    if let noRequestLog {
+        out("== the collector has no request log (\(noRequestLog)): the app runs, its verdicts are not shown")
+    }
+    let startId = noRequestLog != nil ? 0 : try await requestLog(base, after: 0).first?["id"]?.intValue.map(Int64.init) ?? 0
 
     let appData = work + "/sample-app"
     let echo: @Sendable (String) -> Void = { out("   \($0)") }
@@ -117,11 +138,31 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
     var failures: [String] = []
     if status != 0 { failures.append("the relaunched sample app \(status.map { "exited with \($0)" } ?? "did not finish")") }
 
+    if noRequestLog != nil {
+        out("")
+        for f in failures { out("demo: FAILED: \(f)") }
+        guard failures.isEmpty else { return 1 }
+        out("demo: the sample app finished; no verdicts (the collector has no request log)")
+        return 0
+    }
+
     // The verdicts, read back from the collector (oldest first here).
     let records = try await requestLog(base, after: startId).reversed()
     out("\n== verdicts (one per request the collector received, read from \(base)/api/requests)")
     for r in records { out("   \(verdictLine(r))") }
     let rejected = records.filter { $0["outcome"]?.stringValue == "rejected" }
+
+    // Score events received again after a 2xx (where the collector reports them).
+    if let score = try? WireJSON.decode(try await get(base + "/api/score")), var again = score["duplicates_after_ack"]?.arrayValue {
+        again = again.filter { Int64($0["again_request_id"]?.intValue ?? 0) > startId }  // this run's own
+        out("\n== Score events received again after acknowledgement (\(base)/api/score): \(again.count)")
+        for d in again {
+            out(
+                "   \(d["name"]?.stringValue ?? "?") event=\(d["event_id"]?.stringValue ?? "?") first in request \(d["first_request_id"]?.intValue ?? 0), again in \(d["again_request_id"]?.intValue ?? 0)"
+            )
+        }
+        if !again.isEmpty { failures.append("\(again.count) Score event(s) delivered again after a 2xx") }
+    }
 
     out("\n== onboarding funnel (\(base)/api/report, the same as `collector report`)")
     out(String(decoding: try await get(base + "/api/report"), as: UTF8.self), terminator: "")
@@ -129,10 +170,10 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
     out("")
     for f in failures { out("demo: FAILED: \(f)") }
     if rejected.isEmpty && failures.isEmpty {
-        out("demo: \(records.count) requests, none rejected")
+        out("demo: \(records.count) requests, none rejected, no Score event delivered twice")
         return 0
     }
-    out("demo: \(rejected.count) of \(records.count) requests rejected")
+    if !rejected.isEmpty { out("demo: \(rejected.count) of \(records.count) requests rejected") }
     return 1
 }
 

@@ -9,6 +9,11 @@
 //        stops the collector and the sample app and removes its temporary folder.
 //   DM3  a failing demo (no collector at the given URL) exits non-zero and removes its folder.
 //   DM4  a successful demo leaves no child process and no temporary folder behind.
+//   DM5  the demo against a plain ingest that speaks the contracts and has none of the
+//        collector's API (every GET 404): the app runs, the demo exits 0 without verdicts, and
+//        the ingest received every Score event once.
+// DM1 and DM5 fail on any Score event delivered twice: the app is killed after its flush
+// returned, and a flush returns once its delivered events' removal is stored (issue 28).
 import CollectorKit
 import Foundation
 import Testing
@@ -38,7 +43,7 @@ final class Spawned: @unchecked Sendable {
     private(set) var lines: [String] = []
 
     init(_ binary: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: binDirectory + "/" + binary)
+        process.executableURL = URL(fileURLWithPath: binary.hasPrefix("/") ? binary : binDirectory + "/" + binary)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
@@ -165,8 +170,52 @@ func workDirectory(_ output: String) -> String? {
             }
         }
         #expect(stored == ["app_opened": 2, "onboarding_goal_chosen": 1, "lesson_completed": 1, "subscription_started": 1, "identify": 1])
+        #expect(ids.filter { $0.value > 1 }.isEmpty, "delivered twice: \(ids.filter { $0.value > 1 })")
         #expect(try store.scoreEventCount() == 6)
         #expect(try store.requests().allSatisfy { $0.outcome != "rejected" })
+        #expect(output.contains("no Score event delivered twice"))
+    }
+
+    @Test func DM5_plainIngestWithoutTheCollectorAPI_appRunsAndEveryEventArrivesOnce() throws {
+        let folder = NSTemporaryDirectory() + "demo-test-\(IDs.uuidV4())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let log = folder + "/received.jsonl"
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/plain_ingest.py").path
+        let ingest = try Spawned("/usr/bin/env", ["python3", script, log])
+        defer {
+            // SIGKILL: a child of Foundation's Process starts with SIGTERM blocked, and Python
+            // keeps that mask.
+            kill(ingest.process.processIdentifier, SIGKILL)
+            ingest.process.waitUntilExit()
+        }
+        let listening = try #require(ingest.readUntil("listening on"))
+        let url = String(listening[try #require(listening.range(of: "http://")).lowerBound...])
+
+        let demo = try Spawned("demo", ["--collector", url])
+        let status = demo.finish()
+        let output = demo.output
+        #expect(status == 0, "demo output:\n\(output)")
+        #expect(output.contains("the collector has no request log (GET /api/requests answered 404)"))
+        #expect(output.contains("resumed run="))
+        #expect(!output.contains("== verdicts"))
+        #expect(!output.contains("client call failed"))
+        // Every Score event the app tracks arrived, each once.
+        var ids: [String: Int] = [:]
+        var names: [String: Int] = [:]
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        for line in lines {
+            let request = try WireJSON.decode(Array(line.utf8))
+            guard request["path"]?.stringValue == "/api/events", let body = request["body"]?.stringValue else { continue }
+            for event in try WireJSON.decode(Array(body.utf8))["events"]?.arrayValue ?? [] {
+                let id = event["eventId"]?.stringValue ?? ""
+                if ids[id] == nil { names[event["name"]?.stringValue ?? "", default: 0] += 1 }
+                ids[id, default: 0] += 1
+            }
+        }
+        #expect(names == ["app_opened": 2, "onboarding_goal_chosen": 1, "lesson_completed": 1, "subscription_started": 1, "identify": 1])
+        #expect(ids.filter { $0.value > 1 }.isEmpty, "delivered twice: \(ids.filter { $0.value > 1 })")
+        #expect(lines.contains { $0.contains("onboarding-response") })
     }
 
     @Test(arguments: [SIGINT, SIGTERM])

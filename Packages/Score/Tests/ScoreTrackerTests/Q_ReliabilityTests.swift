@@ -549,13 +549,18 @@ import TrackerCoreTestKit
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
         func release() {
             hold.withLock { $0 = false }
-            for k in held.withLock({ h in defer { h = [] }; return h }) { k.resume() }
+            for k in held.withLock({ h in
+                defer { h = [] }
+                return h
+            }) { k.resume() }
         }
     }
 
     /// Launch 1 with two events written, then a flush whose removal append is held; returns the
     /// client, the flush's task and whether it returned (read after a settle).
-    func flushWithHeldRemoval(_ h: Harness, _ store: SlowRemovalStore) async -> (ScoreClient, Task<Result<Void, Error>, Never>, Locked<Bool>) {
+    func flushWithHeldRemoval(_ h: Harness, _ store: SlowRemovalStore) async -> (
+        ScoreClient, Task<Result<Void, Error>, Never>, Locked<Bool>
+    ) {
         let c = h.client(granted: true)
         c.pv()
         c.pv()
