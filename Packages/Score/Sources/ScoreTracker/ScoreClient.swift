@@ -724,10 +724,7 @@ public final class ScoreClient: Sendable {
         // Before the start-up load nothing is written: the log is not read yet, and the events
         // recorded meanwhile still carry the placeholder anonymous id.
         guard s.loaded else { return w }
-        if !s.writeOps.isEmpty && !s.writerRunning && !s.writerBackingOff {
-            s.writerRunning = true
-            w.queue = true
-        }
+        w.queue = s.writer.claim(hasWork: !s.writeOps.isEmpty)
         if s.identityDirty && !s.identityWriterRunning {
             s.identityWriterRunning = true
             w.identity = true
@@ -746,48 +743,38 @@ public final class ScoreClient: Sendable {
         // of the backlog's bytes and the lock is only ever held briefly.
         var pending: [WriteOp] = []
         var at = 0
-        // Naps taken since the backlog was last found empty; `Int.max`: this scheduler does not
-        // pause (see `writerNapsUs`).
-        var naps = 0
         while true {
             if at >= pending.count {
-                enum Next {
-                    case write, syncFirst
-                    case nap(Int)
-                    case exit(armSyncTimerMs: Int64?)
-                }
                 let now = clock.nowMs()
-                let next: Next
+                let next: QueueWriterMachine.IdleStep?
                 (pending, next) = state.withLock { s in
                     let ops = s.writeOps
                     s.writeOps = []
                     s.pendingRemoval = nil
                     s.writeOpsTaken = s.writeOpsWritten + ops.count
-                    if !ops.isEmpty { return (ops, .write) }
+                    if !ops.isEmpty {
+                        s.writer.tookWork()
+                        return (ops, nil)
+                    }
                     // Idle: appends left unsynced are synced now when due (then look again),
                     // otherwise by a timer.
-                    let wait = ScoreClient.queueSyncWaitMs(s, now: now)
-                    if s.queueUnsynced && wait <= 0 { return (ops, .syncFirst) }
-                    // Still running while it naps: a recording call meanwhile only appends.
-                    if naps < ScoreClient.writerNapsUs.count { return (ops, .nap(ScoreClient.writerNapsUs[naps])) }
-                    s.writerRunning = false
-                    if s.queueUnsynced && !s.queueSyncTimerArmed {
-                        s.queueSyncTimerArmed = true
-                        return (ops, .exit(armSyncTimerMs: wait))
-                    }
-                    return (ops, .exit(armSyncTimerMs: nil))
+                    let step = s.writer.backlogEmpty(
+                        unsynced: s.sync.unsynced, syncWaitMs: s.sync.waitMs(now: now), syncTimerArmed: s.sync.timerArmed)
+                    if case .exit(armSyncTimerMs: _?) = step { s.sync.armTimer() }
+                    return (ops, step)
                 }
                 at = 0
                 switch next {
-                case .write:
-                    if naps != Int.max { naps = 0 }
-                case .syncFirst:
+                case nil:
+                    break
+                case .syncFirst?:
                     startQueueSync(now: now)
                     continue
-                case .nap(let us):
-                    naps = await scheduler.pauseIO(microseconds: us) ? naps + 1 : Int.max
+                case .nap(let us)?:
+                    let paused = await scheduler.pauseIO(microseconds: us)
+                    state.withLock { $0.writer.napEnded(paused: paused) }
                     continue
-                case .exit(let armSyncTimerMs):
+                case .exit(let armSyncTimerMs)?:
                     if let wait = armSyncTimerMs {
                         scheduler.schedule(afterMs: wait) { [self] in
                             scheduler.spawnIO { [self] in await queueSyncTimerFired() }
@@ -890,10 +877,7 @@ public final class ScoreClient: Sendable {
             let (resume, removalsWritten): ((Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
                 s.writeOpsWritten += opCount
                 let removalsWritten = takeRemovalWaits(&s)
-                if appended, s.storeFailing {
-                    s.storeFailing = false
-                    s.writeFailures = 0
-                }
+                if appended { s.writer.appended() }
                 s.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 // Not while a quick load's check runs: it finds damaged events by their location.
@@ -917,8 +901,8 @@ public final class ScoreClient: Sendable {
             if appended || compact {
                 let now = clock.nowMs()
                 let due = state.withLock { s in
-                    s.queueUnsynced = true
-                    return ScoreClient.queueSyncWaitMs(s, now: now) <= 0
+                    s.sync.appended()
+                    return s.sync.waitMs(now: now) <= 0
                 }
                 if due { startQueueSync(now: now) }
             }
@@ -943,12 +927,7 @@ public final class ScoreClient: Sendable {
             let unwritten = takeRemovalWaits(&s, all: true)
             s.pendingRemoval = nil
             s.dropLater.append(contentsOf: released)
-            let first = !s.storeFailing
-            s.storeFailing = true
-            s.writeFailures += 1
-            s.writerRunning = false
-            s.writerBackingOff = true
-            let delay = min(ScoreClient.writeRetryMaxMs, ScoreClient.writeRetryMs << Int64(min(9, s.writeFailures - 1)))
+            let (first, delay) = s.writer.appendFailed(retryMs: ScoreClient.writeRetryMs, retryMaxMs: ScoreClient.writeRetryMaxMs)
             var resume: (Int, [FlushMachine.Action])?
             if let f = s.flight, f.machine.phase == .waitingPersist {
                 // Sent from memory: they cannot be persisted now.
@@ -962,7 +941,7 @@ public final class ScoreClient: Sendable {
         }
         scheduler.schedule(afterMs: delay) { [self] in
             state.withLock { s in
-                s.writerBackingOff = false
+                s.writer.retryTimerFired()
                 kickWriters(&s)
             }
         }
@@ -970,31 +949,11 @@ public final class ScoreClient: Sendable {
         releaseDropLaterOnExit()
     }
 
-    /// Milliseconds until a sync of the queue log is due (0 or less: due now).
-    static func queueSyncWaitMs(_ s: ClientState, now: Int64) -> Int64 {
-        guard let last = s.queueSyncedAtMs else { return 0 }
-        return last + queueSyncIntervalMs - now
-    }
-
-    /// Claims a sync of the queue log's unsynced appends (see ``queueSyncIntervalMs``); returns
-    /// whether the caller must start the sync task (none is running; one running syncs again
-    /// when it ends).
-    static func claimQueueSync(_ s: inout ClientState, now: Int64) -> Bool {
-        s.queueUnsynced = false
-        s.queueSyncedAtMs = now
-        if s.queueSyncRunning {
-            s.queueSyncAgain = true
-            return false
-        }
-        s.queueSyncRunning = true
-        return true
-    }
-
     /// Syncs the queue log's unsynced appends to the device on a task of its own, not the
     /// writer's: the writer goes on appending while an `fsync` runs, so an event reaches the
     /// file (and survives the app being killed) without waiting for the device.
     private func startQueueSync(now: Int64) {
-        let start = state.withLock { ScoreClient.claimQueueSync(&$0, now: now) }
+        let start = state.withLock { $0.sync.claim(now: now) }
         if start { scheduler.spawn { [self] in await runQueueSync() } }
     }
 
@@ -1004,19 +963,8 @@ public final class ScoreClient: Sendable {
             do { try await store.syncQueue() } catch { ok = false }
             // Not retried: after a failed fsync the system may already have dropped the pages.
             // Diagnosed once per run of failures (a sync may run every 50 ms).
-            let first = state.withLock { s in
-                defer { s.queueSyncFailing = !ok }
-                return !ok && !s.queueSyncFailing
-            }
+            let (first, again) = state.withLock { $0.sync.syncEnded(ok: ok) }
             if first { diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device")) }
-            let again = state.withLock { s in
-                if s.queueSyncAgain {
-                    s.queueSyncAgain = false
-                    return true
-                }
-                s.queueSyncRunning = false
-                return false
-            }
             if !again { return }
         }
     }
@@ -1024,10 +972,7 @@ public final class ScoreClient: Sendable {
     /// The idle writer's sync timer: syncs unless a running writer will (it syncs before it
     /// goes idle again).
     private func queueSyncTimerFired() async {
-        let sync = state.withLock { s in
-            s.queueSyncTimerArmed = false
-            return s.queueUnsynced && !s.writerRunning
-        }
+        let sync = state.withLock { s in s.sync.timerFired(writerRunning: s.writer.running) }
         if sync { startQueueSync(now: clock.nowMs()) }
     }
 

@@ -26,28 +26,22 @@ extension ScoreClient {
 
     /// The background step the constructor spawns.
     func loadStoredIfUnclaimed() {
-        if claimLoad() == true { loadStored() }
+        if claimLoad() == .run { loadStored() }
     }
 
-    /// Claims the start-up load: `true` for the caller to run it, `false` when another caller
-    /// runs it, `nil` when it is done.
-    private func claimLoad() -> Bool? {
-        state.withLock { s in
-            // Loaded, its records' check still running (a quick load): wait for that too.
-            if s.loaded { return s.checkPending ? false : nil }
-            if s.loadClaimed { return false }
-            s.loadClaimed = true
-            return true
-        }
+    /// Claims the start-up load (see ``LoadMachine/claim()``): a quick load's check still
+    /// running is waited for too.
+    private func claimLoad() -> LoadMachine.Claim {
+        state.withLock { $0.load.claim() }
     }
 
     /// Returns once the start-up load is merged, running it on the calling thread when no step
     /// has claimed it yet (for `inspect()`).
     func waitUntilLoaded() {
         switch claimLoad() {
-        case nil: return
-        case true?: loadStored()
-        case false?: loadDone.wait()
+        case .done: return
+        case .run: loadStored()
+        case .wait: loadDone.wait()
         }
     }
 
@@ -86,8 +80,7 @@ extension ScoreClient {
         }
 
         let (pendingFlush, background, starts) = state.withLock { s in
-            s.loadedQuickly = quickly != nil
-            s.checkPending = quick != nil
+            s.load.merged(quick: quickly != nil, checking: quick != nil)
             return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
         }
         start(starts)
@@ -128,7 +121,7 @@ extension ScoreClient {
             scheduler.spawn { [self] in startPending(pendingFlush, background) }
         }
         if let damage = checkLoadedFrames(framed) { diagnostics.append(damage) }
-        state.withLock { $0.checkPending = false }
+        state.withLock { $0.load.checkEnded() }
         loadDone.leave()
         for d in diagnostics { diagnose(d) }
     }
@@ -171,7 +164,6 @@ extension ScoreClient {
         s.deadRecords = scratch.deadRecords
         s.writeOps = []
         s.pendingRemoval = nil
-        s.loaded = true
         if s.withdrawnBeforeLoad != 0 {
             let withdrawn = s.withdrawnBeforeLoad
             let gone = s.queue.filter { $0.requires & withdrawn != 0 }
@@ -183,7 +175,7 @@ extension ScoreClient {
         }
         if contents.readOnly {
             // Diagnosed once, by the load: the failing writes that follow are not diagnosed again.
-            s.storeFailing = true
+            s.writer.knownFailing()
         }
         applyRetention(&s, now: clock.nowMs())
         if s.autoFlushMs != nil && s.autoFlushTimer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }

@@ -112,7 +112,6 @@ struct ClientState {
     /// thread keeps the two threads from contending for the allocator's lock (a recording call's
     /// slowest cases). The writer empties it itself when it goes idle.
     var dropLater: [QueuedEvent] = []
-    var writerRunning = false
     /// Write operations numbered in the order they are queued: how many the queue writer has
     /// written (appended, or found nothing to write for), and how many it has taken so far
     /// (written, or in its hands). Operation `writeOpsTaken + k` is `writeOps[k]`.
@@ -121,24 +120,13 @@ struct ClientState {
     /// Finished flushes waiting for their removals to be written, oldest first.
     var removalWaits: [RemovalWait] = []
     var nextRemovalWaitId = 1
-    /// Whether queue records were appended and not yet synced to the device (see
-    /// `ScoreClient.queueSyncIntervalMs`), when the last sync started, and whether the idle
-    /// writer's sync timer is armed.
-    var queueUnsynced = false
-    var queueSyncedAtMs: Int64?
-    var queueSyncTimerArmed = false
-    /// Whether a queue sync runs (on a task of its own, see `ScoreClient.claimQueueSync`), and
-    /// whether appends written meanwhile want another one when it ends.
-    var queueSyncRunning = false
-    var queueSyncAgain = false
-    /// Whether the last queue sync failed (diagnosed once per run of failures).
-    var queueSyncFailing = false
-    /// Whether the last queue-log write failed (a full disk, a read-only directory): the failed
-    /// operations wait at the front of `writeOps` for a retry (`writerBackingOff` until then),
-    /// and a flush does not wait for events to be persisted meanwhile.
-    var storeFailing = false
-    var writerBackingOff = false
-    var writeFailures = 0
+    /// The queue writer's and the log sync's lifecycles (see `Lifecycles.swift`).
+    var writer = QueueWriterMachine(napsUs: ScoreClient.writerNapsUs)
+    var sync = QueueSyncMachine(intervalMs: ScoreClient.queueSyncIntervalMs)
+    /// Whether the last queue-log write failed: the failed operations wait at the front of
+    /// `writeOps` for a retry, and a flush does not wait for events to be persisted meanwhile.
+    var storeFailing: Bool { writer.failing }
+    var writerRunning: Bool { writer.running }
     var deadRecords = 0
     var identityDirty = false
     var identityWriterRunning = false
@@ -155,15 +143,14 @@ struct ClientState {
     /// spell fires on the period's next tick (see `ScoreClient.armAutoFlushIfIdle`).
     var autoFlushAnchorMs: Int64 = 0
     // start-up load (see `ScoreClient.loadStored()`)
-    /// Whether the stored queue and identity are merged in. Until then nothing is written,
-    /// sent or shown.
-    var loaded = false
-    /// Whether a step or `inspect()` runs the load.
-    var loadClaimed = false
+    /// Where the load is (see ``LoadMachine``). Until it is merged nothing is written, sent
+    /// or shown.
+    var load = LoadMachine()
+    var loaded: Bool { load.loaded }
     /// Whether the start-up load was the quick one (`QuickLoad.swift`; tests read it).
-    var loadedQuickly = false
+    var loadedQuickly: Bool { load.loadedQuickly }
     /// Whether a quick load's records are still being checked (`inspect()` waits for it).
-    var checkPending = false
+    var checkPending: Bool { load.checkPending }
     /// The anonymous id for the events recorded before the load when the store holds none,
     /// minted by a `reset()` before the load (see `ScoreClient.reset()`).
     var fallbackAnonymousId: String?
