@@ -56,6 +56,48 @@ private final class FirstSendTransport: HTTPTransport, Sendable {
     }
 }
 
+/// Forwards to a file store and records when the last append holding a removal record (`R`)
+/// returned: the delivered events' removal is in the log's file from then on.
+private final class RemovalClockStore: ScoreStore, @unchecked Sendable {
+    let inner: FileScoreStore
+    let removalWrittenNs = Atomic<UInt64>(0)
+    init(_ inner: FileScoreStore) { self.inner = inner }
+    private func note(_ records: [[UInt8]]) {
+        if records.contains(where: { $0.first == 82 }) { removalWrittenNs.store(MonotonicClock.nowNs(), ordering: .relaxed) }
+    }
+    func load() throws -> ScoreStoreContents { try inner.load() }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        try await inner.appendQueueRecords(records)
+        note(records)
+    }
+    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        let locations = try await inner.appendQueueRecordsLocated(records)
+        note(records)
+        return locations
+    }
+    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        let locations = try await inner.appendQueueRecordsDeferringSync(records)
+        note(records)
+        return locations
+    }
+    func syncQueue() async throws { try await inner.syncQueue() }
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+        try await inner.compactQueue(keeping: keeping)
+    }
+    func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
+    func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
+}
+
+/// A transport that answers 200 and records when it answered.
+private final class AnswerClockTransport: HTTPTransport, Sendable {
+    let answeredNs = Atomic<UInt64>(0)
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        answeredNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
+        return HTTPResponse(status: 200)
+    }
+}
+
 /// Writes the file's pages out and drops them from the page cache (Linux; elsewhere nothing):
 /// the next read of the file comes from the disk.
 private func evictFromPageCache(_ path: String) {
@@ -397,6 +439,51 @@ func scoreBenchCases() -> [BenchCase] {
                 out["ready_\(tag)_first_ms"] = ready.first ?? 0
                 out["queued_events_loaded_\(tag)"] = Double(depth)
             }
+            return out
+        },
+        // The duplicate window (issue 28): a kill between a batch's 2xx and its removal reaching
+        // the queue log's file sends the batch again at the next launch. Per flush of 10 events
+        // over a file store: from the answer to the removal's append returning
+        // (`removal_written_us`), and to `flush()` returning (`flush_returned_us`; since the
+        // fix it returns after the removal is written, so a kill after it sends nothing twice).
+        BenchCase(name: "score.flush.removal_window") {
+            let dir = tempDir("window")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let store = RemovalClockStore(benchFileStore(dir))
+            let transport = AnswerClockTransport()
+            let c = makeClient(store, maxQueueSize: 1_000, transport: transport)
+            let props = benchProps()
+            var written = [Double]()
+            var returned = [Double]()
+            var late = 0
+            for _ in 0..<300 {
+                for _ in 0..<10 { c.track("poll_vote", props: props) }
+                let before = store.removalWrittenNs.load(ordering: .relaxed)
+                let done = DispatchSemaphore(value: 0)
+                let returnedNs = Atomic<UInt64>(0)
+                Task {
+                    try? await c.flush()
+                    returnedNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
+                    done.signal()
+                }
+                done.wait()
+                let back = returnedNs.load(ordering: .relaxed)
+                let answered = transport.answeredNs.load(ordering: .relaxed)
+                returned.append(Double(back - answered) / 1e3)
+                // Before the fix the removal may still be on its way: wait for it (bounded).
+                var removal = store.removalWrittenNs.load(ordering: .relaxed)
+                var spins = 0
+                while removal == before && spins < 200_000 {
+                    usleep(5)
+                    spins += 1
+                    removal = store.removalWrittenNs.load(ordering: .relaxed)
+                }
+                if removal > back { late += 1 }
+                written.append(Double(removal &- answered) / 1e3)
+            }
+            var out = Stats.summary(written, prefix: "removal_written_us")
+            for (k, v) in Stats.summary(returned, prefix: "flush_returned_us") { out[k] = v }
+            out["flushes_returned_before_removal_written"] = Double(late)
             return out
         },
         BenchCase(name: "score.coldstart.10k") {
