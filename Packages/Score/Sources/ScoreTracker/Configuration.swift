@@ -6,7 +6,14 @@ import TrackerCore
 /// It holds every parameter of the labelled initializer
 /// ``ScoreClient/init(publishableKey:siteId:endpoint:appVersion:os:device:locale:privacy:pii:initialConsent:identifyReplayBufferSize:maxQueueSize:tokenRefreshTimeoutSeconds:store:transport:clock:scheduler:idSource:onDiagnostic:)``,
 /// with the same defaults: both build the same tracker. Only `publishableKey`, `siteId` and
-/// `endpoint` are required.
+/// `endpoint` are required; set the others as properties:
+///
+/// ```swift
+/// var configuration = ScoreConfiguration(publishableKey: "pk_live_…", siteId: "urc-ios", endpoint: "https://score.example")
+/// configuration.appVersion = "4.2.0"
+/// configuration.maxQueueSize = 2_000
+/// let score = ScoreClient(configuration: configuration)
+/// ```
 public struct ScoreConfiguration: Sendable {
     /// Sent as `X-Publishable-Key`. Required.
     public var publishableKey: String
@@ -29,55 +36,31 @@ public struct ScoreConfiguration: Sendable {
     /// The starting consent. Default: `nil` (the policy's starting consent; else nothing granted).
     public var initialConsent: ConsentState?
     /// Anonymously sent events kept in memory for replay after `identify`. Default: 100.
-    public var identifyReplayBufferSize: Int
+    public var identifyReplayBufferSize = 100
     /// The queue cap (`delivery_failed` notices excluded); at least 1. Default: 1,000.
-    public var maxQueueSize: Int
+    public var maxQueueSize = 1_000
     /// How long a flush waits for the token provider, in seconds. Default: 5.
-    public var tokenRefreshTimeoutSeconds: Double
+    public var tokenRefreshTimeoutSeconds: Double = 5
     /// Durable storage. Default: `nil`, a ``FileScoreStore`` in the platform's data directory.
     public var store: (any ScoreStore)?
     /// HTTP. Default: `nil`, Core's libcurl transport.
     public var transport: (any HTTPTransport)?
     /// The time source (tests inject a manual clock). Default: `SystemClock()`.
-    public var clock: any TrackerClock
+    public var clock: any TrackerClock = SystemClock()
     /// Runs every timer and background step (tests inject a manual scheduler).
     /// Default: `SystemScheduler.shared`.
-    public var scheduler: any TrackerScheduler
+    public var scheduler: any TrackerScheduler = SystemScheduler.shared
     /// Mints event, anonymous and session ids. Default: `SystemScoreIdSource()`.
-    public var idSource: any ScoreIdSource
+    public var idSource: any ScoreIdSource = SystemScoreIdSource()
     /// Receives diagnostics (never tokens or personal data). Default: `nil`, the unified log
     /// (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
     public var onDiagnostic: DiagnosticHandler?
 
-    /// Creates a configuration; the labels and defaults are the labelled
-    /// ``ScoreClient`` initializer's.
-    public init(
-        publishableKey: String, siteId: String, endpoint: String,
-        appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
-        privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
-        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: Double = 5,
-        store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
-        clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
-        idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
-    ) {
+    /// Creates a configuration of the three required values; every other property has the
+    /// labelled ``ScoreClient`` initializer's default.
+    public init(publishableKey: String, siteId: String, endpoint: String) {
         self.publishableKey = publishableKey
         self.siteId = siteId
         self.endpoint = endpoint
-        self.appVersion = appVersion
-        self.os = os
-        self.device = device
-        self.locale = locale
-        self.privacy = privacy
-        self.pii = pii
-        self.initialConsent = initialConsent
-        self.identifyReplayBufferSize = identifyReplayBufferSize
-        self.maxQueueSize = maxQueueSize
-        self.tokenRefreshTimeoutSeconds = tokenRefreshTimeoutSeconds
-        self.store = store
-        self.transport = transport
-        self.clock = clock
-        self.scheduler = scheduler
-        self.idSource = idSource
-        self.onDiagnostic = onDiagnostic
     }
 }

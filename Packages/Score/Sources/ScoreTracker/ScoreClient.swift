@@ -116,13 +116,14 @@ public final class ScoreClient: Sendable {
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
     ) {
-        self.init(
-            configuration: ScoreConfiguration(
-                publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
-                device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
-                identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
-                tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport,
-                clock: clock, scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic))
+        var c = ScoreConfiguration(publishableKey: publishableKey, siteId: siteId, endpoint: endpoint)
+        (c.appVersion, c.os, c.device, c.locale) = (appVersion, os, device, locale)
+        (c.privacy, c.pii, c.initialConsent) = (privacy, pii, initialConsent)
+        (c.identifyReplayBufferSize, c.maxQueueSize) = (identifyReplayBufferSize, maxQueueSize)
+        c.tokenRefreshTimeoutSeconds = tokenRefreshTimeoutSeconds
+        (c.store, c.transport, c.clock, c.scheduler) = (store, transport, clock, scheduler)
+        (c.idSource, c.onDiagnostic) = (idSource, onDiagnostic)
+        self.init(configuration: c)
     }
 
     /// Creates a tracker from a configuration: the same tracker as the labelled initializer

@@ -36,13 +36,24 @@ import TrackerCoreTestKit
         let a = await run(h1, labelled)
 
         let h2 = Harness()
-        let configured = ScoreClient(
-            configuration: ScoreConfiguration(
-                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/", appVersion: "4.2.0",
-                os: "iOS 18.1", device: "iPhone", locale: "en-GB", privacy: privacy, pii: pii, initialConsent: ConsentState.none,
-                identifyReplayBufferSize: 7, maxQueueSize: 50, tokenRefreshTimeoutSeconds: 2, store: h2.store,
-                transport: h2.tx, clock: h2.clock, scheduler: h2.clock, idSource: h2.ids,
-                onDiagnostic: h2.diagnostics.handler))
+        var configuration = ScoreConfiguration(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/")
+        configuration.appVersion = "4.2.0"
+        configuration.os = "iOS 18.1"
+        configuration.device = "iPhone"
+        configuration.locale = "en-GB"
+        configuration.privacy = privacy
+        configuration.pii = pii
+        configuration.initialConsent = ConsentState.none
+        configuration.identifyReplayBufferSize = 7
+        configuration.maxQueueSize = 50
+        configuration.tokenRefreshTimeoutSeconds = 2
+        configuration.store = h2.store
+        configuration.transport = h2.tx
+        configuration.clock = h2.clock
+        configuration.scheduler = h2.clock
+        configuration.idSource = h2.ids
+        configuration.onDiagnostic = h2.diagnostics.handler
+        let configured = ScoreClient(configuration: configuration)
         let b = await run(h2, configured)
 
         #expect(!a.requests.isEmpty)
