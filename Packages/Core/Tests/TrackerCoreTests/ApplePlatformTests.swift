@@ -32,6 +32,8 @@ import TrackerCoreTestKit
 //   AP23 an SDK folder name cannot escape its base directory
 //   AP24 a read refused because protected data is unavailable is told apart from other failures
 //   AP25 durableSync flushes a file and reports a bad descriptor
+//   AP26 (issue 27) a default store's folder per platform: Caches on tvOS, Application Support on
+//        iOS, visionOS and macOS (under Rocalytics/), the package's own folder on Linux
 @Suite struct ApplePlatformTests {
     @Test func AP1_plainHTTPToAnotherHostIsRefusedBeforeIO() async {
         let transport = CurlTransport()
@@ -264,6 +266,22 @@ import TrackerCoreTestKit
             #expect(StorageLocation.readFailure(errno: 5, platform: platform) == .other)
         }
         #expect(StorageLocation.readFailure(errno: 1, platform: .linux) == .other)
+    }
+
+    @Test func AP26_defaultStoreFoldersPerPlatform() {
+        let system = StorageLocation.SystemDirectories(
+            applicationSupport: "/app/Library/Application Support", caches: "/app/Library/Caches")
+        func folder(_ p: StorageLocation.Platform, _ s: StorageLocation.SystemDirectories? = system) -> String {
+            StorageLocation.defaultFolder("score-site", platform: p, system: s, hostFolder: "/home/u/.local/share/score-tracker/site")
+        }
+        #expect(folder(.tvOS) == "/app/Library/Caches/Rocalytics/score-site")
+        for p in [StorageLocation.Platform.iOS, .visionOS, .macOS] {
+            #expect(folder(p) == "/app/Library/Application Support/Rocalytics/score-site")
+        }
+        #expect(folder(.linux) == "/home/u/.local/share/score-tracker/site")
+        #expect(folder(.iOS, nil) == "/home/u/.local/share/score-tracker/site")
+        #expect(StorageLocation.standard(for: .tvOS).basePath(system: system, hostProvided: "/h") == "/app/Library/Caches")
+        #expect(StorageLocation.standard(for: .linux).basePath(system: system, hostProvided: "/h") == "/h")
     }
 
     @Test func AP25_durableSyncFlushesAndReportsBadDescriptors() throws {

@@ -57,6 +57,7 @@ extension ScoreClient {
         if let file = store as? FileScoreStore { prepareEarlyBatch(file) }
         var contents = ScoreStoreContents()
         var loadFailed = false
+        var loadProtected = false
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
         let quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint) }
@@ -78,7 +79,9 @@ extension ScoreClient {
                 quick = nil
             }
         } else {
-            do { contents = try store.load() } catch { loadFailed = true }
+            do { contents = try store.load() } catch is StorageLocation.ProtectedDataUnavailable { loadProtected = true } catch {
+                loadFailed = true
+            }
             contents.queueLocations = ScoreClient.verifiedLocations(contents, store: store)
             identity = ScoreClient.parseIdentity(contents.identity)
             // The stored events, decoded outside the lock, as seen with the stored anonymous id.
@@ -106,6 +109,14 @@ extension ScoreClient {
         }
         var diagnostics: [Diagnostic] = []
         if loadFailed { diagnostics.append(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        if loadProtected {
+            diagnostics.append(
+                Diagnostic(
+                    code: "storage",
+                    message:
+                        "the stored queue and identity are protected until the device is unlocked: this launch keeps new events in memory and overwrites nothing stored"
+                ))
+        }
         if contents.readOnly {
             diagnostics.append(
                 Diagnostic(
