@@ -140,10 +140,11 @@ check-readme:
 # What Linux builds cannot see and Apple builds would stop on (issue 27): every use of an API newer
 # than a package's platform floors must be inside @available / #available (the scanner's own
 # fixtures first), and the curl-apple build's pins, symbol check and scripts (Mac-free parts).
-check-apple:
+check-apple: deps
 	@echo "== Apple checks: API availability, curl-apple"
 	@$(PYTHON) Tools/scripts/test-check-availability.py
 	@$(PYTHON) Tools/scripts/check-availability.py
+	@bash Tools/curl-apple/test-build.sh
 
 # The DocC documentation of every package module (catalog + symbol graphs), out/docs/<Module>.doccarchive.
 # Any DocC warning (a broken symbol or article link) fails it. `make docs MODULES=ScoreTracker` builds one.

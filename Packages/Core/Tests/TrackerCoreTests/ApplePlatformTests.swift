@@ -105,11 +105,11 @@ import TrackerCoreTestKit
     }
 
     static func info(
-        version: UInt32 = 0x08_14_00, ssl: Bool = true, http2: Bool = true,
+        version: UInt32 = 0x08_16_00, ssl: Bool = true, http2: Bool = true,
         protocols: [String] = ["http", "https"], features: [String] = ["SSL", "HTTP2", "AppleSecTrust"]
     ) -> LibcurlInfo {
         LibcurlInfo(
-            versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.7" : nil,
+            versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.9" : nil,
             hasSSL: ssl, hasHTTP2: http2, protocols: protocols, featureNames: features)
     }
 
@@ -130,7 +130,7 @@ import TrackerCoreTestKit
             Self.info(version: 0x08_11_00, http2: false, protocols: ["http"], features: ["SSL"]))
         #expect(
             problems == [
-                "libcurl 8.17.0 is older than 8.20.0",
+                "libcurl 8.17.0 is older than 8.22.0",
                 "libcurl was built without HTTP/2 (nghttp2)",
                 "libcurl does not speak https",
                 "libcurl lacks the AppleSecTrust feature",
