@@ -32,6 +32,8 @@ import TrackerCoreTestKit
 //   AP23 an SDK folder name cannot escape its base directory
 //   AP24 a read refused because protected data is unavailable is told apart from other failures
 //   AP25 durableSync flushes a file and reports a bad descriptor
+//   AP30 (issue 27) the audit of collected data types: an undeclared or stale entry, an unknown
+//        type or purpose, tracking without NSPrivacyTracking, missing evidence, no manifest
 //   AP26 (issue 27) a default store's folder per platform: Caches on tvOS, Application Support on
 //        iOS, visionOS and macOS (under Rocalytics/), the package's own folder on Linux
 @Suite struct ApplePlatformTests {
@@ -168,7 +170,9 @@ import TrackerCoreTestKit
 
     @Test func AP13_coresPrivacyManifestMatchesItsSources() throws {
         let root = PackagePaths.packageRoot(#filePath)
-        #expect(PrivacyManifestAudit.problems(packageRoot: root) == [])
+        // TrackerCore sends nothing of its own: what travels is what the trackers and the
+        // Rocalytics client hand it, declared in their manifests (issue 27, item 6).
+        #expect(PrivacyManifestAudit.problems(packageRoot: root, collects: []) == [])
         let data = try #require(FileManager.default.contents(atPath: root + "/Sources/TrackerCore/PrivacyInfo.xcprivacy"))
         #expect(
             PrivacyManifestAudit.declaredCategories(manifest: data) == [
@@ -274,6 +278,58 @@ import TrackerCoreTestKit
             #expect(StorageLocation.readFailure(errno: 5, platform: platform) == .other)
         }
         #expect(StorageLocation.readFailure(errno: 1, platform: .linux) == .other)
+    }
+
+    @Test func AP30_collectedDataTypesAreAudited() throws {
+        let analytics: Set<String> = ["NSPrivacyCollectedDataTypePurposeAnalytics"]
+        let user = CollectedData(type: "NSPrivacyCollectedDataTypeUserID", linked: true, purposes: analytics, evidence: "\"userId\"")
+        let device = CollectedData(type: "NSPrivacyCollectedDataTypeDeviceID", linked: true, purposes: analytics)
+        let sources = "w.write(\"userId\")"
+        #expect(PrivacyManifestAudit.compareCollected(expected: [user], declared: [user], tracking: false, sources: sources) == [])
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user, device], declared: [user], tracking: false, sources: sources) == [
+                "\(device) is collected but not declared"
+            ])
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: [user, device], tracking: false, sources: sources) == [
+                "\(device) is declared but the package does not collect it so"
+            ])
+        var unlinked = user
+        unlinked.linked = false
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: [unlinked], tracking: false, sources: sources) == [
+                "\(unlinked) is declared but the package does not collect it so", "\(user) is collected but not declared",
+            ])
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: [user], tracking: false, sources: "") == [
+                "NSPrivacyCollectedDataTypeUserID: the sources no longer contain \"\\\"userId\\\"\"; is it still collected?"
+            ])
+        let odd = CollectedData(
+            type: "NSPrivacyCollectedDataTypeUserId", linked: true, tracking: true, purposes: ["NSPrivacyCollectedDataTypePurposeFun"])
+        let problems = PrivacyManifestAudit.compareCollected(expected: [odd], declared: [odd], tracking: false, sources: "")
+        #expect(problems.contains("NSPrivacyCollectedDataTypeUserId is not a collected data type"))
+        #expect(problems.contains("NSPrivacyCollectedDataTypePurposeFun is not a collection purpose"))
+        #expect(problems.contains("NSPrivacyCollectedDataTypeUserId is used for tracking but NSPrivacyTracking is not true"))
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: nil, tracking: nil, sources: sources) == [
+                "the package collects data but has no PrivacyInfo.xcprivacy"
+            ])
+        #expect(PrivacyManifestAudit.compareCollected(expected: [], declared: nil, tracking: nil, sources: "") == [])
+        // Read from a manifest: the four keys of each entry, or nothing.
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>NSPrivacyTracking</key><false/><key>NSPrivacyCollectedDataTypes</key><array>
+            <dict><key>NSPrivacyCollectedDataType</key><string>NSPrivacyCollectedDataTypeUserID</string>
+            <key>NSPrivacyCollectedDataTypeLinked</key><true/><key>NSPrivacyCollectedDataTypeTracking</key><false/>
+            <key>NSPrivacyCollectedDataTypePurposes</key><array><string>NSPrivacyCollectedDataTypePurposeAnalytics</string></array></dict>
+            </array></dict></plist>
+            """
+        let read = try #require(PrivacyManifestAudit.declaredCollection(manifest: Data(plist.utf8)))
+        #expect(read.tracking == false)
+        #expect(read.entries.count == 1)
+        #expect(read.entries.first.map { $0.type == user.type && $0.linked && !$0.tracking && $0.purposes == analytics } == true)
+        let missingKey = plist.replacingOccurrences(of: "<key>NSPrivacyCollectedDataTypeLinked</key><true/>", with: "")
+        #expect(PrivacyManifestAudit.declaredCollection(manifest: Data(missingKey.utf8)) == nil)
     }
 
     @Test func AP26_defaultStoreFoldersPerPlatform() {
