@@ -139,13 +139,15 @@ check-readme:
 
 # What Linux builds cannot see and Apple builds would stop on (issue 27): every use of an API newer
 # than a package's platform floors must be inside @available / #available (the scanner's own
-# fixtures first), the Apple CI's schemes must be those Xcode generates, and the curl-apple
-# build's pins, symbol check and scripts (the parts that need no Mac) must hold.
+# fixtures first), the Apple CI's schemes must be those Xcode generates, the example app's shared
+# file must type-check with warnings as errors, and the curl-apple build's pins, symbol check and
+# scripts (the parts that need no Mac) must hold.
 check-apple: deps
 	@echo "== Apple checks: API availability, curl-apple"
 	@$(PYTHON) Tools/scripts/test-check-availability.py
 	@$(PYTHON) Tools/scripts/check-availability.py
 	@$(PYTHON) Tools/scripts/check-apple-ci.py
+	@bash Tools/scripts/typecheck-example.sh
 	@bash Tools/curl-apple/test-build.sh
 
 # The DocC documentation of every package module (catalog + symbol graphs), out/docs/<Module>.doccarchive.

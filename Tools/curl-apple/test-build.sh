@@ -91,7 +91,8 @@ IFS=. read -r major minor patch <<<"$CURL_VERSION"
 check "CA5 LibcurlRequirements.apple is curl $CURL_VERSION" test "$hex" = "$(printf '%02x%02x%02x' "$major" "$minor" "$patch")"
 
 # CA6: the scripts parse and are shellcheck-clean.
-scripts=("$here/build.sh" "$here/lib.sh" "$here/inputs.sh" "$here/test-build.sh" "$root/Tools/release/release.sh" "$root/Tools/release/test-release.sh")
+scripts=("$here/build.sh" "$here/lib.sh" "$here/inputs.sh" "$here/test-build.sh" "$root/Tools/release/release.sh" "$root/Tools/release/test-release.sh"
+  "$root/Tools/scripts/typecheck-example.sh")
 for s in "${scripts[@]}"; do check "CA6 bash -n $(basename "$s")" bash -n "$s"; done
 if command -v shellcheck >/dev/null; then
   lint() { (cd "$here" && shellcheck -x "$@"); }
