@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Fails on Apple-only availability errors that Linux builds never see (issue 27, item 1).
+"""Fails on Apple-only availability errors that Linux builds never see (issue 27, items 1 and 4).
 
 Linux has no availability checking: a use of `Synchronization.Atomic` in a package whose floors
 are iOS 15 / macOS 12 compiles here and stops every Apple build. This scan reads each package's
 platform floors from its Package.swift (the example app's from its XcodeGen project.yml) and
 flags every use of an API in RULES that is newer than a floor, unless an enclosing `@available`
 declaration, an `if #available` / `while #available` block, the rest of a scope after a
-`guard #available`, or an `#if` branch that is not compiled on that platform covers it.
+`guard #available`, or an `#if` branch that is not compiled on that platform covers it. It also
+flags a use of `UIApplication.shared` (unavailable in app extensions, and Xcode compiles packages
+extension-safe), of `AppLifecycleMonitor.system()` or of a type the package marks unavailable in
+app extensions, outside a declaration marked `@available(iOSApplicationExtension, unavailable)`
+(and `macCatalystApplicationExtension`, `tvOSApplicationExtension`, `visionOSApplicationExtension`
+where the code is compiled for those platforms).
 
     Tools/scripts/check-availability.py [ROOT]        exit 1 listing every uncovered use
 
@@ -29,6 +34,13 @@ PLATFORMS = ("iOS", "macOS", "tvOS", "visionOS", "watchOS")
 ALIASES = {"ios": "iOS", "macos": "macOS", "osx": "macOS", "tvos": "tvOS", "visionos": "visionOS",
            "xros": "visionOS", "watchos": "watchOS"}
 UNAVAILABLE = (10**6, 0)
+# App extensions: `@available(iOSApplicationExtension, unavailable)` and friends, as pseudo-platforms.
+EXTENSIONS = {"iosapplicationextension": "ext:iOS", "tvosapplicationextension": "ext:tvOS",
+              "visionosapplicationextension": "ext:visionOS", "maccatalystapplicationextension": "ext:macCatalyst",
+              "macosapplicationextension": "ext:macOS", "watchosapplicationextension": "ext:watchOS"}
+# An app extension of a platform may not reach these: the declaration using one must be marked
+# unavailable in that platform's extensions (Mac Catalyst builds are iOS builds).
+EXTENSION_NEEDS = {"iOS": ("ext:iOS", "ext:macCatalyst"), "tvOS": ("ext:tvOS",), "visionOS": ("ext:visionOS",)}
 
 
 def req(macos, ios, tvos, watchos, visionos):
@@ -59,6 +71,15 @@ RULES = [
      r"\.\s*(?:wholeMatch|prefixMatch|trimmingPrefix|replacing)\s*\(|\.\s*(?:firstMatch|matches|ranges|firstRange)\s*\(\s*of\s*:",
      STDLIB_5_7, "swift-experimental-string-processing Algorithms: @available(SwiftStdlib 5.7, *)"),
 ]
+# Names app extensions may not use (UIKit marks `UIApplication.shared` unavailable there: Xcode
+# compiles packages extension-safe); the types a package marks so are added per package.
+EXTENSION_RULES = [
+    ("UIApplication.shared", r"\bUIApplication\s*\.\s*shared\b"),
+    ("AppLifecycleMonitor.system()", r"\bAppLifecycleMonitor\s*\.\s*system\s*\("),
+]
+EXTENSION_MARKED = re.compile(
+    r"@available\(\s*iOSApplicationExtension\s*,\s*unavailable\s*\)(?:\s*@\w+(?:\([^)]*\))?)*\s*"
+    r"(?:(?:public|internal|open|final|private|fileprivate|package)\s+)*(?:class|struct|enum|actor)\s+([A-Z]\w*)")
 REGEX_LITERAL = ("regex literal", STDLIB_5_7, "SE-0354 regex literals produce Regex: @available(SwiftStdlib 5.7, *)")
 COMPILED = [(what, re.compile(pattern), need, source) for what, pattern, need, source in RULES]
 DECLARED = re.compile(r"\b(?:class|struct|enum|actor|protocol|typealias)\s+([A-Z]\w*)")
@@ -279,7 +300,7 @@ def parse_spec(args, attribute):
     if attribute and len(items) > 1 and re.fullmatch(r"\w+|\*", head):
         # Long form: @available(iOS, introduced: 18.0) / @available(*, unavailable).
         rest = ",".join(items[1:])
-        names = PLATFORMS if head == "*" else [ALIASES.get(head.lower())]
+        names = PLATFORMS if head == "*" else [ALIASES.get(head.lower()) or EXTENSIONS.get(head.lower())]
         if re.search(r"\bunavailable\b", rest):
             for p in names:
                 if p:
@@ -315,8 +336,9 @@ def balanced_args(text, open_paren):
     return text[open_paren + 1:], len(text)
 
 
-def scan_source(source, floors, local_types=frozenset(), path="<source>"):
-    """Every uncovered use in `source`: (line, what, platforms) tuples."""
+def scan_source(source, floors, local_types=frozenset(), path="<source>", extension_unsafe=frozenset()):
+    """Every uncovered use in `source`: (line, what, platforms, source) tuples. `extension_unsafe`:
+    type names the package marks unavailable in app extensions."""
     text, regexes = strip(source)
     lines = text.split("\n")
     line_starts = [0]
@@ -345,7 +367,11 @@ def scan_source(source, floors, local_types=frozenset(), path="<source>"):
         line = line_of(off)
         if active[line]:
             uses.append((off, *REGEX_LITERAL))
-    uses.sort()
+    ext_rules = list(EXTENSION_RULES) + [(n, r"\b" + re.escape(n) + r"\b") for n in sorted(extension_unsafe)]
+    for what, pattern in ext_rules:
+        for m in re.finditer(pattern, text):
+            uses.append((m.start(), what, None, "unavailable in app extensions"))
+    uses.sort(key=lambda u: u[0])
 
     # Walk the structure, recording the coverage in force at each use.
     coverage_at = {}
@@ -447,6 +473,14 @@ def scan_source(source, floors, local_types=frozenset(), path="<source>"):
         line = line_of(off)
         cov = coverage_at.get(off, {})
         short = []
+        if need is None:
+            for p in sorted(active[line]):
+                for ext in EXTENSION_NEEDS.get(p, ()):
+                    if cov.get(ext) != UNAVAILABLE:
+                        short.append("@available(%sApplicationExtension, unavailable)" % ext[4:])
+            if short:
+                problems.append((line + 1, what, short, src))
+            continue
         for p in sorted(active[line]):
             have = max(floors[p], cov.get(p, (0, 0)))
             if have < need[p]:
@@ -492,13 +526,21 @@ def main(argv):
         sources = list(swift_files(directory, dirs))
         local = set()
         texts = {}
+        unsafe = set()
         for path in sources:
             texts[path] = path.read_text(encoding="utf-8")
-            local |= set(DECLARED.findall(strip(texts[path])[0]))
+            stripped = strip(texts[path])[0]
+            local |= set(DECLARED.findall(stripped))
+            unsafe |= set(EXTENSION_MARKED.findall(stripped))
         for path in sources:
             files += 1
-            for line, what, short, src in scan_source(texts[path], floors, frozenset(local), str(path)):
+            found = scan_source(texts[path], floors, frozenset(local), str(path), frozenset(unsafe))
+            for line, what, short, src in found:
                 rel = path.relative_to(root)
+                if src == "unavailable in app extensions":
+                    failures.append(f"{rel}:{line}: {what} is unavailable in app extensions; mark the declaration that "
+                                    f"uses it {', '.join(short)} (and its callers), or reach it without naming it")
+                    continue
                 failures.append(f"{rel}:{line}: {what} needs {', '.join(short)} ({src}); the package's floors are "
                                 + ", ".join(f"{p} {v[0]}.{v[1]}" for p, v in sorted(floors.items()))
                                 + ": gate it with @available / #available, or use what the floors have")

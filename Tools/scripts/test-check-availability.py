@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of check-availability.py (issue 27, item 1): the fixtures in fixtures/availability/
+"""Tests of check-availability.py (issue 27, items 1 and 4): the fixtures in fixtures/availability/
 must give exactly the lines marked `FLAG` (flagged.swift) and none (clean.swift); the floors
 come from Package.swift and XcodeGen specs as written in this repository."""
 import importlib.util
@@ -40,6 +40,19 @@ class CheckAvailabilityTests(unittest.TestCase):
 
     def test_AV4_a_type_the_package_declares_is_its_own(self):
         self.assertEqual(flagged_lines("let m = Mutex(0)\n", local=frozenset({"Mutex"})), [])
+
+    def test_AV7_types_marked_unavailable_in_extensions_are_too(self):
+        source = "#if canImport(UIKit)\nlet system = UIKitLifecycleSystem()\n#endif\n"
+        self.assertEqual(flagged_lines(source), [])
+        found = ca.scan_source(source, FLOORS, extension_unsafe=frozenset({"UIKitLifecycleSystem"}))
+        self.assertEqual([line for line, *_ in found], [2])
+        self.assertEqual(set(found[0][2]), {
+            "@available(iOSApplicationExtension, unavailable)", "@available(macCatalystApplicationExtension, unavailable)",
+            "@available(tvOSApplicationExtension, unavailable)", "@available(visionOSApplicationExtension, unavailable)"})
+        marked = ca.EXTENSION_MARKED.findall(
+            "@available(iOSApplicationExtension, unavailable)\n@available(tvOSApplicationExtension, unavailable)\n"
+            "public final class UIKitLifecycleSystem: AppLifecycleSystem {}")
+        self.assertEqual(marked, ["UIKitLifecycleSystem"])
 
     def test_AV5_floors_from_manifests(self):
         self.assertEqual(
