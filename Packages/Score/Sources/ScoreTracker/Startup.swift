@@ -114,7 +114,7 @@ extension ScoreClient {
                 Diagnostic(
                     code: "storage",
                     message:
-                        "the stored queue and identity are protected until the device is unlocked: this launch keeps new events in memory and overwrites nothing stored"
+                        "the stored queue and identity are protected until the device is unlocked: they are left as they are for a later launch, and this one starts without them"
                 ))
         }
         if contents.readOnly {
