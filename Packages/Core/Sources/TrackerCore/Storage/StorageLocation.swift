@@ -86,7 +86,7 @@ public struct StorageLocation: Sendable, Equatable {
     }
 
     /// The system directories a location's base resolves to, as the OS names them
-    /// (`FileManager.urls(for:in:)` on Apple platforms, ``AppleStorageDirectory/systemDirectories()``).
+    /// (`FileManager.urls(for:in:)` on Apple platforms: `AppleStorageDirectory.systemDirectories()`).
     public struct SystemDirectories: Sendable, Equatable {
         /// The app's Application Support directory.
         public var applicationSupport: String
