@@ -25,7 +25,7 @@ help:
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make docs              DocC documentation of every package, in out/docs/<Module>.doccarchive (fails on any DocC warning)"
 	@echo "make lint              swift format lint --strict over every package (make format rewrites in place)"
-	@echo "make check-apple       Linux checks of what only Apple builds would catch (API availability, curl-apple pins and scripts)"
+	@echo "make check-apple       Linux checks of what Apple builds would catch (API availability, extension safety, CI schemes, the example, curl-apple)"
 	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
