@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme docs lint format test-tsan test-soak test-reliability \
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme check-apple docs lint format test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make docs              DocC documentation of every package, in out/docs/<Module>.doccarchive (fails on any DocC warning)"
 	@echo "make lint              swift format lint --strict over every package (make format rewrites in place)"
+	@echo "make check-apple       Linux checks of what Apple builds would catch (API availability, extension safety, CI schemes, the example, curl-apple)"
 	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
@@ -53,6 +54,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
+	@$(MAKE) --no-print-directory check-apple
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory test-release
 	@$(MAKE) --no-print-directory test-browser
@@ -134,6 +136,19 @@ format:
 # Every README excerpt marked `<!-- example: PATH -->` must still be part of its compiled example file.
 check-readme:
 	@$(PYTHON) Tools/scripts/check-readme.py
+
+# What Linux builds cannot see and Apple builds would stop on (issue 27): every use of an API newer
+# than a package's platform floors must be inside @available / #available (the scanner's own
+# fixtures first), the Apple CI's schemes must be those Xcode generates, the example app's shared
+# file must type-check with warnings as errors, and the curl-apple build's pins, symbol check and
+# scripts (the parts that need no Mac) must hold.
+check-apple: deps
+	@echo "== Apple checks: API availability, curl-apple"
+	@$(PYTHON) Tools/scripts/test-check-availability.py
+	@$(PYTHON) Tools/scripts/check-availability.py
+	@$(PYTHON) Tools/scripts/check-apple-ci.py
+	@bash Tools/scripts/typecheck-example.sh
+	@bash Tools/curl-apple/test-build.sh
 
 # The DocC documentation of every package module (catalog + symbol graphs), out/docs/<Module>.doccarchive.
 # Any DocC warning (a broken symbol or article link) fails it. `make docs MODULES=ScoreTracker` builds one.

@@ -1,6 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The privacy manifest is declared on Apple hosts only: on Linux a resource makes SwiftPM add a
+// Foundation-importing `Bundle.module` accessor, so the file is left out of the target there.
+#if os(Linux)
+    let privacyResources: [Resource]? = nil
+    let privacyExclude = ["PrivacyInfo.xcprivacy"]
+#else
+    let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
+    let privacyExclude: [String] = []
+#endif
+
 let package = Package(
     name: "Paywall",
     // The same floors as Core (watchOS is not supported).
@@ -19,7 +29,9 @@ let package = Package(
         .target(name: "PaywallObserverAPI"),
         .target(
             name: "PaywallTracker",
-            dependencies: ["PaywallObserverAPI", .product(name: "TrackerCore", package: "Core")]
+            dependencies: ["PaywallObserverAPI", .product(name: "TrackerCore", package: "Core")],
+            exclude: privacyExclude,
+            resources: privacyResources
         ),
         .testTarget(
             name: "PaywallTrackerTests",

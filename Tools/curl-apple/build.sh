@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Builds CTrackerLibcurl.xcframework: static curl (HTTP and HTTPS only) with OpenSSL 3, Apple
-# SecTrust peer verification and nghttp2, for iOS device, iOS Simulator, macOS, tvOS (device and
-# simulator) and visionOS (device and simulator). Runs on a Mac with Xcode (`make curl-apple`).
+# SecTrust peer verification and nghttp2, for iOS device, iOS Simulator, Mac Catalyst, macOS, tvOS
+# (device and simulator) and visionOS (device and simulator). Runs on a Mac with Xcode
+# (`make curl-apple`). The decisions that need no Mac live in lib.sh, tested on Linux by
+# test-build.sh (`make check-apple`).
 #
 #   Tools/curl-apple/build.sh [--out DIR]     (default: Packages/Core/Artifacts)
 #
 # - Sources are the tarballs pinned in versions.env, verified by SHA-256 before they are unpacked
-#   (a mismatch stops the build). Downloads are cached in $CURL_APPLE_CACHE (default
+#   (a mismatch stops the build; a source without a published SHA-256 stops it before anything). Downloads are cached in $CURL_APPLE_CACHE (default
 #   ~/Library/Caches/tracker-curl-apple).
 # - Reproducible: fixed flags, SOURCE_DATE_EPOCH from versions.env's last commit, ZERO_AR_DATE
 #   for archive members, build paths mapped away (-ffile-prefix-map), sorted inputs.
-# - The merged static libraries' undefined symbols are checked against PrivacyInfo.xcprivacy's
-#   required-reason categories (both ways) before the XCFramework is assembled.
+# - Every slice's merged static library's undefined symbols are checked against
+#   PrivacyInfo.xcprivacy's required-reason categories (both ways) before the XCFramework is
+#   assembled.
 # - Signing: with CURL_APPLE_SIGN_IDENTITY set, the XCFramework is signed (codesign --timestamp);
 #   RELEASE=1 refuses to finish unsigned. A zip and its SwiftPM checksum are written next to it
 #   for the release tool.
@@ -22,12 +25,16 @@ root=$(cd "$here/../.." && pwd)
 out="$root/Packages/Core/Artifacts"
 [ "${1:-}" = "--out" ] && { out=$2; shift 2; }
 die() { echo "curl-apple: $*" >&2; exit 1; }
-
-[ "$(uname -s)" = Darwin ] || die "needs macOS with Xcode (xcrun, lipo, libtool, xcodebuild)"
-command -v xcrun >/dev/null || die "xcrun not found: install Xcode and run xcode-select"
+words() { tr '\n' ' ' <<<"$1" | sed 's/ $//'; }
 
 # shellcheck source=versions.env
 . "$here/versions.env"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+curl_apple_check_pins || die "versions.env: every source needs a version, an https URL and its published SHA-256"
+
+[ "$(uname -s)" = Darwin ] || die "needs macOS with Xcode (xcrun, lipo, libtool, xcodebuild)"
+command -v xcrun >/dev/null || die "xcrun not found: install Xcode and run xcode-select"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct -- Tools/curl-apple 2>/dev/null || echo 1767225600)}
 export ZERO_AR_DATE=1
 cache=${CURL_APPLE_CACHE:-$HOME/Library/Caches/tracker-curl-apple}
@@ -37,7 +44,8 @@ mkdir -p "$cache" "$out"
 jobs=$(sysctl -n hw.ncpu)
 
 fetch() { # name url sha256
-  local file="$cache/$(basename "$2")"
+  local file
+  file="$cache/$(basename "$2")"
   if [ ! -f "$file" ] || ! echo "$3  $file" | shasum -a 256 -c - >/dev/null 2>&1; then
     echo "curl-apple: downloading $2"
     curl --fail --location --proto '=https' --tlsv1.2 --silent --show-error -o "$file.part" "$2"
@@ -51,19 +59,9 @@ fetch curl "$CURL_URL" "$CURL_SHA256"
 fetch openssl "$OPENSSL_URL" "$OPENSSL_SHA256"
 fetch nghttp2 "$NGHTTP2_URL" "$NGHTTP2_SHA256"
 
-# slice: name sdk arch target-triple
-slices=(
-  "ios-arm64 iphoneos arm64 arm64-apple-ios$IOS_MIN"
-  "ios-sim-arm64 iphonesimulator arm64 arm64-apple-ios$IOS_MIN-simulator"
-  "ios-sim-x86_64 iphonesimulator x86_64 x86_64-apple-ios$IOS_MIN-simulator"
-  "macos-arm64 macosx arm64 arm64-apple-macos$MACOS_MIN"
-  "macos-x86_64 macosx x86_64 x86_64-apple-macos$MACOS_MIN"
-  "tvos-arm64 appletvos arm64 arm64-apple-tvos$TVOS_MIN"
-  "tvos-sim-arm64 appletvsimulator arm64 arm64-apple-tvos$TVOS_MIN-simulator"
-  "tvos-sim-x86_64 appletvsimulator x86_64 x86_64-apple-tvos$TVOS_MIN-simulator"
-  "xros-arm64 xros arm64 arm64-apple-xros$VISIONOS_MIN"
-  "xros-sim-arm64 xrsimulator arm64 arm64-apple-xros$VISIONOS_MIN-simulator"
-)
+# slice: name sdk arch target-triple (lib.sh)
+slices=()
+while read -r line; do slices+=("$line"); done < <(curl_apple_slices)
 
 build_slice() { # name sdk arch triple
   local name=$1 sdk=$2 arch=$3 triple=$4
@@ -116,29 +114,20 @@ for s in "${slices[@]}"; do
   build_slice $s
 done
 
-# Required-reason symbols (Apple's list) the libraries call, against our privacy manifest.
-# (Plain lists, not associative arrays: macOS ships bash 3.2.)
-symbol_categories="
-_stat FileTimestamp
-_fstat FileTimestamp
-_lstat FileTimestamp
-_fstatat FileTimestamp
-_getattrlist FileTimestamp
-_getattrlistbulk FileTimestamp
-_fgetattrlist FileTimestamp
-_getattrlistat FileTimestamp
-_mach_absolute_time SystemBootTime
-_statfs DiskSpace
-_statvfs DiskSpace
-_fstatfs DiskSpace
-_fstatvfs DiskSpace
-"
-used=$(nm -u "$work/prefix/ios-arm64/libCTrackerLibcurl.a" 2>/dev/null | awk '{print $NF}' | sed -E 's/\$INODE64$//' | sort -u)
-need=$(echo "$symbol_categories" | while read -r sym category; do
-  [ -n "$sym" ] && grep -qx "$sym" <<<"$used" && echo "$category"
-done | sort -u)
-declared=$(grep -o 'NSPrivacyAccessedAPICategory[A-Za-z]*' "$here/PrivacyInfo.xcprivacy" | sed 's/NSPrivacyAccessedAPICategory//' | sort -u)
-[ "$need" = "$declared" ] || die "privacy manifest mismatch: libraries use [$(echo $need)], PrivacyInfo.xcprivacy declares [$(echo $declared)]"
+# Required-reason symbols (Apple's list, lib.sh) each slice's libraries call, against our privacy
+# manifest: every slice's categories must be declared, and every declared one used by some slice.
+declared=$(curl_apple_categories_declared "$here/PrivacyInfo.xcprivacy")
+all_used=""
+for s in "${slices[@]}"; do
+  name=${s%% *}
+  used=$(nm -u "$work/prefix/$name/libCTrackerLibcurl.a" 2>/dev/null | curl_apple_categories_used)
+  for category in $used; do
+    grep -qx "$category" <<<"$declared" \
+      || die "privacy manifest mismatch: $name uses $category, PrivacyInfo.xcprivacy declares [$(words "$declared")]"
+  done
+  all_used=$(printf '%s\n%s\n' "$all_used" "$used" | sed '/^$/d' | sort -u)
+done
+[ "$all_used" = "$declared" ] || die "privacy manifest mismatch: the libraries use [$(words "$all_used")], PrivacyInfo.xcprivacy declares [$(words "$declared")]"
 
 # One library per platform variant (device, simulator fat binaries), headers with the module map
 # in their own subdirectory (Xcode merges every XCFramework's Headers into one include folder).
@@ -154,14 +143,10 @@ assemble() { # variant slices...
   echo "-library $dir/libCTrackerLibcurl.a -headers $dir/Headers"
 }
 args=()
-# shellcheck disable=SC2207
-args+=($(assemble ios ios-arm64))
-args+=($(assemble ios-sim ios-sim-arm64 ios-sim-x86_64))
-args+=($(assemble macos macos-arm64 macos-x86_64))
-args+=($(assemble tvos tvos-arm64))
-args+=($(assemble tvos-sim tvos-sim-arm64 tvos-sim-x86_64))
-args+=($(assemble xros xros-arm64))
-args+=($(assemble xros-sim xros-sim-arm64))
+while read -r variant; do
+  # shellcheck disable=SC2207,SC2086
+  args+=($(assemble $variant))
+done < <(curl_apple_variants)
 
 xc="$out/CTrackerLibcurl.xcframework"
 rm -rf "$xc"

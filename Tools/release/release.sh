@@ -12,11 +12,14 @@
 # 4. Pushes the result to $RELEASE_DIR/PACKAGE.git (a bare repository, created when missing) as branch
 #    `main` and tag `VERSION`, and tags the monorepo `PACKAGE/VERSION`.
 #
-# 3b. Core only, when CURL_APPLE_ARTIFACT_URL is set: the Apple branch of the released manifest
-#    names the XCFramework by URL and SwiftPM checksum instead of the local path. The zip and its
-#    checksum come from `make curl-apple` on a Mac (Packages/Core/Artifacts, or CURL_APPLE_ZIP);
-#    the zip is copied to $RELEASE_DIR/artifacts/Core/VERSION/ for upload to that URL. The Linux
-#    branch is left as is (a system library: no download at resolution).
+# 3b. Core only, always: the Apple branch of the released manifest names the XCFramework by URL
+#    and SwiftPM checksum, `.binaryTarget(name: "CTrackerLibcurl", url: ..., checksum: ...)`, instead
+#    of the git-ignored local path no consumer has. Without CURL_APPLE_ARTIFACT_URL (an https URL
+#    of a .zip: where the zip will be published), the zip and its checksum from `make curl-apple`
+#    on a Mac (Packages/Core/Artifacts, or CURL_APPLE_ZIP), or when the checksum file is not the
+#    zip's SwiftPM checksum, the release refuses to run (before anything is tested, split or
+#    tagged). The zip is copied to $RELEASE_DIR/artifacts/Core/VERSION/ for upload to that URL.
+#    The Linux branch is left as is (a system library: no download at resolution, offline).
 #
 # Environment: RELEASE_DIR (default: out/releases), RELEASE_BASE_URL (default: file://$RELEASE_DIR),
 # CORE_VERSION, SKIP_TESTS, SWIFT (default: swift), CURL_APPLE_ARTIFACT_URL, CURL_APPLE_ZIP.
@@ -37,6 +40,28 @@ grep -q "^## \[$version\]" "$dir/CHANGELOG.md" || die "$dir/CHANGELOG.md has no 
 [ -z "$(git status --porcelain -- "$dir")" ] || die "$dir has uncommitted changes"
 if git rev-parse -q --verify "refs/tags/$package/$version" >/dev/null; then
   die "tag $package/$version exists already"
+fi
+
+# Core: the XCFramework's URL, zip and checksum are checked before anything else happens.
+if [ "$package" = Core ]; then
+  url=${CURL_APPLE_ARTIFACT_URL:-}
+  [ -n "$url" ] || die "releasing Core needs CURL_APPLE_ARTIFACT_URL, the https URL the XCFramework zip will be published at: a released Core names CTrackerLibcurl by URL and checksum, never by a local path"
+  [[ $url =~ ^https://[^[:space:]\"]+\.zip$ ]] || die "CURL_APPLE_ARTIFACT_URL must be an https URL of a .zip, got '$url'"
+  zip=${CURL_APPLE_ZIP:-$root/Packages/Core/Artifacts/CTrackerLibcurl.xcframework.zip}
+  if [ ! -f "$zip" ] || [ ! -f "$zip.checksum" ]; then
+    die "no XCFramework zip and checksum at $zip (run make curl-apple on a Mac)"
+  fi
+  checksum=$(tr -d '[:space:]' < "$zip.checksum")
+  [[ $checksum =~ ^[0-9a-f]{64}$ ]] || die "$zip.checksum is not a SwiftPM checksum"
+  if command -v "${SWIFT:-swift}" >/dev/null 2>&1; then
+    actual=$("${SWIFT:-swift}" package compute-checksum "$zip")
+  else
+    actual=$(shasum -a 256 "$zip" 2>/dev/null || sha256sum "$zip")
+    actual=${actual%% *}
+  fi
+  [ "$actual" = "$checksum" ] || die "$zip.checksum ($checksum) is not the checksum of the zip ($actual)"
+  grep -q 'path: "Artifacts/CTrackerLibcurl.xcframework"' "$dir/Package.swift" \
+    || die "$dir/Package.swift no longer names Artifacts/CTrackerLibcurl.xcframework: update release.sh"
 fi
 
 if [ -z "${SKIP_TESTS:-}" ]; then
@@ -68,17 +93,15 @@ if grep -q 'path: "../Core"' "$work/Package.swift"; then
   grep -q "$base_url/Core.git" "$work/Package.swift" || die "could not rewrite Core's path dependency"
   echo "release: Core dependency -> $base_url/Core.git from $core_version"
 fi
-if [ "$package" = Core ] && [ -n "${CURL_APPLE_ARTIFACT_URL:-}" ]; then
-  zip=${CURL_APPLE_ZIP:-$root/Packages/Core/Artifacts/CTrackerLibcurl.xcframework.zip}
-  [ -f "$zip" ] && [ -f "$zip.checksum" ] || die "no XCFramework zip and checksum at $zip (run make curl-apple on a Mac)"
-  checksum=$(tr -d '[:space:]' < "$zip.checksum")
-  [[ $checksum =~ ^[0-9a-f]{64}$ ]] || die "$zip.checksum is not a SwiftPM checksum"
-  [[ $CURL_APPLE_ARTIFACT_URL =~ ^https:// ]] || die "CURL_APPLE_ARTIFACT_URL must be https"
-  sed -i -E "s#path: \"Artifacts/CTrackerLibcurl\.xcframework\"#url: \"$CURL_APPLE_ARTIFACT_URL\",\n    checksum: \"$checksum\"#" "$work/Package.swift"
-  grep -q "checksum: \"$checksum\"" "$work/Package.swift" || die "could not pin the XCFramework in Core's manifest"
+if [ "$package" = Core ]; then
+  sed -i -E "s#path: \"Artifacts/CTrackerLibcurl\.xcframework\"#url: \"$url\",\n        checksum: \"$checksum\"#" "$work/Package.swift"
+  if ! grep -q "url: \"$url\"," "$work/Package.swift" || ! grep -q "checksum: \"$checksum\"" "$work/Package.swift" \
+    || grep -q 'path: "Artifacts/' "$work/Package.swift"; then
+    die "could not pin the XCFramework in Core's manifest"
+  fi
   mkdir -p "$release_dir/artifacts/Core/$version"
   cp "$zip" "$zip.checksum" "$release_dir/artifacts/Core/$version/"
-  echo "release: CTrackerLibcurl.xcframework -> $CURL_APPLE_ARTIFACT_URL (checksum $checksum)"
+  echo "release: CTrackerLibcurl.xcframework -> $url (checksum $checksum)"
 fi
 git -C "$work" add -A
 tree=$(git -C "$work" write-tree)

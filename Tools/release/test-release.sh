@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Offline test of the per-package release (issue: per-package releases).
+# Offline test of the per-package release (issue: per-package releases; issue 27, item 2).
 #
 # In a temporary clone of this repository's HEAD: releases Core and PACKAGE (default Onboarding)
 # into local bare repositories, then builds a small consumer package that depends on PACKAGE by
 # file:// URL, and checks that it resolves Core transitively and contains no code of the
-# Rocalytics client or Score.
+# Rocalytics client or Score. Core's release is refused without an https XCFramework URL, a zip
+# and its matching checksum; with them, its released manifest names CTrackerLibcurl by URL and
+# checksum on Apple hosts (that branch is evaluated here with `swift package dump-package`) and
+# keeps the system library on Linux, so the consumer still resolves and builds offline. The
+# XCFramework zip is a stand-in: only a Mac builds the real one (make curl-apple).
 set -euo pipefail
 package=${1:-Onboarding}
 product=${2:-OnboardingTracker}
@@ -17,7 +21,54 @@ git clone -q "$root" "$tmp/mono"
 export RELEASE_DIR=$tmp/releases SKIP_TESTS=1
 core_version=$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' "$tmp/mono/Packages/Core/CHANGELOG.md" | sed -E 's/^## \[([^]]+)\].*/\1/')
 pkg_version=$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' "$tmp/mono/Packages/$package/CHANGELOG.md" | sed -E 's/^## \[([^]]+)\].*/\1/')
-(cd "$tmp/mono" && bash Tools/release/release.sh Core "$core_version" && bash Tools/release/release.sh "$package" "$pkg_version")
+
+# Core's release refuses to run without a URL, zip and checksum that agree.
+artifacts=$tmp/mono/Packages/Core/Artifacts
+zip=$artifacts/CTrackerLibcurl.xcframework.zip
+artifact_url="https://downloads.invalid/rocalytics/Core/$core_version/CTrackerLibcurl.xcframework.zip"
+refused() { # description, then environment assignments for the release
+  local what=$1; shift
+  if (cd "$tmp/mono" && env "$@" bash Tools/release/release.sh Core "$core_version" >"$tmp/refused.log" 2>&1); then
+    fail "Core was released $what"
+  fi
+  grep -q "^release: " "$tmp/refused.log" || { cat "$tmp/refused.log"; fail "no reason given when refusing a release $what"; }
+}
+refused "without CURL_APPLE_ARTIFACT_URL" CURL_APPLE_ARTIFACT_URL=
+refused "without the XCFramework zip" CURL_APPLE_ARTIFACT_URL="$artifact_url"
+mkdir -p "$artifacts"
+printf 'stand-in for CTrackerLibcurl.xcframework.zip\n' > "$zip"
+checksum=$(swift package compute-checksum "$zip")
+echo "0000000000000000000000000000000000000000000000000000000000000000" > "$zip.checksum"
+refused "with a checksum that is not the zip's" CURL_APPLE_ARTIFACT_URL="$artifact_url"
+echo "$checksum" > "$zip.checksum"
+refused "with a plain-http XCFramework URL" CURL_APPLE_ARTIFACT_URL="http://downloads.invalid/CTrackerLibcurl.xcframework.zip"
+[ -z "$(git -C "$tmp/mono" tag -l 'Core/*')" ] || fail "a refused release left a tag"
+
+(cd "$tmp/mono" && CURL_APPLE_ARTIFACT_URL="$artifact_url" bash Tools/release/release.sh Core "$core_version" \
+  && bash Tools/release/release.sh "$package" "$pkg_version")
+
+# The released Core: URL and checksum on Apple hosts, the system library on Linux.
+git clone -q "$RELEASE_DIR/Core.git" "$tmp/released-core"
+core_manifest=$tmp/released-core/Package.swift
+grep -q "url: \"$artifact_url\"," "$core_manifest" || fail "the released Core does not name the XCFramework by URL"
+grep -q "checksum: \"$checksum\"" "$core_manifest" || fail "the released Core does not pin the XCFramework's checksum"
+! grep -q 'path: "Artifacts/' "$core_manifest" || fail "the released Core still names the local XCFramework"
+[ -f "$RELEASE_DIR/artifacts/Core/$core_version/CTrackerLibcurl.xcframework.zip" ] || fail "the zip to publish is missing"
+# The Apple-host branch, evaluated here (a manifest is evaluated on the build host): flip the
+# host test and read the manifest as SwiftPM sees it.
+cp -R "$tmp/released-core" "$tmp/apple-core"
+sed -i 's/^#if os(Linux)$/#if !os(Linux)/' "$tmp/apple-core/Package.swift"
+(cd "$tmp/apple-core" && swift package dump-package >"$tmp/apple-core.json" 2>"$tmp/apple-core.err") \
+  || { cat "$tmp/apple-core.err"; fail "the released Core's Apple manifest does not load"; }
+python3 - "$tmp/apple-core.json" "$artifact_url" "$checksum" <<'PY' || fail "the released Core's Apple manifest has no URL binary target with that checksum"
+import json, sys
+manifest, url, checksum = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+target = next(t for t in manifest["targets"] if t["name"] == "CTrackerLibcurl")
+assert target["type"] == "binary" and target.get("url") == url and target.get("checksum") == checksum, target
+assert not target.get("path"), target
+PY
+(cd "$tmp/released-core" && swift package dump-package | python3 -c 'import json,sys; t=[t for t in json.load(sys.stdin)["targets"] if t["name"]=="CTrackerLibcurl"][0]; assert t["type"]=="system", t') \
+  || fail "the released Core's Linux manifest is not the system library"
 
 # A release of a version without a CHANGELOG heading is refused.
 if (cd "$tmp/mono" && bash Tools/release/release.sh "$package" 99.0.0 >/dev/null 2>&1); then
@@ -47,12 +98,12 @@ import TrackerCore
 print("consumer built with TrackerCore \(TrackerCoreVersion.current)")
 SWIFT
 (cd "$tmp/consumer" && swift build -q >"$tmp/build.log" 2>&1) || { tail -30 "$tmp/build.log"; fail "consumer did not build"; }
-resolved=$(ls "$tmp/consumer/.build/checkouts" | tr '\n' ' ')
+resolved=$(find "$tmp/consumer/.build/checkouts" -mindepth 1 -maxdepth 1 -printf '%f ')
 echo "test-release: consumer resolved: $resolved"
 [ -d "$tmp/consumer/.build/checkouts/Core" ] || fail "Core not resolved transitively"
 # Code of the client or Score: their packages, their module folders, or a file that imports or
 # defines them (a name in a comment or a string, such as a log subsystem table, is not code).
-if ls "$tmp/consumer/.build/checkouts" | grep -qxE 'RocalyticsClient|Score' \
+if find "$tmp/consumer/.build/checkouts" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -qxE 'RocalyticsClient|Score' \
    || find "$tmp/consumer/.build/checkouts" -type d \( -name RocalyticsClient -o -name ScoreTracker \) | grep -q . \
    || grep -rlE '^[[:space:]]*(@testable[[:space:]]+)?import[[:space:]]+(RocalyticsClient|ScoreTracker)\b|(class|struct|enum)[[:space:]]+(RocalyticsClient|ScoreClient)\b' \
         "$tmp/consumer/.build/checkouts" --include='*.swift' >/dev/null; then

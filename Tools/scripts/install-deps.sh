@@ -1,9 +1,9 @@
 #!/bin/sh
 # Installs what the build and tests need when it is missing: libcurl headers (Debian
-# libcurl4-openssl-dev), SQLite headers and Python's jsonschema; with --browser also Debian's
-# chromium and chromium-driver and Python's selenium (the collector's browser test). Safe to run
-# repeatedly: nothing is installed when everything is there. `apt-get update` runs first whenever
-# something is missing.
+# libcurl4-openssl-dev), SQLite headers, shellcheck (make check-apple) and Python's jsonschema;
+# with --browser also Debian's chromium and chromium-driver and Python's selenium (the
+# collector's browser test). Safe to run repeatedly: nothing is installed when everything is
+# there. `apt-get update` runs first whenever something is missing.
 set -e
 browser=""
 [ "${1:-}" = "--browser" ] && browser=1
@@ -11,6 +11,7 @@ need_apt=""
 [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -f /usr/include/curl/curl.h ] || [ -f /usr/include/aarch64-linux-gnu/curl/curl.h ] || need_apt="$need_apt libcurl4-openssl-dev"
 [ -f /usr/include/sqlite3.h ] || need_apt="$need_apt libsqlite3-dev"
 command -v openssl >/dev/null 2>&1 || need_apt="$need_apt openssl"
+command -v shellcheck >/dev/null 2>&1 || need_apt="$need_apt shellcheck"
 if [ -n "$browser" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt="$need_apt chromium"
   command -v chromedriver >/dev/null 2>&1 || need_apt="$need_apt chromium-driver"

@@ -10,8 +10,9 @@ import TrackerCore
 enum Tracking {
     static let endpoint = "https://collector.example.com"
 
-    /// The SDK folder in the standard location (Application Support, excluded from backup,
-    /// protected until first unlock): file I/O, so it runs off the main thread.
+    /// The SDK folder in the standard location (Core's `StorageLocation`: Application Support,
+    /// Caches on tvOS; excluded from backup, protected until first unlock): file I/O, so it runs
+    /// off the main thread.
     static func directory(_ name: String) async throws -> String {
         try await Task.detached(priority: .utility) { try AppleStorageDirectory.prepare(name) }.value
     }
@@ -28,7 +29,7 @@ enum Tracking {
     }
 
     static func rocalytics() -> RocalyticsClient {
-        RocalyticsClient(options: RocalyticsClient.Options())
+        RocalyticsClient(configuration: RocalyticsConfiguration())
     }
 
     static func configureOnboarding(client: RocalyticsClient, storage: any KeyValueStorage) {

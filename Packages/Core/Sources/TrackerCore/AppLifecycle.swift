@@ -57,7 +57,8 @@ public struct MainQueueHop: MainActorHop {
 }
 
 /// The OS calls an ``AppLifecycleMonitor`` needs. The monitor calls every method on the main
-/// thread (inside its ``MainActorHop``), so an implementation may touch UIKit or AppKit directly.
+/// thread (inside its ``MainActorHop``, never anywhere else: `AppLifecycleTests` LC9 checks each
+/// path), so an implementation may touch UIKit or AppKit directly.
 public protocol AppLifecycleSystem: AnyObject, Sendable {
     /// The current state (`UIApplication.applicationState`).
     func readState() -> AppRunState
@@ -230,11 +231,15 @@ public final class AppLifecycleMonitor: Sendable {
         if let osId { hop.run { [system] in system.endBackgroundTask(osId) } }
     }
 
+    /// The OS's expiration of a task. UIKit calls it on the main thread, where the hop runs the
+    /// end inline, before the handler returns, as the OS requires; called from anywhere else (an
+    /// `AppLifecycleSystem` that does not promise the main thread), the end still reaches the
+    /// OS only through the hop.
     private func expired(_ token: UInt64) {
         let entry = state.withLock { $0.tasks.removeValue(forKey: token) }
         guard let entry else { return }
         entry.onExpire()
-        if case .running(let id) = entry.phase { system.endBackgroundTask(id) }
+        if case .running(let id) = entry.phase { hop.run { [system] in system.endBackgroundTask(id) } }
     }
 }
 

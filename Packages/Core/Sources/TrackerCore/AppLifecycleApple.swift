@@ -1,6 +1,18 @@
 // Apple-only: the OS side of `AppLifecycleMonitor`. Every decision lives in AppLifecycle.swift;
-// these types only call the OS. The monitor calls `readState`, `beginBackgroundTask` and
-// `endBackgroundTask` on the main thread (through `MainQueueHop`), hence `assumeIsolated`.
+// these types only call the OS.
+//
+// Why `MainActor.assumeIsolated` holds: the only caller of these methods is `AppLifecycleMonitor`
+// (`AppLifecycleMonitor.system()` is the only place these types are created), and it calls every
+// one of them inside its hop, `MainQueueHop`: inline when already on the main thread, else
+// `DispatchQueue.main.async`, never `sync`. That includes ending a task from UIKit's expiration
+// handler (which UIKit calls on the main thread, so the end runs before the handler returns).
+// `AppLifecycleTests` LC9 drives each path (start, stop, begin, end, expiration, refusal) on
+// Linux and checks that no call to the system happens outside the hop.
+//
+// App extensions: `UIApplication.shared` is unavailable there (Xcode compiles packages
+// extension-safe), so everything that names it is marked unavailable in app extensions, and so
+// is every API that reaches it (`AppLifecycleMonitor.system()`, the trackers'
+// `bindToAppLifecycle()`); extensions use the trackers' manual lifecycle calls.
 
 #if canImport(UIKit) && !os(watchOS)
     import UIKit

@@ -4,6 +4,11 @@ import TrackerCore
 /// busy or blocked); ``release()`` runs it on the test's thread. Not held, it runs work inline.
 public final class HeldMainHop: MainActorHop, @unchecked Sendable {
     private let state = Locked((held: false, queue: [@Sendable () -> Void]()))
+    private let running = Locked(0)
+
+    /// Whether work given to the hop is running now: what "on the main thread" means for a
+    /// test (``FakeLifecycleSystem/init(appState:mainThread:)`` records calls made outside it).
+    public var isRunningWork: Bool { running.value > 0 }
 
     /// A hop, held or not.
     public init(held: Bool = false) { state.withLock { $0.held = held } }
@@ -22,8 +27,14 @@ public final class HeldMainHop: MainActorHop, @unchecked Sendable {
                 return s.queue.isEmpty ? nil : s.queue.removeFirst()
             }
             guard let next else { return }
-            next()
+            perform(next)
         }
+    }
+
+    private func perform(_ body: @Sendable () -> Void) {
+        running.withLock { $0 += 1 }
+        defer { running.withLock { $0 -= 1 } }
+        body()
     }
 
     public func run(_ body: @escaping @Sendable () -> Void) {
@@ -34,7 +45,7 @@ public final class HeldMainHop: MainActorHop, @unchecked Sendable {
             }
             return true
         }
-        if now { body() }
+        if now { perform(body) }
     }
 }
 
@@ -50,12 +61,27 @@ public final class FakeLifecycleSystem: AppLifecycleSystem, @unchecked Sendable 
         var begun: [String] = []
         var ended: [Int] = []
         var stateReads = 0
+        var offMain: [String] = []
     }
 
     private let state: Locked<State>
+    private let mainThread: HeldMainHop?
 
-    /// A system whose app is in `appState`.
-    public init(appState: AppRunState = .foreground) { state = Locked(State(appState: appState)) }
+    /// A system whose app is in `appState`. With `mainThread`, every call the monitor makes
+    /// outside that hop's work is recorded in ``callsOffMainThread``.
+    public init(appState: AppRunState = .foreground, mainThread: HeldMainHop? = nil) {
+        state = Locked(State(appState: appState))
+        self.mainThread = mainThread
+    }
+
+    /// The system calls made while `mainThread` ran no work (UIKit would have been touched off
+    /// the main thread), in order.
+    public var callsOffMainThread: [String] { state.withLock { $0.offMain } }
+
+    private func called(_ name: String) {
+        guard let mainThread, !mainThread.isRunningWork else { return }
+        state.withLock { $0.offMain.append(name) }
+    }
 
     /// Changes what ``readState()`` answers (without a notification).
     public func setAppState(_ s: AppRunState) { state.withLock { $0.appState = s } }
@@ -90,16 +116,24 @@ public final class FakeLifecycleSystem: AppLifecycleSystem, @unchecked Sendable 
     }
 
     public func readState() -> AppRunState {
-        state.withLock { s in
+        called("readState")
+        return state.withLock { s in
             s.stateReads += 1
             return s.appState
         }
     }
-    public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) { state.withLock { $0.deliver = deliver } }
-    public func stopNotifications() { state.withLock { $0.deliver = nil } }
+    public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
+        called("startNotifications")
+        state.withLock { $0.deliver = deliver }
+    }
+    public func stopNotifications() {
+        called("stopNotifications")
+        state.withLock { $0.deliver = nil }
+    }
 
     public func beginBackgroundTask(name: String, expiration: @escaping @Sendable () -> Void) -> Int? {
-        state.withLock { s in
+        called("beginBackgroundTask")
+        return state.withLock { s in
             if s.refuseTasks { return nil }
             let id = s.nextId
             s.nextId += 1
@@ -110,6 +144,7 @@ public final class FakeLifecycleSystem: AppLifecycleSystem, @unchecked Sendable 
     }
 
     public func endBackgroundTask(_ id: Int) {
+        called("endBackgroundTask")
         state.withLock { s in
             s.ended.append(id)
             s.running[id] = nil

@@ -60,9 +60,63 @@ public enum RequiredReasonCategory: String, CaseIterable, Sendable, Comparable {
     }
 }
 
+/// One entry of a privacy manifest's `NSPrivacyCollectedDataTypes` (issue 27, item 6), as Apple's
+/// "Describing data use in privacy manifests" defines it: the data type, whether it is linked to
+/// the user's identity, whether it is used for tracking, and why it is collected.
+public struct CollectedData: Sendable, Hashable, CustomStringConvertible {
+    /// `NSPrivacyCollectedDataType`, e.g. `NSPrivacyCollectedDataTypeUserID`.
+    public var type: String
+    /// `NSPrivacyCollectedDataTypeLinked`.
+    public var linked: Bool
+    /// `NSPrivacyCollectedDataTypeTracking`.
+    public var tracking: Bool
+    /// `NSPrivacyCollectedDataTypePurposes`.
+    public var purposes: Set<String>
+    /// Text the package's Swift sources contain where they send this data (a wire key, say): the
+    /// audit reports a declaration whose evidence is gone. Not part of the manifest.
+    public var evidence: String
+
+    /// Creates an entry.
+    public init(type: String, linked: Bool, tracking: Bool = false, purposes: Set<String>, evidence: String = "") {
+        self.type = type
+        self.linked = linked
+        self.tracking = tracking
+        self.purposes = purposes
+        self.evidence = evidence
+    }
+
+    public var description: String {
+        "\(type) (linked \(linked), tracking \(tracking), \(purposes.sorted().joined(separator: ", ")))"
+    }
+
+    /// Equal as manifest entries (the evidence aside).
+    func sameEntry(as other: CollectedData) -> Bool {
+        type == other.type && linked == other.linked && tracking == other.tracking && purposes == other.purposes
+    }
+
+    /// The data type identifiers of Apple's "Describing data use in privacy manifests".
+    public static let knownTypes: Set<String> = Set(
+        [
+            "Name", "EmailAddress", "PhoneNumber", "PhysicalAddress", "OtherUserContactInfo", "Health", "Fitness",
+            "PaymentInfo", "CreditInfo", "OtherFinancialInfo", "PreciseLocation", "CoarseLocation", "SensitiveInfo",
+            "Contacts", "EmailsOrTextMessages", "PhotosorVideos", "AudioData", "GameplayContent", "CustomerSupport",
+            "OtherUserContent", "BrowsingHistory", "SearchHistory", "UserID", "DeviceID", "PurchaseHistory",
+            "ProductInteraction", "AdvertisingData", "OtherUsageData", "CrashData", "PerformanceData",
+            "OtherDiagnosticData", "EnvironmentScanning", "Hands", "Head", "OtherDataTypes",
+        ].map { "NSPrivacyCollectedDataType" + $0 })
+
+    /// The collection purposes of the same document.
+    public static let knownPurposes: Set<String> = Set(
+        ["ThirdPartyAdvertising", "DeveloperAdvertising", "Analytics", "ProductPersonalization", "AppFunctionality", "Other"]
+            .map { "NSPrivacyCollectedDataTypePurpose" + $0 })
+}
+
 /// Checks that a package's `PrivacyInfo.xcprivacy` declares exactly the required-reason API
 /// categories its sources use (issue 17): a use without a declaration fails App Store review,
-/// a declaration without a use is a false statement.
+/// a declaration without a use is a false statement. With `collects`, it also checks the
+/// collected data types (issue 27, item 6): the manifest declares exactly those entries, each with
+/// a known type, both booleans and known purposes, consistent with `NSPrivacyTracking`, and the
+/// sources still contain each entry's evidence.
 public enum PrivacyManifestAudit {
     /// Categories used by `source` (Swift or C), with the identifiers that matched. Comments
     /// and string literals are ignored.
@@ -89,6 +143,83 @@ public enum PrivacyManifestAudit {
             out[name, default: []] += (entry["NSPrivacyAccessedAPITypeReasons"] as? [String]) ?? []
         }
         return out
+    }
+
+    /// The collected data a manifest declares; `nil` when it is not a property list, or an entry
+    /// lacks a key or has one of the wrong type. `tracking` is `NSPrivacyTracking` (`nil` when absent).
+    public static func declaredCollection(manifest: Data) -> (entries: [CollectedData], tracking: Bool?)? {
+        guard let plist = try? PropertyListSerialization.propertyList(from: manifest, options: [], format: nil),
+            let root = plist as? [String: Any]
+        else { return nil }
+        let tracking = root["NSPrivacyTracking"] as? Bool
+        guard let list = root["NSPrivacyCollectedDataTypes"] else { return ([], tracking) }
+        guard let entries = list as? [[String: Any]] else { return nil }
+        var out: [CollectedData] = []
+        for e in entries {
+            guard let type = e["NSPrivacyCollectedDataType"] as? String,
+                let linked = e["NSPrivacyCollectedDataTypeLinked"] as? Bool,
+                let tracks = e["NSPrivacyCollectedDataTypeTracking"] as? Bool,
+                let purposes = e["NSPrivacyCollectedDataTypePurposes"] as? [String]
+            else { return nil }
+            out.append(CollectedData(type: type, linked: linked, tracking: tracks, purposes: Set(purposes)))
+        }
+        return (out, tracking)
+    }
+
+    /// The comparison of collected data, on values (tests feed it directly): `expected` against
+    /// what the manifests declare (`nil`: no manifest), and each expected entry's evidence against
+    /// `sources` (the package's Swift sources, concatenated).
+    public static func compareCollected(
+        expected: [CollectedData], declared: [CollectedData]?, tracking: Bool?, sources: String
+    ) -> [String] {
+        var out: [String] = []
+        guard let declared else {
+            return expected.isEmpty ? [] : ["the package collects data but has no PrivacyInfo.xcprivacy"]
+        }
+        for d in declared {
+            if !CollectedData.knownTypes.contains(d.type) { out.append("\(d.type) is not a collected data type") }
+            if d.purposes.isEmpty { out.append("\(d.type) declares no purpose") }
+            for p in d.purposes.sorted() where !CollectedData.knownPurposes.contains(p) {
+                out.append("\(p) is not a collection purpose")
+            }
+            if d.tracking && tracking != true { out.append("\(d.type) is used for tracking but NSPrivacyTracking is not true") }
+            if !expected.contains(where: { $0.sameEntry(as: d) }) { out.append("\(d) is declared but the package does not collect it so") }
+        }
+        for e in expected {
+            if !declared.contains(where: { $0.sameEntry(as: e) }) { out.append("\(e) is collected but not declared") }
+            if !e.evidence.isEmpty && !sources.contains(e.evidence) {
+                out.append("\(e.type): the sources no longer contain \(e.evidence.debugDescription); is it still collected?")
+            }
+        }
+        if tracking == nil { out.append("the manifest has no NSPrivacyTracking") }
+        return out
+    }
+
+    /// Every problem of the package at `packageRoot`: its sources under `Sources/` against the
+    /// `PrivacyInfo.xcprivacy` files there (required-reason APIs, and the collected data types
+    /// `collects` lists), and the manifest's declaration in `Package.swift`.
+    public static func problems(packageRoot: String, collects: [CollectedData]) -> [String] {
+        let fm = FileManager.default
+        let sourcesRoot = packageRoot + "/Sources"
+        var sources = ""
+        var declared: [CollectedData]?
+        var tracking: Bool?
+        var out: [String] = []
+        for relative in ((fm.enumerator(atPath: sourcesRoot)?.allObjects as? [String]) ?? []).sorted() {
+            let path = sourcesRoot + "/" + relative
+            if relative.hasSuffix("PrivacyInfo.xcprivacy") {
+                guard let data = fm.contents(atPath: path), let d = declaredCollection(manifest: data) else {
+                    out.append("\(path) does not declare its collected data types as Apple documents them")
+                    continue
+                }
+                declared = (declared ?? []) + d.entries
+                if let t = d.tracking { tracking = (tracking ?? false) || t }
+            } else if relative.hasSuffix(".swift"), let text = try? String(contentsOfFile: path, encoding: .utf8) {
+                sources += text
+            }
+        }
+        return problems(packageRoot: packageRoot)
+            + out + compareCollected(expected: collects, declared: declared, tracking: tracking, sources: sources)
     }
 
     /// Every problem of the package at `packageRoot`: its sources under `Sources/` against the

@@ -14,6 +14,10 @@ import TrackerCoreTestKit
 /// - LC6: `runInBackgroundTask` ends its task at the first of done, budget, or expiration.
 /// - LC7: protected-data notifications are reported; stop() ends the observation.
 /// - LC8: the system log level of a diagnostic code.
+///
+/// New scenario (issue 27, item 4):
+/// - LC9: every call to the OS side (UIKit in the app) happens inside the main-thread hop, on
+///   every path, also the end of a task whose expiration arrives from another thread.
 @Suite struct AppLifecycleTests {
     final class Changes: @unchecked Sendable {
         let list = Locked<[AppLifecycleChange]>([])
@@ -163,6 +167,34 @@ import TrackerCoreTestKit
         #expect(!system.isObserving)
         monitor.received(.didEnterBackground)
         #expect(changes.all == [.protectedDataAvailable])
+    }
+
+    @Test func LC9_everyOSCallRunsInsideTheMainThreadHop() {
+        let hop = HeldMainHop()
+        let system = FakeLifecycleSystem(mainThread: hop)
+        let monitor = AppLifecycleMonitor(system: system, hop: hop)
+        monitor.start(assuming: .foreground) { _ in }
+        // Begun and ended while the main thread is busy, then released.
+        hop.hold()
+        let queued = monitor.beginBackgroundTask(name: "queued")
+        hop.release()
+        hop.hold()
+        monitor.endBackgroundTask(queued)
+        hop.release()
+        // Begun, then expired by a call from outside the main thread (the test's own thread).
+        _ = monitor.beginBackgroundTask(name: "expiring")
+        #expect(system.runningTasks == 1)
+        #expect(system.expireBackgroundTasks() == 1)
+        #expect(system.runningTasks == 0)
+        // Refused by the OS.
+        system.refuseBackgroundTasks(true)
+        _ = monitor.beginBackgroundTask(name: "refused")
+        system.refuseBackgroundTasks(false)
+        monitor.stop()
+        #expect(system.begunTasks == ["queued", "expiring"])
+        #expect(system.endedTasks.count == 2)
+        #expect(system.stateReads == 1)
+        #expect(system.callsOffMainThread == [])
     }
 
     @Test func LC8_systemLogLevels() {

@@ -25,13 +25,17 @@ import TrackerCoreTestKit
 //   AP15 the audit flags a declared but unused category, and unknown reason codes
 //   AP16 comments and string literals do not count as uses
 //   AP17 every manifest has the deployment floors; the Linux branch names no binary target
-//        and no checksum is committed
+//        and no checksum is committed (a released Core pins its https URL and checksum)
 //   (AP18-AP21: the privacy manifest test of each other package)
 //   AP22 the standard storage location per platform (Application Support, Caches on tvOS,
 //        backup exclusion, complete-until-first-user-authentication on iOS and visionOS)
 //   AP23 an SDK folder name cannot escape its base directory
 //   AP24 a read refused because protected data is unavailable is told apart from other failures
 //   AP25 durableSync flushes a file and reports a bad descriptor
+//   AP30 (issue 27) the audit of collected data types: an undeclared or stale entry, an unknown
+//        type or purpose, tracking without NSPrivacyTracking, missing evidence, no manifest
+//   AP26 (issue 27) a default store's folder per platform: Caches on tvOS, Application Support on
+//        iOS, visionOS and macOS (under Rocalytics/), the package's own folder on Linux
 @Suite struct ApplePlatformTests {
     @Test func AP1_plainHTTPToAnotherHostIsRefusedBeforeIO() async {
         let transport = CurlTransport()
@@ -103,11 +107,11 @@ import TrackerCoreTestKit
     }
 
     static func info(
-        version: UInt32 = 0x08_14_00, ssl: Bool = true, http2: Bool = true,
+        version: UInt32 = 0x08_16_00, ssl: Bool = true, http2: Bool = true,
         protocols: [String] = ["http", "https"], features: [String] = ["SSL", "HTTP2", "AppleSecTrust"]
     ) -> LibcurlInfo {
         LibcurlInfo(
-            versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.7" : nil,
+            versionNumber: version, version: LibcurlRequirements.text(version), sslVersion: ssl ? "OpenSSL/3.5.9" : nil,
             hasSSL: ssl, hasHTTP2: http2, protocols: protocols, featureNames: features)
     }
 
@@ -128,7 +132,7 @@ import TrackerCoreTestKit
             Self.info(version: 0x08_11_00, http2: false, protocols: ["http"], features: ["SSL"]))
         #expect(
             problems == [
-                "libcurl 8.17.0 is older than 8.20.0",
+                "libcurl 8.17.0 is older than 8.22.0",
                 "libcurl was built without HTTP/2 (nghttp2)",
                 "libcurl does not speak https",
                 "libcurl lacks the AppleSecTrust feature",
@@ -166,7 +170,9 @@ import TrackerCoreTestKit
 
     @Test func AP13_coresPrivacyManifestMatchesItsSources() throws {
         let root = PackagePaths.packageRoot(#filePath)
-        #expect(PrivacyManifestAudit.problems(packageRoot: root) == [])
+        // TrackerCore sends nothing of its own: what travels is what the trackers and the
+        // Rocalytics client hand it, declared in their manifests (issue 27, item 6).
+        #expect(PrivacyManifestAudit.problems(packageRoot: root, collects: []) == [])
         let data = try #require(FileManager.default.contents(atPath: root + "/Sources/TrackerCore/PrivacyInfo.xcprivacy"))
         #expect(
             PrivacyManifestAudit.declaredCategories(manifest: data) == [
@@ -220,7 +226,12 @@ import TrackerCoreTestKit
             checked += 1
             #expect(text.contains("platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .visionOS(.v1)]"), "\(name)")
             #expect(!text.contains(".watchOS("), "\(name): watchOS is not supported")
-            #expect(!text.contains("checksum:"), "\(name): no checksum is committed before a release pins one")
+            // The monorepo names no checksum; a release pins one, with its https URL, in the
+            // released Core only (Tools/release/release.sh; test-release.sh checks it).
+            if text.contains("checksum:") {
+                #expect(name == "Core", "\(name): only Core has a binary target")
+                #expect(text.contains("url: \"https://"), "\(name): a pinned checksum comes with its https URL")
+            }
         }
         #expect(checked >= 1)
         let core = try String(contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Package.swift", encoding: .utf8)
@@ -229,7 +240,10 @@ import TrackerCoreTestKit
         let linuxBranch = core[linux..<other.lowerBound]
         #expect(linuxBranch.contains(".systemLibrary("))
         #expect(!linuxBranch.contains("binaryTarget"))
-        #expect(!core.contains("url: \"http"), "no URL binary target until a release pins it")
+        if !core.contains("checksum:") {
+            #expect(!core.contains("url: \"http"), "no URL binary target until a release pins it")
+            #expect(core.contains("path: \"Artifacts/CTrackerLibcurl.xcframework\""), "the monorepo builds its own XCFramework")
+        }
         let platform = try String(
             contentsOfFile: PackagePaths.packageRoot(#filePath) + "/Sources/TrackerCore/Platform.swift", encoding: .utf8)
         // Whitespace aside (the formatter indents the directive's body).
@@ -264,6 +278,74 @@ import TrackerCoreTestKit
             #expect(StorageLocation.readFailure(errno: 5, platform: platform) == .other)
         }
         #expect(StorageLocation.readFailure(errno: 1, platform: .linux) == .other)
+    }
+
+    @Test func AP30_collectedDataTypesAreAudited() throws {
+        let analytics: Set<String> = ["NSPrivacyCollectedDataTypePurposeAnalytics"]
+        let user = CollectedData(type: "NSPrivacyCollectedDataTypeUserID", linked: true, purposes: analytics, evidence: "\"userId\"")
+        let device = CollectedData(type: "NSPrivacyCollectedDataTypeDeviceID", linked: true, purposes: analytics)
+        let sources = "w.write(\"userId\")"
+        #expect(PrivacyManifestAudit.compareCollected(expected: [user], declared: [user], tracking: false, sources: sources) == [])
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user, device], declared: [user], tracking: false, sources: sources) == [
+                "\(device) is collected but not declared"
+            ])
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: [user, device], tracking: false, sources: sources) == [
+                "\(device) is declared but the package does not collect it so"
+            ])
+        var unlinked = user
+        unlinked.linked = false
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: [unlinked], tracking: false, sources: sources) == [
+                "\(unlinked) is declared but the package does not collect it so", "\(user) is collected but not declared",
+            ])
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: [user], tracking: false, sources: "") == [
+                "NSPrivacyCollectedDataTypeUserID: the sources no longer contain \"\\\"userId\\\"\"; is it still collected?"
+            ])
+        let odd = CollectedData(
+            type: "NSPrivacyCollectedDataTypeUserId", linked: true, tracking: true, purposes: ["NSPrivacyCollectedDataTypePurposeFun"])
+        let problems = PrivacyManifestAudit.compareCollected(expected: [odd], declared: [odd], tracking: false, sources: "")
+        #expect(problems.contains("NSPrivacyCollectedDataTypeUserId is not a collected data type"))
+        #expect(problems.contains("NSPrivacyCollectedDataTypePurposeFun is not a collection purpose"))
+        #expect(problems.contains("NSPrivacyCollectedDataTypeUserId is used for tracking but NSPrivacyTracking is not true"))
+        #expect(
+            PrivacyManifestAudit.compareCollected(expected: [user], declared: nil, tracking: nil, sources: sources) == [
+                "the package collects data but has no PrivacyInfo.xcprivacy"
+            ])
+        #expect(PrivacyManifestAudit.compareCollected(expected: [], declared: nil, tracking: nil, sources: "") == [])
+        // Read from a manifest: the four keys of each entry, or nothing.
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>NSPrivacyTracking</key><false/><key>NSPrivacyCollectedDataTypes</key><array>
+            <dict><key>NSPrivacyCollectedDataType</key><string>NSPrivacyCollectedDataTypeUserID</string>
+            <key>NSPrivacyCollectedDataTypeLinked</key><true/><key>NSPrivacyCollectedDataTypeTracking</key><false/>
+            <key>NSPrivacyCollectedDataTypePurposes</key><array><string>NSPrivacyCollectedDataTypePurposeAnalytics</string></array></dict>
+            </array></dict></plist>
+            """
+        let read = try #require(PrivacyManifestAudit.declaredCollection(manifest: Data(plist.utf8)))
+        #expect(read.tracking == false)
+        #expect(read.entries.count == 1)
+        #expect(read.entries.first.map { $0.type == user.type && $0.linked && !$0.tracking && $0.purposes == analytics } == true)
+        let missingKey = plist.replacingOccurrences(of: "<key>NSPrivacyCollectedDataTypeLinked</key><true/>", with: "")
+        #expect(PrivacyManifestAudit.declaredCollection(manifest: Data(missingKey.utf8)) == nil)
+    }
+
+    @Test func AP26_defaultStoreFoldersPerPlatform() {
+        let system = StorageLocation.SystemDirectories(
+            applicationSupport: "/app/Library/Application Support", caches: "/app/Library/Caches")
+        func folder(_ p: StorageLocation.Platform, _ s: StorageLocation.SystemDirectories? = system) -> String {
+            StorageLocation.defaultFolder("score-site", platform: p, system: s, hostFolder: "/home/u/.local/share/score-tracker/site")
+        }
+        #expect(folder(.tvOS) == "/app/Library/Caches/Rocalytics/score-site")
+        for p in [StorageLocation.Platform.iOS, .visionOS, .macOS] {
+            #expect(folder(p) == "/app/Library/Application Support/Rocalytics/score-site")
+        }
+        #expect(folder(.linux) == "/home/u/.local/share/score-tracker/site")
+        #expect(folder(.iOS, nil) == "/home/u/.local/share/score-tracker/site")
+        #expect(StorageLocation.standard(for: .tvOS).basePath(system: system, hostProvided: "/h") == "/app/Library/Caches")
+        #expect(StorageLocation.standard(for: .linux).basePath(system: system, hostProvided: "/h") == "/h")
     }
 
     @Test func AP25_durableSyncFlushesAndReportsBadDescriptors() throws {

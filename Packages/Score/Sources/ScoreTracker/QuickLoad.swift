@@ -317,6 +317,8 @@ extension ScoreClient {
     {
         guard store.opensQuickly else { return nil }
         let identity = parseIdentity(store.loadIdentity())
+        // Protected files (a launch before the first unlock): the careful load says so.
+        guard !store.storedDataProtected else { return nil }
         let storedAnon = identity.anonymousId ?? fallbackAnonymousId()
         var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
         guard

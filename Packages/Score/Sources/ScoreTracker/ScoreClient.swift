@@ -150,7 +150,7 @@ public final class ScoreClient: Sendable {
         self.maxQueueSize = max(1, c.maxQueueSize)
         self.replayCapacity = max(0, c.identifyReplayBufferSize)
         self.tokenTimeoutMs = Int64((max(0, c.tokenRefreshTimeoutSeconds) * 1000).rounded())
-        self.store = c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId))
+        self.store = c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId), location: .standard())
         self.transport = c.transport ?? ScoreClient.defaultTransport()
         self.clock = c.clock
         self.scheduler = c.scheduler

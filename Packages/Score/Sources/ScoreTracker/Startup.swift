@@ -49,6 +49,7 @@ extension ScoreClient {
     func loadStored() {
         var contents = ScoreStoreContents()
         var loadFailed = false
+        var loadProtected = false
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
         let quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint) }
@@ -70,7 +71,9 @@ extension ScoreClient {
                 quick = nil
             }
         } else {
-            do { contents = try store.load() } catch { loadFailed = true }
+            do { contents = try store.load() } catch is StorageLocation.ProtectedDataUnavailable { loadProtected = true } catch {
+                loadFailed = true
+            }
             contents.queueLocations = ScoreClient.verifiedLocations(contents, store: store)
             identity = ScoreClient.parseIdentity(contents.identity)
             // The stored events, decoded outside the lock, as seen with the stored anonymous id.
@@ -86,6 +89,14 @@ extension ScoreClient {
         start(starts)
         var diagnostics: [Diagnostic] = []
         if loadFailed { diagnostics.append(Diagnostic(code: "storage", message: "could not read the stored queue; starting empty")) }
+        if loadProtected {
+            diagnostics.append(
+                Diagnostic(
+                    code: "storage",
+                    message:
+                        "the stored queue and identity are protected until the device is unlocked: they are left as they are for a later launch, and this one starts without them"
+                ))
+        }
         if contents.readOnly {
             diagnostics.append(
                 Diagnostic(

@@ -160,14 +160,29 @@ public final class InMemoryScoreStore: ScoreStore {
 
 /// The default store: `queue.log` (an `AppendLog`) and `identity.json` in one owner-only
 /// directory. A compaction's rename is synced by the next ``syncQueue()``; until then a power
-/// loss may bring back the log from before the compaction, which holds the same events. Default directory: Application Support on Apple platforms,
-/// `$XDG_DATA_HOME` or `~/.local/share` elsewhere, then `score-tracker/<siteId>`.
+/// loss may bring back the log from before the compaction, which holds the same events. Default
+/// directory (``defaultDirectory(siteId:)``): Core's `StorageLocation`, that is
+/// `Rocalytics/score-<siteId>` in Caches on tvOS and in Application Support on the other Apple
+/// platforms; `$XDG_DATA_HOME` or `~/.local/share`, then `score-tracker/<siteId>`, elsewhere.
+///
+/// Locked device (Core's rule, `StorageLocation.readFailure(errno:platform:)`): when a load finds
+/// the files protected (a launch before the first unlock), ``load()`` throws
+/// `StorageLocation.ProtectedDataUnavailable` and, until a load succeeds, the store refuses to
+/// write the identity or to rewrite (compact) the queue log: what it holds is never overwritten
+/// or compacted away by a client that could not read it.
 public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The directory holding the files.
     public let directory: String
+    /// The location policy applied when the directory is created (Apple platforms: protection
+    /// class and backup exclusion); `nil` creates a plain owner-only directory.
+    public let location: StorageLocation?
     private let sync: Bool
-    /// Guards `log`, `generation`, `forward` and `renameUnsynced`.
+    /// The platform whose rules classify failed reads (`.current`; tests pass another).
+    let platform: StorageLocation.Platform
+    /// Guards `log`, `generation`, `forward`, `renameUnsynced` and `dataProtected`.
     private let lock = Locked(())
+    /// Whether the last load found the stored files protected (see the type's comment).
+    private var dataProtected = false
     private var log: AppendLog?
     private var generation = 0
     private var forward: [Int: Int] = [:]
@@ -189,11 +204,25 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// ``load()`` removes it: Core's one threshold for `writeAtomically`'s temporary files.
     static let staleTemporaryFileAge = FileKeyValueStorage.staleTemporaryFileAge
 
-    /// Creates a store in `directory` (created with mode 0700 when absent). `sync: false` skips
-    /// the queue log's `fsync` (benchmarks only; the identity file is always written durably).
-    public init(directory: String, sync: Bool = true) {
+    /// Creates a store in `directory` (created with mode 0700 when absent, with `location`'s
+    /// protection class and backup exclusion on Apple platforms). `sync: false` skips the queue
+    /// log's `fsync` (benchmarks only; the identity file is always written durably).
+    public init(directory: String, sync: Bool = true, location: StorageLocation? = nil) {
         self.directory = directory
         self.sync = sync
+        self.location = location
+        self.platform = .current
+        self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
+        self.beforeSync = nil
+        self.opensQuickly = true
+    }
+
+    /// A store whose failed reads are classified by `platform`'s rules, for tests.
+    init(directory: String, sync: Bool = true, platform: StorageLocation.Platform) {
+        self.directory = directory
+        self.sync = sync
+        self.location = nil
+        self.platform = platform
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
         self.opensQuickly = true
@@ -207,31 +236,70 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     ) {
         self.directory = directory
         self.sync = sync
+        self.location = nil
+        self.platform = .current
         self.openForAppending = openForAppending
         self.beforeSync = beforeSync
         self.opensQuickly = false
     }
 
-    /// The default directory for `siteId`.
+    /// The default directory for `siteId` on this platform (see the type's comment).
     public static func defaultDirectory(siteId: String) -> String {
-        let safe = String(
-            siteId.unicodeScalars.map { s -> Character in
-                (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_" || s == ".") && s.isASCII ? Character(s) : "_"
-            })
         #if canImport(Darwin)
-            let base =
-                (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path) ?? NSTemporaryDirectory()
+            let system = AppleStorageDirectory.systemDirectories()
+            let hostBase = system?.applicationSupport ?? NSTemporaryDirectory()
         #else
             func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-            let base =
+            let system: StorageLocation.SystemDirectories? = nil
+            let hostBase =
                 env("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
                 ?? ((env("HOME") ?? env("TMPDIR") ?? "/tmp") + "/.local/share")
         #endif
-        return base + "/score-tracker/" + (safe.isEmpty ? "default" : safe)
+        return defaultDirectory(siteId: siteId, platform: .current, system: system, hostBase: hostBase)
+    }
+
+    /// The default directory's choice, on values (tests drive every platform): Core's
+    /// `StorageLocation.defaultFolder`, with `<hostBase>/score-tracker/<siteId>` as the folder
+    /// where the host chooses (Linux).
+    static func defaultDirectory(
+        siteId: String, platform: StorageLocation.Platform, system: StorageLocation.SystemDirectories?, hostBase: String
+    ) -> String {
+        var safe = String(
+            siteId.unicodeScalars.map { s -> Character in
+                (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "-" || s == "_" || s == ".") && s.isASCII ? Character(s) : "_"
+            })
+        if safe.isEmpty { safe = "default" }
+        return StorageLocation.defaultFolder(
+            "score-" + safe, platform: platform, system: system, hostFolder: hostBase + "/score-tracker/" + safe)
     }
 
     private func ensureDirectory() throws {
+        #if canImport(Darwin)
+            if let location {
+                try AppleStorageDirectory.apply(location, to: directory)
+                return
+            }
+        #endif
         try FileIO.ensureDirectory(directory)
+    }
+
+    /// Whether `error` (of a failed open or read) means the files are protected now.
+    private func isProtected(_ error: any Error) -> Bool {
+        let code: Int32
+        switch error {
+        case let e as FileStorageError: code = e.code
+        case let e as AppendLogError: code = e.errno
+        default: return false
+        }
+        return StorageLocation.readFailure(errno: code, platform: platform) == .protectedDataUnavailable
+    }
+
+    /// Whether the last load found the files protected (until a load succeeds).
+    var storedDataProtected: Bool { lock.withLock { _ in dataProtected } }
+
+    /// Throws while the last load found the files protected: nothing is overwritten meanwhile.
+    private func refuseWhileProtected() throws {
+        if dataProtected { throw StorageLocation.ProtectedDataUnavailable() }
     }
 
     private func openLog() throws -> (AppendLog, [[UInt8]]) {
@@ -245,8 +313,18 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     /// The identity file's bytes, after removing stale temporary files of interrupted writes.
+    /// Notes whether the file is protected now (`dataProtected`; `nil` then).
     private func readIdentity() -> [UInt8]? {
-        let identity = (try? FileIO.readBytes(identityPath)) ?? nil
+        let identity: [UInt8]?
+        do {
+            identity = try FileIO.readBytes(identityPath)
+        } catch let error where isProtected(error) {
+            dataProtected = true
+            return nil
+        } catch {
+            identity = nil
+        }
+        dataProtected = false
         // A kill between an identity write and its rename leaves `identity.json.tmp-<uuid>`.
         FileIO.removeStaleTemporaryFiles(
             of: ["identity.json"], in: directory,
@@ -294,10 +372,14 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     private func loadLocked() throws -> ScoreStoreContents {
         let identity = readIdentity()
+        try refuseWhileProtected()
         let log: AppendLog
         let records: [[UInt8]]
         do {
             (log, records) = try openLog()
+        } catch let error where isProtected(error) {
+            dataProtected = true
+            throw StorageLocation.ProtectedDataUnavailable()
         } catch {
             // Not writable (a read-only directory or file system, no space to create the file):
             // read what is stored so it can still be sent. Without locations the client keeps
@@ -378,6 +460,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
         try withLog { (log: AppendLog) -> Void in
+            try refuseWhileProtected()
             _ = try log.rewrite(records, deferDirectorySync: true)
             forward = [:]
             generation += 1
@@ -401,6 +484,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
 
     public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
         try withLog { log in
+            try refuseWhileProtected()
             var records: [[UInt8]] = []
             var oldOffsets: [Int] = []
             var slot: [Int?] = []
@@ -427,6 +511,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     public func saveIdentity(_ bytes: [UInt8]) async throws {
         // Core's atomic write: a private (0600) temporary file, fsync, rename, directory fsync.
         // Always durable, also with `sync: false` (which only concerns the queue log).
+        try lock.withLock { _ in try refuseWhileProtected() }
         try FileIO.writeAtomically(bytes, to: identityPath, directory: directory)
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -50,7 +48,9 @@ public enum FileFaults {
         var descriptors: [Int32: String] = [:]
     }
 
-    private static let active = Atomic<Bool>(false)
+    /// 1 while a policy is installed. Core's `AtomicCell` (C atomics), not `Synchronization.Atomic`,
+    /// which needs macOS 15 / iOS 18 / tvOS 18 / visionOS 2, above the package's floors.
+    private static let active = AtomicCell(0)
     private static let registry = Locked(Registry())
 
     /// A handle that removes its policy again.
@@ -69,7 +69,7 @@ public enum FileFaults {
             let id = r.nextId
             r.nextId += 1
             r.policies.append((id, directory, policy))
-            active.store(true, ordering: .releasing)
+            active.store(1)
             return id
         }
         return Installation(id: id)
@@ -78,11 +78,11 @@ public enum FileFaults {
     static func remove(_ id: Int) {
         registry.withLock { r in
             r.policies.removeAll { $0.id == id }
-            if r.policies.isEmpty { active.store(false, ordering: .releasing) }
+            if r.policies.isEmpty { active.store(0) }
         }
     }
 
-    @inline(__always) private static var isActive: Bool { active.load(ordering: .acquiring) }
+    @inline(__always) private static var isActive: Bool { active.load() != 0 }
 
     private static func policy(for path: String, in r: Registry) -> (any FileFaultPolicy)? {
         for entry in r.policies.reversed() where path == entry.directory || path.hasPrefix(entry.directory + "/") {

@@ -85,6 +85,44 @@ public struct StorageLocation: Sendable, Equatable {
         }
     }
 
+    /// The system directories a location's base resolves to, as the OS names them
+    /// (`FileManager.urls(for:in:)` on Apple platforms: `AppleStorageDirectory.systemDirectories()`).
+    public struct SystemDirectories: Sendable, Equatable {
+        /// The app's Application Support directory.
+        public var applicationSupport: String
+        /// The app's Caches directory.
+        public var caches: String
+
+        /// Creates the pair.
+        public init(applicationSupport: String, caches: String) {
+            self.applicationSupport = applicationSupport
+            self.caches = caches
+        }
+    }
+
+    /// The directory this location's base resolves to: Application Support or Caches of
+    /// `system`, and `hostProvided` for ``BaseDirectory/hostProvided`` or when the system
+    /// directories are unknown.
+    public func basePath(system: SystemDirectories?, hostProvided: String) -> String {
+        switch base {
+        case .applicationSupport: return system?.applicationSupport ?? hostProvided
+        case .caches: return system?.caches ?? hostProvided
+        case .hostProvided: return hostProvided
+        }
+    }
+
+    /// The default folder of SDK `name` on `platform` (issue 27, item 5): in the standard
+    /// location's base directory (Caches on tvOS, Application Support on the other Apple
+    /// platforms), `<base>/Rocalytics/<name>`; on Linux `hostFolder`, the folder the package
+    /// itself chooses there. Every package's default store takes its folder from here.
+    public static func defaultFolder(
+        _ name: String, platform: Platform = .current, system: SystemDirectories?, hostFolder: String
+    ) -> String {
+        let location = standard(for: platform)
+        guard location.base != .hostProvided, let system else { return hostFolder }
+        return folder(name, under: location.basePath(system: system, hostProvided: hostFolder))
+    }
+
     /// The folder of SDK `name` (e.g. `score`) under `basePath`: `<base>/Rocalytics/<name>`.
     /// `name` keeps only letters, digits, `-`, `_` and `.` (never `..`), so it cannot escape.
     public static func folder(_ name: String, under basePath: String) -> String {
@@ -106,6 +144,14 @@ public struct StorageLocation: Sendable, Equatable {
         case protectedDataUnavailable
         /// Any other failure.
         case other
+    }
+
+    /// The error a store throws when it finds its data in the state of
+    /// ``ReadFailure/protectedDataUnavailable``: the caller must not treat the store as empty.
+    public struct ProtectedDataUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Creates the error.
+        public init() {}
+        public var description: String { "the stored data is protected until the device is unlocked" }
     }
 
     /// Classifies the `errno` of a failed open or read of an existing SDK file.

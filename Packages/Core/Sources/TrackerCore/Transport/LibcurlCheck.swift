@@ -83,13 +83,13 @@ public struct LibcurlRequirements: Sendable, Equatable {
     /// (7.77). Every system libcurl of a supported Linux distribution meets it (Debian 12: 7.88).
     public static let linux = LibcurlRequirements(minimumVersion: 0x07_55_00, requiresSSL: true, requiresHTTP2: false)
 
-    /// Our `CTrackerLibcurl.xcframework` (see `Tools/curl-apple`): curl 8.20.0 or later, TLS
+    /// Our `CTrackerLibcurl.xcframework` (see `Tools/curl-apple`): curl 8.22.0 or later, TLS
     /// (OpenSSL 3), HTTP/2 (nghttp2) and peer verification through Apple SecTrust. SecTrust
     /// verification for OpenSSL builds arrived in 8.17.0; SecTrust problems were reported
     /// against 8.17 and 8.18 (curl issues 19636 and 20435), so the floor is the release the
     /// build script pins.
     public static let apple = LibcurlRequirements(
-        minimumVersion: 0x08_14_00, requiresSSL: true, requiresHTTP2: true, requiredFeatureNames: ["AppleSecTrust"]
+        minimumVersion: 0x08_16_00, requiresSSL: true, requiresHTTP2: true, requiredFeatureNames: ["AppleSecTrust"]
     )
 
     /// The requirements of the platform this code was built for.
