@@ -626,4 +626,35 @@ import TrackerCoreTestKit
         #expect(h.tx.batches == [[E(1)]])
         #expect(c.inspect().lastFlush.ok == true)
     }
+
+    @Test func SC177_theBackgroundTaskWaitsForTheRemovalAndEndsAtOnceWhenTheTimeIsTakenBack() async throws {
+        for expires in [false, true] {
+            let store = SlowRemovalStore()
+            let h = Harness(store: store)
+            let c = h.client(granted: true)
+            let lc = LC(clock: h.clock, state: .foreground)
+            c.bindToAppLifecycle(source: lc, autoFlushEverySeconds: nil)
+            await h.settle()
+            c.pv()
+            await h.settle()
+            store.hold.withLock { $0 = true }
+            await lc.emit(.background)
+            #expect(h.tx.batches == [[E(1)]])
+            // Answered; the removal not written: iOS could suspend the app if the task ended.
+            #expect(lc.begins.count == 1 && lc.ends.isEmpty)
+            if expires {
+                await lc.emit(.backgroundTimeExpired)
+                #expect(lc.ends.count == 1)
+                store.release()
+                await h.settle()
+            } else {
+                await h.advance(10)
+                store.release()
+                await h.settle()
+                #expect(lc.ends == [T0 + 10])
+            }
+            #expect(lc.ends.count == 1)
+            #expect(store.inner.queueRecords.last?.first == UInt8(ascii: "R"))
+        }
+    }
 }
