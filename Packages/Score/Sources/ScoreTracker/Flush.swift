@@ -435,7 +435,9 @@ extension ScoreClient {
         // The delivered events' removal is written before the callers go on (and before the app
         // may be suspended): a kill after `flush()` returns does not send them again. Not when
         // the store fails (it cannot be written), nor for longer than `removalWaitMs`.
-        if f.sent > 0, !s.storeFailing, wait.target > s.writeOpsWritten, !(wait.waiters.isEmpty && wait.backgroundTasks.isEmpty) {
+        // Kept even with nobody waiting yet: a background task attached after the flush is done
+        // waits for the write too (see `attachBackground`).
+        if f.sent > 0, !s.storeFailing, wait.target > s.writeOpsWritten {
             s.nextRemovalWaitId += 1
             let id = wait.id
             wait.timer = scheduler.schedule(afterMs: ScoreClient.removalWaitMs) { [self] in removalWaitTimedOut(id) }
@@ -519,6 +521,12 @@ extension ScoreClient {
     func attachBackground(source: AppLifecycleSource?, taskId: BackgroundTaskID?, deadlineMs: Int64) {
         let ended: Bool = state.withLock { s in
             guard let f = s.flight else {
+                // The flush may already be done, its removal still being written: the task
+                // waits for that write too (see `complete`).
+                if let w = s.removalWaits.last, let source, let taskId {
+                    w.backgroundTasks.append((source, taskId))
+                    return false
+                }
                 if s.loaded { return true }
                 s.backgroundBeforeLoad.append(DeferredBackground(source: source, taskId: taskId, deadlineMs: deadlineMs))
                 return false
