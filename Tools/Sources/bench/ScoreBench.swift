@@ -8,29 +8,37 @@ import TrackerCore
 // to the crash-safe log, CPU per event, peak RSS and cold start. Run alone for a clean RSS
 // figure: `swift run -c release --package-path Tools bench --filter score`.
 
-/// Counts what reaches the file store; forwards the read-back and deferred-sync calls so the
-/// queue behaves as with the plain file store.
+/// Counts what reaches the file store, and notes when the last append holding a removal record
+/// (`R`) returned (from then on the delivered events' removal is in the log's file); forwards the
+/// read-back and deferred-sync calls so the queue behaves as with the plain file store.
 private final class CountingStore: ScoreStore, @unchecked Sendable {
     let inner: FileScoreStore
     let adds = Atomic<Int>(0)
+    let removalWrittenNs = Atomic<UInt64>(0)
     init(_ inner: FileScoreStore) { self.inner = inner }
-    /// Counts the add records (`A`) among `records`.
-    private func countAdds(_ records: [[UInt8]]) {
-        adds.add(records.reduce(0) { $0 + ($1.first == 65 ? 1 : 0) }, ordering: .relaxed)
+    /// Counts the add records (`A`) among `records`, and notes a removal record.
+    private func noteAppended(_ records: [[UInt8]]) {
+        var added = 0
+        var removal = false
+        for r in records {
+            if r.first == 65 { added += 1 } else if r.first == 82 { removal = true }
+        }
+        adds.add(added, ordering: .relaxed)
+        if removal { removalWrittenNs.store(MonotonicClock.nowNs(), ordering: .relaxed) }
     }
     func load() throws -> ScoreStoreContents { try inner.load() }
     func appendQueueRecords(_ records: [[UInt8]]) async throws {
         try await inner.appendQueueRecords(records)
-        countAdds(records)
+        noteAppended(records)
     }
     func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
         let locations = try await inner.appendQueueRecordsLocated(records)
-        countAdds(records)
+        noteAppended(records)
         return locations
     }
     func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
         let locations = try await inner.appendQueueRecordsDeferringSync(records)
-        countAdds(records)
+        noteAppended(records)
         return locations
     }
     func syncQueue() async throws { try await inner.syncQueue() }
@@ -54,39 +62,6 @@ private final class FirstSendTransport: HTTPTransport, Sendable {
         }
         return HTTPResponse(status: 200)
     }
-}
-
-/// Forwards to a file store and records when the last append holding a removal record (`R`)
-/// returned: the delivered events' removal is in the log's file from then on.
-private final class RemovalClockStore: ScoreStore, @unchecked Sendable {
-    let inner: FileScoreStore
-    let removalWrittenNs = Atomic<UInt64>(0)
-    init(_ inner: FileScoreStore) { self.inner = inner }
-    private func note(_ records: [[UInt8]]) {
-        if records.contains(where: { $0.first == 82 }) { removalWrittenNs.store(MonotonicClock.nowNs(), ordering: .relaxed) }
-    }
-    func load() throws -> ScoreStoreContents { try inner.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        try await inner.appendQueueRecords(records)
-        note(records)
-    }
-    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try await inner.appendQueueRecordsLocated(records)
-        note(records)
-        return locations
-    }
-    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try await inner.appendQueueRecordsDeferringSync(records)
-        note(records)
-        return locations
-    }
-    func syncQueue() async throws { try await inner.syncQueue() }
-    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
-    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
-        try await inner.compactQueue(keeping: keeping)
-    }
-    func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
-    func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
 }
 
 /// A transport that answers 200 and records when it answered.
@@ -449,7 +424,7 @@ func scoreBenchCases() -> [BenchCase] {
         BenchCase(name: "score.flush.removal_window") {
             let dir = tempDir("window")
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let store = RemovalClockStore(benchFileStore(dir))
+            let store = CountingStore(benchFileStore(dir))
             let transport = AnswerClockTransport()
             let c = makeClient(store, maxQueueSize: 1_000, transport: transport)
             let props = benchProps()

@@ -103,24 +103,59 @@ func workDirectory(_ output: String) -> String? {
     output.split(separator: "\n").first { $0.hasPrefix("== work directory ") }.map { String($0.dropFirst("== work directory ".count)) }
 }
 
+/// The Score events the sample app tracks, each once per launch that tracks it.
+let sampleAppScoreEvents = ["app_opened": 2, "onboarding_goal_chosen": 1, "lesson_completed": 1, "subscription_started": 1, "identify": 1]
+
+/// Checks the Score batch bodies an ingest accepted: every event the sample app tracks, no event
+/// id twice.
+func expectEveryScoreEventOnce(_ bodies: [[UInt8]]) throws {
+    var names: [String: Int] = [:]
+    var ids: [String: Int] = [:]
+    for body in bodies {
+        for event in try WireJSON.decode(body)["events"]?.arrayValue ?? [] {
+            let id = event["eventId"]?.stringValue ?? ""
+            if ids[id] == nil { names[event["name"]?.stringValue ?? "", default: 0] += 1 }
+            ids[id, default: 0] += 1
+        }
+    }
+    #expect(names == sampleAppScoreEvents)
+    #expect(ids.filter { $0.value > 1 }.isEmpty, "delivered twice: \(ids.filter { $0.value > 1 })")
+}
+
+/// Runs the demo against the server `start` launches in a fresh folder (it prints
+/// `listening on http://…`), stopped with `stop` afterwards; `check` gets the folder, the demo's
+/// exit status and its output before the folder is removed.
+func demo(
+    against start: (_ folder: String) throws -> Spawned, stop: Int32,
+    _ check: (_ folder: String, _ status: Int32, _ output: String) throws -> Void
+) throws {
+    let folder = NSTemporaryDirectory() + "demo-test-\(IDs.uuidV4())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let server = try start(folder)
+    defer {
+        kill(server.process.processIdentifier, stop)
+        server.process.waitUntilExit()
+    }
+    let listening = try #require(server.readUntil("listening on"))
+    let url = String(listening[try #require(listening.range(of: "http://")).lowerBound...])
+    let demo = try Spawned("demo", ["--collector", url])
+    let status = demo.finish()
+    #expect(status == 0, "demo output:\n\(demo.output)")
+    try check(folder, status, demo.output)
+}
+
 @Suite(.serialized) struct DemoTests {
     @Test func DM1_killAndRelaunchAgainstCollector_storedStateHasOneCompletedRunAndEveryEventOnce() throws {
-        let folder = NSTemporaryDirectory() + "demo-test-\(IDs.uuidV4())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let db = folder + "/collector.sqlite"
-        let collector = try Spawned("collector", ["serve", "--port", "0", "--db", db, "--exit-with-parent"])
-        defer {
-            kill(collector.process.processIdentifier, SIGTERM)
-            collector.process.waitUntilExit()
+        try demo(
+            against: { try Spawned("collector", ["serve", "--port", "0", "--db", $0 + "/collector.sqlite", "--exit-with-parent"]) },
+            stop: SIGTERM
+        ) {
+            folder, _, output in try checkDM1(db: folder + "/collector.sqlite", output)
         }
-        let listening = try #require(collector.readUntil("listening on"))
-        let url = String(listening[try #require(listening.range(of: "http://")).lowerBound...])
+    }
 
-        let demo = try Spawned("demo", ["--collector", url])
-        let status = demo.finish()
-        let output = demo.output
-        #expect(status == 0, "demo output:\n\(output)")
+    func checkDM1(db: String, _ output: String) throws {
         #expect(output.contains("SIGKILL"))
         #expect(output.contains("resumed run="))
         // The verdicts were read back from the collector, not from its output.
@@ -158,64 +193,30 @@ func workDirectory(_ output: String) -> String? {
         // The paywall presentation ended.
         let paywall = try store.requests(kind: "paywall-presentation").filter { $0.outcome == "accepted" }
         #expect(paywall.last.flatMap { try? WireJSON.decode($0.body) }?["status"]?.stringValue == "ended")
-        // Every Score event stored once: the names the sample app tracks, each once per launch
-        // that tracks it, and no event id stored twice.
-        var stored: [String: Int] = [:]
-        var ids: [String: Int] = [:]
-        for batch in try store.requests(kind: "score-batch") where batch.outcome == "accepted" {
-            for event in try WireJSON.decode(batch.body)["events"]?.arrayValue ?? [] {
-                let id = event["eventId"]?.stringValue ?? ""
-                if ids[id] == nil { stored[event["name"]?.stringValue ?? "", default: 0] += 1 }
-                ids[id, default: 0] += 1
-            }
-        }
-        #expect(stored == ["app_opened": 2, "onboarding_goal_chosen": 1, "lesson_completed": 1, "subscription_started": 1, "identify": 1])
-        #expect(ids.filter { $0.value > 1 }.isEmpty, "delivered twice: \(ids.filter { $0.value > 1 })")
+        // Every Score event stored once, and no event id twice.
+        try expectEveryScoreEventOnce(try store.requests(kind: "score-batch").filter { $0.outcome == "accepted" }.map(\.body))
         #expect(try store.scoreEventCount() == 6)
         #expect(try store.requests().allSatisfy { $0.outcome != "rejected" })
         #expect(output.contains("no Score event delivered twice"))
     }
 
     @Test func DM5_plainIngestWithoutTheCollectorAPI_appRunsAndEveryEventArrivesOnce() throws {
-        let folder = NSTemporaryDirectory() + "demo-test-\(IDs.uuidV4())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = folder + "/received.jsonl"
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/plain_ingest.py").path
-        let ingest = try Spawned("/usr/bin/env", ["python3", script, log])
-        defer {
-            // SIGKILL: a child of Foundation's Process starts with SIGTERM blocked, and Python
-            // keeps that mask.
-            kill(ingest.process.processIdentifier, SIGKILL)
-            ingest.process.waitUntilExit()
+        // SIGKILL: a child of Foundation's Process starts with SIGTERM blocked, and Python keeps
+        // that mask.
+        try demo(against: { try Spawned("/usr/bin/env", ["python3", script, $0 + "/received.jsonl"]) }, stop: SIGKILL) {
+            folder, _, output in
+            #expect(output.contains("the collector has no request log (GET /api/requests answered 404)"))
+            #expect(output.contains("resumed run="))
+            #expect(!output.contains("== verdicts"))
+            #expect(!output.contains("client call failed"))
+            // Every Score event the app tracks arrived, each once.
+            let lines = try String(contentsOfFile: folder + "/received.jsonl", encoding: .utf8).split(separator: "\n")
+            let requests = try lines.map { try WireJSON.decode(Array($0.utf8)) }
+            try expectEveryScoreEventOnce(
+                requests.filter { $0["path"]?.stringValue == "/api/events" }.compactMap { $0["body"]?.stringValue }.map { Array($0.utf8) })
+            #expect(requests.contains { $0["path"]?.stringValue == "/functions/v1/onboarding-response" })
         }
-        let listening = try #require(ingest.readUntil("listening on"))
-        let url = String(listening[try #require(listening.range(of: "http://")).lowerBound...])
-
-        let demo = try Spawned("demo", ["--collector", url])
-        let status = demo.finish()
-        let output = demo.output
-        #expect(status == 0, "demo output:\n\(output)")
-        #expect(output.contains("the collector has no request log (GET /api/requests answered 404)"))
-        #expect(output.contains("resumed run="))
-        #expect(!output.contains("== verdicts"))
-        #expect(!output.contains("client call failed"))
-        // Every Score event the app tracks arrived, each once.
-        var ids: [String: Int] = [:]
-        var names: [String: Int] = [:]
-        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
-        for line in lines {
-            let request = try WireJSON.decode(Array(line.utf8))
-            guard request["path"]?.stringValue == "/api/events", let body = request["body"]?.stringValue else { continue }
-            for event in try WireJSON.decode(Array(body.utf8))["events"]?.arrayValue ?? [] {
-                let id = event["eventId"]?.stringValue ?? ""
-                if ids[id] == nil { names[event["name"]?.stringValue ?? "", default: 0] += 1 }
-                ids[id, default: 0] += 1
-            }
-        }
-        #expect(names == ["app_opened": 2, "onboarding_goal_chosen": 1, "lesson_completed": 1, "subscription_started": 1, "identify": 1])
-        #expect(ids.filter { $0.value > 1 }.isEmpty, "delivered twice: \(ids.filter { $0.value > 1 })")
-        #expect(lines.contains { $0.contains("onboarding-response") })
     }
 
     @Test(arguments: [SIGINT, SIGTERM])
