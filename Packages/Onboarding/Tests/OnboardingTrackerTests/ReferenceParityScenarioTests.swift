@@ -30,6 +30,9 @@ import TrackerCoreTestKit
 // S184 a snapshot held for storage stays held in the tracker a reconfigure hands it to
 // S185 (in RecordingScenarioTests) one diagnostic per call and code, with the count, for dropped
 //      properties and answers (100,000 properties: one `too-many-properties`, not 99,980)
+// Issue 29 (a differential run against the reference SDK):
+// S197 writes that never complete: every snapshot goes out within persistTimeoutMs, the
+//      completion included (none is held past the stored seq reservation)
 
 /// A truncated run whose last entry (`experience`) is still open: the budget was crossed by
 /// answers given to the second-to-last entry.
@@ -429,5 +432,29 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         await c.tick(0)
         #expect(c.sink.seqs.last! > b.sink.seqs.last!)
         noSeqReused([first, a, b, c])
+    }
+
+    // MARK: Issue 29
+
+    /// Writes that never complete: each snapshot waits `persistTimeoutMs` for its write, then goes
+    /// out, as in the reference. Before, every snapshot past the reservation of the hung write
+    /// (seq 17) was held for good, the completion included.
+    @Test func S197_writesThatNeverCompleteHoldNoSnapshot() async {
+        var f = FaultInjectingStorage.Faults()
+        f.writesNeverFinish = true
+        let h = Harness(World(), faults: f)
+        let run = h.start()
+        for i in 0..<24 {
+            run.enterStep(i % 2 == 0 ? "welcome" : "goal")
+            await h.tick(999)
+            #expect(h.sink.seqs.count == i, "seq \(i + 1) went out before persistTimeoutMs")
+            await h.tick(1)
+            #expect(h.sink.seqs == Array(1...(i + 1)), "seq \(i + 1) is not out within persistTimeoutMs")
+        }
+        run.complete()
+        await h.tick(1000)
+        #expect(h.sink.seqs == Array(1...25))
+        #expect(h.sink.last?["status"] == "completed")
+        #expect(!h.log.all.contains { $0.message.contains("held") }, "\(h.codes)")
     }
 }
