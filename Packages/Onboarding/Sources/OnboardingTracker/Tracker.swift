@@ -45,6 +45,8 @@ public final class OnboardingRunTracker: Sendable {
         /// not take what it had to reserve. A write that has merely not finished never sets it.
         /// Inherited from the predecessor at creation.
         var writeFailed = false
+        /// The drain published at `dispose()` (with storage).
+        var drain: Deferred<Void>?
         var heldForStorageReported = false
         /// Each outbox body's JSON for the stored state, built once per snapshot.
         var storedBodies: [String: (seq: Int, json: JSONValue)] = [:]
@@ -74,6 +76,11 @@ public final class OnboardingRunTracker: Sendable {
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
     private let selfId = Locked<ObjectIdentifier?>(nil)
+    /// Set by `dispose()`: the tracker keeps itself until its hand-over duties are over (its
+    /// leftover completed, its drain done), so that a tracker the app releases at once, as
+    /// `configure()` does, still adopts its predecessor's leftover, completes its own, lands its
+    /// queued writes and runs its read. Both are bounded (<doc:HandOver>, D6 and D8).
+    private let keepAlive = Locked<OnboardingRunTracker?>(nil)
 
     /// Creates an independent tracker. It claims the hand-over of the tracker disposed last on
     /// its storage key (in this process) and reads the stored state in the background.
@@ -807,6 +814,19 @@ public final class OnboardingRunTracker: Sendable {
             return (left, Leftover(unsent: s.outboxes, settled: s.settled))
         }
         if let (d, v) = ready { d.complete(v) }
+        releaseIfDone()
+    }
+
+    /// Lets a disposed tracker go once its leftover is complete and its drain done.
+    private func releaseIfDone() {
+        let done = state.withLock { s in s.leftover?.isComplete == true && s.drain?.isComplete != false }
+        guard done else { return }
+        // Released outside the lock: this may be the last reference.
+        let me = keepAlive.withLock { k -> OnboardingRunTracker? in
+            defer { k = nil }
+            return k
+        }
+        _ = me
     }
 
     // MARK: resume
@@ -971,9 +991,13 @@ public final class OnboardingRunTracker: Sendable {
                 storedRun: s.storedRun, writeFailed: s.writeFailed)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
-            return (handoff, store != nil ? Deferred<Void>() : nil)
+            let drain = store != nil ? Deferred<Void>() : nil
+            s.drain = drain
+            return (handoff, drain)
         }
         guard let (handoff, drain) = published else { return }
+        keepAlive.withLock { $0 = self }
+        drain?.onComplete { [weak self] _ in self?.releaseIfDone() }
         config.registry.publish(key: config.storageKey, tracker: me, handoff: handoff, drain: drain)
         finish(fx)
         if let drain, let store {
