@@ -25,10 +25,12 @@ final class Handoff: Sendable {
     let leftover: Deferred<Leftover>
     /// The run the disposed tracker's last landed write stored as resumable, with its reservation.
     let storedRun: StoredRunMark?
+    /// Whether the disposed tracker's last finished write failed (storage did not take it).
+    let writeFailed: Bool
 
     init(
         sink: AnyObject & Sendable, destination: String?, run: HandedRun, outboxes: [String: Outbound<OnboardingRunSnapshot>],
-        leftover: Deferred<Leftover>, storedRun: StoredRunMark? = nil
+        leftover: Deferred<Leftover>, storedRun: StoredRunMark? = nil, writeFailed: Bool = false
     ) {
         self.sink = sink
         self.destination = destination
@@ -36,6 +38,7 @@ final class Handoff: Sendable {
         self.outboxes = outboxes
         self.leftover = leftover
         self.storedRun = storedRun
+        self.writeFailed = writeFailed
     }
 }
 

@@ -55,6 +55,9 @@ enum HandoverMachine {
         /// With storage, a snapshot leaves only once a stored (or being written) state covers its
         /// seq (``mayLeave(_:storedRun:writing:)``).
         var hasStore = false
+        /// The last finished write failed: only then can a snapshot be held (a write that has
+        /// not finished yet never holds one past `persistTimeoutMs`, issue 29).
+        var writeFailed = false
         var storedRun: StoredRunMark?
         var writing: StoredRunMark?
     }
@@ -121,7 +124,7 @@ enum HandoverMachine {
                 continue
             }
             guard !c.disposed else { continue }
-            if c.hasStore && !mayLeave(item, storedRun: c.storedRun, writing: c.writing) {
+            if c.hasStore && c.writeFailed && !mayLeave(item, storedRun: c.storedRun, writing: c.writing) {
                 out.append(.holdForStorage(id, item))
             } else {
                 out.append(.deliver(id, item))

@@ -41,6 +41,12 @@ public final class OnboardingRunTracker: Sendable {
         var writing: StoredRunMark?
         /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
         var heldForStorage: [String: Item] = [:]
+        /// The last write that finished failed (a full disk, a read-only directory): storage did
+        /// not take what it had to reserve. A write that has merely not finished never sets it.
+        /// Inherited from the predecessor at creation.
+        var writeFailed = false
+        /// The drain published at `dispose()` (with storage).
+        var drain: Deferred<Void>?
         var heldForStorageReported = false
         /// Each outbox body's JSON for the stored state, built once per snapshot.
         var storedBodies: [String: (seq: Int, json: JSONValue)] = [:]
@@ -70,6 +76,11 @@ public final class OnboardingRunTracker: Sendable {
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
     private let selfId = Locked<ObjectIdentifier?>(nil)
+    /// Set by `dispose()`: the tracker keeps itself until its hand-over duties are over (its
+    /// leftover completed, its drain done), so that a tracker the app releases at once, as
+    /// `configure()` does, still adopts its predecessor's leftover, completes its own, lands its
+    /// queued writes and runs its read. Both are bounded (<doc:HandOver>, D6 and D8).
+    private let keepAlive = Locked<OnboardingRunTracker?>(nil)
 
     /// Creates an independent tracker. It claims the hand-over of the tracker disposed last on
     /// its storage key (in this process) and reads the stored state in the background.
@@ -119,6 +130,7 @@ public final class OnboardingRunTracker: Sendable {
                 s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
                     s.storedRun = handoff.storedRun
+                    s.writeFailed = handoff.writeFailed
                     if case .run(let r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
                         s.outboxes[id] = item
@@ -564,13 +576,17 @@ public final class OnboardingRunTracker: Sendable {
         s.held.remove(r.runId)
         let d = delivery(r.runId, &s)
         s.staging += 1
-        let handOver: @Sendable () -> Void = { [weak self] in
+        let handOver: @Sendable (PersistResult) -> Void = { [weak self] result in
             guard let self else { return }
             let (send, report) = self.state.withLock { s -> (Bool, Bool) in
                 s.staging -= 1
                 // A snapshot whose seq storage has not reserved is held until a write lands:
-                // sent now, a resumed run could send that seq again with another body.
-                guard self.store != nil, !self.mayLeave(item, s) else {
+                // sent now, a resumed run could send that seq again with another body. Only a
+                // write that finished can hold it: one still under way after `persistTimeoutMs`
+                // lets it go, as in the reference (a kill before that write lands is the cost,
+                // <doc:Delivery#Persist-before-send>); holding it behind a write that never
+                // completes would hold every later snapshot, the completion included (issue 29).
+                guard self.store != nil, result != .timedOut, !self.mayLeave(item, s) else {
                     // A newer snapshot leaves: an older one held for storage is not worth sending.
                     if let held = s.heldForStorage[item.payload.runId], held.seq < item.seq { s.heldForStorage[item.payload.runId] = nil }
                     return (true, false)
@@ -598,10 +614,10 @@ public final class OnboardingRunTracker: Sendable {
         }
         if let persister {
             fx.run { [weak self] in
-                persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip }, handOver: { _ in handOver() })
+                persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip }, handOver: handOver)
             }
         } else {
-            fx.run { handOver() }
+            fx.run { handOver(.landed) }
         }
     }
 
@@ -678,6 +694,7 @@ public final class OnboardingRunTracker: Sendable {
         let released: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = state.withLock { s in
             if landed, let w = s.writing { s.storedRun = w }
             s.writing = nil
+            s.writeFailed = !landed
             guard landed, !s.heldForStorage.isEmpty else { return [] }
             var out: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = []
             for id in s.heldForStorage.keys.sorted() {
@@ -761,7 +778,8 @@ public final class OnboardingRunTracker: Sendable {
             s.handover = s.handover.leftoverAdopted
             let ctx = HandoverMachine.Context(
                 destinationChangedReported: s.destinationChangedReported, settled: s.settled, outboxes: s.outboxes, held: s.held,
-                disposed: s.run.disposed, hasStore: store != nil, storedRun: s.storedRun, writing: s.writing)
+                disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: s.storedRun,
+                writing: s.writing)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
@@ -796,6 +814,19 @@ public final class OnboardingRunTracker: Sendable {
             return (left, Leftover(unsent: s.outboxes, settled: s.settled))
         }
         if let (d, v) = ready { d.complete(v) }
+        releaseIfDone()
+    }
+
+    /// Lets a disposed tracker go once its leftover is complete and its drain done.
+    private func releaseIfDone() {
+        let done = state.withLock { s in s.leftover?.isComplete == true && s.drain?.isComplete != false }
+        guard done else { return }
+        // Released outside the lock: this may be the last reference.
+        let me = keepAlive.withLock { k -> OnboardingRunTracker? in
+            defer { k = nil }
+            return k
+        }
+        _ = me
     }
 
     // MARK: resume
@@ -957,12 +988,16 @@ public final class OnboardingRunTracker: Sendable {
             s.leftover = left
             let handoff = Handoff(
                 sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
-                storedRun: s.storedRun)
+                storedRun: s.storedRun, writeFailed: s.writeFailed)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
-            return (handoff, store != nil ? Deferred<Void>() : nil)
+            let drain = store != nil ? Deferred<Void>() : nil
+            s.drain = drain
+            return (handoff, drain)
         }
         guard let (handoff, drain) = published else { return }
+        keepAlive.withLock { $0 = self }
+        drain?.onComplete { [weak self] _ in self?.releaseIfDone() }
         config.registry.publish(key: config.storageKey, tracker: me, handoff: handoff, drain: drain)
         finish(fx)
         if let drain, let store {

@@ -220,15 +220,23 @@ import TrackerCore
         #expect(
             Self.describe(HandoverMachine.leftoverAnswered(left, accepted: true, ctx))
                 == ["settled a0 3", "take 9f 4", "take a0 2", "deliver 9f 4", "drop a0", "clear-held", "write"])
-        // Our own newer outbox wins over the predecessor's; storage that reserved only seq 3
-        // holds seq 5 for a write.
+        // Our own newer outbox wins over the predecessor's; storage that reserved only seq 3,
+        // and whose last write failed, holds seq 5 for a write.
         ctx.outboxes = [Self.runA: Self.item(seq: 5)]
         ctx.hasStore = true
+        ctx.writeFailed = true
         ctx.storedRun = StoredRunMark(runId: Self.runA, reserved: 3)
         #expect(
             Self.describe(
                 HandoverMachine.leftoverAnswered(Leftover(unsent: [Self.runA: Self.item(seq: 4)], settled: [:]), accepted: true, ctx))
                 == ["hold-for-storage 9f 5", "clear-held"])
+        // No write failed (one may still be under way): nothing is held (issue 29, S197).
+        ctx.writeFailed = false
+        #expect(
+            Self.describe(HandoverMachine.leftoverAnswered(Leftover(unsent: [:], settled: [:]), accepted: true, ctx)) == [
+                "deliver 9f 5", "clear-held",
+            ])
+        ctx.writeFailed = true
         ctx.storedRun = StoredRunMark(runId: Self.runA, reserved: 19)
         ctx.writing = StoredRunMark(runId: Self.runB, reserved: 1)
         #expect(

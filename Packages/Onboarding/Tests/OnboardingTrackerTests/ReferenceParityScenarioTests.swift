@@ -30,6 +30,13 @@ import TrackerCoreTestKit
 // S184 a snapshot held for storage stays held in the tracker a reconfigure hands it to
 // S185 (in RecordingScenarioTests) one diagnostic per call and code, with the count, for dropped
 //      properties and answers (100,000 properties: one `too-many-properties`, not 99,980)
+// Issue 29 (a differential run against the reference SDK):
+// S196 two reconfigures in a row: the middle tracker, released before it took over, still passes
+//      on the run's unsent completion, which the third tracker sends once
+// S197 writes that never complete: every snapshot goes out within persistTimeoutMs, the
+//      completion included (none is held past the stored seq reservation)
+// S198 behind a released predecessor, the successor's read waits (bounded) for the predecessor's
+//      read: a slow read is reported, and resume() returns once both reads landed
 
 /// A truncated run whose last entry (`experience`) is still open: the budget was crossed by
 /// answers given to the second-to-last entry.
@@ -429,5 +436,115 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         await c.tick(0)
         #expect(c.sink.seqs.last! > b.sink.seqs.last!)
         noSeqReused([first, a, b, c])
+    }
+
+    // MARK: Issue 29
+
+    /// `configure(A)`, a run whose completion's last attempt answers transient late, then
+    /// `configure(B)` and at once `configure(C)`: B is disposed and released while A's last
+    /// attempt is still unanswered (it never took over). B still passes on what A left (spec 7.3
+    /// S6), and C sends the completion exactly once. Also with A released (no run handle kept)
+    /// and with storage.
+    @Test func S196_aReleasedMiddleTrackerStillPassesOnTheUnsentCompletion() async {
+        for withStorage in [false, true] {
+            for keepRunHandle in [true, false] {
+                let w = World()
+                let sink = HarnessSink(destination: DESTINATION, clock: w.clock)
+                // The first completion attempt answers transient after 5 s; everything else is accepted.
+                let firstCompletion = Locked(true)
+                sink.answer { p, _ in
+                    guard p.isCompleted else { return .result(.accepted) }
+                    let first = firstCompletion.withLock { f -> Bool in
+                        defer { f = false }
+                        return f
+                    }
+                    return first ? .after(5000, .transient) : .result(.accepted)
+                }
+                let log = DiagnosticLog()
+                let storage: (any KeyValueStorage)? = withStorage ? InMemoryKeyValueStorage() : nil
+                let config = OnboardingRunConfiguration(
+                    sink: sink, context: .value(CONTEXT), storage: storage, debounceMs: 0, onDiagnostic: log.handler,
+                    clock: w.clock, scheduler: w.scheduler, uuid: harnessUUID, registry: w.registry)
+                var a: OnboardingRunTracker? = OnboardingRunTracker(configuration: config)
+                var run: OnboardingRun? = a!.start(OPTIONS)
+                let runId = run!.runId
+                run!.enterStep("welcome")
+                await w.advance(1000)
+                run!.complete()
+                await w.advance(1000)  // the completion's attempt is in flight
+                if !keepRunHandle { run = nil }
+                // configure(B): A is disposed and released, as the facade does.
+                a!.dispose()
+                a = nil
+                var b: OnboardingRunTracker? = OnboardingRunTracker(configuration: config)
+                // configure(C) at once: B is disposed and released before A's last attempt is answered.
+                b!.dispose()
+                b = nil
+                let c = OnboardingRunTracker(configuration: config)
+                await w.advance(60_000)
+                let label = "storage \(withStorage) handle \(keepRunHandle)"
+                let completions = sink.payloads.filter { $0.runId == runId && $0.isCompleted }
+                #expect(completions.count == 2, "A's transient attempt, then C's: \(completions.map(\.seq)) \(label)")
+                #expect(Set(completions.map(\.bytes)).count == 1, "\(label)")
+                #expect(log.all.isEmpty, "\(log.codes) \(label)")
+                c.dispose()
+                _ = run
+            }
+        }
+    }
+
+    /// Writes that never complete: each snapshot waits `persistTimeoutMs` for its write, then goes
+    /// out, as in the reference. Before, every snapshot past the reservation of the hung write
+    /// (seq 17) was held for good, the completion included.
+    @Test func S197_writesThatNeverCompleteHoldNoSnapshot() async {
+        var f = FaultInjectingStorage.Faults()
+        f.writesNeverFinish = true
+        let h = Harness(World(), faults: f)
+        let run = h.start()
+        for i in 0..<24 {
+            run.enterStep(i % 2 == 0 ? "welcome" : "goal")
+            await h.tick(999)
+            #expect(h.sink.seqs.count == i, "seq \(i + 1) went out before persistTimeoutMs")
+            await h.tick(1)
+            #expect(h.sink.seqs == Array(1...(i + 1)), "seq \(i + 1) is not out within persistTimeoutMs")
+        }
+        run.complete()
+        await h.tick(1000)
+        #expect(h.sink.seqs == Array(1...25))
+        #expect(h.sink.last?["status"] == "completed")
+        #expect(!h.log.all.contains { $0.message.contains("held") }, "\(h.codes)")
+    }
+
+    /// A first tracker, disposed and released at once (`configure(); configure()`), whose read
+    /// takes 3 s, as does its successor's: the successor reads only after the predecessor's read
+    /// (its drain, bounded by `storageReadTimeoutMs`), as in the reference, so its `resume()`
+    /// returns at 6 s and the read slower than 5 s is reported. Before, the released tracker
+    /// skipped its read: `resume()` returned at 3 s and nothing was reported.
+    @Test func S198_aSlowReadBehindAReleasedPredecessor() async {
+        let w = World()
+        let a = Harness(w)
+        let run = a.start()
+        run.enterStep("welcome")
+        await a.tick(1000)
+        await a.idle()
+        await w.nextLaunch()
+        var f = FaultInjectingStorage.Faults()
+        f.getDelayMs = 3000
+        do {
+            let config = OnboardingRunConfiguration(
+                sink: HarnessSink(destination: DESTINATION, clock: w.clock), context: .value(CONTEXT),
+                storage: FaultInjectingStorage(backing: w.backing, clock: w.clock, faults: f), debounceMs: 0,
+                onDiagnostic: { _ in }, clock: w.clock, scheduler: w.scheduler, uuid: harnessUUID, registry: w.registry)
+            let first = OnboardingRunTracker(configuration: config)
+            first.dispose()
+        }
+        let b = Harness(w, faults: f)
+        let began = w.clock.nowMs()
+        let r = await resumeT(b)
+        #expect(r?.runId == run.runId)
+        let took = w.clock.nowMs() - began
+        #expect(took >= 6000 && took < 6200, "resume() took \(took) ms")
+        #expect(b.diags("storage").count == 1)
+        #expect(b.diags("storage").first?.message.contains("5000 ms") == true)
     }
 }

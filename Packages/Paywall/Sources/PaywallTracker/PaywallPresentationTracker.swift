@@ -23,8 +23,10 @@ public struct PaywallTrackerConfiguration: Sendable {
     /// An attempt with no answer after this long counts as transient (default 30 s).
     public var attemptTimeoutMs: Int64
     /// With storage, the longest a snapshot waits for the write that records it before it is
-    /// sent anyway (default 1,000 ms, as the onboarding tracker); `<= 0` waits however long the
-    /// write takes. A snapshot is sent only once that write landed or failed, or this passed.
+    /// sent anyway (default 1,000 ms, as the onboarding tracker's); `<= 0` waits however long the
+    /// write takes. A snapshot is sent once that write landed or failed, or this passed; a write
+    /// still under way then goes on, and a failed one is written again (see
+    /// ``PaywallPresentationTracker``).
     public var persistTimeoutMs: Int64
     /// Receives every diagnostic. Default: the unified log (subsystem
     /// `com.rocapine.rocalytics.paywall`) on Apple platforms, a console line
@@ -60,7 +62,11 @@ public struct PaywallTrackerConfiguration: Sendable {
 /// ``maxStoredPresentations``) are kept in storage and resent unchanged at the next launch.
 /// With storage, a snapshot is handed to the sink only after the write that records it has
 /// finished (persist-before-send, bounded by ``PaywallTrackerConfiguration/persistTimeoutMs``);
-/// writes are coalesced (latest state wins, one write running and at most one waiting).
+/// writes are coalesced (latest state wins, one write running and at most one waiting). Every
+/// snapshot is handed over at its write or its timeout, one replaced meanwhile included (the
+/// delivery then sends the newest one next), so a presentation's latest snapshot is always sent.
+/// A write that failed is written again at each transient answer of its presentation until one
+/// lands, so a relaunch resends what the sink did not take.
 /// No method throws, blocks or waits for I/O: invalid input, a failing context, sink or storage
 /// become diagnostics.
 public final class PaywallPresentationTracker: PaywallObserver, Sendable {
@@ -79,9 +85,15 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         var pending: [String: Outbound<PaywallSnapshot>] = [:]
         /// The first read failed: no write or removal at all this session.
         var persistenceOff = false
-        /// Highest seq built per presentation with a delivery queue: a staged snapshot whose
-        /// write finishes after a newer one was built is never handed over (latest wins).
+        /// Highest seq built per presentation with a delivery queue (its queue is released only
+        /// once nothing newer than the settled snapshot was built).
         var staged: [String: Int] = [:]
+        /// Staged snapshots per presentation not yet handed to delivery (waiting for their write).
+        var unhanded: [String: Int] = [:]
+        /// The seq of each presentation in the stored map, as of the last write that landed.
+        var storedSeqs: [String: Int] = [:]
+        /// The seqs the write under way records (`nil`: no write under way, or one that skips).
+        var writing: [String: Int]?
     }
 
     private let config: PaywallTrackerConfiguration
@@ -102,9 +114,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         } else {
             store = nil
         }
-        persister = store.map {
-            CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: configuration.persistTimeoutMs)
-        }
+        // No bound here: the persister reports every write's outcome, however late; the send's
+        // own wait is bounded by `persistTimeoutMs` (`enqueue`).
+        persister = store.map { CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: 0) }
         if let store {
             // The first operation on the key: every later write waits for it and builds its map
             // only when its turn comes, so it includes what was restored here.
@@ -191,14 +203,23 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         await store?.idle()
     }
 
-    /// Stops every retry timer; no snapshot is enqueued any more. Unsent snapshots stay stored
-    /// for the next launch (no final attempt). Later calls report `disposed`.
+    /// Stops every retry timer; no snapshot is built any more. A snapshot still waiting for its
+    /// write is handed over when that write finishes (or `persistTimeoutMs` passes) and gets one
+    /// attempt, never a retry; other unsent snapshots get no final attempt. Unsent snapshots stay
+    /// stored for the next launch. Later calls report `disposed`.
     public func dispose() {
-        let runtimes = state.withLock { s -> [DeliveryRuntime<PaywallSnapshot>] in
+        let (stopped, closed) = state.withLock { s -> ([DeliveryRuntime<PaywallSnapshot>], [DeliveryRuntime<PaywallSnapshot>]) in
             s.disposed = true
-            return Array(s.deliveries.values)
+            var stopped: [DeliveryRuntime<PaywallSnapshot>] = []
+            var closed: [DeliveryRuntime<PaywallSnapshot>] = []
+            for (id, r) in s.deliveries {
+                if s.unhanded[id] != nil { closed.append(r) } else { stopped.append(r) }
+            }
+            return (stopped, closed)
         }
-        for r in runtimes { r.stop() }
+        for r in stopped { r.stop() }
+        // Closed: the snapshots handed over from now on get one attempt each, and no retry timer.
+        for r in closed { r.close() }
     }
 
     // MARK: Internals used by the handles
@@ -222,30 +243,47 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     @discardableResult
     func enqueue(_ snapshot: PaywallSnapshot, id: String) -> Bool {
         let item = Outbound(seq: snapshot.seq, payload: snapshot)
-        let staged = state.withLock { s -> (runtime: DeliveryRuntime<PaywallSnapshot>, dropped: [String])? in
+        let staged = state.withLock { s -> (runtime: DeliveryRuntime<PaywallSnapshot>, dropped: [String], waits: Bool)? in
             if s.disposed { return nil }
             let runtime = runtimeLocked(&s, id: id)
             s.staged[id] = max(s.staged[id] ?? 0, item.seq)
             if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
-            guard store != nil, !s.persistenceOff else { return (runtime, []) }
-            return (runtime, Self.applyCap(&s))
+            guard persister != nil, !s.persistenceOff else { return (runtime, [], false) }
+            s.unhanded[id, default: 0] += 1
+            return (runtime, Self.applyCap(&s), true)
         }
-        guard let (runtime, dropped) = staged else { return false }
+        guard let (runtime, dropped, waits) = staged else { return false }
         for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
-        let state = self.state
-        let handOver: @Sendable (PersistResult) -> Void = { _ in
-            // A write that failed was reported (`storage`) by the store; the snapshot is sent
-            // anyway: holding it back could not store it, and it stays in the pending map, so
-            // the next write (the next change or settlement) records it again.
-            let send = state.withLock { s -> Bool in
-                !s.disposed && (s.staged[id] ?? 0) <= item.seq
-            }
-            if send { runtime.enqueue(item) }
+        guard waits, let persister else {
+            runtime.enqueue(item)
+            return true
         }
-        if let persister {
-            persister.request(compose: persistCompose(), handOver: handOver)
-        } else {
-            handOver(.landed)
+        let state = self.state
+        let handedOver = Locked(false)
+        let handOver: @Sendable () -> Void = {
+            let first = handedOver.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
+            state.withLock { s in
+                if let n = s.unhanded[id] { s.unhanded[id] = n > 1 ? n - 1 : nil }
+            }
+            // Handed over whatever happened meanwhile: a newer snapshot of the presentation built
+            // since then is handed over at its own write (the delivery replaces this one with it,
+            // or sends it next), and a snapshot staged before `dispose()` gets the one attempt of
+            // its closed delivery. A failed write was reported (`storage`) by the store: the
+            // snapshot is sent anyway, and written again at its presentation's transient answers.
+            runtime.enqueue(item)
+        }
+        // The persister waits for the write however long it takes, so that its outcome is always
+        // known (a failed write is written again); the send waits at most `persistTimeoutMs`.
+        let scheduler = config.scheduler
+        let timer = config.persistTimeoutMs > 0 ? scheduler.schedule(afterMs: config.persistTimeoutMs) { handOver() } : nil
+        persister.request(compose: persistCompose()) { [self] result in
+            writeFinished(result)
+            if let timer { scheduler.cancel(timer) }
+            handOver()
         }
         return true
     }
@@ -256,7 +294,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         let r = DeliveryRuntime<PaywallSnapshot>(
             send: { try await sink.send($0) }, scheduler: config.scheduler, retry: config.retry,
             attemptTimeoutMs: config.attemptTimeoutMs,
-            onSettled: { [weak self] item, result in self?.settled(id: id, item, result) }
+            onSettled: { [weak self] item, result in self?.settled(id: id, item, result) },
+            onTransient: { [weak self] _, _ in self?.rewriteIfUnstored(id: id) }
         )
         s.deliveries[id] = r
         return r
@@ -288,6 +327,27 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         if removed { persist() }
     }
 
+    /// A write finished: what it recorded is now the stored map (when it landed).
+    private func writeFinished(_ result: PersistResult) {
+        state.withLock { s in
+            if result == .landed, let w = s.writing { s.storedSeqs = w }
+            s.writing = nil
+        }
+    }
+
+    /// A transient answer for `id`: when the presentation's unsettled snapshot is neither stored
+    /// nor recorded by the write under way (its write failed), it is written again, so that a
+    /// kill from now on leaves it for the next launch. A write already waiting is joined.
+    private func rewriteIfUnstored(id: String) {
+        let rewrite = state.withLock { s -> Bool in
+            guard store != nil, !s.persistenceOff, let p = s.pending[id] else { return false }
+            if (s.storedSeqs[id] ?? 0) >= p.seq { return false }
+            if let w = s.writing, (w[id] ?? 0) >= p.seq { return false }
+            return true
+        }
+        if rewrite { persist() }
+    }
+
     /// Drops the oldest (by `started_at`, stable) pending presentations beyond the cap.
     private static func applyCap(_ s: inout State) -> [String] {
         let excess = s.pending.count - maxStoredPresentations
@@ -310,7 +370,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// owns it: a disposed tracker's later writes (an answer settling one of its presentations)
     /// are skipped, or they would replace the successor's entries with this tracker's.
     private func persist() {
-        persister?.request(compose: persistCompose())
+        persister?.request(compose: persistCompose()) { [self] result in writeFinished(result) }
     }
 
     /// Builds the pending map (or the removal of the key) when a write's turn comes.
@@ -318,7 +378,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         guard let store else { return { .skip } }
         return { [self] in
             self.state.withLock { s -> StoreWrite in
+                s.writing = nil
                 if s.persistenceOff || (s.disposed && store.isSuperseded) { return .skip }
+                s.writing = s.pending.mapValues(\.seq)
                 if s.pending.isEmpty { return .remove }
                 var map = JSONObject()
                 for id in s.pendingOrder {
@@ -384,6 +446,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 // Already stored as it is: it joins the pending map (so later writes keep it) and
                 // goes to delivery without waiting for a write.
                 s.staged[id] = max(s.staged[id] ?? 0, item.seq)
+                s.storedSeqs[id] = max(s.storedSeqs[id] ?? 0, item.seq)
                 if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
                 let dropped = store != nil && !s.persistenceOff ? Self.applyCap(&s) : []
                 return .delivered(runtimeLocked(&s, id: id), dropped: dropped)

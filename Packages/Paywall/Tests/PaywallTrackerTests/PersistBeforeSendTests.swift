@@ -9,7 +9,7 @@ import TrackerCoreTestKit
 /// older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
 /// hang their writes on the manual clock.
 ///
-/// New scenario ids: P60–P66.
+/// New scenario ids: P60–P66; issue 29 (item 1): P72–P74.
 @Suite struct PersistBeforeSendTests {
     /// What a sink saw at each receipt: whether the storage already held that snapshot (its seq or
     /// a newer one, the state a relaunch after a kill at that instant would find), and whether a
@@ -102,14 +102,16 @@ import TrackerCoreTestKit
         let stored = try #require(storedMap(storage.backing))
         #expect(stored.keys == [p.id] + others.map(\.id))
         #expect(stored[p.id]?["seq"]?.intValue == 3)
-        // Latest wins: by the time seq 1's write landed, seq 3 was built, so neither seq 1 nor
-        // seq 2 is ever sent; seq 3 goes out once the coalesced write recorded it.
-        #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [3])
+        // Every staged snapshot is handed over at its write (issue 29 item 1): seq 1 goes out once
+        // its write landed, though seq 3 was built meanwhile; seq 2 and seq 3, handed over at the
+        // coalesced write while seq 1 is in flight, replace each other (latest wins in delivery),
+        // so seq 2 is never sent and seq 3 follows seq 1.
+        #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [1])
         h.sink.recorder.respond(always: .accepted)
         h.sink.recorder.releaseHeld(with: .result(.accepted))
         await h.settle()
-        #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [3])
-        #expect(h.received.count == 6)
+        #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [1, 3])
+        #expect(h.received.count == 7)
         #expect(Set(h.received.map(\.presentationId)) == Set([p.id] + others.map(\.id)))
         #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
         #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
@@ -151,9 +153,10 @@ import TrackerCoreTestKit
     /// sent anyway, as the onboarding tracker does. Paywall never resumes a presentation after a
     /// relaunch (stored entries are resent unchanged, no later seq is built), so sending an
     /// unstored snapshot can never give a seq two bodies; holding it back would only lose it
-    /// without storing it. The entry stays in the pending map, so the next write records it.
-    /// The cost: killed before any later write lands, the next launch resends the older stored
-    /// seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
+    /// without storing it. The entry stays in the pending map, and it is written again at its
+    /// presentation's next transient answer (issue 29 item 1, P74), or by the next write that
+    /// comes first. The cost: killed before any later write lands, the next launch resends the
+    /// older stored seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
         let (clock, storage) = faultyStorage { $0.failNextWrites = 1 }
         let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
@@ -162,7 +165,8 @@ import TrackerCoreTestKit
         #expect(h.received.map(\.seq) == [1])
         #expect(h.log.codes == ["storage"])
         #expect(h.log.all.first?.message.contains("injected write failure") == true)
-        #expect(storage.stored(STORAGE_KEY) == nil)
+        // Written again at the transient answer.
+        #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 1)
         p.shown()
         await h.settle()
         #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 2)
@@ -240,5 +244,75 @@ import TrackerCoreTestKit
             #expect(
                 resent.map { $0.wireBytes() } == [snapshot.wireBytes()], "the relaunch did not resend \(snapshot.presentationId) unchanged")
         }
+    }
+    // MARK: Issue 29 item 1: no presentation lost behind a pending write (P72-P74)
+
+    /// The differential run's case: a presentation started, shown and ended just before
+    /// `dispose()`, while its writes were still under way. The reference had sent it at once; here
+    /// each staged snapshot is handed to delivery once its write finished (or `persistTimeoutMs`
+    /// passed), dispose or not, and gets that one attempt (no retry after dispose), so the
+    /// presentation's latest snapshot reaches the sink and stays stored for the next launch.
+    @Test func P72_aSnapshotStagedBeforeDisposeStillReachesTheSink() async throws {
+        let (clock, storage) = faultyStorage { $0.writeDelayMs = 50 }
+        let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.transient) }
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        p.shown()
+        p.end(.dismissed)
+        h.tracker.dispose()  // before any of its writes landed
+        await h.advance(300_000)
+        let seqs = h.received.filter { $0.presentationId == p.id }.map(\.seq)
+        #expect(seqs.last == 3, "the presentation's latest snapshot never reached the sink: \(seqs)")
+        // Each at most once (no retry after dispose), never an older one after a newer one.
+        #expect(seqs == Array(Set(seqs)).sorted(), "\(seqs)")
+        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 3)
+        #expect(clock.pendingTimerCount == 0)
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
+    }
+
+    /// A snapshot replaced while its write ran is still handed over when that write lands (the
+    /// reference had sent it at once): the sink sees the presentation as soon as its first write
+    /// stored it, not only once the write of the newest snapshot landed; the newest one follows.
+    @Test func P73_aReplacedSnapshotIsSentOnceItsWriteLanded() async throws {
+        let (clock, storage) = faultyStorage { $0.writeDelayMs = 300 }
+        let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.accepted) }
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(100)  // seq 1's write lands at 300
+        p.shown()  // seq 2: its write waits behind seq 1's
+        await h.advance(100)
+        p.end(.dismissed)  // seq 3 joins seq 2's write (lands at 600)
+        await h.advance(100)
+        #expect(h.received.map(\.seq) == [1], "seq 1 was stored at 300 ms but held back for seq 3's write")
+        await h.advance(300)
+        #expect(h.received.map(\.seq).last == 3)
+        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
+        await h.advance(1000)  // the removal, once seq 3 settled
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
+    }
+
+    /// A write that failed is not left for a later change: it is written again at each transient
+    /// answer of its presentation until a write lands, so a kill then leaves the snapshot the
+    /// sink did not take for the next launch, which resends it unchanged.
+    @Test func P74_aFailedWriteIsRetriedSoAKillLeavesTheSnapshotStored() async throws {
+        let (clock, storage) = faultyStorage { $0.failNextWrites = 2 }
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle()
+        #expect(h.received.map(\.seq) == [1], "sent although its write failed")
+        await h.advance(1000)  // the first retry of the send, and of the write
+        #expect(h.received.map(\.seq) == [1, 1])
+        #expect(h.log.codes == ["storage", "storage"])
+        let disk = try #require(storage.stored(STORAGE_KEY), "a kill now loses the presentation: nothing is stored")
+        #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 1)
+        // The next launch, on the disk a kill at this moment leaves.
+        let next = PaywallFixture(storage: InMemoryKeyValueStorage([STORAGE_KEY: disk])) { _, _ in .result(.accepted) }
+        await next.settle()
+        #expect(next.received.map { $0.wireBytes() } == [h.received[0].wireBytes()])
+        // Stored once: no more writes while the sink keeps answering transient.
+        let writes = storage.writeCount
+        await h.advance(10_000)
+        #expect(storage.writeCount == writes)
     }
 }
