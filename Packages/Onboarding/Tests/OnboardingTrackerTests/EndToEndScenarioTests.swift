@@ -238,7 +238,10 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         let server = try LoopbackHTTPServer { collector.handle($0) }
         defer { server.stop() }
         let w = World()
-        let (h, sink) = harness(w, server, timeoutMs: 300, debounceMs: 500)
+        // The HTTP timeout is real time: long enough that an answer the collector accepted is never
+        // timed out under ThreadSanitizer on a loaded machine (at 300 ms one was, and retried),
+        // short enough that each seq's hang costs one second.
+        let (h, sink) = harness(w, server, timeoutMs: 1_000, debounceMs: 500)
         let run = h.start(HandCodedOnboarding.main)
         let accepted = { (seq: Int) in { collector.stored(run.runId)?["seq"]?.intValue == seq } }
 
