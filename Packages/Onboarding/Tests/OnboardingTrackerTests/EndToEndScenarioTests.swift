@@ -112,19 +112,7 @@ func drive(_ w: World, _ sinks: [AnsweringSink], until done: () -> Bool) async {
             continue
         }
         if done() { return }
-        // The answer's thread may still be arming the retry timer (the sink counts the answer
-        // first): wait for it, bounded, rather than give up (seen under TSan on a loaded machine).
-        var polls = 0
-        while w.clock.pendingTimerDueTimes.isEmpty && !done() && sinks.allSatisfy({ $0.status.inFlight == 0 }) && polls < 2_000 {
-            try? await Task.sleep(nanoseconds: 1_000_000)
-            await w.settle()
-            polls += 1
-        }
-        if done() { return }
-        guard let next = w.clock.pendingTimerDueTimes.first else {
-            if sinks.contains(where: { $0.status.inFlight > 0 }) { continue }
-            return
-        }
+        guard let next = w.clock.pendingTimerDueTimes.first else { return }
         await w.advance(max(0, next - w.clock.nowMs()))
     }
     Issue.record("drive: did not finish")

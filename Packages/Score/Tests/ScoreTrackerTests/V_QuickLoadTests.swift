@@ -345,12 +345,11 @@ import TrackerCoreTestKit
         #expect(c.state.withLock { $0.loadedQuickly && !$0.checkPending })
         #expect(policy.lock.withLock { policy.failed } == 1)
         // The load's diagnostics come right after the check that `inspect()` waited for, on the
-        // loading thread (a handler may call `inspect()` there): wait for them, bounded.
+        // loading step (a handler may call `inspect()` there): the settle waits for that step.
         func reports() -> [Diagnostic] {
             h.diagnostics.all.filter { $0.message.contains("could not read the stored queue back to check it") }
         }
         await h.settle()
-        for _ in 0..<2_000 where reports().isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }
         #expect(reports().count == 1 && reports().first?.code == "storage")
         await h.flush(c)
         #expect(Set(h.tx.batches.flatMap { $0 }).count == 30)
