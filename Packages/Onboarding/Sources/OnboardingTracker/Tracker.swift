@@ -348,7 +348,7 @@ public final class OnboardingRunTracker: Sendable {
             let t = now(r)
             var changed = false
             var refused = false
-            // One diagnostic per call and code, with the count (not one per dropped answer).
+            // One diagnostic per call and code, with the count and the first names (not one per dropped answer).
             var invalid = DropTally()
             var overCap = DropTally()
             for a in answers {
@@ -405,7 +405,7 @@ public final class OnboardingRunTracker: Sendable {
     @discardableResult
     func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
         var changed = false
-        // One diagnostic per call and code, with the count (not one per dropped key).
+        // One diagnostic per call and code, with the count and the first names (not one per dropped key).
         var invalid = DropTally()
         var overCap = DropTally()
         for (k, v) in patch.entries {
@@ -1068,20 +1068,28 @@ func scalarMap(_ props: JSONObject) -> OrderedScalarMap {
     (try? OrderedScalarMap(json: .object(props), path: "$")) ?? OrderedScalarMap()
 }
 
-/// Counts what one recording call dropped for one reason, so that the call reports it once.
+/// Counts what one recording call dropped for one reason, so that the call reports it once: the
+/// diagnostic gives the count and names the first ``DropTally/namedAtMost`` entries (a key that
+/// does not match its pattern is named `"?"`, since it may hold anything).
 struct DropTally {
+    /// How many dropped entries one diagnostic names; the rest are counted ("and 3 more").
+    static let namedAtMost = 10
     private(set) var count = 0
-    private var first: String?
+    private var names: [String] = []
 
     mutating func add(_ key: String) {
-        if count == 0 { first = key }
+        if names.count < Self.namedAtMost { names.append(key) }
         count += 1
     }
 
-    /// The diagnostic's message, `nil` when nothing was dropped.
+    /// The diagnostic's message, `nil` when nothing was dropped: `property "x" invalid and
+    /// dropped`, or `12 properties ("a", "b", … and 2 more) invalid and dropped`.
     func message(one: String, many: String, _ what: String) -> String? {
         guard count > 0 else { return nil }
-        if count == 1 { return "\(one) \"\(first ?? "?")\" \(what)" }
-        return "\(count) \(many) (the first \"\(first ?? "?")\") \(what)"
+        let quoted = names.map { "\"\($0)\"" }
+        if count == 1 { return "\(one) \(quoted[0]) \(what)" }
+        let rest = count - names.count
+        let list = quoted.joined(separator: ", ") + (rest > 0 ? " and \(rest) more" : "")
+        return "\(count) \(many) (\(list)) \(what)"
     }
 }

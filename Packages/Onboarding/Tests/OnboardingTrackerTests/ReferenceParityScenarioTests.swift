@@ -30,6 +30,7 @@ import TrackerCoreTestKit
 // S184 a snapshot held for storage stays held in the tracker a reconfigure hands it to
 // S185 (in RecordingScenarioTests) one diagnostic per call and code, with the count, for dropped
 //      properties and answers (100,000 properties: one `too-many-properties`, not 99,980)
+// S199 (in RecordingScenarioTests) that diagnostic names the first 10 dropped entries, then "and N more"
 // Issue 29 (a differential run against the reference SDK):
 // S196 two reconfigures in a row: the middle tracker, released before it took over, still passes
 //      on the run's unsent completion, which the third tracker sends once
