@@ -42,7 +42,10 @@ extension PaywallPresentationTracker {
         runInBackgroundTask(monitor: monitor, name: "paywall.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
             guard let self else { return done() }
             scheduler.spawn {
-                await self.idle()  // snapshots still being stored reach their delivery first
+                // Snapshots still being stored reach their delivery first: at their write, or at
+                // `persistTimeoutMs` when the write hangs (the store's idle() would wait for the
+                // hung write, and nothing would be sent before the budget ran out).
+                await self.handedOver()
                 let deliveries = self.liveDeliveries
                 for d in deliveries { d.flush() }
                 for d in deliveries { await d.idle() }

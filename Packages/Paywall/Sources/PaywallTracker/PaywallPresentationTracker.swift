@@ -90,6 +90,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         var staged: [String: Int] = [:]
         /// Staged snapshots per presentation not yet handed to delivery (waiting for their write).
         var unhanded: [String: Int] = [:]
+        /// Callers of ``handedOver()`` waiting for `unhanded` to empty.
+        var handOverWaiters: [CheckedContinuation<Void, Never>] = []
         /// The seq of each presentation in the stored map, as of the last write that landed.
         var storedSeqs: [String: Int] = [:]
         /// The seqs the write under way records (`nil`: no write under way, or one that skips).
@@ -203,6 +205,20 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         await store?.idle()
     }
 
+    /// Resolves once every snapshot staged so far was handed to its delivery queue: its write
+    /// finished or `persistTimeoutMs` passed (a hung write holds it for that long, not for good).
+    /// Unlike ``idle()``, it does not wait for the writes themselves.
+    func handedOver() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.unhanded.isEmpty { return true }
+                s.handOverWaiters.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
     /// Stops every retry timer; no snapshot is built any more. A snapshot still waiting for its
     /// write is handed over when that write finishes (or `persistTimeoutMs` passes) and gets one
     /// attempt, never a retry; other unsent snapshots get no final attempt. Unsent snapshots stay
@@ -266,8 +282,11 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 return !done
             }
             guard first else { return }
-            state.withLock { s in
+            let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
                 if let n = s.unhanded[id] { s.unhanded[id] = n > 1 ? n - 1 : nil }
+                guard s.unhanded.isEmpty else { return [] }
+                defer { s.handOverWaiters = [] }
+                return s.handOverWaiters
             }
             // Handed over whatever happened meanwhile: a newer snapshot of the presentation built
             // since then is handed over at its own write (the delivery replaces this one with it,
@@ -275,6 +294,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             // its closed delivery. A failed write was reported (`storage`) by the store: the
             // snapshot is sent anyway, and written again at its presentation's transient answers.
             runtime.enqueue(item)
+            for w in waiters { w.resume() }
         }
         // The persister waits for the write however long it takes, so that its outcome is always
         // known (a failed write is written again); the send waits at most `persistTimeoutMs`.

@@ -11,6 +11,8 @@ import TrackerCoreTestKit
 /// - LC17: entering the background sends an unsent snapshot now (skipping its backoff) inside a background task, ended once settled.
 /// - LC18: a send still failing keeps its snapshot; the background task ends at the budget.
 /// - LC19: the manual call sends at once without a background task; unbind stops the binding.
+/// - P75: with a storage whose writes hang, entering the background still sends at once what was
+///   handed over, and a snapshot waiting for its write at `persistTimeoutMs`, inside the task.
 @Suite struct PaywallLifecycleBindingTests {
     @Test func LC17_backgroundSendsUnsentSnapshotsInsideABackgroundTask() async throws {
         let h = PaywallFixture { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
@@ -39,6 +41,40 @@ import TrackerCoreTestKit
         await h.advance(1)
         #expect(system.runningTasks == 0)
         #expect(h.tracker.liveDeliveries.first?.pending != nil)  // nothing lost
+    }
+
+    /// The background send waited for the store to go idle, which a hung write never does: the
+    /// snapshot in backoff was not sent before its retry, and the task ran to the end of its
+    /// budget. It now waits only for each staged snapshot's hand-over (its write, or
+    /// `persistTimeoutMs`).
+    @Test func P75_aHungWriteDoesNotHoldTheBackgroundSend() async throws {
+        let clock = ManualClock(startMs: T0)
+        var faults = FaultInjectingStorage.Faults()
+        faults.writesNeverFinish = true
+        let storage = FaultInjectingStorage(clock: clock, faults: faults)
+        let h = PaywallFixture(storage: storage, clock: clock) { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
+        let system = FakeLifecycleSystem()
+        h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 5)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(1000)  // seq 1 handed over at the persist timeout: transient, retry at +1 s
+        #expect(h.sink.callTimes.value == [T0 + 1000])
+        system.post(.didEnterBackground)
+        await h.settle()
+        #expect(h.sink.callTimes.value == [T0 + 1000, T0 + 1000], "the backoff was not skipped")
+        #expect(system.runningTasks == 0, "the task waited for the hung write")
+
+        // A snapshot whose write hangs at the background is sent at its persist timeout, inside
+        // the task, which then ends.
+        p.shown()
+        system.post(.didBecomeActive)
+        system.post(.didEnterBackground)
+        await h.advance(999)
+        #expect(h.received.map(\.seq) == [1, 1])
+        #expect(system.runningTasks == 1)
+        await h.advance(1)
+        #expect(h.received.map(\.seq) == [1, 1, 2])
+        #expect(system.runningTasks == 0)
+        #expect(Set(h.log.codes).isSubset(of: ["storage"]), "\(h.log.codes)")
     }
 
     @Test func LC19_manualCallAndUnbind() async throws {
