@@ -1,4 +1,3 @@
-import Synchronization
 import TrackerCore
 
 extension ScoreClient {

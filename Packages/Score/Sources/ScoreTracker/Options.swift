@@ -1,4 +1,3 @@
-import Synchronization
 import TrackerCore
 
 /// A consent category of the fan's CMP choice.

@@ -1,4 +1,3 @@
-import Synchronization
 import TrackerCore
 
 #if canImport(Darwin)

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import TrackerCore
 
 #if canImport(Darwin)
