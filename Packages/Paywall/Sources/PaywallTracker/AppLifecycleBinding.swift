@@ -42,13 +42,18 @@ extension PaywallPresentationTracker {
         runInBackgroundTask(monitor: monitor, name: "paywall.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
             guard let self else { return done() }
             scheduler.spawn {
-                // Snapshots still being stored reach their delivery first: at their write, or at
-                // `persistTimeoutMs` when the write hangs (the store's idle() would wait for the
-                // hung write, and nothing would be sent before the budget ran out).
+                // Snapshots already with their delivery go now (skipping a backoff); those still
+                // waiting for their write join once handed over, at the write or at
+                // `persistTimeoutMs` (waiting for the store's idle() first held every send
+                // behind a hung write until the budget ran out, P75).
+                for d in self.liveDeliveries { d.flush() }
                 await self.handedOver()
                 let deliveries = self.liveDeliveries
                 for d in deliveries { d.flush() }
                 for d in deliveries { await d.idle() }
+                // The writes under way land before the task ends (a failed send's snapshot is
+                // then stored for the next launch); a hung one holds the task to its budget.
+                await self.idle()
                 done()
             }
         }

@@ -44,36 +44,43 @@ import TrackerCoreTestKit
     }
 
     /// The background send waited for the store to go idle, which a hung write never does: the
-    /// snapshot in backoff was not sent before its retry, and the task ran to the end of its
-    /// budget. It now waits only for each staged snapshot's hand-over (its write, or
-    /// `persistTimeoutMs`).
+    /// snapshot in backoff was not sent before its retry, nor one whose write hung. Now snapshots
+    /// with their delivery go at once, and one still waiting for its write at its hand-over
+    /// (`persistTimeoutMs`); the task still waits for the writes, within its budget.
     @Test func P75_aHungWriteDoesNotHoldTheBackgroundSend() async throws {
         let clock = ManualClock(startMs: T0)
         var faults = FaultInjectingStorage.Faults()
         faults.writesNeverFinish = true
         let storage = FaultInjectingStorage(clock: clock, faults: faults)
-        let h = PaywallFixture(storage: storage, clock: clock) { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
+        // Every send of seq 1 answers transient: its delivery backs off 1 s, 2 s, 4 s...
+        let h = PaywallFixture(storage: storage, clock: clock) { _, s in s.seq == 1 ? .result(.transient) : .result(.accepted) }
         let system = FakeLifecycleSystem()
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 5)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(1000)  // seq 1 handed over at the persist timeout: transient, retry at +1 s
-        #expect(h.sink.callTimes.value == [T0 + 1000])
+        await h.advance(1000)  // the retry: transient, the next at +2 s
+        #expect(h.sink.callTimes.value == [T0 + 1000, T0 + 2000])
         system.post(.didEnterBackground)
         await h.settle()
-        #expect(h.sink.callTimes.value == [T0 + 1000, T0 + 1000], "the backoff was not skipped")
-        #expect(system.runningTasks == 0, "the task waited for the hung write")
+        #expect(h.sink.callTimes.value == [T0 + 1000, T0 + 2000, T0 + 2000], "the backoff was not skipped")
+        // The hung write holds the task (writes land before it ends) until its budget.
+        await h.advance(4999)
+        #expect(system.runningTasks == 1)
+        await h.advance(1)
+        #expect(system.runningTasks == 0)
 
-        // A snapshot whose write hangs at the background is sent at its persist timeout, inside
-        // the task, which then ends.
+        // A snapshot whose write hangs at the background is sent at its hand-over, inside the
+        // task, though its presentation's delivery is backing off.
+        let backoffEnds = try #require(h.sink.callTimes.value.last) + 8000
+        #expect(clock.nowMs() < backoffEnds - 2000)
         p.shown()
         system.post(.didBecomeActive)
         system.post(.didEnterBackground)
+        let sent = h.received.count
         await h.advance(999)
-        #expect(h.received.map(\.seq) == [1, 1])
-        #expect(system.runningTasks == 1)
+        #expect(h.received.count == sent + 1)  // seq 1 again, at once
         await h.advance(1)
-        #expect(h.received.map(\.seq) == [1, 1, 2])
-        #expect(system.runningTasks == 0)
+        #expect(h.received.suffix(2).map(\.seq) == [1, 2], "seq 2 waited for the backoff")
         #expect(Set(h.log.codes).isSubset(of: ["storage"]), "\(h.log.codes)")
     }
 
