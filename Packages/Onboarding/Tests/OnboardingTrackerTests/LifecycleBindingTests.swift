@@ -12,6 +12,7 @@ import TrackerCoreTestKit
 /// - LC14: a send that fails keeps its snapshot (nothing lost); the background task ends at the budget.
 /// - LC15: with the main thread held, the run is still backgrounded and sent at once; the OS task waits for the main thread.
 /// - LC16: without a run (or after unbind), nothing is recorded and no diagnostic is reported.
+/// - LC17: behind a write that never finishes, an unsent completion in backoff is sent at once.
 @Suite struct LifecycleBindingTests {
     @Test func LC13_backgroundSendsTheRunInsideABackgroundTask() async {
         let w = World()
@@ -90,5 +91,36 @@ import TrackerCoreTestKit
         system.post(.didEnterBackground)
         await h.tick(0)
         #expect(h.sink.payloads.count == sent)
+    }
+    /// A write that never finishes holds neither the background send nor the task past its
+    /// budget (Paywall's P75 found it did there): an unsent completion in retry backoff is sent
+    /// again at once, and the task, which waits for the writes, ends at its budget.
+    @Test func LC17_aHungWriteDoesNotHoldTheBackgroundSend() async {
+        var f = FaultInjectingStorage.Faults()
+        f.writesNeverFinish = true
+        let h = Harness(World(), faults: f) { $0.retry = RetryPolicy(initialDelayMs: 1000, factor: 4, maxDelayMs: 60_000) }
+        h.sink.answer { p, _ in p.isCompleted ? .result(.transient) : .result(.accepted) }
+        let system = FakeLifecycleSystem()
+        h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 5)
+        let run = h.start()
+        run.enterStep("welcome")
+        run.complete()
+        await h.tick(1000)  // handed over at persistTimeoutMs: transient, retries at +1 s, then +4 s
+        await h.tick(5000)
+        // seq 1 (accepted), then the completion: transient three times.
+        #expect(h.sink.recorder.callTimes == [T0 + 1000, T0 + 1000, T0 + 2000, T0 + 6000])
+        system.post(.didEnterBackground)
+        #expect(system.begunTasks == ["onboarding.send"])
+        await h.tick(0)
+        #expect(h.sink.recorder.callTimes.count == 5, "the completion was not sent again at once \(h.sink.recorder.callTimes)")
+        #expect(h.sink.recorder.callTimes.last == T0 + 6000)
+        #expect(h.sink.last?["status"] == "completed")
+        // The hung write holds the task until its budget, not beyond.
+        await h.tick(4999)
+        #expect(system.runningTasks == 1)
+        await h.tick(1)
+        #expect(system.runningTasks == 0)
+        let pending = h.tracker.state.withLock { s in s.deliveries[run.runId]?.pending != nil }
+        #expect(pending)  // still to be delivered: nothing lost
     }
 }
