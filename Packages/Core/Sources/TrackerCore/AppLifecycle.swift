@@ -57,7 +57,7 @@ public struct MainQueueHop: MainActorHop {
 }
 
 /// The OS calls an ``AppLifecycleMonitor`` needs. The monitor calls every method on the main
-/// thread (inside its ``MainActorHop``, never anywhere else: `AppLifecycleTests` LC9 checks each
+/// thread (inside its ``MainActorHop``, never anywhere else: `AppLifecycleTests` LC22 checks each
 /// path), so an implementation may touch UIKit or AppKit directly.
 public protocol AppLifecycleSystem: AnyObject, Sendable {
     /// The current state (`UIApplication.applicationState`).

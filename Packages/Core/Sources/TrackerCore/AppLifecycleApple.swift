@@ -6,7 +6,7 @@
 // one of them inside its hop, `MainQueueHop`: inline when already on the main thread, else
 // `DispatchQueue.main.async`, never `sync`. That includes ending a task from UIKit's expiration
 // handler (which UIKit calls on the main thread, so the end runs before the handler returns).
-// `AppLifecycleTests` LC9 drives each path (start, stop, begin, end, expiration, refusal) on
+// `AppLifecycleTests` LC22 drives each path (start, stop, begin, end, expiration, refusal) on
 // Linux and checks that no call to the system happens outside the hop.
 //
 // App extensions: `UIApplication.shared` is unavailable there (Xcode compiles packages

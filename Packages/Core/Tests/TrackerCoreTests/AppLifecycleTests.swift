@@ -16,7 +16,7 @@ import TrackerCoreTestKit
 /// - LC8: the system log level of a diagnostic code.
 ///
 /// New scenario (issue 27, item 4):
-/// - LC9: every call to the OS side (UIKit in the app) happens inside the main-thread hop, on
+/// - LC22: every call to the OS side (UIKit in the app) happens inside the main-thread hop, on
 ///   every path, also the end of a task whose expiration arrives from another thread.
 @Suite struct AppLifecycleTests {
     final class Changes: @unchecked Sendable {
@@ -169,7 +169,7 @@ import TrackerCoreTestKit
         #expect(changes.all == [.protectedDataAvailable])
     }
 
-    @Test func LC9_everyOSCallRunsInsideTheMainThreadHop() {
+    @Test func LC22_everyOSCallRunsInsideTheMainThreadHop() {
         let hop = HeldMainHop()
         let system = FakeLifecycleSystem(mainThread: hop)
         let monitor = AppLifecycleMonitor(system: system, hop: hop)

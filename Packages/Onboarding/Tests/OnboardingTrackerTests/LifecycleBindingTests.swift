@@ -12,7 +12,7 @@ import TrackerCoreTestKit
 /// - LC14: a send that fails keeps its snapshot (nothing lost); the background task ends at the budget.
 /// - LC15: with the main thread held, the run is still backgrounded and sent at once; the OS task waits for the main thread.
 /// - LC16: without a run (or after unbind), nothing is recorded and no diagnostic is reported.
-/// - LC17: behind a write that never finishes, an unsent completion in backoff is sent at once.
+/// - LC21: behind a write that never finishes, an unsent completion in backoff is sent at once.
 @Suite struct LifecycleBindingTests {
     @Test func LC13_backgroundSendsTheRunInsideABackgroundTask() async {
         let w = World()
@@ -95,7 +95,7 @@ import TrackerCoreTestKit
     /// A write that never finishes holds neither the background send nor the task past its
     /// budget (Paywall's P75 found it did there): an unsent completion in retry backoff is sent
     /// again at once, and the task, which waits for the writes, ends at its budget.
-    @Test func LC17_aHungWriteDoesNotHoldTheBackgroundSend() async {
+    @Test func LC21_aHungWriteDoesNotHoldTheBackgroundSend() async {
         var f = FaultInjectingStorage.Faults()
         f.writesNeverFinish = true
         let h = Harness(World(), faults: f) { $0.retry = RetryPolicy(initialDelayMs: 1000, factor: 4, maxDelayMs: 60_000) }
