@@ -43,12 +43,7 @@ import TrackerCoreTestKit
         await h.tick(1000)
         h.sink.answer { _, _ in .hang }
         system.post(.didEnterBackground)
-        await h.tick(2999)
-        #expect(system.runningTasks == 1)
-        await h.tick(1)
-        #expect(system.runningTasks == 0)
-        let pending = h.tracker.state.withLock { s in s.deliveries[run.runId]?.pending != nil }
-        #expect(pending)  // still to be delivered: nothing lost
+        await expectTaskEndsAtBudget(h, system, run, budgetMs: 3000)
     }
 
     @Test func LC15_aHeldMainThreadDelaysOnlyTheOSCall() async {
@@ -116,11 +111,20 @@ import TrackerCoreTestKit
         #expect(h.sink.recorder.callTimes.last == T0 + 6000)
         #expect(h.sink.last?["status"] == "completed")
         // The hung write holds the task until its budget, not beyond.
-        await h.tick(4999)
-        #expect(system.runningTasks == 1)
+        await expectTaskEndsAtBudget(h, system, run, budgetMs: 5000)
+    }
+
+    /// The background task runs until `budgetMs` after the background, then ends, and `run`'s
+    /// snapshot is still to be delivered (nothing lost).
+    private func expectTaskEndsAtBudget(
+        _ h: Harness, _ system: FakeLifecycleSystem, _ run: OnboardingRun, budgetMs: Int64,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await h.tick(budgetMs - 1)
+        #expect(system.runningTasks == 1, sourceLocation: sourceLocation)
         await h.tick(1)
-        #expect(system.runningTasks == 0)
+        #expect(system.runningTasks == 0, sourceLocation: sourceLocation)
         let pending = h.tracker.state.withLock { s in s.deliveries[run.runId]?.pending != nil }
-        #expect(pending)  // still to be delivered: nothing lost
+        #expect(pending, sourceLocation: sourceLocation)
     }
 }
