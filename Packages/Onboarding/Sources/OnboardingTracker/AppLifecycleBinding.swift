@@ -44,6 +44,10 @@ extension OnboardingRunTracker {
         runInBackgroundTask(monitor: monitor, name: "onboarding.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
             guard let self else { return done() }
             self.scheduler.spawn {
+                // Every unsent snapshot already with its delivery goes now, skipping its backoff
+                // (an earlier run's completion included): `idle()` waits up to
+                // `storageReadTimeoutMs` for a write that hangs, past the budget (LC21).
+                self.flushDeliveries()
                 await self.idle()  // the backgrounded snapshot is stored and handed to its delivery
                 let deliveries = self.flushDeliveries()
                 for d in deliveries { await d.idle() }

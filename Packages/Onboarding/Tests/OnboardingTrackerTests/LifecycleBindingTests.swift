@@ -88,8 +88,11 @@ import TrackerCoreTestKit
         #expect(h.sink.payloads.count == sent)
     }
     /// A write that never finishes holds neither the background send nor the task past its
-    /// budget (Paywall's P75 found it did there): an unsent completion in retry backoff is sent
-    /// again at once, and the task, which waits for the writes, ends at its budget.
+    /// budget (Paywall's P75 found it did there). The current run's `background()` flushes its
+    /// own delivery; an earlier run's completion in retry backoff was flushed only after `idle()`,
+    /// which waits up to `storageReadTimeoutMs` for the hung write, so not before the budget ran
+    /// out (and, its write hung, it was not stored either). Now every delivery is flushed at once;
+    /// the task still waits for the writes, and ends at its budget.
     @Test func LC21_aHungWriteDoesNotHoldTheBackgroundSend() async {
         var f = FaultInjectingStorage.Faults()
         f.writesNeverFinish = true
@@ -97,21 +100,26 @@ import TrackerCoreTestKit
         h.sink.answer { p, _ in p.isCompleted ? .result(.transient) : .result(.accepted) }
         let system = FakeLifecycleSystem()
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 5)
-        let run = h.start()
-        run.enterStep("welcome")
-        run.complete()
+        let first = h.start()
+        first.enterStep("welcome")
+        first.complete()
         await h.tick(1000)  // handed over at persistTimeoutMs: transient, retries at +1 s, then +4 s
         await h.tick(5000)
-        // seq 1 (accepted), then the completion: transient three times.
+        // seq 1 (accepted), then the completion: transient three times; the next retry at +16 s.
         #expect(h.sink.recorder.callTimes == [T0 + 1000, T0 + 1000, T0 + 2000, T0 + 6000])
+        let next = h.start()
+        next.enterStep("welcome")
         system.post(.didEnterBackground)
         #expect(system.begunTasks == ["onboarding.send"])
         await h.tick(0)
-        #expect(h.sink.recorder.callTimes.count == 5, "the completion was not sent again at once \(h.sink.recorder.callTimes)")
+        #expect(h.sink.recorder.callTimes.count == 5, "the first run's completion was not sent again at once")
         #expect(h.sink.recorder.callTimes.last == T0 + 6000)
-        #expect(h.sink.last?["status"] == "completed")
+        #expect(h.sink.last?["run_id"]?.stringValue == first.runId)
+        await h.tick(1000)  // the next run's snapshots, handed over at persistTimeoutMs
+        #expect(h.sink.last?["run_id"]?.stringValue == next.runId)
+        #expect(h.sink.last?["status"] == "in_progress")
         // The hung write holds the task until its budget, not beyond.
-        await expectTaskEndsAtBudget(h, system, run, budgetMs: 5000)
+        await expectTaskEndsAtBudget(h, system, first, budgetMs: 4000)
     }
 
     /// The background task runs until `budgetMs` after the background, then ends, and `run`'s
