@@ -26,7 +26,7 @@ public func startRocalyticsOnApplePlatforms() -> RocalyticsClient {
     public func bindTrackersToTheAppLifecycle(score: ScoreClient, paywalls: PaywallPresentationTracker) {
         // Flush in the foreground and every 30 s, a bounded background flush, a flush when the network comes back.
         score.bindToAppLifecycle()
-        // Entering the background calls background() on the current run and sends it.
+        // Entering the background calls background() on the current run and sends every unsent snapshot.
         OnboardingRun.bindToAppLifecycle()
         // Entering the background sends the unsent presentation snapshots.
         paywalls.bindToAppLifecycle()
