@@ -35,6 +35,16 @@ public enum ContractExamples {
         [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
+    /// FNV-1a 64-bit hash of `bytes` as 16 lowercase hex digits: the form codegen records as
+    /// `schema-fnv1a64` in each generated file (codegen keeps its own copy, as it depends on
+    /// nothing), and a fixture's pin in its `SOURCE.md`.
+    public static func fnv1a64(_ bytes: [UInt8]) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     private static func files(in dir: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         return names.filter { $0.hasSuffix(".json") }.sorted().map { dir + "/" + $0 }

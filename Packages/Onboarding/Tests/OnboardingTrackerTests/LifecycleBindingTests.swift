@@ -12,7 +12,7 @@ import TrackerCoreTestKit
 /// - LC14: a send that fails keeps its snapshot (nothing lost); the background task ends at the budget.
 /// - LC15: with the main thread held, the run is still backgrounded and sent at once; the OS task waits for the main thread.
 /// - LC16: without a run (or after unbind), nothing is recorded and no diagnostic is reported.
-/// - LC21: behind a write that never finishes, an unsent completion in backoff is sent at once.
+/// - LC21: behind a write that never finishes, an earlier run's completion in backoff is sent at once.
 @Suite struct LifecycleBindingTests {
     @Test func LC13_backgroundSendsTheRunInsideABackgroundTask() async {
         let w = World()
@@ -87,6 +87,7 @@ import TrackerCoreTestKit
         await h.tick(0)
         #expect(h.sink.payloads.count == sent)
     }
+
     /// A write that never finishes holds neither the background send nor the task past its
     /// budget (Paywall's P75 found it did there). The current run's `background()` flushes its
     /// own delivery; an earlier run's completion in retry backoff was flushed only after `idle()`,
