@@ -54,6 +54,18 @@ class CheckAvailabilityTests(unittest.TestCase):
             "public final class UIKitLifecycleSystem: AppLifecycleSystem {}")
         self.assertEqual(marked, ["UIKitLifecycleSystem"])
 
+    def test_AV8_every_rule_has_a_fixture_line_only_it_flags(self):
+        # Removing any one rule (of every table, so future rules too) must change the flagged lines of
+        # the fixture, which AV1 pins: a rule whose deletion changes nothing is tested by nothing.
+        source = (FIXTURES / "flagged.swift").read_text(encoding="utf-8")
+        everything = flagged_lines(source)
+        names = ca.rule_names()
+        self.assertIn("ExecutorJob", names)
+        self.assertIn("string processing algorithms", names)
+        unpinned = [name for name in names
+                    if sorted({line for line, *_ in ca.scan_source(source, FLOORS, skip=frozenset({name}))}) == everything]
+        self.assertEqual(unpinned, [], "rules no fixture line pins (add a line in flagged.swift only each flags)")
+
     def test_AV5_floors_from_manifests(self):
         self.assertEqual(
             ca.package_floors('platforms: [.iOS(.v15), .macOS(.v12), .tvOS("15.4"), .visionOS(.v1)],'),
