@@ -26,22 +26,27 @@ pkg_version=$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' "$tmp/mono/Packages/$
 artifacts=$tmp/mono/Packages/Core/Artifacts
 zip=$artifacts/CTrackerLibcurl.xcframework.zip
 artifact_url="https://downloads.invalid/rocalytics/Core/$core_version/CTrackerLibcurl.xcframework.zip"
-refused() { # description, then environment assignments for the release
-  local what=$1; shift
+refused() { # description, the reason the refusal must give (a grep pattern), then environment assignments
+  local what=$1 reason=$2; shift 2
   if (cd "$tmp/mono" && env "$@" bash Tools/release/release.sh Core "$core_version" >"$tmp/refused.log" 2>&1); then
     fail "Core was released $what"
   fi
-  grep -q "^release: " "$tmp/refused.log" || { cat "$tmp/refused.log"; fail "no reason given when refusing a release $what"; }
+  grep -q "^release: .*$reason" "$tmp/refused.log" || { cat "$tmp/refused.log"; fail "refusing a release $what did not say '$reason'"; }
 }
-refused "without CURL_APPLE_ARTIFACT_URL" CURL_APPLE_ARTIFACT_URL=
-refused "without the XCFramework zip" CURL_APPLE_ARTIFACT_URL="$artifact_url"
+refused "without CURL_APPLE_ARTIFACT_URL" "needs CURL_APPLE_ARTIFACT_URL" CURL_APPLE_ARTIFACT_URL=
+refused "without the XCFramework zip" "no XCFramework zip" CURL_APPLE_ARTIFACT_URL="$artifact_url"
 mkdir -p "$artifacts"
 printf 'stand-in for CTrackerLibcurl.xcframework.zip\n' > "$zip"
 checksum=$(swift package compute-checksum "$zip")
 echo "0000000000000000000000000000000000000000000000000000000000000000" > "$zip.checksum"
-refused "with a checksum that is not the zip's" CURL_APPLE_ARTIFACT_URL="$artifact_url"
+refused "with a checksum that is not the zip's" "is not the checksum of the zip" CURL_APPLE_ARTIFACT_URL="$artifact_url"
 echo "$checksum" > "$zip.checksum"
-refused "with a plain-http XCFramework URL" CURL_APPLE_ARTIFACT_URL="http://downloads.invalid/CTrackerLibcurl.xcframework.zip"
+refused "with a plain-http XCFramework URL" "must be an https URL of a .zip" \
+  CURL_APPLE_ARTIFACT_URL="http://downloads.invalid/CTrackerLibcurl.xcframework.zip"
+refused "with an https XCFramework URL that is not a .zip" "must be an https URL of a .zip" \
+  CURL_APPLE_ARTIFACT_URL="https://downloads.invalid/CTrackerLibcurl.xcframework.tar.gz"
+refused "with an https XCFramework URL whose path only contains .zip" "must be an https URL of a .zip" \
+  CURL_APPLE_ARTIFACT_URL="https://downloads.invalid/CTrackerLibcurl.zip/download"
 [ -z "$(git -C "$tmp/mono" tag -l 'Core/*')" ] || fail "a refused release left a tag"
 
 (cd "$tmp/mono" && CURL_APPLE_ARTIFACT_URL="$artifact_url" bash Tools/release/release.sh Core "$core_version" \
