@@ -147,6 +147,8 @@ check-apple: deps
 	@$(PYTHON) Tools/scripts/test-check-availability.py
 	@$(PYTHON) Tools/scripts/check-availability.py
 	@$(PYTHON) Tools/scripts/check-apple-ci.py
+	@$(PYTHON) Tools/scripts/test-check-mac-shell.py
+	@$(PYTHON) Tools/scripts/check-mac-shell.py
 	@bash Tools/scripts/typecheck-example.sh
 	@bash Tools/curl-apple/test-build.sh
 
@@ -194,6 +196,7 @@ release:
 # Offline release test: Core and Onboarding into local bare repositories, then a consumer package.
 test-release:
 	@echo "== release test"
+	@$(PYTHON) Tools/release/test-manifest-edit.py
 	@bash Tools/release/test-release.sh Onboarding OnboardingTracker
 
 bench: deps

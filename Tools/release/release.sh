@@ -21,7 +21,12 @@
 #    tagged). The zip is copied to $RELEASE_DIR/artifacts/Core/VERSION/ for upload to that URL.
 #    The Linux branch is left as is (a system library: no download at resolution, offline).
 #
-# Environment: RELEASE_DIR (default: out/releases), RELEASE_BASE_URL (default: file://$RELEASE_DIR),
+# The manifest edits of 3 and 3b are made by manifest-edit.py (the same on a Mac's BSD tools as on
+# Linux; tested by test-manifest-edit.py). RELEASE_BASE_URL, where the released repositories are
+# published, is required for a package that depends on Core and must be https: a released manifest
+# never names the releaser's disk (checked before anything is tested, split or tagged).
+#
+# Environment: RELEASE_DIR (default: out/releases), RELEASE_BASE_URL (https, no default),
 # CORE_VERSION, SKIP_TESTS, SWIFT (default: swift), CURL_APPLE_ARTIFACT_URL, CURL_APPLE_ZIP.
 set -euo pipefail
 
@@ -40,6 +45,14 @@ grep -q "^## \[$version\]" "$dir/CHANGELOG.md" || die "$dir/CHANGELOG.md has no 
 [ -z "$(git status --porcelain -- "$dir")" ] || die "$dir has uncommitted changes"
 if git rev-parse -q --verify "refs/tags/$package/$version" >/dev/null; then
   die "tag $package/$version exists already"
+fi
+
+# A package that depends on Core names Core's released repository under RELEASE_BASE_URL: https only.
+base_url=${RELEASE_BASE_URL:-}
+base_url=${base_url%/}
+if grep -q 'path: "../Core"' "$dir/Package.swift"; then
+  [[ $base_url =~ ^https://[^[:space:]\"]+$ ]] \
+    || die "RELEASE_BASE_URL must be the https URL the released repositories are published under (Core at \$RELEASE_BASE_URL/Core.git), got '$base_url'"
 fi
 
 # Core: the XCFramework's URL, zip and checksum are checked before anything else happens.
@@ -72,7 +85,6 @@ fi
 release_dir=${RELEASE_DIR:-$root/out/releases}
 mkdir -p "$release_dir"
 release_dir=$(cd "$release_dir" && pwd)
-base_url=${RELEASE_BASE_URL:-file://$release_dir}
 remote=$release_dir/$package.git
 if [ ! -d "$remote" ]; then
   git init -q --bare "$remote"
@@ -89,12 +101,14 @@ git worktree add -q --detach "$work" "$split"
 if grep -q 'path: "../Core"' "$work/Package.swift"; then
   core_version=${CORE_VERSION:-$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' Packages/Core/CHANGELOG.md | sed -E 's/^## \[([^]]+)\].*/\1/')}
   [ -n "$core_version" ] || die "cannot tell Core's version"
-  sed -i -E "s#\.package\(name: \"Core\", path: \"\.\./Core\"\)#.package(url: \"$base_url/Core.git\", from: \"$core_version\")#" "$work/Package.swift"
-  grep -q "$base_url/Core.git" "$work/Package.swift" || die "could not rewrite Core's path dependency"
+  python3 "$root/Tools/release/manifest-edit.py" core-dependency "$work/Package.swift" "$base_url/Core.git" "$core_version" \
+    || die "could not rewrite Core's path dependency"
+  grep -qF "$base_url/Core.git" "$work/Package.swift" || die "could not rewrite Core's path dependency"
   echo "release: Core dependency -> $base_url/Core.git from $core_version"
 fi
 if [ "$package" = Core ]; then
-  sed -i -E "s#path: \"Artifacts/CTrackerLibcurl\.xcframework\"#url: \"$url\",\n        checksum: \"$checksum\"#" "$work/Package.swift"
+  python3 "$root/Tools/release/manifest-edit.py" xcframework "$work/Package.swift" "$url" "$checksum" \
+    || die "could not pin the XCFramework in Core's manifest"
   if ! grep -q "url: \"$url\"," "$work/Package.swift" || ! grep -q "checksum: \"$checksum\"" "$work/Package.swift" \
     || grep -q 'path: "Artifacts/' "$work/Package.swift"; then
     die "could not pin the XCFramework in Core's manifest"

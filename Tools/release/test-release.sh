@@ -18,7 +18,11 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "test-release: FAIL: $*" >&2; exit 1; }
 
 git clone -q "$root" "$tmp/mono"
-export RELEASE_DIR=$tmp/releases SKIP_TESTS=1
+# The released manifests name Core by an https URL (RELEASE_BASE_URL); git resolves it offline to
+# the local bare repositories through url.<base>.insteadOf, for SwiftPM's clones too.
+base_url=https://git.invalid/rocalytics
+export RELEASE_DIR=$tmp/releases SKIP_TESTS=1 RELEASE_BASE_URL=$base_url
+export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.file://$RELEASE_DIR/.insteadOf" GIT_CONFIG_VALUE_0="$base_url/"
 core_version=$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' "$tmp/mono/Packages/Core/CHANGELOG.md" | sed -E 's/^## \[([^]]+)\].*/\1/')
 pkg_version=$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' "$tmp/mono/Packages/$package/CHANGELOG.md" | sed -E 's/^## \[([^]]+)\].*/\1/')
 
@@ -48,6 +52,21 @@ refused "with an https XCFramework URL that is not a .zip" "must be an https URL
 refused "with an https XCFramework URL whose path only contains .zip" "must be an https URL of a .zip" \
   CURL_APPLE_ARTIFACT_URL="https://downloads.invalid/CTrackerLibcurl.zip/download"
 [ -z "$(git -C "$tmp/mono" tag -l 'Core/*')" ] || fail "a refused release left a tag"
+
+# A package that depends on Core is refused without an https RELEASE_BASE_URL (its released manifest
+# would name the releaser's disk), before anything is tagged.
+refused_dependent() { # description, then environment assignments for the release
+  local what=$1; shift
+  if (cd "$tmp/mono" && env "$@" bash Tools/release/release.sh "$package" "$pkg_version" >"$tmp/refused.log" 2>&1); then
+    fail "$package was released $what"
+  fi
+  grep -q "^release: RELEASE_BASE_URL must be the https URL" "$tmp/refused.log" \
+    || { cat "$tmp/refused.log"; fail "refusing a release of $package $what did not name RELEASE_BASE_URL"; }
+}
+refused_dependent "without RELEASE_BASE_URL" RELEASE_BASE_URL=
+refused_dependent "with a file:// RELEASE_BASE_URL" RELEASE_BASE_URL="file://$RELEASE_DIR"
+refused_dependent "with a plain-http RELEASE_BASE_URL" RELEASE_BASE_URL="http://git.invalid/rocalytics"
+[ -z "$(git -C "$tmp/mono" tag -l "$package/*")" ] || fail "a refused release of $package left a tag"
 
 (cd "$tmp/mono" && CURL_APPLE_ARTIFACT_URL="$artifact_url" bash Tools/release/release.sh Core "$core_version" \
   && bash Tools/release/release.sh "$package" "$pkg_version")
@@ -84,7 +103,9 @@ fi
 git clone -q "$RELEASE_DIR/$package.git" "$tmp/released"
 [ -f "$tmp/released/Package.swift" ] || fail "no Package.swift at the root of the released $package"
 [ ! -d "$tmp/released/Packages" ] || fail "the released $package contains the monorepo"
-grep -q "url: \"file://$RELEASE_DIR/Core.git\", from: \"$core_version\"" "$tmp/released/Package.swift" || fail "Core dependency not rewritten"
+grep -qF ".package(url: \"$base_url/Core.git\", from: \"$core_version\")" "$tmp/released/Package.swift" \
+  || fail "Core dependency not rewritten to $base_url/Core.git"
+! grep -q 'file://' "$tmp/released/Package.swift" || fail "the released $package names a file:// URL"
 [ "$(git -C "$tmp/released" tag)" = "$pkg_version" ] || fail "tag $pkg_version missing"
 
 mkdir -p "$tmp/consumer/Sources/Consumer"

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The edits release.sh makes to a released package's Package.swift (issue 38, item 2).
+
+They were `sed -i -E` with a `\\n` in the replacement: GNU sed only. BSD sed (macOS, where the
+XCFramework zip is built and a release is likely made) takes `-E` as `-i`'s backup suffix, writes a
+literal `n` and leaves `Package.swift-E` behind. Python behaves the same on both, and each edit
+fails unless the text it replaces occurs exactly once.
+
+    manifest-edit.py core-dependency MANIFEST URL VERSION
+        `.package(name: "Core", path: "../Core")` -> `.package(url: "URL", from: "VERSION")`
+    manifest-edit.py xcframework MANIFEST URL CHECKSUM
+        `path: "Artifacts/CTrackerLibcurl.xcframework"` -> `url: "URL",` + `checksum: "CHECKSUM"`
+
+URL must be https (a released manifest never names the releaser's disk); exit 1 with the reason
+otherwise. Tested on Linux by test-manifest-edit.py (make test-release).
+"""
+import pathlib
+import re
+import sys
+
+CORE_PATH_DEPENDENCY = re.compile(r'\.package\(\s*name:\s*"Core",\s*path:\s*"\.\./Core"\s*\)')
+XCFRAMEWORK_PATH = re.compile(r'^(?P<indent>[ \t]*)path:\s*"Artifacts/CTrackerLibcurl\.xcframework"', re.M)
+HTTPS_URL = re.compile(r'https://[^\s"\\]+')
+CHECKSUM = re.compile(r"[0-9a-f]{64}")
+VERSION = re.compile(r"\d+\.\d+\.\d+")
+
+
+class EditError(Exception):
+    """A manifest that does not have the expected text, or an argument that may not go into it."""
+
+
+def _replace_once(pattern, text, replacement, what):
+    found = list(pattern.finditer(text))
+    if len(found) != 1:
+        raise EditError(f"expected {what} exactly once in the manifest, found it {len(found)} times")
+    m = found[0]
+    return text[:m.start()] + replacement(m) + text[m.end():]
+
+
+def require_https(url, name="URL"):
+    if not HTTPS_URL.fullmatch(url or ""):
+        raise EditError(f"{name} must be an https:// URL without spaces, quotes or backslashes, got '{url}'")
+
+
+def core_dependency(text, url, version):
+    """Core's path dependency as a versioned URL dependency on Core's released repository."""
+    require_https(url)
+    if not VERSION.fullmatch(version or ""):
+        raise EditError(f"Core's version must be x.y.z, got '{version}'")
+    return _replace_once(CORE_PATH_DEPENDENCY, text, lambda m: f'.package(url: "{url}", from: "{version}")',
+                         'Core\'s path dependency `.package(name: "Core", path: "../Core")`')
+
+
+def xcframework(text, url, checksum):
+    """Core's local XCFramework path as the URL and SwiftPM checksum of its published zip."""
+    require_https(url)
+    if not url.endswith(".zip"):
+        raise EditError(f"the XCFramework URL must name a .zip, got '{url}'")
+    if not CHECKSUM.fullmatch(checksum or ""):
+        raise EditError(f"'{checksum}' is not a SwiftPM checksum (64 lowercase hex digits)")
+    return _replace_once(XCFRAMEWORK_PATH, text,
+                         lambda m: f'{m["indent"]}url: "{url}",\n{m["indent"]}checksum: "{checksum}"',
+                         'the XCFramework\'s `path: "Artifacts/CTrackerLibcurl.xcframework"`')
+
+
+EDITS = {"core-dependency": core_dependency, "xcframework": xcframework}
+
+
+def main(argv):
+    if len(argv) != 5 or argv[1] not in EDITS:
+        print("usage: manifest-edit.py core-dependency|xcframework MANIFEST URL VERSION|CHECKSUM", file=sys.stderr)
+        return 2
+    manifest = pathlib.Path(argv[2])
+    try:
+        edited = EDITS[argv[1]](manifest.read_text(encoding="utf-8"), argv[3], argv[4])
+    except (EditError, OSError) as error:
+        print(f"manifest-edit: {error}", file=sys.stderr)
+        return 1
+    manifest.write_text(edited, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

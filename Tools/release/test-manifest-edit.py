@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Tests of manifest-edit.py (issue 38, items 2 and 3) on this repository's manifests, and of
+check-mac-shell.py's rules on the release scripts (run by make test-release)."""
+import importlib.util
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+here = pathlib.Path(__file__).resolve().parent
+root = here.parents[1]
+spec = importlib.util.spec_from_file_location("manifest_edit", here / "manifest-edit.py")
+me = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(me)
+CORE = (root / "Packages/Core/Package.swift").read_text(encoding="utf-8")
+ONBOARDING = (root / "Packages/Onboarding/Package.swift").read_text(encoding="utf-8")
+URL = "https://downloads.example.com/rocalytics/Core/0.1.0/CTrackerLibcurl.xcframework.zip"
+SUM = "0123456789abcdef" * 4
+
+
+class ManifestEditTests(unittest.TestCase):
+    def test_RM1_core_dependency_becomes_a_versioned_https_dependency(self):
+        edited = me.core_dependency(ONBOARDING, "https://git.example.com/rocalytics/Core.git", "0.1.0")
+        self.assertIn('.package(url: "https://git.example.com/rocalytics/Core.git", from: "0.1.0")', edited)
+        self.assertNotIn('path: "../Core"', edited)
+        # Nothing else changed.
+        self.assertEqual(edited.replace('.package(url: "https://git.example.com/rocalytics/Core.git", from: "0.1.0")',
+                                        '.package(name: "Core", path: "../Core")'), ONBOARDING)
+
+    def test_RM2_xcframework_path_becomes_url_and_checksum_on_two_lines(self):
+        edited = me.xcframework(CORE, URL, SUM)
+        # The indentation of the path line, a real newline (BSD sed wrote a literal `n`), no path left.
+        self.assertIn(f'        url: "{URL}",\n        checksum: "{SUM}"\n', edited)
+        self.assertNotIn('path: "Artifacts/', edited)
+        self.assertNotIn('",n', edited)
+        self.assertEqual(edited.count("\n"), CORE.count("\n") + 1)
+
+    def test_RM3_anything_but_https_is_refused(self):
+        for url in ("file:///tmp/releases/Core.git", "http://git.example.com/Core.git", "", "https://",
+                    'https://x/"Core.git', "https://x/Core .git", "git@github.com:rocalytics/Core.git"):
+            with self.subTest(url=url), self.assertRaises(me.EditError):
+                me.core_dependency(ONBOARDING, url, "0.1.0")
+        with self.assertRaises(me.EditError):
+            me.xcframework(CORE, "https://downloads.example.com/CTrackerLibcurl.xcframework.tar.gz", SUM)
+        with self.assertRaises(me.EditError):
+            me.xcframework(CORE, URL, "0" * 63)
+
+    def test_RM4_a_manifest_without_the_text_or_with_it_twice_is_refused(self):
+        with self.assertRaises(me.EditError):
+            me.core_dependency(CORE, "https://git.example.com/Core.git", "0.1.0")
+        with self.assertRaises(me.EditError):
+            me.xcframework(ONBOARDING, URL, SUM)
+        with self.assertRaises(me.EditError):
+            me.xcframework(CORE + CORE, URL, SUM)
+
+    def test_RM5_the_command_edits_in_place_and_leaves_no_other_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            manifest = pathlib.Path(tmp) / "Package.swift"
+            manifest.write_text(CORE, encoding="utf-8")
+            done = subprocess.run([sys.executable, str(here / "manifest-edit.py"), "xcframework", str(manifest), URL, SUM],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(manifest.read_text(encoding="utf-8"), me.xcframework(CORE, URL, SUM))
+            self.assertEqual(sorted(p.name for p in pathlib.Path(tmp).iterdir()), ["Package.swift"])
+            refused = subprocess.run([sys.executable, str(here / "manifest-edit.py"), "core-dependency", str(manifest),
+                                      "file:///tmp/Core.git", "0.1.0"], capture_output=True, text=True)
+            self.assertEqual(refused.returncode, 1)
+            self.assertIn("must be an https:// URL", refused.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
