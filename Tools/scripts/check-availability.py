@@ -71,6 +71,16 @@ RULES = [
      r"\.\s*(?:wholeMatch|prefixMatch|trimmingPrefix|replacing)\s*\(|\.\s*(?:firstMatch|matches|ranges|firstRange)\s*\(\s*of\s*:",
      STDLIB_5_7, "swift-experimental-string-processing Algorithms: @available(SwiftStdlib 5.7, *)"),
 ]
+# Foundation API that exists on macOS (and in swift-corelibs-foundation on Linux) but not on iOS,
+# tvOS, visionOS or watchOS (issue 38, item 1). Apple's documentation pages (availability
+# metadata): `Process` (`NSTask`) "macCatalyst 13.0, macOS 10.0" only; `Host` (`NSHost`) "macOS
+# 10.0" only; Apple's NSTask.h: `API_AVAILABLE(macos(10.6)) API_UNAVAILABLE(ios, watchos, tvos)`.
+# `Pipe` is not one of them: its page lists iOS 2.0, tvOS 9.0, visionOS 1.0, watchOS 2.0. Test
+# targets are scanned too (every .swift file of a package but fixtures): the Apple CI runs them on
+# the simulators.
+MACOS_ONLY = req((0, 0), UNAVAILABLE, UNAVAILABLE, UNAVAILABLE, UNAVAILABLE)
+RULES.append(("macOS-only Foundation (Process, NSTask, Host, NSHost)", r"\b(?:Process|NSTask|Host|NSHost)\b",
+              MACOS_ONLY, "developer.apple.com/documentation/foundation/process and /host: macOS (and Catalyst) only"))
 # Names app extensions may not use (UIKit marks `UIApplication.shared` unavailable there: Xcode
 # compiles packages extension-safe); the types a package marks so are added per package.
 EXTENSION_RULES = [
@@ -493,7 +503,7 @@ def scan_source(source, floors, local_types=frozenset(), path="<source>", extens
         for p in sorted(active[line]):
             have = max(floors[p], cov.get(p, (0, 0)))
             if have < need[p]:
-                short.append(f"{p} {need[p][0]}.{need[p][1]}")
+                short.append(f"{p} (unavailable there)" if need[p] == UNAVAILABLE else f"{p} {need[p][0]}.{need[p][1]}")
         if short:
             problems.append((line + 1, what, short, src))
     return problems

@@ -66,6 +66,19 @@ class CheckAvailabilityTests(unittest.TestCase):
                     if sorted({line for line, *_ in ca.scan_source(source, FLOORS, skip=frozenset({name}))}) == everything]
         self.assertEqual(unpinned, [], "rules no fixture line pins (add a line in flagged.swift only each flags)")
 
+    def test_AV9_test_targets_are_scanned_and_process_is_macos_only(self):
+        # The Apple CI runs Core's tests on the simulators: its test target is scanned like its sources.
+        root = here.parents[1]
+        dirs = [d for d, _ in ca.packages(root)]
+        core = [str(p.relative_to(root)) for p in ca.swift_files(root / "Packages/Core", dirs)]
+        self.assertIn("Packages/Core/Tests/TrackerCoreTests/SecurityTests.swift", core)
+        source = "import Foundation\nlet p = Process()\nlet h = Host.current()\nlet q = Pipe()\n"
+        found = ca.scan_source(source, FLOORS)
+        self.assertEqual([line for line, *_ in found], [2, 3])
+        self.assertEqual(found[0][2], ["iOS (unavailable there)", "tvOS (unavailable there)", "visionOS (unavailable there)"])
+        self.assertEqual(flagged_lines(source, {"macOS": (12, 0)}), [])
+        self.assertEqual(flagged_lines("#if os(macOS) || os(Linux)\nlet p = Process()\n#endif\n"), [])
+
     def test_AV5_floors_from_manifests(self):
         self.assertEqual(
             ca.package_floors('platforms: [.iOS(.v15), .macOS(.v12), .tvOS("15.4"), .visionOS(.v1)],'),
