@@ -19,6 +19,8 @@ import PackageDescription
     // privacy manifest is only declared on Apple hosts, and left out of the target here.
     let privacyResources: [Resource]? = nil
     let privacyExclude = ["PrivacyInfo.xcprivacy"]
+    // pkg-config's `libcurl` names what the system library links.
+    let libcurlLinks: [LinkerSetting] = []
 #else
     let libcurl: Target = .binaryTarget(
         name: "CTrackerLibcurl",
@@ -26,6 +28,17 @@ import PackageDescription
     )
     let privacyResources: [Resource]? = [.copy("PrivacyInfo.xcprivacy")]
     let privacyExclude: [String] = []
+    // What the static libcurl (with OpenSSL and nghttp2) needs from the OS. The XCFramework's module
+    // map names these too (`link framework`), but that takes effect only where a Swift file imports
+    // `CTrackerLibcurl`, and the shim includes <curl/curl.h> textually: declare them here, on the
+    // target that calls curl. `make check-apple` checks this list against the module map and the
+    // build's options (no `z`: build.sh configures curl --without-zlib, and OpenSSL without zlib).
+    // `linkedFramework(_:_:)`: PackageDescription 5.0 (developer.apple.com/documentation/packagedescription).
+    let libcurlLinks: [LinkerSetting] = [
+        .linkedFramework("Security"),
+        .linkedFramework("CoreFoundation"),
+        .linkedFramework("SystemConfiguration"),
+    ]
 #endif
 
 let package = Package(
@@ -41,7 +54,7 @@ let package = Package(
         // Module names are global: keep the prefix.
         libcurl,
         // Typed, non-variadic wrappers over curl_easy_setopt / getinfo / curl_multi_setopt.
-        .target(name: "CTrackerCurlShim", dependencies: ["CTrackerLibcurl"]),
+        .target(name: "CTrackerCurlShim", dependencies: ["CTrackerLibcurl"], linkerSettings: libcurlLinks),
         .target(
             name: "TrackerCore",
             dependencies: ["CTrackerCurlShim"],

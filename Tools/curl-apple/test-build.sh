@@ -90,6 +90,49 @@ hex=$(grep -A1 'public static let apple = LibcurlRequirements(' "$root/Packages/
 IFS=. read -r major minor patch <<<"$CURL_VERSION"
 check "CA5 LibcurlRequirements.apple is curl $CURL_VERSION" test "$hex" = "$(printf '%02x%02x%02x' "$major" "$minor" "$patch")"
 
+# CA7 (issue 38, item 4): the Apple branch of Core's manifest (evaluated here with the host test
+# flipped) declares, as linkerSettings of the target that calls curl, every framework and library
+# the XCFramework's module map links, and `z` unless build.sh configures curl --without-zlib; the
+# module map's `link` lines alone reach the linker only where a Swift file imports CTrackerLibcurl.
+apple_core=$(mktemp -d)
+trap 'rm -rf "$apple_core"' EXIT
+links_declared() {
+  tar -C "$root/Packages/Core" --exclude='.build*' -cf - . | tar -C "$apple_core" -xf -
+  python3 - "$apple_core/Package.swift" <<'PY'
+import pathlib, sys
+p = pathlib.Path(sys.argv[1])
+text = p.read_text(encoding="utf-8")
+assert text.count("#if os(Linux)\n") == 1, "Core's manifest no longer has one `#if os(Linux)`"
+p.write_text(text.replace("#if os(Linux)\n", "#if !os(Linux)\n"), encoding="utf-8")
+PY
+  (cd "$apple_core" && swift package dump-package >"$apple_core/dump.json" 2>"$apple_core/dump.err") \
+    || { cat "$apple_core/dump.err" >&2; return 1; }
+  python3 - "$apple_core/dump.json" "$here/module.modulemap" "$here/build.sh" <<'PY'
+import json, pathlib, re, sys
+manifest = json.loads(pathlib.Path(sys.argv[1]).read_text())
+modulemap = re.sub(r"//[^\n]*", "", pathlib.Path(sys.argv[2]).read_text())
+build = pathlib.Path(sys.argv[3]).read_text()
+need = {("framework", n) for n in re.findall(r'link\s+framework\s+"([^"]+)"', modulemap)}
+need |= {("library", n) for n in re.findall(r'link\s+"([^"]+)"', modulemap)}
+if "--without-zlib" not in build:
+    need.add(("library", "z"))
+assert ("framework", "Security") in need, "the module map no longer links Security: update CA7"
+shim = next(t for t in manifest["targets"] if t["name"] == "CTrackerCurlShim")
+have = set()
+for s in shim.get("settings", []):
+    if s.get("tool") != "linker":
+        continue
+    kind = s.get("kind", {})
+    for key, what in (("linkedFramework", "framework"), ("linkedLibrary", "library")):
+        if key in kind:
+            have.add((what, kind[key]["_0"]))
+missing = sorted(need - have)
+if missing:
+    sys.exit("CTrackerCurlShim's Apple linkerSettings lack " + ", ".join(f"{k} {n}" for k, n in missing))
+PY
+}
+check "CA7 Core's Apple manifest links what the module map and the build need" links_declared
+
 # CA6: the scripts parse and are shellcheck-clean.
 scripts=("$here/build.sh" "$here/lib.sh" "$here/inputs.sh" "$here/test-build.sh" "$root/Tools/release/release.sh" "$root/Tools/release/test-release.sh"
   "$root/Tools/scripts/typecheck-example.sh")
