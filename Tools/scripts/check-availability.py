@@ -90,6 +90,17 @@ EXTENSION_RULES = [
 EXTENSION_MARKED = re.compile(
     r"@available\(\s*iOSApplicationExtension\s*,\s*unavailable\s*\)(?:\s*@\w+(?:\([^)]*\))?)*\s*"
     r"(?:(?:public|internal|open|final|private|fileprivate|package)\s+)*(?:class|struct|enum|actor)\s+([A-Z]\w*)")
+# Main-actor-isolated names (issue 38, item 5): `UIApplication` and `NSApplication` are
+# `@MainActor` classes in current SDKs, so their static notification names are isolated too, and
+# recent SDKs report a use outside the main actor as an error under Swift 6. A use must be in
+# main-actor code: inside a declaration marked `@MainActor` or a `MainActor.assumeIsolated { }` /
+# `MainActor.run { }` body (a scan: a closure nested there counts as covered), or the name must
+# be built from its string (`Notification.Name("...")`).
+MAIN_ACTOR = "main actor"
+MAIN_ACTOR_RULES = [
+    ("UIKit/AppKit application notification names", r"\b(?:UIApplication|NSApplication)\s*\.\s*\w+Notification\b"),
+]
+MAIN_ACTOR_BODY = re.compile(r"MainActor\s*\.\s*(?:assumeIsolated|run)\b")
 REGEX_LITERAL = ("regex literal", STDLIB_5_7, "SE-0354 regex literals produce Regex: @available(SwiftStdlib 5.7, *)")
 COMPILED = [(what, re.compile(pattern), need, source) for what, pattern, need, source in RULES]
 DECLARED = re.compile(r"\b(?:class|struct|enum|actor|protocol|typealias)\s+([A-Z]\w*)")
@@ -348,7 +359,7 @@ def balanced_args(text, open_paren):
 
 def rule_names():
     """The name (`what`) of every rule the scan applies, in every table: `skip` takes these."""
-    return [r[0] for r in RULES] + [REGEX_LITERAL[0]] + [r[0] for r in EXTENSION_RULES]
+    return [r[0] for r in RULES] + [REGEX_LITERAL[0]] + [r[0] for r in EXTENSION_RULES] + [r[0] for r in MAIN_ACTOR_RULES]
 
 
 def scan_source(source, floors, local_types=frozenset(), path="<source>", extension_unsafe=frozenset(),
@@ -390,6 +401,11 @@ def scan_source(source, floors, local_types=frozenset(), path="<source>", extens
     for what, pattern in ext_rules:
         for m in re.finditer(pattern, text):
             uses.append((m.start(), what, None, "unavailable in app extensions"))
+    for what, pattern in MAIN_ACTOR_RULES:
+        if what in skip:
+            continue
+        for m in re.finditer(pattern, text):
+            uses.append((m.start(), what, MAIN_ACTOR, "isolated to the main actor"))
     uses.sort(key=lambda u: u[0])
 
     # Walk the structure, recording the coverage in force at each use.
@@ -427,8 +443,18 @@ def scan_source(source, floors, local_types=frozenset(), path="<source>", extens
                 stmt[key] = merged(stmt[key], spec)
             i = end
             continue
+        if c == "@" and re.match(r"@MainActor\b", text[i:i + 11]):
+            attr = merged(attr or {}, {MAIN_ACTOR: UNAVAILABLE})
+            attr_started = False
+            i += len("@MainActor")
+            continue
+        if c == "M" and MAIN_ACTOR_BODY.match(text, i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            # The closure that follows runs on the main actor: like an `if #available` body.
+            stmt = {"kind": "if", "cov": {MAIN_ACTOR: UNAVAILABLE}, "uncov": {}}
+            i = MAIN_ACTOR_BODY.match(text, i).end()
+            continue
         if c == "@":
-            # Another attribute (`@discardableResult`, `@MainActor`...): not yet the declaration.
+            # Another attribute (`@discardableResult`, `@Sendable`...): not yet the declaration.
             end = ATTRIBUTE.match(text, i).end()
             if end < n and text[end] == "(":
                 end = balanced_args(text, end)[1]
@@ -492,6 +518,10 @@ def scan_source(source, floors, local_types=frozenset(), path="<source>", extens
         line = line_of(off)
         cov = coverage_at.get(off, {})
         short = []
+        if need == MAIN_ACTOR:
+            if active[line] and cov.get(MAIN_ACTOR) != UNAVAILABLE:
+                problems.append((line + 1, what, ["main-actor code"], src))
+            continue
         if need is None:
             for p in sorted(active[line]):
                 for ext in EXTENSION_NEEDS.get(p, ()):
@@ -556,6 +586,11 @@ def main(argv):
             found = scan_source(texts[path], floors, frozenset(local), str(path), frozenset(unsafe))
             for line, what, short, src in found:
                 rel = path.relative_to(root)
+                if src == "isolated to the main actor":
+                    failures.append(f"{rel}:{line}: {what} are isolated to the main actor (an error under Swift 6 "
+                                    f"with recent SDKs): use them in @MainActor code or MainActor.assumeIsolated, "
+                                    f"or build the name from its string")
+                    continue
                 if src == "unavailable in app extensions":
                     failures.append(f"{rel}:{line}: {what} is unavailable in app extensions; mark the declaration that "
                                     f"uses it {', '.join(short)} (and its callers), or reach it without naming it")

@@ -18,12 +18,48 @@ public enum AppRunState: Sendable, Equatable {
 public enum AppSystemEvent: Sendable, Equatable {
     /// The app became active (`didBecomeActive`).
     case didBecomeActive
-    /// The app entered the background (`didEnterBackground`, or AppKit's `didResignActive`).
+    /// The app entered the background (UIKit's `didEnterBackground`; on AppKit see
+    /// ``AppKitLifecycleMapping``).
     case didEnterBackground
     /// Protected data (the Keychain, files with complete protection) became readable.
     case protectedDataAvailable
     /// The network path changed (`NWPathMonitor`): `true` when it can carry traffic.
     case networkPath(satisfied: Bool)
+}
+
+/// What AppKit's application notifications mean for the lifecycle (issue 38, item 8), as a table
+/// the Mac side applies and Linux tests. A Mac app is never suspended and stays visible when
+/// another app becomes active: resigning active (every app switch) is not entering the background,
+/// or each switch would run the background flush, and becoming active again is not a return to the
+/// foreground (the monitor reports one for every `didBecomeActive`). The app is in the background
+/// while it is hidden (`hide(_:)`, Command-H) and when it is about to terminate (the last chance to
+/// flush), and back in the foreground when it is unhidden.
+public enum AppKitLifecycleMapping {
+    /// The `NSApplication` notifications the Mac side observes.
+    public enum AppKitNotification: Sendable, CaseIterable, Equatable {
+        /// `NSApplication.didBecomeActiveNotification`.
+        case didBecomeActive
+        /// `NSApplication.didResignActiveNotification`: another app became active.
+        case didResignActive
+        /// `NSApplication.didHideNotification`.
+        case didHide
+        /// `NSApplication.didUnhideNotification`.
+        case didUnhide
+        /// `NSApplication.willTerminateNotification`.
+        case willTerminate
+    }
+
+    /// What `notification` reports to the monitor; `nil` for none.
+    public static func event(for notification: AppKitNotification) -> AppSystemEvent? {
+        switch notification {
+        case .didUnhide: return .didBecomeActive
+        case .didBecomeActive, .didResignActive: return nil
+        case .didHide, .willTerminate: return .didEnterBackground
+        }
+    }
+
+    /// The state at start: in the background only while hidden (an inactive app is still visible).
+    public static func state(isHidden: Bool) -> AppRunState { isHidden ? .background : .foreground }
 }
 
 /// What an ``AppLifecycleMonitor`` tells its observer.

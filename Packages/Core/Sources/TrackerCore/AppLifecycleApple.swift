@@ -44,11 +44,15 @@
 
         public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
             let center = NotificationCenter.default
-            let pairs: [(Notification.Name, AppSystemEvent)] = [
-                (UIApplication.didBecomeActiveNotification, .didBecomeActive),
-                (UIApplication.didEnterBackgroundNotification, .didEnterBackground),
-                (UIApplication.protectedDataDidBecomeAvailableNotification, .protectedDataAvailable),
-            ]
+            // UIApplication's notification names are isolated to the main actor (an error under
+            // Swift 6 with recent SDKs elsewhere); this runs inside the monitor's hop.
+            let pairs: [(Notification.Name, AppSystemEvent)] = MainActor.assumeIsolated {
+                [
+                    (UIApplication.didBecomeActiveNotification, .didBecomeActive),
+                    (UIApplication.didEnterBackgroundNotification, .didEnterBackground),
+                    (UIApplication.protectedDataDidBecomeAvailableNotification, .protectedDataAvailable),
+                ]
+            }
             observers = pairs.map { name, event in
                 center.addObserver(forName: name, object: nil, queue: nil) { _ in deliver(event) }
             }
@@ -84,8 +88,8 @@
 #elseif canImport(AppKit)
     import AppKit
 
-    /// AppKit's activation notifications (a Mac app is never suspended, so there are no background
-    /// tasks: resigning active counts as the background).
+    /// AppKit's application notifications, mapped by ``AppKitLifecycleMapping`` (a Mac app is never
+    /// suspended, so there are no background tasks; resigning active is not the background).
     public final class AppKitLifecycleSystem: AppLifecycleSystem, @unchecked Sendable {
         private var observers: [NSObjectProtocol] = []
 
@@ -93,19 +97,28 @@
         public init() {}
 
         public func readState() -> AppRunState {
-            MainActor.assumeIsolated { NSApplication.shared.isActive ? .foreground : .background }
+            MainActor.assumeIsolated { AppKitLifecycleMapping.state(isHidden: NSApplication.shared.isHidden) }
         }
 
         public func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {
             let center = NotificationCenter.default
-            observers = [
-                center.addObserver(forName: NSApplication.didBecomeActiveNotification, object: nil, queue: nil) { _ in
-                    deliver(.didBecomeActive)
-                },
-                center.addObserver(forName: NSApplication.didResignActiveNotification, object: nil, queue: nil) { _ in
-                    deliver(.didEnterBackground)
-                },
-            ]
+            // NSApplication's notification names are isolated to the main actor, like UIKit's;
+            // this runs inside the monitor's hop. Names and `isHidden`: developer.apple.com/
+            // documentation/appkit/nsapplication (`class let didHideNotification:
+            // NSNotification.Name`, "posted at the end of the hide(_:) method").
+            let names: [(Notification.Name, AppKitLifecycleMapping.AppKitNotification)] = MainActor.assumeIsolated {
+                [
+                    (NSApplication.didBecomeActiveNotification, .didBecomeActive),
+                    (NSApplication.didResignActiveNotification, .didResignActive),
+                    (NSApplication.didHideNotification, .didHide),
+                    (NSApplication.didUnhideNotification, .didUnhide),
+                    (NSApplication.willTerminateNotification, .willTerminate),
+                ]
+            }
+            observers = names.compactMap { name, notification in
+                guard let event = AppKitLifecycleMapping.event(for: notification) else { return nil }
+                return center.addObserver(forName: name, object: nil, queue: nil) { _ in deliver(event) }
+            }
         }
 
         public func stopNotifications() {

@@ -197,6 +197,32 @@ import TrackerCoreTestKit
         #expect(system.callsOffMainThread == [])
     }
 
+    @Test func LC23_appKitNotificationsMapToWhatTheyMeanOnAMac() {
+        // Resigning active (every switch to another app) is not the background: the app stays
+        // visible and is never suspended; hiding it and quitting are.
+        let table = Dictionary(
+            uniqueKeysWithValues: AppKitLifecycleMapping.AppKitNotification.allCases.map { ($0, AppKitLifecycleMapping.event(for: $0)) })
+        #expect(table[.didResignActive] == .some(nil))
+        #expect(table[.didBecomeActive] == .some(nil))
+        #expect(table[.didUnhide] == .didBecomeActive)
+        #expect(table[.didHide] == .didEnterBackground)
+        #expect(table[.willTerminate] == .didEnterBackground)
+        #expect(table.count == 5)
+        #expect(AppKitLifecycleMapping.state(isHidden: false) == .foreground)
+        #expect(AppKitLifecycleMapping.state(isHidden: true) == .background)
+        // Through the monitor: an app switch and back changes nothing; hiding is the background and
+        // unhiding the foreground.
+        let system = FakeLifecycleSystem()
+        let monitor = AppLifecycleMonitor(system: system, hop: HeldMainHop())
+        let changes = Changes()
+        monitor.start(assuming: .foreground) { changes.add($0) }
+        for notification in [AppKitLifecycleMapping.AppKitNotification.didResignActive, .didBecomeActive, .didHide, .didUnhide] {
+            if let event = AppKitLifecycleMapping.event(for: notification) { system.post(event) }
+        }
+        monitor.stop()
+        #expect(changes.all == [.background, .foreground])
+    }
+
     @Test func LC8_systemLogLevels() {
         #expect(SystemLogLevel.isError("storage"))
         #expect(SystemLogLevel.isError("identity-unavailable"))

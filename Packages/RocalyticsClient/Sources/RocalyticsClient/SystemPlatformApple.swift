@@ -63,15 +63,21 @@
         return (UIApplication.self as AnyObject).value(forKey: "sharedApplication") as? UIApplication
     }
 
-    /// Signals waiters of ``ProtectedDataSignal`` from the OS notifications.
-    private let protectedData: ProtectedDataSignal = {
-        let signal = ProtectedDataSignal()
-        let center = NotificationCenter.default
+    /// Signals waiters of ``ProtectedDataSignal`` from the OS notifications (observed from the first
+    /// ``AppleSystemPlatform/make()`` on).
+    private let protectedData = ProtectedDataSignal()
+    @MainActor private var protectedDataObserved = false
+
+    /// Registers the observers that signal ``protectedData``, once. On the main actor: UIApplication's
+    /// notification names are isolated to it (an error under Swift 6 with recent SDKs elsewhere).
+    @MainActor private func observeProtectedData() {
+        guard !protectedDataObserved else { return }
+        protectedDataObserved = true
+        let signal = protectedData
         for name in [UIApplication.protectedDataDidBecomeAvailableNotification, UIApplication.didBecomeActiveNotification] {
-            _ = center.addObserver(forName: name, object: nil, queue: nil) { _ in signal.signal() }
+            _ = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { _ in signal.signal() }
         }
-        return signal
-    }()
+    }
 
     struct AppleSystemPlatform: RocalyticsPlatform {
         let store = KeychainSecureStore(backend: SecItemBackend())
@@ -80,8 +86,8 @@
         let hardwareId: String
 
         static func make() async -> AppleSystemPlatform {
-            _ = protectedData  // observe from now on
             let ui = await MainActor.run { () -> UIKitSnapshot in
+                observeProtectedData()  // from now on
                 let device = UIDevice.current
                 return UIKitSnapshot(systemName: device.systemName, systemVersion: device.systemVersion, screen: mainScreen())
             }
