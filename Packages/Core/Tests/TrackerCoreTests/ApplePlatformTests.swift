@@ -36,6 +36,8 @@ import TrackerCoreTestKit
 //        type or purpose, tracking without NSPrivacyTracking, missing evidence, no manifest
 //   AP26 (issue 27) a default store's folder per platform: Caches on tvOS, Application Support on
 //        iOS, visionOS and macOS (under Rocalytics/), the package's own folder on Linux
+//   AP31 (issue 38) a non-sandboxed Mac app's folder is under its bundle id (the user's Application
+//        Support is shared by every app); a sandboxed one's and iOS's are unchanged
 @Suite struct ApplePlatformTests {
     @Test func AP1_plainHTTPToAnotherHostIsRefusedBeforeIO() async {
         let transport = CurlTransport()
@@ -357,5 +359,28 @@ import TrackerCoreTestKit
         #expect(durableSync(fd) == 0)
         close(fd)
         #expect(durableSync(-1) == -1)
+    }
+
+    @Test func AP31_aMacAppOutsideTheSandboxKeepsItsFilesUnderItsBundleId() {
+        // Non-sandboxed: ~/Library/Application Support is every app's; two apps must not share a folder.
+        let shared = "/Users/u/Library/Application Support"
+        func folder(_ id: String?, base: String = shared, platform: StorageLocation.Platform = .macOS) -> String {
+            let system = StorageLocation.SystemDirectories(applicationSupport: base, caches: "/Users/u/Library/Caches", appIdentifier: id)
+            return StorageLocation.defaultFolder("score-site", platform: platform, system: system, hostFolder: "/h")
+        }
+        #expect(folder("com.example.a") == "\(shared)/com.example.a/Rocalytics/score-site")
+        #expect(folder("com.example.a") != folder("com.example.b"))
+        #expect(folder("") == "\(shared)/unidentified/Rocalytics/score-site")
+        #expect(folder(nil) == "\(shared)/Rocalytics/score-site")  // built by hand: no identifier to use
+        #expect(folder("../..") == "\(shared)/unidentified/Rocalytics/score-site")
+        #expect(folder("a/../b") == "\(shared)/a..b/Rocalytics/score-site")
+        // Sandboxed: the container is the app's own, the path stays as it was.
+        let container = "/Users/u/Library/Containers/com.example.a/Data/Library/Application Support"
+        #expect(folder("com.example.a", base: container) == "\(container)/Rocalytics/score-site")
+        // iOS, visionOS: the app's own directories.
+        let app = "/app/Library/Application Support"
+        #expect(folder("com.example.a", base: app, platform: .iOS) == "\(app)/Rocalytics/score-site")
+        #expect(folder("com.example.a", base: app, platform: .visionOS) == "\(app)/Rocalytics/score-site")
+        #expect(StorageLocation.appFolder(basePath: shared + "/", platform: .macOS, appIdentifier: "x") == shared + "/x")
     }
 }

@@ -11,8 +11,12 @@
             guard let support = fm.urls(for: .applicationSupportDirectory, in: .userDomainMask).first,
                 let caches = fm.urls(for: .cachesDirectory, in: .userDomainMask).first
             else { return nil }
-            return StorageLocation.SystemDirectories(applicationSupport: support.path, caches: caches.path)
+            return StorageLocation.SystemDirectories(
+                applicationSupport: support.path, caches: caches.path, appIdentifier: appIdentifier)
         }
+
+        /// The app's bundle identifier, or its process name without one (a command-line tool).
+        static var appIdentifier: String { Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName }
 
         /// Creates `folder` (and its parents) when missing, mode 0700, with `location`'s
         /// protection class, and marks it excluded from backup when `location` says so. Does
@@ -41,7 +45,8 @@
             let search: FileManager.SearchPathDirectory = location.base == .caches ? .cachesDirectory : .applicationSupportDirectory
             // FileManager.url(for:in:appropriateFor:create:) creates Application Support when missing.
             let base = try fm.url(for: search, in: .userDomainMask, appropriateFor: nil, create: true)
-            let folder = StorageLocation.folder(name, under: base.path)
+            let appBase = StorageLocation.appFolder(basePath: base.path, platform: .current, appIdentifier: appIdentifier)
+            let folder = StorageLocation.folder(name, under: appBase)
             try apply(location, to: folder)
             return folder
         }

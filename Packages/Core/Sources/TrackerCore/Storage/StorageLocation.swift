@@ -92,11 +92,16 @@ public struct StorageLocation: Sendable, Equatable {
         public var applicationSupport: String
         /// The app's Caches directory.
         public var caches: String
+        /// The app's bundle identifier (or, without one, its process name): on macOS, a
+        /// non-sandboxed app's directories are the user's, shared by every app, and the SDK folder
+        /// goes under this name (``appFolder(basePath:platform:appIdentifier:)``); `nil` for none.
+        public var appIdentifier: String?
 
         /// Creates the pair.
-        public init(applicationSupport: String, caches: String) {
+        public init(applicationSupport: String, caches: String, appIdentifier: String? = nil) {
             self.applicationSupport = applicationSupport
             self.caches = caches
+            self.appIdentifier = appIdentifier
         }
     }
 
@@ -113,14 +118,36 @@ public struct StorageLocation: Sendable, Equatable {
 
     /// The default folder of SDK `name` on `platform` (issue 27, item 5): in the standard
     /// location's base directory (Caches on tvOS, Application Support on the other Apple
-    /// platforms), `<base>/Rocalytics/<name>`; on Linux `hostFolder`, the folder the package
-    /// itself chooses there. Every package's default store takes its folder from here.
+    /// platforms), `<base>/Rocalytics/<name>`, and on macOS outside an app sandbox
+    /// `<base>/<bundle id>/Rocalytics/<name>` (``appFolder(basePath:platform:appIdentifier:)``); on
+    /// Linux `hostFolder`, the folder the package itself chooses there. Every package's default
+    /// store takes its folder from here.
     public static func defaultFolder(
         _ name: String, platform: Platform = .current, system: SystemDirectories?, hostFolder: String
     ) -> String {
         let location = standard(for: platform)
         guard location.base != .hostProvided, let system else { return hostFolder }
-        return folder(name, under: location.basePath(system: system, hostProvided: hostFolder))
+        let base = location.basePath(system: system, hostProvided: hostFolder)
+        return folder(name, under: appFolder(basePath: base, platform: platform, appIdentifier: system.appIdentifier))
+    }
+
+    /// The directory the SDK folder goes in (issue 38, item 8). On iOS, tvOS and visionOS, and for
+    /// a sandboxed Mac app (its directories are inside its container, `…/Library/Containers/<id>/`),
+    /// `basePath` is the app's own. A non-sandboxed Mac app's Application Support is the user's
+    /// (`~/Library/Application Support`), shared with every other app using the SDKs: there the
+    /// folder is `<basePath>/<appIdentifier>` (letters, digits, `-`, `_`, `.` kept; `unidentified`
+    /// when nothing is left), as Apple's file system guide asks apps to name theirs by bundle
+    /// identifier. A `nil` identifier (directories built by hand, without
+    /// `AppleStorageDirectory.systemDirectories()`, which always names one) leaves `basePath`.
+    public static func appFolder(basePath: String, platform: Platform, appIdentifier: String?) -> String {
+        guard platform == .macOS, !basePath.contains("/Library/Containers/"), let appIdentifier else { return basePath }
+        var safe = String(
+            appIdentifier.unicodeScalars.filter {
+                ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_" || $0 == "."
+            }.map(Character.init))
+        if safe.isEmpty || safe.allSatisfy({ $0 == "." }) { safe = "unidentified" }
+        let trimmed = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
+        return "\(trimmed)/\(safe)"
     }
 
     /// The folder of SDK `name` (e.g. `score`) under `basePath`: `<base>/Rocalytics/<name>`.
