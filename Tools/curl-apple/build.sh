@@ -71,15 +71,21 @@ build_slice() { # name sdk arch triple
   b="$work/build/$name"
   mkdir -p "$prefix" "$b"
   cc="$(xcrun --sdk "$sdk" --find clang)"
-  cflags="-target $triple -isysroot $sysroot -Os -fembed-bitcode-marker -ffile-prefix-map=$work=. -fvisibility=hidden"
+  # No -fembed-bitcode(-marker): Xcode 14 deprecated bitcode and the App Store no longer takes it.
+  cflags="-target $triple -isysroot $sysroot -Os -ffile-prefix-map=$work=. -fvisibility=hidden"
   host=$([ "$arch" = arm64 ] && echo aarch64-apple-darwin || echo x86_64-apple-darwin)
   echo "curl-apple: building $name ($triple)"
 
   # OpenSSL 3: static, no apps, tests, engines or async (tvOS/visionOS forbid the context APIs).
+  # OPENSSLDIR (where OpenSSL looks for openssl.cnf and its default certificate store) is compiled
+  # in: by default it is under the prefix, this build's random temporary directory, which made the
+  # libraries differ per build and named a path another local user could create on a Mac. A fixed
+  # directory that does not exist and cannot be created (/var/empty is root's, read-only): nothing
+  # is read from it; trust comes from SecTrust.
   cp -R "$work/src/openssl" "$b/openssl"
   (cd "$b/openssl" && CC="$cc" CFLAGS="$cflags" ./Configure "darwin64-$arch-cc" \
       no-shared no-tests no-apps no-docs no-engine no-async no-ui-console no-dso \
-      --prefix="$prefix" --libdir=lib >"$b/openssl.log" 2>&1 \
+      --prefix="$prefix" --libdir=lib --openssldir=/var/empty/rocalytics-openssl >"$b/openssl.log" 2>&1 \
     && make -j"$jobs" build_libs >>"$b/openssl.log" 2>&1 \
     && make install_dev >>"$b/openssl.log" 2>&1) || { tail -30 "$b/openssl.log"; die "OpenSSL failed for $name"; }
 

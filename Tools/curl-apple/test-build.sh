@@ -95,7 +95,7 @@ check "CA5 LibcurlRequirements.apple is curl $CURL_VERSION" test "$hex" = "$(pri
 # the XCFramework's module map links, and `z` unless build.sh configures curl --without-zlib; the
 # module map's `link` lines alone reach the linker only where a Swift file imports CTrackerLibcurl.
 apple_core=$(mktemp -d)
-trap 'rm -rf "$apple_core"' EXIT
+trap 'rm -rf "$copy" "$apple_core"' EXIT
 links_declared() {
   tar -C "$root/Packages/Core" --exclude='.build*' -cf - . | tar -C "$apple_core" -xf -
   python3 - "$apple_core/Package.swift" <<'PY'
@@ -132,6 +132,13 @@ if missing:
 PY
 }
 check "CA7 Core's Apple manifest links what the module map and the build need" links_declared
+
+# CA8 (issue 38, item 9): no bitcode flags (obsolete since Xcode 14), and OpenSSL's compiled-in
+# OPENSSLDIR is a fixed absolute path outside the build's temporary directory (reproducible, and
+# no path another user could create).
+build_text=$(grep -v '^[[:space:]]*#' "$here/build.sh")
+refuses "CA8 no -fembed-bitcode flag" grep -q -- '-fembed-bitcode' <<<"$build_text"
+check "CA8 a fixed --openssldir" grep -qE -- '--openssldir=/var/empty/[A-Za-z0-9._-]+([[:space:]]|$)' <<<"$build_text"
 
 # CA6: the scripts parse and are shellcheck-clean.
 scripts=("$here/build.sh" "$here/lib.sh" "$here/inputs.sh" "$here/test-build.sh" "$root/Tools/release/release.sh" "$root/Tools/release/test-release.sh"
