@@ -7,7 +7,13 @@ literal `n` and leaves `Package.swift-E` behind. Python behaves the same on both
 fails unless the text it replaces occurs exactly once.
 
     manifest-edit.py core-dependency MANIFEST URL VERSION
-        `.package(name: "Core", path: "../Core")` -> `.package(url: "URL", from: "VERSION")`
+        `.package(name: "Core", path: "../Core")` -> `.package(url: "URL", from: "VERSION")`, and
+        every `package: "Core"` -> `package: "<URL's identity>"` (SwiftPM names a URL dependency by
+        the last path component of its URL, lowercased, without `.git`)
+    manifest-edit.py released-name PACKAGE
+        the released repository's name of a monorepo package (issue 38, item 9): `rocalytics-core`
+        and so on, not `core`, whose package identity is generic enough to collide in an app's
+        dependency graph
     manifest-edit.py xcframework MANIFEST URL CHECKSUM
         `path: "Artifacts/CTrackerLibcurl.xcframework"` -> `url: "URL",` + `checksum: "CHECKSUM"`
 
@@ -23,6 +29,17 @@ XCFRAMEWORK_PATH = re.compile(r'^(?P<indent>[ \t]*)path:\s*"Artifacts/CTrackerLi
 HTTPS_URL = re.compile(r'https://[^\s"\\]+')
 CHECKSUM = re.compile(r"[0-9a-f]{64}")
 VERSION = re.compile(r"\d+\.\d+\.\d+")
+
+
+# The released repositories (and so the package identities consumers see), per monorepo package.
+RELEASED_NAMES = {
+    "Core": "rocalytics-core",
+    "Onboarding": "rocalytics-onboarding",
+    "Paywall": "rocalytics-paywall",
+    "RocalyticsClient": "rocalytics-client",
+    "Score": "rocalytics-score",
+}
+CORE_PRODUCT_PACKAGE = re.compile(r'(\bpackage:\s*)"Core"')
 
 
 class EditError(Exception):
@@ -42,13 +59,30 @@ def require_https(url, name="URL"):
         raise EditError(f"{name} must be an https:// URL without spaces, quotes or backslashes, got '{url}'")
 
 
+def released_name(package):
+    """The released repository's name of `package` (a monorepo package directory name)."""
+    if package not in RELEASED_NAMES:
+        raise EditError(f"no released name for package '{package}' (manifest-edit.py RELEASED_NAMES)")
+    return RELEASED_NAMES[package]
+
+
+def identity(url):
+    """SwiftPM's identity of a URL dependency: the last path component, lowercased, without `.git`."""
+    last = url.rstrip("/").rsplit("/", 1)[-1]
+    return (last[:-4] if last.endswith(".git") else last).lower()
+
+
 def core_dependency(text, url, version):
-    """Core's path dependency as a versioned URL dependency on Core's released repository."""
+    """Core's path dependency as a versioned URL dependency on Core's released repository, and the
+    products' `package: "Core"` as that repository's identity."""
     require_https(url)
     if not VERSION.fullmatch(version or ""):
         raise EditError(f"Core's version must be x.y.z, got '{version}'")
-    return _replace_once(CORE_PATH_DEPENDENCY, text, lambda m: f'.package(url: "{url}", from: "{version}")',
-                         'Core\'s path dependency `.package(name: "Core", path: "../Core")`')
+    edited = _replace_once(CORE_PATH_DEPENDENCY, text, lambda m: f'.package(url: "{url}", from: "{version}")',
+                           'Core\'s path dependency `.package(name: "Core", path: "../Core")`')
+    if not CORE_PRODUCT_PACKAGE.search(edited):
+        raise EditError('no `package: "Core"` product reference in the manifest')
+    return CORE_PRODUCT_PACKAGE.sub(lambda m: f'{m.group(1)}"{identity(url)}"', edited)
 
 
 def xcframework(text, url, checksum):
@@ -67,8 +101,16 @@ EDITS = {"core-dependency": core_dependency, "xcframework": xcframework}
 
 
 def main(argv):
+    if len(argv) == 3 and argv[1] == "released-name":
+        try:
+            print(released_name(argv[2]))
+        except EditError as error:
+            print(f"manifest-edit: {error}", file=sys.stderr)
+            return 1
+        return 0
     if len(argv) != 5 or argv[1] not in EDITS:
-        print("usage: manifest-edit.py core-dependency|xcframework MANIFEST URL VERSION|CHECKSUM", file=sys.stderr)
+        print("usage: manifest-edit.py core-dependency|xcframework MANIFEST URL VERSION|CHECKSUM\n"
+              "       manifest-edit.py released-name PACKAGE", file=sys.stderr)
         return 2
     manifest = pathlib.Path(argv[2])
     try:

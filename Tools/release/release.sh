@@ -7,10 +7,13 @@
 #    files are committed; runs the package's tests (skip with SKIP_TESTS=1).
 # 2. Splits the package's history out of the monorepo (git subtree split).
 # 3. On top of it, rewrites Core's path dependency (`path: "../Core"`) to a versioned dependency on
-#    Core's own released repository: `.package(url: "$RELEASE_BASE_URL/Core.git", from: "<Core version>")`,
-#    where the Core version is the top release of Packages/Core/CHANGELOG.md (or CORE_VERSION).
-# 4. Pushes the result to $RELEASE_DIR/PACKAGE.git (a bare repository, created when missing) as branch
-#    `main` and tag `VERSION`, and tags the monorepo `PACKAGE/VERSION`.
+#    Core's own released repository: `.package(url: "$RELEASE_BASE_URL/rocalytics-core.git", from:
+#    "<Core version>")`, where the Core version is the top release of Packages/Core/CHANGELOG.md (or
+#    CORE_VERSION), and the products' `package: "Core"` to its identity, `rocalytics-core`.
+# 4. Pushes the result to $RELEASE_DIR/<released name>.git (a bare repository, created when missing)
+#    as branch `main` and tag `VERSION`, and tags the monorepo `PACKAGE/VERSION`. Released names
+#    (manifest-edit.py RELEASED_NAMES) are distinctive package identities: rocalytics-core,
+#    rocalytics-onboarding, rocalytics-paywall, rocalytics-client, rocalytics-score.
 #
 # 3b. Core only, always: the Apple branch of the released manifest names the XCFramework by URL
 #    and SwiftPM checksum, `.binaryTarget(name: "CTrackerLibcurl", url: ..., checksum: ...)`, instead
@@ -52,7 +55,7 @@ base_url=${RELEASE_BASE_URL:-}
 base_url=${base_url%/}
 if grep -q 'path: "../Core"' "$dir/Package.swift"; then
   [[ $base_url =~ ^https://[^[:space:]\"]+$ ]] \
-    || die "RELEASE_BASE_URL must be the https URL the released repositories are published under (Core at \$RELEASE_BASE_URL/Core.git), got '$base_url'"
+    || die "RELEASE_BASE_URL must be the https URL the released repositories are published under (Core at \$RELEASE_BASE_URL/rocalytics-core.git), got '$base_url'"
 fi
 
 # Core: the XCFramework's URL, zip and checksum are checked before anything else happens.
@@ -85,7 +88,9 @@ fi
 release_dir=${RELEASE_DIR:-$root/out/releases}
 mkdir -p "$release_dir"
 release_dir=$(cd "$release_dir" && pwd)
-remote=$release_dir/$package.git
+released=$(python3 "$root/Tools/release/manifest-edit.py" released-name "$package") || die "no released name for $package"
+core_repo=$(python3 "$root/Tools/release/manifest-edit.py" released-name Core)
+remote=$release_dir/$released.git
 if [ ! -d "$remote" ]; then
   git init -q --bare "$remote"
   git --git-dir="$remote" symbolic-ref HEAD refs/heads/main
@@ -101,10 +106,10 @@ git worktree add -q --detach "$work" "$split"
 if grep -q 'path: "../Core"' "$work/Package.swift"; then
   core_version=${CORE_VERSION:-$(grep -m1 -E '^## \[[0-9]+\.[0-9]+\.[0-9]+\]' Packages/Core/CHANGELOG.md | sed -E 's/^## \[([^]]+)\].*/\1/')}
   [ -n "$core_version" ] || die "cannot tell Core's version"
-  python3 "$root/Tools/release/manifest-edit.py" core-dependency "$work/Package.swift" "$base_url/Core.git" "$core_version" \
+  python3 "$root/Tools/release/manifest-edit.py" core-dependency "$work/Package.swift" "$base_url/$core_repo.git" "$core_version" \
     || die "could not rewrite Core's path dependency"
-  grep -qF "$base_url/Core.git" "$work/Package.swift" || die "could not rewrite Core's path dependency"
-  echo "release: Core dependency -> $base_url/Core.git from $core_version"
+  grep -qF "$base_url/$core_repo.git" "$work/Package.swift" || die "could not rewrite Core's path dependency"
+  echo "release: Core dependency -> $base_url/$core_repo.git from $core_version"
 fi
 if [ "$package" = Core ]; then
   python3 "$root/Tools/release/manifest-edit.py" xcframework "$work/Package.swift" "$url" "$checksum" \

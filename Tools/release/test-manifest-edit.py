@@ -21,12 +21,16 @@ SUM = "0123456789abcdef" * 4
 
 class ManifestEditTests(unittest.TestCase):
     def test_RM1_core_dependency_becomes_a_versioned_https_dependency(self):
-        edited = me.core_dependency(ONBOARDING, "https://git.example.com/rocalytics/Core.git", "0.1.0")
-        self.assertIn('.package(url: "https://git.example.com/rocalytics/Core.git", from: "0.1.0")', edited)
+        url = "https://git.example.com/rocalytics/rocalytics-core.git"
+        edited = me.core_dependency(ONBOARDING, url, "0.1.0")
+        self.assertIn(f'.package(url: "{url}", from: "0.1.0")', edited)
         self.assertNotIn('path: "../Core"', edited)
+        # The products name the dependency by its identity (the URL's last component), not "Core".
+        self.assertNotIn('package: "Core"', edited)
+        self.assertEqual(edited.count('package: "rocalytics-core"'), ONBOARDING.count('package: "Core"'))
         # Nothing else changed.
-        self.assertEqual(edited.replace('.package(url: "https://git.example.com/rocalytics/Core.git", from: "0.1.0")',
-                                        '.package(name: "Core", path: "../Core")'), ONBOARDING)
+        self.assertEqual(edited.replace(f'.package(url: "{url}", from: "0.1.0")', '.package(name: "Core", path: "../Core")')
+                         .replace('package: "rocalytics-core"', 'package: "Core"'), ONBOARDING)
 
     def test_RM2_xcframework_path_becomes_url_and_checksum_on_two_lines(self):
         edited = me.xcframework(CORE, URL, SUM)
@@ -53,6 +57,22 @@ class ManifestEditTests(unittest.TestCase):
             me.xcframework(ONBOARDING, URL, SUM)
         with self.assertRaises(me.EditError):
             me.xcframework(CORE + CORE, URL, SUM)
+
+    def test_RM6_released_names_are_distinctive_and_cover_every_package(self):
+        # The identity `core` is generic enough to collide in an app's dependency graph (issue 38, item 9).
+        packages = sorted(p.parent.name for p in (root / "Packages").glob("*/Package.swift"))
+        names = [me.released_name(p) for p in packages]
+        self.assertEqual(len(set(names)), len(names))
+        for name in names:
+            self.assertTrue(name.startswith("rocalytics-"), name)
+            self.assertEqual(name, name.lower())
+        self.assertEqual(me.released_name("Core"), "rocalytics-core")
+        self.assertEqual(me.identity("https://x/y/Rocalytics-Core.git/"), "rocalytics-core")
+        with self.assertRaises(me.EditError):
+            me.released_name("Unknown")
+        done = subprocess.run([sys.executable, str(here / "manifest-edit.py"), "released-name", "Onboarding"],
+                              capture_output=True, text=True)
+        self.assertEqual((done.returncode, done.stdout), (0, "rocalytics-onboarding\n"))
 
     def test_RM5_the_command_edits_in_place_and_leaves_no_other_file(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -72,7 +72,9 @@ refused_dependent "with a plain-http RELEASE_BASE_URL" RELEASE_BASE_URL="http://
   && bash Tools/release/release.sh "$package" "$pkg_version")
 
 # The released Core: URL and checksum on Apple hosts, the system library on Linux.
-git clone -q "$RELEASE_DIR/Core.git" "$tmp/released-core"
+# Released under distinctive names (package identities), not `core` (issue 38, item 9).
+[ ! -e "$RELEASE_DIR/Core.git" ] || fail "Core was released as Core.git (identity core)"
+git clone -q "$RELEASE_DIR/rocalytics-core.git" "$tmp/released-core"
 core_manifest=$tmp/released-core/Package.swift
 grep -q "url: \"$artifact_url\"," "$core_manifest" || fail "the released Core does not name the XCFramework by URL"
 grep -q "checksum: \"$checksum\"" "$core_manifest" || fail "the released Core does not pin the XCFramework's checksum"
@@ -100,11 +102,14 @@ if (cd "$tmp/mono" && bash Tools/release/release.sh "$package" 99.0.0 >/dev/null
 fi
 
 # The released repository holds the package alone, with Core as a versioned URL dependency.
-git clone -q "$RELEASE_DIR/$package.git" "$tmp/released"
+released=$(python3 "$root/Tools/release/manifest-edit.py" released-name "$package")
+git clone -q "$RELEASE_DIR/$released.git" "$tmp/released"
 [ -f "$tmp/released/Package.swift" ] || fail "no Package.swift at the root of the released $package"
 [ ! -d "$tmp/released/Packages" ] || fail "the released $package contains the monorepo"
-grep -qF ".package(url: \"$base_url/Core.git\", from: \"$core_version\")" "$tmp/released/Package.swift" \
-  || fail "Core dependency not rewritten to $base_url/Core.git"
+grep -qF ".package(url: \"$base_url/rocalytics-core.git\", from: \"$core_version\")" "$tmp/released/Package.swift" \
+  || fail "Core dependency not rewritten to $base_url/rocalytics-core.git"
+grep -qF 'package: "rocalytics-core"' "$tmp/released/Package.swift" || fail "the products do not name Core by its identity"
+! grep -qF 'package: "Core"' "$tmp/released/Package.swift" || fail "a product still names the package Core"
 ! grep -q 'file://' "$tmp/released/Package.swift" || fail "the released $package names a file:// URL"
 [ "$(git -C "$tmp/released" tag)" = "$pkg_version" ] || fail "tag $pkg_version missing"
 
@@ -114,8 +119,8 @@ cat > "$tmp/consumer/Package.swift" <<SWIFT
 import PackageDescription
 let package = Package(
     name: "Consumer",
-    dependencies: [.package(url: "file://$RELEASE_DIR/$package.git", from: "$pkg_version")],
-    targets: [.executableTarget(name: "Consumer", dependencies: [.product(name: "$product", package: "$package")])]
+    dependencies: [.package(url: "file://$RELEASE_DIR/$released.git", from: "$pkg_version")],
+    targets: [.executableTarget(name: "Consumer", dependencies: [.product(name: "$product", package: "$released")])]
 )
 SWIFT
 cat > "$tmp/consumer/Sources/Consumer/main.swift" <<SWIFT
@@ -126,10 +131,10 @@ SWIFT
 (cd "$tmp/consumer" && swift build -q >"$tmp/build.log" 2>&1) || { tail -30 "$tmp/build.log"; fail "consumer did not build"; }
 resolved=$(find "$tmp/consumer/.build/checkouts" -mindepth 1 -maxdepth 1 -printf '%f ')
 echo "test-release: consumer resolved: $resolved"
-[ -d "$tmp/consumer/.build/checkouts/Core" ] || fail "Core not resolved transitively"
+[ -d "$tmp/consumer/.build/checkouts/rocalytics-core" ] || fail "Core not resolved transitively (as rocalytics-core)"
 # Code of the client or Score: their packages, their module folders, or a file that imports or
 # defines them (a name in a comment or a string, such as a log subsystem table, is not code).
-if find "$tmp/consumer/.build/checkouts" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -qxE 'RocalyticsClient|Score' \
+if find "$tmp/consumer/.build/checkouts" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -qixE 'RocalyticsClient|Score|rocalytics-client|rocalytics-score' \
    || find "$tmp/consumer/.build/checkouts" -type d \( -name RocalyticsClient -o -name ScoreTracker \) | grep -q . \
    || grep -rlE '^[[:space:]]*(@testable[[:space:]]+)?import[[:space:]]+(RocalyticsClient|ScoreTracker)\b|(class|struct|enum)[[:space:]]+(RocalyticsClient|ScoreClient)\b' \
         "$tmp/consumer/.build/checkouts" --include='*.swift' >/dev/null; then
