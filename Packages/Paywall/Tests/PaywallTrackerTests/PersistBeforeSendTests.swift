@@ -9,7 +9,7 @@ import TrackerCoreTestKit
 /// older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
 /// hang their writes on the manual clock.
 ///
-/// New scenario ids: P60–P66; issue 29 (item 1): P72–P74.
+/// New scenario ids: P60–P66; issue 29 (item 1): P72–P74; issue 34: P76.
 @Suite struct PersistBeforeSendTests {
     /// What a sink saw at each receipt: whether the storage already held that snapshot (its seq or
     /// a newer one, the state a relaunch after a kill at that instant would find), and whether a
@@ -314,5 +314,33 @@ import TrackerCoreTestKit
         let writes = storage.writeCount
         await h.advance(10_000)
         #expect(storage.writeCount == writes)
+    }
+
+    // MARK: Issue 34: a planted bug the suite missed (P76)
+
+    /// A slow (not hung) write: seq 1 is handed over at the persist timeout (1 s), before its
+    /// write lands (1.5 s); seq 2, staged at 1.1 s, waits behind that write. The late landing of
+    /// seq 1's write must not count as a second hand-over: `handedOver()` (what the background
+    /// send waits for) resolves only once seq 2 was handed over (its timeout, at 2.1 s).
+    @Test func P76_aLateWriteOfAnAlreadyHandedOverSnapshotDoesNotEndTheWaitForALaterOne() async throws {
+        let (clock, storage) = faultyStorage { $0.writeDelayMs = 1500 }
+        let h = PaywallFixture(storage: storage, clock: clock)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(1000)
+        #expect(h.received.map(\.seq) == [1], "seq 1 is handed over at the persist timeout")
+        await h.advance(100)
+        p.shown()
+        let resolved = Locked(false)
+        clock.spawn {
+            await h.tracker.handedOver()
+            resolved.withLock { $0 = true }
+        }
+        await h.advance(500)  // 1.6 s: seq 1's write landed, seq 2's runs until 3 s
+        #expect(!resolved.value, "handedOver() resolved while seq 2 still waited for its hand-over")
+        await h.advance(500)  // 2.1 s: seq 2's hand-over at its timeout
+        #expect(resolved.value)
+        #expect(h.received.map(\.seq) == [1, 2])
+        await h.advance(2000)
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
     }
 }
