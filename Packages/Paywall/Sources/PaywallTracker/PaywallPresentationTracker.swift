@@ -113,6 +113,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     private let config: PaywallTrackerConfiguration
     private let state = Locked(State())
+    /// Whether the last write failed: a failure is reported (`storage`) only when it starts a run
+    /// of failures; a write that lands ends the run (paywall spec 10.2).
+    private let writeFailing: Locked<Bool>
     private let store: SerialStore?
     private let persister: CoalescingPersister?
 
@@ -121,10 +124,18 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     public init(configuration: PaywallTrackerConfiguration) {
         config = configuration
         let report = configuration.onDiagnostic
+        let writeFailing = Locked(false)
+        self.writeFailing = writeFailing
         if let storage = configuration.storage {
             store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true) {
                 message in
-                report(Diagnostic(code: "storage", message: message))
+                // Once per run of failures: a storage that keeps failing is retried at every change
+                // and transient answer, and would otherwise report each retry.
+                let first = writeFailing.withLock { failing -> Bool in
+                    defer { failing = true }
+                    return !failing
+                }
+                if first { report(Diagnostic(code: "storage", message: message)) }
             }
         } else {
             store = nil
@@ -311,6 +322,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     /// A write finished: what it recorded is now the stored map (when it landed).
     private func writeFinished(_ result: PersistResult) {
+        if result == .landed { writeFailing.withLock { $0 = false } }
         state.withLock { s in
             if result == .landed, let w = s.writing { s.storedSeqs = w }
             s.writing = nil

@@ -10,7 +10,7 @@ import TrackerCoreTestKit
 /// an older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
 /// hang their writes on the manual clock.
 ///
-/// Scenario ids: P60–P66; issue 29 (item 1): P72–P74; issue 34: P76. Issue 36 changed what P60,
+/// Scenario ids: P60–P66; issue 29 (item 1): P72–P74; issue 34: P76; issue 36: P77. Issue 36 changed what P60,
 /// P61, P62, P65, P66, P72, P73 and P76 expect of when a snapshot is sent (at once, no longer
 /// after its write).
 @Suite struct PersistBeforeSendTests {
@@ -306,7 +306,8 @@ import TrackerCoreTestKit
         #expect(h.received.map(\.seq) == [1], "sent although its write failed")
         await h.advance(1000)  // the first retry of the send, and of the write
         #expect(h.received.map(\.seq) == [1, 1])
-        #expect(h.log.codes == ["storage", "storage"])
+        // Two failed writes in a row: one run of failures, reported once (issue 36 item 2).
+        #expect(h.log.codes == ["storage"])
         let disk = try #require(storage.stored(STORAGE_KEY), "a kill now loses the presentation: nothing is stored")
         #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 1)
         // The next launch, on the disk a kill at this moment leaves.
@@ -346,5 +347,31 @@ import TrackerCoreTestKit
         #expect(system.runningTasks == 0)
         #expect(storage.stored(STORAGE_KEY) == nil)
         #expect(h.log.all.isEmpty, "\(h.log.codes)")
+    }
+
+    // MARK: Issue 36 item 2 (P77)
+
+    /// Writes that always fail: one `storage` diagnostic for the whole run of failures, however
+    /// many retries (the presentation's transient answers write again each time); a write that
+    /// lands ends the run, so the next failure is reported again. (Before: one per failed write,
+    /// 19 for one presentation in the differential run.)
+    @Test func P77_aRunOfFailedWritesIsReportedOnce() async throws {
+        let (clock, storage) = faultyStorage { $0.writesAlwaysFail = true }
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(30_000)  // retries at 1, 2, 4, 8 s...: each writes again, and fails
+        #expect(storage.writeCount >= 4, "\(storage.writeCount) writes")
+        #expect(h.log.codes == ["storage"], "\(h.log.codes)")
+        // A write lands: the run of failures is over.
+        storage.update { $0.writesAlwaysFail = false }
+        p.shown()
+        await h.settle()
+        #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 2)
+        #expect(h.log.codes == ["storage"])
+        // Failing again: reported again, once.
+        storage.update { $0.writesAlwaysFail = true }
+        p.end(.dismissed)
+        await h.advance(30_000)
+        #expect(h.log.codes == ["storage", "storage"], "\(h.log.codes)")
     }
 }
