@@ -9,7 +9,7 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated validate-payloads demo bench collector release test-release generate check-readme check-apple docs lint format test-tsan test-soak test-reliability \
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated check-no-foundation validate-payloads demo bench collector release test-release generate check-readme check-apple docs lint format test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make docs              DocC documentation of every package, in out/docs/<Module>.doccarchive (fails on any DocC warning)"
 	@echo "make lint              swift format lint --strict over every package (make format rewrites in place)"
+	@echo "make check-no-foundation  fails when a Linux binary using only Core, Onboarding, Paywall or Score links Foundation"
 	@echo "make check-apple       Linux checks of what Apple builds would catch (API availability, extension safety, CI schemes, the example, curl-apple)"
 	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
@@ -54,6 +55,7 @@ test-all: deps
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
 	@$(MAKE) --no-print-directory check-readme
+	@$(MAKE) --no-print-directory check-no-foundation
 	@$(MAKE) --no-print-directory check-apple
 	@$(MAKE) --no-print-directory docs
 	@$(MAKE) --no-print-directory test-release
@@ -136,6 +138,12 @@ format:
 # Every README excerpt marked `<!-- example: PATH -->` must still be part of its compiled example file.
 check-readme:
 	@$(PYTHON) Tools/scripts/check-readme.py
+
+# No Linux binary using only Core, Onboarding, Paywall or Score links a Foundation library
+# (issue 36 item 5): builds Tools/foundation-check and reads each program's dynamic section.
+check-no-foundation:
+	@echo "== no Foundation on Linux (Core, Onboarding, Paywall, Score)"
+	@SWIFT=$(SWIFT) sh Tools/scripts/check-no-foundation.sh
 
 # What Linux builds cannot see and Apple builds would stop on (issue 27): every use of an API newer
 # than a package's platform floors must be inside @available / #available (the scanner's own

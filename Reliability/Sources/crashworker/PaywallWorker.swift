@@ -17,10 +17,6 @@ enum PaywallWorker {
                         locale: "en-US", timezone: "Europe/Paris")),
                 storage: FileKeyValueStorage(directory: directory),
                 retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
-                // The suite runs beside compilers on two cores, where one fsync can take seconds: a
-                // generous bound keeps the receipt-kill test about the rule (stored before sent), not
-                // about the default 1 s bound, past which a snapshot goes out unstored by design.
-                persistTimeoutMs: 60_000,
                 onDiagnostic: { d in
                     Out.line("D \(d.code)")
                     printer(d)
@@ -58,5 +54,56 @@ enum PaywallWorker {
             await tracker.idle()
             Out.line("P \(n)")
         }
+    }
+}
+
+/// A file storage whose writes each wait `delayMs` before they start: a slow flash, or a disk busy
+/// with another process's syncs.
+final class SlowWriteStorage: KeyValueStorage {
+    let inner: FileKeyValueStorage
+    let delayMs: UInt64
+    init(_ inner: FileKeyValueStorage, delayMs: UInt64) {
+        self.inner = inner
+        self.delayMs = delayMs
+    }
+    func getItem(_ key: String) async throws -> String? { try await inner.getItem(key) }
+    func setItem(_ key: String, _ value: String) async throws {
+        try? await Task.sleep(nanoseconds: delayMs * 1_000_000)
+        try await inner.setItem(key, value)
+    }
+    func removeItem(_ key: String) async throws {
+        try? await Task.sleep(nanoseconds: delayMs * 1_000_000)
+        try await inner.removeItem(key)
+    }
+}
+
+/// `paywall-end`: one presentation started, shown and ended with a purchase, with writes that
+/// take 1.5 s each; prints `ENDED <presentation id>` once `end()` returned, then waits to be
+/// killed (the harness kills it while the write of the ended snapshot is still pending).
+enum PaywallEndWorker {
+    static func run(directory: String, url: String) async {
+        let printer = Diagnostics.consolePrinter(prefix: "rocalytics-sdk")
+        let tracker = PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: HTTPSink<PaywallSnapshot>(url: url + "/paywall", timeoutMs: 10_000),
+                context: .value(
+                    RunContextInput(
+                        appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1",
+                        locale: "en-US", timezone: "Europe/Paris")),
+                storage: SlowWriteStorage(FileKeyValueStorage(directory: directory), delayMs: 1500),
+                onDiagnostic: { d in
+                    Out.line("D \(d.code)")
+                    printer(d)
+                }))
+        await tracker.idle()
+        Out.line(WorkerLine.ready)
+        guard
+            let p = tracker.start(
+                PaywallPresentationInfo(
+                    moment: "after_onboarding", paywallId: "pw_1", renderMode: .elements, billing: .store, surface: .present))
+        else { return }
+        p.shown()
+        p.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000777", productId: "pro_yearly")))
+        Out.line("ENDED \((p as? PaywallPresentation)?.id ?? "")")
     }
 }

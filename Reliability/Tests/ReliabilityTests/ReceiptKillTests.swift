@@ -9,16 +9,65 @@ import TrackerCoreTestKit
 #endif
 
 /// Paywall receipt kill (issue 14, item 4): the loopback server SIGKILLs the paywall `crashworker`
-/// the moment it receives a snapshot, before answering. The snapshot must already be stored: the
-/// storage file the next launch reads holds that presentation at that seq (or a newer one), or an
-/// earlier request of that presentation at that seq or newer was answered 2xx. A final launch then
-/// delivers every snapshot a kill left stored. Bounded: a fixed number of lives, each waiting at
-/// most a few seconds for its kill, and a wall-clock budget for the whole test.
+/// the moment it receives a snapshot, before answering. Since issue 36 a paywall snapshot is sent
+/// when it is recorded, beside its write (paywall spec 10.2), so at its receipt it may not be
+/// stored yet: the request reached the server, which is what the rule asks (a kill loses a
+/// snapshot only when neither its request reached the server nor its write landed). What is
+/// stored must be that snapshot's exact body, and a final launch delivers every snapshot a kill
+/// left stored. Bounded: a fixed number of lives, each waiting at most a few seconds for its kill,
+/// and a wall-clock budget for the whole test.
+///
+/// R35 (issue 36): a process killed 500 ms after `end(purchased)` returned, while the write of
+/// the ended snapshot (1.5 s) is still pending, has already delivered it to the running collector.
 @Suite(.serialized) struct ReceiptKillTests {
-    @Test func paywallReceiptKillFindsTheSnapshotStored() throws {
+    @Test func paywallReceiptKillFindsTheSnapshotStoredOrReceived() throws {
         let report = try ReceiptKillHarness(lives: Soak.scale(40, soak: 400)).run()
         print("[reliability] paywall receipt-kill: \(report)")
         #expect(report.killsAtReceipt >= 3, "too few kills landed on a receipt: \(report)")
+    }
+
+    @Test func R35_aKillRightAfterEndWithASlowWritePendingStillDeliversTheEnd() throws {
+        let dir = TempDir("paywall-end-kill")
+        let logs = TempDir("paywall-end-kill-logs")
+        defer {
+            dir.remove()
+            logs.remove()
+        }
+        let received = Received()
+        let server = try LoopbackHTTPServer(recordRequests: false) { req in
+            received.add(path: req.path, body: req.body, status: 200)
+            return .respond(status: 200, body: #"{"outcome":"accepted"}"#)
+        }
+        defer { server.stop() }
+        let file = FileKeyValueStorage(directory: dir.path).path(for: "rocalytics-sdk:paywall-presentations")
+        let child = try Child(
+            WorkerBinary.path, ["paywall-end", dir.path, server.baseURL, "1", "1"], stderrPath: logs.path + "/stderr.log")
+        var id: String?
+        var diagnostics: [String] = []
+        while let line = child.readLine() {
+            if line.hasPrefix("D ") { diagnostics.append(String(line.dropFirst(2))) }
+            if line.hasPrefix("ENDED ") {
+                id = String(line.dropFirst(6))
+                break
+            }
+        }
+        let presentation = try #require(id, "the worker never ended its presentation")
+        // 500 ms after end() returned, its write (1.5 s, behind the writes of seq 1 and 2) pending.
+        _ = received.wait(until: Date().addingTimeInterval(0.5)) { _ in false }
+        let storedAtKill = FileManager.default.contents(atPath: file).flatMap { try? WireJSON.decode([UInt8]($0)) }
+        for line in child.kill() where line.hasPrefix("D ") { diagnostics.append(String(line.dropFirst(2))) }
+        #expect(
+            (storedAtKill?[presentation]?["seq"]?.intValue ?? 0) < 3,
+            "the ended snapshot's write had landed: the kill was not inside the write window")
+        let ends = received.all.filter { e in
+            guard e.path.hasSuffix("/paywall"), let j = try? WireJSON.decode(e.body) else { return false }
+            return j["presentation_id"]?.stringValue == presentation && j["status"]?.stringValue == "ended"
+        }
+        #expect(ends.count == 1, "the ended snapshot never reached the collector before the kill")
+        if let end = ends.first, let j = try? WireJSON.decode(end.body) {
+            #expect(j["outcome"]?["status"]?.stringValue == "purchased")
+        }
+        #expect(diagnostics.isEmpty, "\(diagnostics)")
     }
 }
 
@@ -33,9 +82,12 @@ struct ReceiptKillReport: CustomStringConvertible {
     var killsAtReceipt = 0
     var foundStored = 0
     var acknowledgedBefore = 0
+    /// Kills at the receipt of a snapshot neither stored nor acknowledged before: its request
+    /// reached the server (allowed since issue 36, sent beside its write).
+    var receivedUnstored = 0
     var requests = 0
     var description: String {
-        "\(killsAtReceipt) kills at receipt in \(lives) lives: \(foundStored) found stored, \(acknowledgedBefore) acknowledged before; \(requests) requests"
+        "\(killsAtReceipt) kills at receipt in \(lives) lives: \(foundStored) found stored, \(acknowledgedBefore) acknowledged before, \(receivedUnstored) received before their write landed; \(requests) requests"
     }
 }
 
@@ -173,9 +225,8 @@ final class ReceiptKillHarness {
             if acknowledged {
                 report.acknowledgedBefore += 1
             } else {
-                let storedSeq = stored?[id]?["seq"]?.intValue
-                problems.append(
-                    "life \(generation): \(id) seq \(seq) was received unstored (stored: \(storedSeq.map(String.init) ?? "none"))")
+                // Sent beside its write (issue 36): the server has it, the write had not landed.
+                report.receivedUnstored += 1
             }
             if problems.count > 5 { break }
         }

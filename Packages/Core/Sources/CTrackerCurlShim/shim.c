@@ -88,6 +88,16 @@ void ctracker_name_current_thread(const char *name) {
 #endif
 }
 
+int ctracker_is_main_thread(void) {
+#if defined(__APPLE__)
+    return pthread_main_np() != 0;
+#elif defined(__linux__)
+    return getpid() == (pid_t)syscall(SYS_gettid);
+#else
+    return 0;
+#endif
+}
+
 int ctracker_nice_current_thread(int nice) {
 #if defined(__linux__)
     return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);

@@ -1,4 +1,7 @@
-import Foundation
+// Not Foundation: on Linux it would load Foundation's libraries into every tracker process
+// (issue 36 item 5, `make check-no-foundation`).
+import CTrackerCurlShim
+import Dispatch
 
 // The app-lifecycle logic every surface shares, in platform-independent code: the OS side
 // (UIKit, AppKit, or a test double) only reports notifications and begins or ends background
@@ -88,8 +91,11 @@ public struct MainQueueHop: MainActorHop {
     public init() {}
 
     public func run(_ body: @escaping @Sendable () -> Void) {
-        if Thread.isMainThread { body() } else { DispatchQueue.main.async(execute: body) }
+        if Self.isMainThread { body() } else { DispatchQueue.main.async(execute: body) }
     }
+
+    /// Whether the caller runs on the process's main thread.
+    static var isMainThread: Bool { ctracker_is_main_thread() != 0 }
 }
 
 /// The OS calls an ``AppLifecycleMonitor`` needs. The monitor calls every method on the main

@@ -188,6 +188,38 @@ import TrackerCoreTestKit
         #expect(f.delivery.pending == nil)
     }
 
+    /// S210 (issue 36, the paywall tracker's dispose): `closeUnattempted` gives a snapshot that
+    /// never had an attempt its one attempt, behind the one in flight, and gives none to a
+    /// snapshot already tried (in backoff): no retry timer either way.
+    @Test func S210_closeUnattemptedTriesOnlyWhatWasNeverTried() async {
+        let sink = RecordingSink<Body> { _, _ in .hold }
+        let f = Fixture(sink: sink)
+        f.enqueue(1)
+        f.enqueue(2)
+        f.enqueue(3)  // queued behind seq 1's attempt: never tried
+        f.delivery.closeUnattempted()
+        await f.clock.settle()
+        #expect(f.seqs == [1])
+        sink.releaseHeld(with: .result(.transient))
+        await f.clock.settle()
+        #expect(f.seqs == [1, 3], "seq 3 had no attempt and got one")
+        sink.releaseHeld(with: .result(.transient))
+        await f.clock.advance(byMs: 60_000)
+        #expect(f.seqs == [1, 3], "a retry after closeUnattempted")
+        #expect(f.clock.pendingTimerCount == 0)
+
+        // In backoff: the snapshot was tried, so it gets no final attempt.
+        let g = Fixture(sink: RecordingSink(always: .transient))
+        g.enqueue(1)
+        await g.clock.settle()
+        #expect(g.seqs == [1])
+        g.delivery.closeUnattempted()
+        await g.clock.advance(byMs: 60_000)
+        #expect(g.seqs == [1], "a snapshot already tried got a final attempt")
+        #expect(g.clock.pendingTimerCount == 0)
+        #expect(g.delivery.pending?.seq == 1)
+    }
+
     // MARK: The machine on its own
 
     @Test func machineTimeoutThenLateAnswerIsIgnored() {

@@ -38,6 +38,9 @@ import TrackerCoreTestKit
 //      completion included (none is held past the stored seq reservation)
 // S198 behind a released predecessor, the successor's read waits (bounded) for the predecessor's
 //      read: a slow read is reported, and resume() returns once both reads landed
+// Issue 34 (a planted bug the suite missed):
+// S209 a disposed and released tracker is let go once its leftover is passed on and its drain
+//      done, with and without storage (S196 and S198 only check that it lives long enough)
 
 /// A truncated run whose last entry (`experience`) is still open: the budget was crossed by
 /// answers given to the second-to-last entry.
@@ -514,6 +517,58 @@ func truncatedWithOpenLastEntry(_ h: Harness) -> OnboardingRun {
         #expect(h.sink.seqs == Array(1...25))
         #expect(h.sink.last?["status"] == "completed")
         #expect(!h.log.all.contains { $0.message.contains("held") }, "\(h.codes)")
+    }
+
+    /// `configure(A)`, a run whose completion's first attempt answers transient late, then
+    /// `configure(B)` and at once `configure(C)`, as in S196: A and B are disposed and released by
+    /// the app. Each keeps itself alive only until what it leaves is passed on (and, with storage,
+    /// its drain is done): past every bound, neither is still alive. Before, a disposed tracker
+    /// without storage (no drain) was never let go: each `configure()` leaked one.
+    @Test func S209_aDisposedTrackerIsReleasedOnceItsLeftoverIsPassedOn() async {
+        for withStorage in [false, true] {
+            let w = World()
+            let sink = HarnessSink(destination: DESTINATION, clock: w.clock)
+            let firstCompletion = Locked(true)
+            sink.answer { p, _ in
+                guard p.isCompleted else { return .result(.accepted) }
+                let first = firstCompletion.withLock { f -> Bool in
+                    defer { f = false }
+                    return f
+                }
+                return first ? .after(5000, .transient) : .result(.accepted)
+            }
+            let log = DiagnosticLog()
+            let storage: (any KeyValueStorage)? = withStorage ? InMemoryKeyValueStorage() : nil
+            let config = OnboardingRunConfiguration(
+                sink: sink, context: .value(CONTEXT), storage: storage, debounceMs: 0, onDiagnostic: log.handler,
+                clock: w.clock, scheduler: w.scheduler, uuid: harnessUUID, registry: w.registry)
+            weak var weakA: OnboardingRunTracker?
+            weak var weakB: OnboardingRunTracker?
+            var a: OnboardingRunTracker? = OnboardingRunTracker(configuration: config)
+            weakA = a
+            var run: OnboardingRun? = a!.start(OPTIONS)
+            let runId = run!.runId
+            run!.enterStep("welcome")
+            await w.advance(1000)
+            run!.complete()
+            await w.advance(1000)  // the completion's attempt is in flight
+            run = nil
+            a!.dispose()
+            a = nil
+            var b: OnboardingRunTracker? = OnboardingRunTracker(configuration: config)
+            weakB = b
+            b!.dispose()
+            b = nil
+            let c = OnboardingRunTracker(configuration: config)
+            // Past the late answer, the backoff, every read bound and C's send of the completion.
+            await w.advance(60_000)
+            let label = "storage \(withStorage)"
+            #expect(sink.payloads.filter { $0.runId == runId && $0.isCompleted }.count == 2, "\(label)")
+            #expect(weakA == nil, "the first disposed tracker is still alive: \(label)")
+            #expect(weakB == nil, "the released middle tracker is still alive: \(label)")
+            #expect(log.all.isEmpty, "\(log.codes) \(label)")
+            c.dispose()
+        }
     }
 
     /// A first tracker, disposed and released at once (`configure(); configure()`), whose read

@@ -42,12 +42,8 @@ extension PaywallPresentationTracker {
         runInBackgroundTask(monitor: monitor, name: "paywall.send", budgetMs: budgetMs, scheduler: scheduler) { [weak self] done in
             guard let self else { return done() }
             scheduler.spawn {
-                // Snapshots already with their delivery go now (skipping a backoff); those still
-                // waiting for their write join once handed over, at the write or at
-                // `persistTimeoutMs` (waiting for the store's idle() first held every send
-                // behind a hung write until the budget ran out, P75).
-                for d in self.liveDeliveries { d.flush() }
-                await self.handedOver()
+                // Every recorded snapshot is with its delivery already (sent when recorded, never
+                // held for its write): send what is unsent now, skipping a backoff.
                 let deliveries = self.liveDeliveries
                 for d in deliveries { d.flush() }
                 for d in deliveries { await d.idle() }

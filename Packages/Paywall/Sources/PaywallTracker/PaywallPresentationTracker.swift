@@ -22,12 +22,15 @@ public struct PaywallTrackerConfiguration: Sendable {
     public var retry: RetryPolicy
     /// An attempt with no answer after this long counts as transient (default 30 s).
     public var attemptTimeoutMs: Int64
-    /// With storage, the longest a snapshot waits for the write that records it before it is
-    /// sent anyway (default 1,000 ms, as the onboarding tracker's); `<= 0` waits however long the
-    /// write takes. A snapshot is sent once that write landed or failed, or this passed; a write
-    /// still under way then goes on, and a failed one is written again (see
-    /// ``PaywallPresentationTracker``).
-    public var persistTimeoutMs: Int64
+    /// Ignored: a snapshot goes to delivery when it is recorded and its write starts at the same
+    /// moment, so nothing waits for a write any more (paywall spec 10.2, issue 36). Kept so that
+    /// code setting it still compiles.
+    @available(*, deprecated, message: "Ignored: a paywall snapshot is sent when it is recorded, while its write runs.")
+    public var persistTimeoutMs: Int64 {
+        get { ignoredPersistTimeoutMs }
+        set { ignoredPersistTimeoutMs = newValue }
+    }
+    private var ignoredPersistTimeoutMs: Int64 = 1000
     /// Receives every diagnostic. Default: the unified log (subsystem
     /// `com.rocapine.rocalytics.paywall`) on Apple platforms, a console line
     /// `[rocalytics-sdk] <code>: <message>` elsewhere.
@@ -38,7 +41,7 @@ public struct PaywallTrackerConfiguration: Sendable {
         sink: any Sink<PaywallSnapshot>, context: ContextSource, storage: (any KeyValueStorage)? = nil,
         storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
         scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
-        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000, persistTimeoutMs: Int64 = 1000,
+        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
         onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
         self.sink = sink
@@ -50,8 +53,22 @@ public struct PaywallTrackerConfiguration: Sendable {
         self.uuid = uuid
         self.retry = retry
         self.attemptTimeoutMs = attemptTimeoutMs
-        self.persistTimeoutMs = persistTimeoutMs
         self.onDiagnostic = onDiagnostic
+    }
+
+    /// Creates a configuration; `persistTimeoutMs` is ignored (see ``persistTimeoutMs``).
+    @available(*, deprecated, message: "persistTimeoutMs is ignored: a paywall snapshot is sent when it is recorded, while its write runs.")
+    public init(
+        sink: any Sink<PaywallSnapshot>, context: ContextSource, storage: (any KeyValueStorage)? = nil,
+        storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
+        scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
+        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000, persistTimeoutMs: Int64,
+        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
+    ) {
+        self.init(
+            sink: sink, context: context, storage: storage, storageKey: storageKey, clock: clock, scheduler: scheduler,
+            uuid: uuid, retry: retry, attemptTimeoutMs: attemptTimeoutMs, onDiagnostic: onDiagnostic)
+        ignoredPersistTimeoutMs = persistTimeoutMs
     }
 }
 
@@ -60,13 +77,13 @@ public struct PaywallTrackerConfiguration: Sendable {
 /// Each presentation sends up to three complete snapshots (start, shown, end) through the sink,
 /// on its own delivery queue with retries. Unsent snapshots (at most
 /// ``maxStoredPresentations``) are kept in storage and resent unchanged at the next launch.
-/// With storage, a snapshot is handed to the sink only after the write that records it has
-/// finished (persist-before-send, bounded by ``PaywallTrackerConfiguration/persistTimeoutMs``);
-/// writes are coalesced (latest state wins, one write running and at most one waiting). Every
-/// snapshot is handed over at its write or its timeout, one replaced meanwhile included (the
-/// delivery then sends the newest one next), so a presentation's latest snapshot is always sent.
-/// A write that failed is written again at each transient answer of its presentation until one
-/// lands, so a relaunch resends what the sink did not take.
+/// A snapshot goes to its delivery queue when it is recorded, and with storage its write starts
+/// at the same moment: sending never waits for storing (paywall spec 10.2), so an app killed
+/// loses a snapshot only when neither its request reached the server nor its write landed.
+/// Writes are coalesced (latest state wins, one write running and at most one waiting). A write
+/// that failed is reported (`storage`) once per run of failures, and written again at the next
+/// change or at a transient answer of its presentation, so a relaunch resends what the sink did
+/// not take.
 /// No method throws, blocks or waits for I/O: invalid input, a failing context, sink or storage
 /// become diagnostics.
 public final class PaywallPresentationTracker: PaywallObserver, Sendable {
@@ -88,10 +105,6 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         /// Highest seq built per presentation with a delivery queue (its queue is released only
         /// once nothing newer than the settled snapshot was built).
         var staged: [String: Int] = [:]
-        /// Staged snapshots per presentation not yet handed to delivery (waiting for their write).
-        var unhanded: [String: Int] = [:]
-        /// Callers of ``handedOver()`` waiting for `unhanded` to empty.
-        var handOverWaiters: [CheckedContinuation<Void, Never>] = []
         /// The seq of each presentation in the stored map, as of the last write that landed.
         var storedSeqs: [String: Int] = [:]
         /// The seqs the write under way records (`nil`: no write under way, or one that skips).
@@ -100,6 +113,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     private let config: PaywallTrackerConfiguration
     private let state = Locked(State())
+    /// Whether the last write failed: a failure is reported (`storage`) only when it starts a run
+    /// of failures; a write that lands ends the run (paywall spec 10.2).
+    private let writeFailing: Locked<Bool>
     private let store: SerialStore?
     private let persister: CoalescingPersister?
 
@@ -108,16 +124,24 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     public init(configuration: PaywallTrackerConfiguration) {
         config = configuration
         let report = configuration.onDiagnostic
+        let writeFailing = Locked(false)
+        self.writeFailing = writeFailing
         if let storage = configuration.storage {
             store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true) {
                 message in
-                report(Diagnostic(code: "storage", message: message))
+                // Once per run of failures: a storage that keeps failing is retried at every change
+                // and transient answer, and would otherwise report each retry.
+                let first = writeFailing.withLock { failing -> Bool in
+                    defer { failing = true }
+                    return !failing
+                }
+                if first { report(Diagnostic(code: "storage", message: message)) }
             }
         } else {
             store = nil
         }
-        // No bound here: the persister reports every write's outcome, however late; the send's
-        // own wait is bounded by `persistTimeoutMs` (`enqueue`).
+        // No bound: nothing waits for a write (snapshots are sent when recorded); the persister
+        // reports every write's outcome, however late.
         persister = store.map { CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: 0) }
         if let store {
             // The first operation on the key: every later write waits for it and builds its map
@@ -205,37 +229,18 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         await store?.idle()
     }
 
-    /// Resolves once every snapshot staged so far was handed to its delivery queue: its write
-    /// finished or `persistTimeoutMs` passed (a hung write holds it for that long, not for good).
-    /// Unlike ``idle()``, it does not wait for the writes themselves.
-    func handedOver() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.unhanded.isEmpty { return true }
-                s.handOverWaiters.append(c)
-                return false
-            }
-            if now { c.resume() }
-        }
-    }
-
-    /// Stops every retry timer; no snapshot is built any more. A snapshot still waiting for its
-    /// write is handed over when that write finishes (or `persistTimeoutMs` passes) and gets one
-    /// attempt, never a retry; other unsent snapshots get no final attempt. Unsent snapshots stay
-    /// stored for the next launch. Later calls report `disposed`.
+    /// Stops every retry timer; no snapshot is built any more. A presentation whose attempt is
+    /// in flight finishes it, and a newer snapshot queued behind it gets one attempt, never a
+    /// retry; a snapshot waiting for its retry gets no final attempt. Unsent snapshots stay stored
+    /// for the next launch. Later calls report `disposed`.
     public func dispose() {
-        let (stopped, closed) = state.withLock { s -> ([DeliveryRuntime<PaywallSnapshot>], [DeliveryRuntime<PaywallSnapshot>]) in
+        let deliveries = state.withLock { s -> [DeliveryRuntime<PaywallSnapshot>] in
             s.disposed = true
-            var stopped: [DeliveryRuntime<PaywallSnapshot>] = []
-            var closed: [DeliveryRuntime<PaywallSnapshot>] = []
-            for (id, r) in s.deliveries {
-                if s.unhanded[id] != nil { closed.append(r) } else { stopped.append(r) }
-            }
-            return (stopped, closed)
+            return Array(s.deliveries.values)
         }
-        for r in stopped { r.stop() }
-        // Closed: the snapshots handed over from now on get one attempt each, and no retry timer.
-        for r in closed { r.close() }
+        // A snapshot recorded before dispose() that had no attempt yet (queued behind the attempt
+        // in flight) gets one; one already tried gets none, and no retry timer runs any more.
+        for r in deliveries { r.closeUnattempted() }
     }
 
     // MARK: Internals used by the handles
@@ -252,59 +257,27 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId))
     }
 
-    /// Records a snapshot in the pending map and stages it: it reaches its presentation's
-    /// delivery queue (created on demand) once the write that records it finished, or the persist
-    /// timeout passed. `false` when the tracker was disposed meanwhile (the caller reports
-    /// `disposed`).
+    /// Records a snapshot in the pending map and hands it to its presentation's delivery queue
+    /// (created on demand) at once; with storage, requests the write that records it at the same
+    /// moment (paywall spec 10.2). `false` when the tracker was disposed meanwhile (the caller
+    /// reports `disposed`).
     @discardableResult
     func enqueue(_ snapshot: PaywallSnapshot, id: String) -> Bool {
         let item = Outbound(seq: snapshot.seq, payload: snapshot)
-        let staged = state.withLock { s -> (runtime: DeliveryRuntime<PaywallSnapshot>, dropped: [String], waits: Bool)? in
+        let staged = state.withLock { s -> (runtime: DeliveryRuntime<PaywallSnapshot>, dropped: [String], writes: Bool)? in
             if s.disposed { return nil }
             let runtime = runtimeLocked(&s, id: id)
             s.staged[id] = max(s.staged[id] ?? 0, item.seq)
             if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
             guard persister != nil, !s.persistenceOff else { return (runtime, [], false) }
-            s.unhanded[id, default: 0] += 1
             return (runtime, Self.applyCap(&s), true)
         }
-        guard let (runtime, dropped, waits) = staged else { return false }
+        guard let (runtime, dropped, writes) = staged else { return false }
         for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
-        guard waits, let persister else {
-            runtime.enqueue(item)
-            return true
-        }
-        let state = self.state
-        let handedOver = Locked(false)
-        let handOver: @Sendable () -> Void = {
-            let first = handedOver.withLock { done -> Bool in
-                defer { done = true }
-                return !done
-            }
-            guard first else { return }
-            let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-                if let n = s.unhanded[id] { s.unhanded[id] = n > 1 ? n - 1 : nil }
-                guard s.unhanded.isEmpty else { return [] }
-                defer { s.handOverWaiters = [] }
-                return s.handOverWaiters
-            }
-            // Handed over whatever happened meanwhile: a newer snapshot of the presentation built
-            // since then is handed over at its own write (the delivery replaces this one with it,
-            // or sends it next), and a snapshot staged before `dispose()` gets the one attempt of
-            // its closed delivery. A failed write was reported (`storage`) by the store: the
-            // snapshot is sent anyway, and written again at its presentation's transient answers.
-            runtime.enqueue(item)
-            for w in waiters { w.resume() }
-        }
-        // The persister waits for the write however long it takes, so that its outcome is always
-        // known (a failed write is written again); the send waits at most `persistTimeoutMs`.
-        let scheduler = config.scheduler
-        let timer = config.persistTimeoutMs > 0 ? scheduler.schedule(afterMs: config.persistTimeoutMs) { handOver() } : nil
-        persister.request(compose: persistCompose()) { [self] result in
-            writeFinished(result)
-            if let timer { scheduler.cancel(timer) }
-            handOver()
-        }
+        // The write first (requested before the send can settle and remove the entry), then the
+        // send: neither waits for the other.
+        if writes { persist() }
+        runtime.enqueue(item)
         return true
     }
 
@@ -349,6 +322,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     /// A write finished: what it recorded is now the stored map (when it landed).
     private func writeFinished(_ result: PersistResult) {
+        if result == .landed { writeFailing.withLock { $0 = false } }
         state.withLock { s in
             if result == .landed, let w = s.writing { s.storedSeqs = w }
             s.writing = nil

@@ -11,8 +11,8 @@ import TrackerCoreTestKit
 /// - LC17: entering the background sends an unsent snapshot now (skipping its backoff) inside a background task, ended once settled.
 /// - LC18: a send still failing keeps its snapshot; the background task ends at the budget.
 /// - LC19: the manual call sends at once without a background task; unbind stops the binding.
-/// - P75: with a storage whose writes hang, entering the background still sends at once what was
-///   handed over, and a snapshot waiting for its write at `persistTimeoutMs`, inside the task.
+/// - P75: with a storage whose writes hang, entering the background still sends at once every
+///   unsent snapshot (issue 36: every snapshot is with its delivery when recorded), inside the task.
 @Suite struct PaywallLifecycleBindingTests {
     @Test func LC17_backgroundSendsUnsentSnapshotsInsideABackgroundTask() async throws {
         let h = PaywallFixture { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
@@ -44,9 +44,9 @@ import TrackerCoreTestKit
     }
 
     /// The background send waited for the store to go idle, which a hung write never does: the
-    /// snapshot in backoff was not sent before its retry, nor one whose write hung. Now snapshots
-    /// with their delivery go at once, and one still waiting for its write at its hand-over
-    /// (`persistTimeoutMs`); the task still waits for the writes, within its budget.
+    /// snapshot in backoff was not sent before its retry. Now every snapshot is with its delivery
+    /// when recorded (issue 36; before, one still waiting for its write went at `persistTimeoutMs`)
+    /// and the background sends it at once; the task still waits for the writes, within its budget.
     @Test func P75_aHungWriteDoesNotHoldTheBackgroundSend() async throws {
         let clock = ManualClock(startMs: T0)
         var faults = FaultInjectingStorage.Faults()
@@ -57,33 +57,34 @@ import TrackerCoreTestKit
         let system = FakeLifecycleSystem()
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 5)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
-        await h.advance(1000)  // seq 1 handed over at the persist timeout: transient, retry at +1 s
-        await h.advance(1000)  // the retry: transient, the next at +2 s
-        #expect(h.sink.callTimes.value == [T0 + 1000, T0 + 2000])
+        await h.advance(1000)  // seq 1 at once: transient, retry at +1 s: transient, the next at +2 s
+        #expect(h.sink.callTimes.value == [T0, T0 + 1000])
         system.post(.didEnterBackground)
         await h.settle()
-        #expect(h.sink.callTimes.value == [T0 + 1000, T0 + 2000, T0 + 2000], "the backoff was not skipped")
+        #expect(h.sink.callTimes.value == [T0, T0 + 1000, T0 + 1000], "the backoff was not skipped")
         // The hung write holds the task (writes land before it ends) until its budget.
         await h.advance(4999)
         #expect(system.runningTasks == 1)
         await h.advance(1)
         #expect(system.runningTasks == 0)
 
-        // A snapshot whose write hangs at the background is sent at its hand-over, inside the
-        // task, though its presentation's delivery is backing off.
+        // A snapshot recorded while its write hangs and its presentation's delivery backs off is
+        // sent at the next background, inside the task.
         let backoffEnds = try #require(h.sink.callTimes.value.last) + 8000
         #expect(clock.nowMs() < backoffEnds - 2000)
         p.shown()
-        // Counted before the background: its send of seq 1 (the behaviour under test) may land
-        // on the delivery's thread before `post` returns (issue 34: read after it, P75 failed 6
-        // of 18 full runs with 5 for 6).
+        await h.settle()
+        // Counted before the background: its send (the behaviour under test) may land on the
+        // delivery's thread before `post` returns (issue 34: read after it, P75 failed 6 of 18
+        // full runs).
         let sent = h.received.count
+        #expect(h.received.last?.seq == 1, "seq 2 skipped the backoff without a background")
         system.post(.didBecomeActive)
         system.post(.didEnterBackground)
-        await h.advance(999)
-        #expect(h.received.count == sent + 1)  // seq 1 again, at once
-        await h.advance(1)
-        #expect(h.received.suffix(2).map(\.seq) == [1, 2], "seq 2 waited for the backoff")
+        await h.settle()
+        #expect(h.received.count == sent + 1)
+        #expect(h.received.last?.seq == 2, "seq 2 waited for the backoff")
+        #expect(clock.nowMs() < backoffEnds)
         #expect(Set(h.log.codes).isSubset(of: ["storage"]), "\(h.log.codes)")
     }
 

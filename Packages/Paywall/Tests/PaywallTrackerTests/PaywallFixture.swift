@@ -87,7 +87,7 @@ struct PaywallFixture {
         startMs: Int64 = T0, context: ContextSource = .value(CTX_IN), storage: (any KeyValueStorage)? = nil,
         clock: ManualClock? = nil,
         behavior: @escaping @Sendable (Int, PaywallSnapshot) -> SinkBehavior = { _, _ in .result(.accepted) },
-        uuid: (@Sendable () -> String)? = nil, persistTimeoutMs: Int64 = 1000
+        uuid: (@Sendable () -> String)? = nil
     ) {
         let clock = clock ?? ManualClock(startMs: startMs)
         self.clock = clock
@@ -95,7 +95,7 @@ struct PaywallFixture {
         tracker = PaywallPresentationTracker(
             configuration: PaywallTrackerConfiguration(
                 sink: sink, context: context, storage: storage, clock: clock, scheduler: clock, uuid: uuid,
-                persistTimeoutMs: persistTimeoutMs, onDiagnostic: log.handler))
+                onDiagnostic: log.handler))
     }
 
     var bodies: [String] { sink.bodies }

@@ -4,12 +4,15 @@ import TrackerCoreTestKit
 
 @testable import PaywallTracker
 
-/// Persist-before-send (issue 14 item 4): a snapshot reaches the sink only after the write that
-/// records it has finished; writes are coalesced (latest state wins, one write running); never an
-/// older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
+/// Sending and storing side by side (paywall spec 10.2, issue 36; before, issue 14 item 4 had a
+/// snapshot wait for its write): a snapshot goes to delivery when it is recorded and its write
+/// starts at the same moment; writes are coalesced (latest state wins, one write running); never
+/// an older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
 /// hang their writes on the manual clock.
 ///
-/// New scenario ids: P60–P66; issue 29 (item 1): P72–P74.
+/// Scenario ids: P60–P66; issue 29 (item 1): P72–P74; issue 34: P76; issue 36: P77. Issue 36 changed what P60,
+/// P61, P62, P65, P66, P72, P73 and P76 expect of when a snapshot is sent (at once, no longer
+/// after its write).
 @Suite struct PersistBeforeSendTests {
     /// What a sink saw at each receipt: whether the storage already held that snapshot (its seq or
     /// a newer one, the state a relaunch after a kill at that instant would find), and whether a
@@ -50,7 +53,7 @@ import TrackerCoreTestKit
     /// A fixture over `storage` whose sink checks each snapshot against the disk at receipt
     /// (``ReceiptCheck``), then gives `answer` for the call's number.
     private func checkedFixture(
-        _ storage: FaultInjectingStorage, _ clock: ManualClock, persistTimeoutMs: Int64 = 1000,
+        _ storage: FaultInjectingStorage, _ clock: ManualClock,
         answer: @escaping @Sendable (Int) -> SinkBehavior
     ) -> (PaywallFixture, ReceiptCheck) {
         let receipts = ReceiptCheck(storage.backing)
@@ -59,34 +62,38 @@ import TrackerCoreTestKit
             behavior: { n, s in
                 receipts.check(s)
                 return answer(n)
-            }, persistTimeoutMs: persistTimeoutMs)
+            })
         return (h, receipts)
     }
 
-    @Test func P60_aSnapshotIsSentOnlyAfterItsWriteLanded() async throws {
+    /// A held write holds no send: the snapshot reaches the sink at once, unstored; the write
+    /// lands later, and the settled entry is then removed. (Before issue 36 it waited for its write.)
+    @Test func P60_aSnapshotIsSentWhenRecordedWhileItsWriteIsHeld() async throws {
         let (clock, storage) = faultyStorage { $0.holdWrites = true }
-        let (h, receipts) = checkedFixture(storage, clock, persistTimeoutMs: 0) { _ in .result(.accepted) }
+        let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.accepted) }
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(60_000)
-        #expect(h.received.isEmpty, "sent before its write landed")
+        #expect(h.received.map(\.seq) == [1], "held behind its write")
+        #expect(h.sink.callTimes.value == [T0])
         #expect(storage.stored(STORAGE_KEY) == nil)
+        #expect(receipts.unstored.value.count == 1, "sent before its write landed: \(receipts.unstored.value)")
         storage.releaseWrites()
         await h.settle()
-        #expect(h.received.map(\.seq) == [1])
-        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
-        // Settled: the entry is removed.
+        storage.releaseWrites()
         await h.settle()
+        // Settled: the entry is removed.
         #expect(storage.stored(STORAGE_KEY) == nil)
         p.end(.dismissed)
         await h.settle()
         #expect(h.received.map(\.seq) == [1, 2])
-        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        storage.releaseWrites()
+        await h.settle()
         #expect(h.log.all.isEmpty, "\(h.log.codes)")
     }
 
     @Test func P61_writesAreCoalescedAndTheLatestSnapshotWins() async throws {
         let (clock, storage) = faultyStorage { $0.holdWrites = true }
-        let (h, receipts) = checkedFixture(storage, clock, persistTimeoutMs: 0) { _ in .hold }
+        let (h, receipts) = checkedFixture(storage, clock) { _ in .hold }
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()  // its write is running, held by the storage
         p.shown()
@@ -102,10 +109,9 @@ import TrackerCoreTestKit
         let stored = try #require(storedMap(storage.backing))
         #expect(stored.keys == [p.id] + others.map(\.id))
         #expect(stored[p.id]?["seq"]?.intValue == 3)
-        // Every staged snapshot is handed over at its write (issue 29 item 1): seq 1 goes out once
-        // its write landed, though seq 3 was built meanwhile; seq 2 and seq 3, handed over at the
-        // coalesced write while seq 1 is in flight, replace each other (latest wins in delivery),
-        // so seq 2 is never sent and seq 3 follows seq 1.
+        // Every snapshot went to delivery when recorded (issue 36): seq 1 is in flight (the sink
+        // holds it); seq 2 and seq 3, recorded meanwhile, replace each other (latest wins in
+        // delivery), so seq 2 is never sent and seq 3 follows seq 1.
         #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [1])
         h.sink.recorder.respond(always: .accepted)
         h.sink.recorder.releaseHeld(with: .result(.accepted))
@@ -113,13 +119,12 @@ import TrackerCoreTestKit
         #expect(h.received.filter { $0.presentationId == p.id }.map(\.seq) == [1, 3])
         #expect(h.received.count == 7)
         #expect(Set(h.received.map(\.presentationId)) == Set([p.id] + others.map(\.id)))
-        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
         #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
         await h.tracker.idle()
         #expect(storage.stored(STORAGE_KEY) == nil, "every settled entry is removed")
     }
 
-    @Test func P62_slowWritesNeverLetAnUnstoredOrOlderSnapshotOut() async throws {
+    @Test func P62_slowWritesNeitherHoldNorReorderSnapshots() async throws {
         let (clock, storage) = faultyStorage { $0.writeDelayMs = 120 }
         // Every third call answers transient, so retries mix with new snapshots.
         let (h, receipts) = checkedFixture(storage, clock) { n in n % 3 == 0 ? .result(.transient) : .result(.accepted) }
@@ -138,7 +143,8 @@ import TrackerCoreTestKit
         changes += live.count
         await h.advance(120_000)
         await h.tracker.idle()
-        #expect(receipts.unstored.value.isEmpty, "sent before stored: \(receipts.unstored.value.prefix(5))")
+        // Sent at once, so many before their write landed (issue 36): the writes only record them.
+        #expect(!receipts.unstored.value.isEmpty, "every send waited for its write")
         #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value.prefix(5))")
         // Every presentation's end arrived and nothing is left stored.
         let last = Dictionary(h.received.map { ($0.presentationId, $0) }, uniquingKeysWith: { $0.seq >= $1.seq ? $0 : $1 })
@@ -188,70 +194,69 @@ import TrackerCoreTestKit
         #expect(storage.stored(STORAGE_KEY) == nil)
     }
 
-    @Test func P65_aHungWriteSendsAfterThePersistTimeout() async throws {
+    /// A write that never completes holds no snapshot: each goes out when it is recorded (before
+    /// issue 36, each waited `persistTimeoutMs` for its write, and for good with no bound).
+    @Test func P65_aHungWriteHoldsNoSnapshot() async throws {
         let (clock, storage) = faultyStorage { $0.writesNeverFinish = true }
         let h = PaywallFixture(storage: storage, clock: clock)
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
-        await h.advance(999)
-        #expect(h.received.isEmpty)
-        await h.advance(1)
+        await h.settle()
         #expect(h.received.map(\.seq) == [1])
-        #expect(h.sink.callTimes.value == [T0 + 1000])
         p.end(.dismissed)
-        await h.advance(999)
-        #expect(h.received.map(\.seq) == [1])
-        await h.advance(1)
+        await h.settle()
         #expect(h.received.map(\.seq) == [1, 2])
-
-        // With no bound, a hung write holds its snapshot back for good.
-        let clock2 = ManualClock(startMs: T0)
-        let hung = FaultInjectingStorage(
-            clock: clock2,
-            faults: {
-                var f = FaultInjectingStorage.Faults()
-                f.writesNeverFinish = true
-                return f
-            }())
-        let h2 = PaywallFixture(storage: hung, clock: clock2, persistTimeoutMs: 0)
-        _ = try #require(h2.tracker.start(INFO))
-        await h2.advance(600_000)
-        #expect(h2.received.isEmpty)
-        #expect(clock2.pendingTimerCount == 0)
+        #expect(h.sink.callTimes.value == [T0, T0])
+        await h.advance(600_000)
+        #expect(h.received.map(\.seq) == [1, 2])
+        #expect(clock.pendingTimerCount == 0)
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
     }
 
-    /// The issue's case, on the manual clock: a process killed the moment the server receives a
-    /// snapshot leaves a disk that already holds it, and the next launch resends it unchanged.
-    @Test func P66_aKillAtReceiptLeavesTheSnapshotForTheNextLaunch() async throws {
+    /// A kill loses a snapshot only when neither its request reached the server nor its write
+    /// landed (issue 36): each ended snapshot reaches the sink when it is recorded, before its
+    /// write lands; the write still lands, so a kill once it did (the sink having taken nothing)
+    /// leaves it for the next launch, which resends it unchanged.
+    @Test func P66_theWriteRunsBesideTheSendAndAKillAfterItLeavesTheSnapshot() async throws {
         let (clock, storage) = faultyStorage { $0.writeDelayMs = 50 }
+        // Ended snapshots answer transient (the sink never takes them); the others are accepted.
         let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.accepted) }
-        for _ in 0..<6 {
+        h.sink.recorder.respond { _, s in s.status == .ended ? .result(.transient) : .result(.accepted) }
+        var ended: [PaywallPresentation] = []
+        for _ in 0..<3 {
             let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
-            await h.advance(10)
+            await h.settle()
             p.shown()
+            await h.settle()
             p.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: "2000000123", productId: "pro")))
-            await h.advance(10)
+            await h.settle()
+            ended.append(p)
         }
-        await h.advance(10_000)
-        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
-        let ends = receipts.disks.value.filter { $0.snapshot.status == .ended }
-        #expect(ends.count == 6)
-        // Relaunch on the disk left by a kill at the receipt of each ended snapshot.
-        for (snapshot, stored) in ends {
-            let disk = InMemoryKeyValueStorage(stored.map { [STORAGE_KEY: $0] } ?? [:])
-            let next = PaywallFixture(storage: disk) { _, _ in .result(.accepted) }
-            await next.settle()
-            let resent = next.received.filter { $0.presentationId == snapshot.presentationId }
-            #expect(
-                resent.map { $0.wireBytes() } == [snapshot.wireBytes()], "the relaunch did not resend \(snapshot.presentationId) unchanged")
-        }
+        // At once, before any write landed.
+        let ends = h.received.filter { $0.status == .ended }
+        #expect(Set(ends.map(\.presentationId)) == Set(ended.map(\.id)))
+        #expect(h.sink.callTimes.value.allSatisfy { $0 == T0 })
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        await h.advance(500)
+        let map = try #require(storedMap(storage.backing))
+        #expect(ended.allSatisfy { map[$0.id]?["seq"]?.intValue == 3 })
+        // Relaunch on the disk a kill now leaves.
+        let disk = try #require(storage.stored(STORAGE_KEY))
+        let next = PaywallFixture(storage: InMemoryKeyValueStorage([STORAGE_KEY: disk])) { _, _ in .result(.accepted) }
+        await next.settle()
+        #expect(next.received.count == 3)
+        let sentEnds = Dictionary(ends.map { ($0.presentationId, $0.wireBytes()) }, uniquingKeysWith: { a, _ in a })
+        #expect(
+            next.received.allSatisfy { sentEnds[$0.presentationId] == $0.wireBytes() }, "the relaunch did not resend the ends unchanged")
+        #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
     }
+
     // MARK: Issue 29 item 1: no presentation lost behind a pending write (P72-P74)
 
     /// The differential run's case: a presentation started, shown and ended just before
-    /// `dispose()`, while its writes were still under way. The reference had sent it at once; here
-    /// each staged snapshot is handed to delivery once its write finished (or `persistTimeoutMs`
-    /// passed), dispose or not, and gets that one attempt (no retry after dispose), so the
-    /// presentation's latest snapshot reaches the sink and stays stored for the next launch.
+    /// `dispose()`, while its writes were still under way. Each snapshot went to delivery when it
+    /// was recorded (issue 36); the one queued behind the attempt in flight gets its one attempt
+    /// (no retry after dispose), so the presentation's latest snapshot reaches the sink and stays
+    /// stored for the next launch.
     @Test func P72_aSnapshotStagedBeforeDisposeStillReachesTheSink() async throws {
         let (clock, storage) = faultyStorage { $0.writeDelayMs = 50 }
         let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.transient) }
@@ -264,30 +269,28 @@ import TrackerCoreTestKit
         #expect(seqs.last == 3, "the presentation's latest snapshot never reached the sink: \(seqs)")
         // Each at most once (no retry after dispose), never an older one after a newer one.
         #expect(seqs == Array(Set(seqs)).sorted(), "\(seqs)")
-        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
         #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 3)
         #expect(clock.pendingTimerCount == 0)
         #expect(h.log.all.isEmpty, "\(h.log.codes)")
     }
 
-    /// A snapshot replaced while its write ran is still handed over when that write lands (the
-    /// reference had sent it at once): the sink sees the presentation as soon as its first write
-    /// stored it, not only once the write of the newest snapshot landed; the newest one follows.
-    @Test func P73_aReplacedSnapshotIsSentOnceItsWriteLanded() async throws {
+    /// Slow writes (300 ms each) never hold a send: each snapshot reaches the sink when it is
+    /// recorded, not when its (coalesced) write lands (before issue 36: seq 1 at 300 ms, seq 3 at
+    /// 600 ms).
+    @Test func P73_eachSnapshotIsSentWhenRecordedNotAtItsWrite() async throws {
         let (clock, storage) = faultyStorage { $0.writeDelayMs = 300 }
         let (h, receipts) = checkedFixture(storage, clock) { _ in .result(.accepted) }
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
-        await h.advance(100)  // seq 1's write lands at 300
-        p.shown()  // seq 2: its write waits behind seq 1's
         await h.advance(100)
-        p.end(.dismissed)  // seq 3 joins seq 2's write (lands at 600)
+        p.shown()  // its write waits behind seq 1's (lands at 300)
         await h.advance(100)
-        #expect(h.received.map(\.seq) == [1], "seq 1 was stored at 300 ms but held back for seq 3's write")
-        await h.advance(300)
-        #expect(h.received.map(\.seq).last == 3)
-        #expect(receipts.unstored.value.isEmpty, "\(receipts.unstored.value)")
+        p.end(.dismissed)  // joins seq 2's write
+        await h.settle()
+        #expect(h.received.map(\.seq) == [1, 2, 3])
+        #expect(h.sink.callTimes.value == [T0, T0 + 100, T0 + 200])
         #expect(receipts.reordered.value.isEmpty, "\(receipts.reordered.value)")
-        await h.advance(1000)  // the removal, once seq 3 settled
+        await h.advance(1000)  // the writes land; every entry settled, so the key is removed
         #expect(storage.stored(STORAGE_KEY) == nil)
         #expect(h.log.all.isEmpty, "\(h.log.codes)")
     }
@@ -303,7 +306,8 @@ import TrackerCoreTestKit
         #expect(h.received.map(\.seq) == [1], "sent although its write failed")
         await h.advance(1000)  // the first retry of the send, and of the write
         #expect(h.received.map(\.seq) == [1, 1])
-        #expect(h.log.codes == ["storage", "storage"])
+        // Two failed writes in a row: one run of failures, reported once (issue 36 item 2).
+        #expect(h.log.codes == ["storage"])
         let disk = try #require(storage.stored(STORAGE_KEY), "a kill now loses the presentation: nothing is stored")
         #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 1)
         // The next launch, on the disk a kill at this moment leaves.
@@ -314,5 +318,60 @@ import TrackerCoreTestKit
         let writes = storage.writeCount
         await h.advance(10_000)
         #expect(storage.writeCount == writes)
+    }
+
+    // MARK: Issue 34: a planted bug the suite missed (P76)
+
+    /// A slow (not hung) write: seq 1's write runs until 1.5 s and seq 2, recorded at 1.1 s, waits
+    /// behind it. Issue 34's case was a hand-over counted twice, which let the background send
+    /// stop waiting before seq 2 was handed over; since issue 36 nothing is handed over late: seq
+    /// 2 reaches the sink when recorded, and the background task still waits for the writes.
+    @Test func P76_aSnapshotRecordedBehindASlowWriteIsSentAtOnceAndTheBackgroundTaskWaitsForTheWrites() async throws {
+        let (clock, storage) = faultyStorage { $0.writeDelayMs = 1500 }
+        let h = PaywallFixture(storage: storage, clock: clock)
+        let system = FakeLifecycleSystem()
+        h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 10)
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(1100)
+        p.shown()
+        await h.settle()
+        #expect(h.received.map(\.seq) == [1, 2])
+        #expect(h.sink.callTimes.value == [T0, T0 + 1100])
+        system.post(.didEnterBackground)
+        await h.settle()
+        #expect(system.runningTasks == 1)
+        // seq 2's write (started when seq 1's landed, at 1.5 s) lands at 3 s; the removal after it.
+        await h.advance(1800)
+        #expect(system.runningTasks == 1, "the task ended before the writes landed")
+        await h.advance(10_000)
+        #expect(system.runningTasks == 0)
+        #expect(storage.stored(STORAGE_KEY) == nil)
+        #expect(h.log.all.isEmpty, "\(h.log.codes)")
+    }
+
+    // MARK: Issue 36 item 2 (P77)
+
+    /// Writes that always fail: one `storage` diagnostic for the whole run of failures, however
+    /// many retries (the presentation's transient answers write again each time); a write that
+    /// lands ends the run, so the next failure is reported again. (Before: one per failed write,
+    /// 19 for one presentation in the differential run.)
+    @Test func P77_aRunOfFailedWritesIsReportedOnce() async throws {
+        let (clock, storage) = faultyStorage { $0.writesAlwaysFail = true }
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.advance(30_000)  // retries at 1, 2, 4, 8 s...: each writes again, and fails
+        #expect(storage.writeCount >= 4, "\(storage.writeCount) writes")
+        #expect(h.log.codes == ["storage"], "\(h.log.codes)")
+        // A write lands: the run of failures is over.
+        storage.update { $0.writesAlwaysFail = false }
+        p.shown()
+        await h.settle()
+        #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 2)
+        #expect(h.log.codes == ["storage"])
+        // Failing again: reported again, once.
+        storage.update { $0.writesAlwaysFail = true }
+        p.end(.dismissed)
+        await h.advance(30_000)
+        #expect(h.log.codes == ["storage", "storage"], "\(h.log.codes)")
     }
 }

@@ -44,6 +44,12 @@ void ctracker_name_current_thread(const char *name);
 int ctracker_nice_current_thread(int nice);
 
 /*
+ * Whether the calling thread is the process's main thread (Linux: its thread id is the process
+ * id; Apple: pthread_main_np). Lets TrackerCore tell without Foundation's Thread.
+ */
+int ctracker_is_main_thread(void);
+
+/*
  * Lock-free operations on a caller-allocated uint64_t, for Swift code that deploys to systems
  * older than Synchronization.Atomic (macOS 15, iOS 18, tvOS 18, visionOS 2). Clang and GCC
  * builtins; ThreadSanitizer understands them.

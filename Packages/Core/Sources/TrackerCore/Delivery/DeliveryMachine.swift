@@ -77,6 +77,10 @@ public struct DeliveryMachine<Payload: Sendable>: Sendable {
         case flush
         /// Wind down: one last attempt per pending snapshot, never a retry timer again.
         case close
+        /// Wind down without a final attempt of what was tried already: a pending snapshot that
+        /// never had an attempt gets one (after the attempt in flight, if any); one that had an
+        /// attempt gets none. Never a retry timer again.
+        case closeUnattempted
         /// Stop for good: no attempt and no timer any more (the pending snapshot is kept).
         case stop
     }
@@ -125,6 +129,8 @@ public struct DeliveryMachine<Payload: Sendable>: Sendable {
     private var nextAttempt: UInt64 = 1
     /// Seqs that already had their one attempt after `close`.
     private var lastAttemptSeq = 0
+    /// The highest seq attempted so far.
+    private var highestAttemptedSeq = 0
 
     /// Creates a machine.
     public init(retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000) {
@@ -166,6 +172,12 @@ public struct DeliveryMachine<Payload: Sendable>: Sendable {
             lastAttemptSeq = inFlight?.item.seq ?? 0
             cancelRetry(&actions)
             attempt(&actions)
+        case .closeUnattempted:
+            guard !closed else { break }
+            closed = true
+            lastAttemptSeq = highestAttemptedSeq
+            cancelRetry(&actions)
+            attempt(&actions)
         case .stop:
             stopped = true
             cancelRetry(&actions)
@@ -188,6 +200,7 @@ public struct DeliveryMachine<Payload: Sendable>: Sendable {
             lastAttemptSeq = item.seq
         }
         cancelRetry(&actions)
+        highestAttemptedSeq = max(highestAttemptedSeq, item.seq)
         let id = nextAttempt
         nextAttempt += 1
         inFlight = (id, item)

@@ -57,6 +57,9 @@ public final class DeliveryRuntime<Payload: Sendable>: Sendable {
     public func flush() { handle(.flush) }
     /// Winds down: one last attempt per pending snapshot, no retry timer ever again.
     public func close() { handle(.close) }
+    /// Winds down without a final attempt of what was tried already: a pending snapshot that never
+    /// had an attempt gets one, no retry timer ever again (see ``DeliveryMachine``).
+    public func closeUnattempted() { handle(.closeUnattempted) }
     /// Stops every timer and attempt for good; the pending snapshot is kept.
     public func stop() { handle(.stop) }
 
