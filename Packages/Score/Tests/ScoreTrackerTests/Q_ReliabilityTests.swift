@@ -23,6 +23,12 @@ import TrackerCoreTestKit
 //   SC177 — flush() returns once the delivered events' removal is in the queue log: a kill
 //           after it returns sends none of them again. Not when the store fails, nor longer
 //           than 1 s when the disk hangs.
+//   SC181 — a flush that delivered nothing returns as soon as its request fails: it has no
+//           removal to wait for, not even while an unrelated write hangs (issue 34 item 3).
+//   SC182 — a flush on a failing store (a read-only launch) returns at once, without waiting for
+//           its removal, which cannot be written (issue 34 item 3).
+//   SC183 — a damaged queue log on a read-only store is reported like a writable one's: the
+//           damaged record is lost, the others kept, one `storage` diagnostic names the damage.
 @Suite struct ReliabilityScenarios {
     // MARK: SC120
 
@@ -533,6 +539,8 @@ import TrackerCoreTestKit
     final class SlowRemovalStore: ScoreStore, @unchecked Sendable {
         let inner = InMemoryScoreStore()
         let hold = Locked(false)
+        /// Holds every append, not only removals, while set.
+        let holdAll = Locked(false)
         let fail = Locked(false)
         private let held = Locked<[CheckedContinuation<Void, Never>]>([])
         var heldCount: Int { held.withLock { $0.count } }
@@ -541,6 +549,8 @@ import TrackerCoreTestKit
             if records.contains(where: { $0.first == UInt8(ascii: "R") }) {
                 if fail.withLock({ $0 }) { throw AppendLogError("write", errno: EIO) }
                 if hold.withLock({ $0 }) { await withCheckedContinuation { k in held.withLock { $0.append(k) } } }
+            } else if holdAll.withLock({ $0 }) {
+                await withCheckedContinuation { k in held.withLock { $0.append(k) } }
             }
             try await inner.appendQueueRecords(records)
         }
@@ -548,6 +558,7 @@ import TrackerCoreTestKit
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
         func release() {
             hold.withLock { $0 = false }
+            holdAll.withLock { $0 = false }
             for k in held.withLock({ h in
                 defer { h = [] }
                 return h
@@ -588,7 +599,7 @@ import TrackerCoreTestKit
         store.release()
         await h.settle()
         #expect(returned.withLock { $0 })
-        #expect((try? await t.value.get()) != nil)
+        #expect((try? await bounded(t, "the flush")?.get()) != nil)
         // The relaunch after a kill sends nothing again.
         let h2 = Harness(store: store.inner)
         let c2 = h2.client(granted: true)
@@ -606,7 +617,7 @@ import TrackerCoreTestKit
         #expect(returned.withLock { $0 } == false)
         await h.advance(1)
         #expect(returned.withLock { $0 })
-        #expect((try? await t.value.get()) != nil)
+        #expect((try? await bounded(t, "the flush")?.get()) != nil)
         // The removal is written when the disk answers.
         store.release()
         await h.settle()
@@ -655,5 +666,102 @@ import TrackerCoreTestKit
             #expect(lc.ends.count == 1)
             #expect(store.inner.queueRecords.last?.first == UInt8(ascii: "R"))
         }
+    }
+
+    /// Starts `c.flush()` on the clock's executor; the flag tells whether it has returned.
+    func startNotedFlush(_ h: Harness, _ c: ScoreClient) async -> (Task<Result<Void, Error>, Never>, Locked<Bool>) {
+        let returned = Locked(false)
+        let t = h.clock.executor.startTask { () -> Result<Void, Error> in
+            defer { returned.withLock { $0 = true } }
+            do {
+                try await c.flush()
+                return .success(())
+            } catch { return .failure(error) }
+        }
+        await h.settle()
+        return (t, returned)
+    }
+
+    // MARK: SC181
+
+    @Test func SC181_aFlushThatDeliveredNothingReturnsAsSoonAsItsRequestFails() async throws {
+        let store = SlowRemovalStore()
+        let h = Harness(store: store)
+        let c = h.client(granted: true)
+        c.pv()
+        await h.settle()
+        h.tx.script { _, _ in .delayed(100, 500) }
+        let (t, returned) = await startNotedFlush(h, c)
+        #expect(h.tx.batches == [[E(1)]])
+        // While the request is out, a later event's write hangs (a slow disk).
+        store.holdAll.withLock { $0 = true }
+        c.pv()
+        await h.settle()
+        #expect(store.heldCount == 1)
+        await h.advance(100)  // the 500 arrives: nothing was delivered, nothing is to be removed
+        #expect(returned.withLock { $0 }, "a flush that delivered nothing waited for an unrelated write")
+        #expect(c.state.withLock { $0.removalWaits.isEmpty })
+        store.release()
+        await h.settle()
+        let result = try #require(await bounded(t, "the failed flush"))
+        #expect((try? result.get()) == nil, "a 500 fails the flush")
+        #expect(c.inspect().queue.depth == 2)
+    }
+
+    // MARK: SC182
+
+    @Test func SC182_aFlushOnAFailingStoreDoesNotWaitForItsRemoval() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc182-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(granted: true)
+        c.pv()
+        c.pv()
+        await h.settle()
+        // Relaunch on a read-only directory: the store fails every write.
+        h.store = FileScoreStore(
+            directory: dir, sync: false, openForAppending: { _, _ in throw AppendLogError("open", errno: EROFS) })
+        let c2 = h.client(granted: true)
+        #expect(c2.inspect().queue.depth == 2)
+        #expect(c2.state.withLock { $0.storeFailing })
+        c2.pv()  // its write fails: the writer waits for its retry timer
+        await h.settle()
+        let (t, returned) = await startNotedFlush(h, c2)
+        #expect(h.tx.batches == [[E(1), E(2), E(3)]])
+        // Delivered, its removal unwritable: returned at once, no time passed, nothing waits.
+        #expect(returned.withLock { $0 }, "the flush waited for a removal a failing store cannot write")
+        #expect(c2.state.withLock { $0.removalWaits.isEmpty })
+        let result = try #require(await bounded(t, "the flush on a failing store"))
+        #expect((try? result.get()) != nil)
+        _ = c
+    }
+
+    // MARK: SC183
+
+    @Test func SC183_aDamagedLogOnAReadOnlyStoreIsReported() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc183-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+            let c = h.client(granted: true)
+            for _ in 0..<20 { c.pv() }
+            await h.settle()
+        }
+        let path = dir + "/queue.log"
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        let offsets = AppendLog.parseWithOffsets(bytes).offsets
+        #expect(offsets.count == 20)
+        // 8 bytes flipped across the header of record 10 (its length and checksum).
+        for i in 0..<8 { bytes[offsets[10] + i] ^= 0xA5 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let h = Harness(
+            store: FileScoreStore(
+                directory: dir, sync: false, openForAppending: { _, _ in throw AppendLogError("open", errno: EROFS) }))
+        let c = h.client(granted: true)
+        #expect(c.inspect().queue.depth == 19)
+        let reported = h.diagnostics.all.filter { $0.code == "storage" && $0.message.contains("damaged") }
+        #expect(reported.count == 1, "the read-only load's damage was not reported: \(h.diagnostics.all.map(\.message))")
+        #expect(reported.first?.message.contains("1 region") == true)
     }
 }
