@@ -13,8 +13,9 @@ import TrackerCoreTestKit
 //   SC123 — an event answered 413 alone by `maxRejectedAlone` flushes is dropped (not retried forever).
 //   SC124 — events recorded while the disk is full stay pending and are written once space returns.
 //   SC125 — appends continue while the queue log's fsync runs (sync outside the store's lock).
-//   SC126 — a read-only queue directory: stored events are still sent, removals kept in memory,
-//           one diagnostic.
+//   SC126 — a read-only queue directory: stored events are held (their removal could not be
+//           recorded; issue 35 item 4 changed this from "still sent"), new ones sent from memory,
+//           one diagnostic; once writable again the held events go, once.
 //   SC127 — one diagnostic per call, with the count, for every per-key validation path.
 //   SC128 — the envelope and body fields derived from the spec's table (not from golden files).
 //   SC174 — a flush waiting for its events to be persisted goes on when one of them leaves the
@@ -29,6 +30,8 @@ import TrackerCoreTestKit
 //           its removal, which cannot be written (issue 34 item 3).
 //   SC183 — a damaged queue log on a read-only store is reported like a writable one's: the
 //           damaged record is lost, the others kept, one `storage` diagnostic names the damage.
+//   SC184 — a read-only launch followed by a writable one delivers each event once: while the
+//           store cannot record removals, the stored events are held, not sent (issue 35 item 4).
 @Suite struct ReliabilityScenarios {
     // MARK: SC120
 
@@ -356,7 +359,7 @@ import TrackerCoreTestKit
 
     // MARK: SC126
 
-    @Test func SC126_aReadOnlyQueueIsStillSent() async throws {
+    @Test func SC126_aReadOnlyQueueIsHeldUntilWritable() async throws {
         let dir = NSTemporaryDirectory() + "score-ro-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
@@ -378,14 +381,19 @@ import TrackerCoreTestKit
         #expect(c2.inspect().queue.depth == 3)
         c2.pv()  // recorded in memory
         await h.flush(c2)
-        #expect(h.tx.batches == [[E(1), E(2), E(3), E(4)]])
-        #expect(c2.inspect().queue.depth == 0)
+        // The stored events are held: their removal could not be recorded.
+        #expect(h.tx.batches == [[E(4)]])
+        #expect(c2.inspect().queue.depth == 3)
         await h.advance(5 * SEC)  // write retries fail quietly
         #expect(h.diagnostics.all.count == 1)
         #expect(h.diagnostics.all.first?.code == "storage")
-        // Writable again: the removals kept in memory are written; nothing comes back.
+        // Writable again: the held events go, and their removal is written; nothing comes back.
         writable.withLock { $0 = true }
         await h.advance(60 * SEC)
+        await h.flush(c2)
+        #expect(h.tx.batches == [[E(4)], [E(1), E(2), E(3)]])
+        #expect(c2.inspect().queue.depth == 0)
+        await h.settle()
         let c3 = h.client(granted: true)
         #expect(c3.inspect().queue.depth == 0)
     }
@@ -411,7 +419,14 @@ import TrackerCoreTestKit
         let c2 = h.client(granted: true)
         #expect(c2.inspect().queue.depth == 2)
         await h.flush(c2)
+        #expect(h.tx.batches.isEmpty)  // held: the removal could not be recorded
+        chmod(dir, 0o700)
+        chmod(dir + "/queue.log", 0o600)
+        h.store = FileScoreStore(directory: dir, sync: false)
+        let c3 = h.client(granted: true)
+        await h.flush(c3)
         #expect(h.tx.batches == [[E(1), E(2)]])
+        _ = c2
     }
 
     // MARK: SC127
@@ -727,7 +742,7 @@ import TrackerCoreTestKit
         c2.pv()  // its write fails: the writer waits for its retry timer
         await h.settle()
         let (t, returned) = await startNotedFlush(h, c2)
-        #expect(h.tx.batches == [[E(1), E(2), E(3)]])
+        #expect(h.tx.batches == [[E(3)]])  // the stored E1 and E2 are held (SC184)
         // Delivered, its removal unwritable: returned at once, no time passed, nothing waits.
         #expect(returned.withLock { $0 }, "the flush waited for a removal a failing store cannot write")
         #expect(c2.state.withLock { $0.removalWaits.isEmpty })
@@ -763,5 +778,33 @@ import TrackerCoreTestKit
         let reported = h.diagnostics.all.filter { $0.code == "storage" && $0.message.contains("damaged") }
         #expect(reported.count == 1, "the read-only load's damage was not reported: \(h.diagnostics.all.map(\.message))")
         #expect(reported.first?.message.contains("1 region") == true)
+    }
+
+    // MARK: SC184
+
+    @Test func SC184_aReadOnlyLaunchThenAWritableOneDeliversEachEventOnce() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc184-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c1 = h.client(granted: true)
+        for _ in 0..<150 { c1.pv() }
+        await h.settle()
+        // Launch 2 on read-only storage: a flush answered 2xx, then the app is killed (no time
+        // passes: nothing more is written).
+        h.store = FileScoreStore(
+            directory: dir, sync: false, openForAppending: { _, _ in throw AppendLogError("open", errno: EROFS) })
+        let c2 = h.client(granted: true)
+        #expect(c2.inspect().queue.depth == 150)
+        c2.pv()  // recorded in memory only
+        await h.flush(c2)
+        // Launch 3, writable.
+        h.store = FileScoreStore(directory: dir, sync: false)
+        let c3 = h.client(granted: true)
+        await h.flush(c3)
+        let sent = h.tx.batches.flatMap { $0 }
+        #expect(Set(sent).count == 151, "every event is delivered")
+        #expect(sent.count == Set(sent).count, "\(sent.count - Set(sent).count) event(s) delivered twice")
+        #expect(c3.inspect().queue.depth == 0)
+        _ = (c1, c2)
     }
 }
