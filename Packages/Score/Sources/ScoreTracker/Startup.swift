@@ -116,6 +116,9 @@ extension ScoreClient {
             let d = contents.queueDamage
             diagnostics.append(ScoreClient.queueDamaged(bytes: d.skippedBytes, regions: d.skippedRegions))
         }
+        if contents.queueDamage.tailBeyondOneRecord {
+            diagnostics.append(ScoreClient.queueTailCut(bytes: contents.queueDamage.tornTailBytes))
+        }
         if let d = checkedDamage { diagnostics.append(d.diagnostic) }
         guard let framed = quick else {
             for d in diagnostics { diagnose(d) }
