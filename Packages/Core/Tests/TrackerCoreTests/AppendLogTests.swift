@@ -185,6 +185,31 @@ import TrackerCoreTestKit
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 18)
     }
 
+    /// A tail is one torn record when the file ends inside its first frame; damage that runs on
+    /// past it (or a length no record can have) is more, and says so (issue 35 item 5).
+    @Test func aTailLongerThanOneRecordIsToldApartFromATornRecord() {
+        let framed = AppendLog.frame([[1, 2, 3], [4, 5, 6], [7, 8, 9]])  // frames of 11 bytes
+        var lastBad = framed
+        lastBad[22 + 8] ^= 0xFF  // the last record's payload: a complete frame, one record
+        var twoBad = framed
+        twoBad[11 + 8] ^= 0xFF
+        twoBad[22 + 8] ^= 0xFF
+        for i in 22..<26 { twoBad[i] = 0xFF }  // no intact frame after the second record
+        let cases: [(String, [UInt8], Int, Bool)] = [
+            ("intact", framed, 0, false),
+            ("cut inside the last header", Array(framed[..<27]), 5, false),
+            ("cut inside the last payload", Array(framed[..<31]), 9, false),
+            ("last record damaged", lastBad, 11, false),
+            ("last two records damaged", twoBad, 22, true),
+            ("overwritten", [UInt8](repeating: 0x78, count: framed.count), 33, true),
+        ]
+        for (name, bytes, tail, beyond) in cases {
+            let damage = AppendLog.scan(bytes).damage
+            #expect(damage.tornTailBytes == tail, "\(name)")
+            #expect(damage.tailBeyondOneRecord == beyond, "\(name)")
+        }
+    }
+
     /// Records of mixed sizes, JSON-like and binary, none empty.
     private static let damagePayloads: [[UInt8]] = [
         Array("{\"a\":1}".utf8), [82, 16] + Array(repeating: 0, count: 16), [7],

@@ -36,7 +36,7 @@ extension ScoreClient {
             selected.reserveCapacity(s.queue.count)
             var critical = 0
             var allPersisted = true
-            for e in s.queue where allowed(e.requires, s.consent) {
+            for e in s.queue where sendable(e, s) {
                 if e.critical { critical += 1 }
                 if !e.persisted { allPersisted = false }
                 selected.append(e)
@@ -213,7 +213,7 @@ extension ScoreClient {
             while i < f.selected.count, out.count < f.machine.batchLimit {
                 let e = f.selected[i]
                 i += 1
-                guard e.inQueue, !e.sending else { continue }
+                guard e.inQueue, !e.sending, !heldWhileFailing(e, s) else { continue }
                 let bytes = e.encoded ?? e.fields?.encode()
                 out.append((e, bytes, bytes == nil ? e.location : nil))
             }
@@ -590,7 +590,21 @@ extension ScoreClient {
         {
             return true
         }
-        return s.queue.contains { allowed($0.requires, s.consent) }
+        return s.queue.contains { sendable($0, s) }
+    }
+
+    /// Whether a flush may send `e` now: its consent is granted and it is not held (see
+    /// ``heldWhileFailing(_:_:)``).
+    func sendable(_ e: QueuedEvent, _ s: ClientState) -> Bool {
+        allowed(e.requires, s.consent) && !heldWhileFailing(e, s)
+    }
+
+    /// Whether `e` is held back from sending because the store cannot write now (a read-only
+    /// launch, a full disk): a stored event's removal after a 2xx could not be recorded, so the
+    /// next launch would send it again. It waits until a write succeeds. An event recorded
+    /// meanwhile, not stored, is sent from memory: no later launch can send it again.
+    func heldWhileFailing(_ e: QueuedEvent, _ s: ClientState) -> Bool {
+        s.storeFailing && e.persisted
     }
 
     private func autoFlushTick() {

@@ -409,6 +409,14 @@ extension ScoreClient {
     }
 
     /// The `storage` diagnostic of a queue log with damaged regions the load skipped.
+    /// Damage that ran to the end of the log (more than the one record a crash can tear) was
+    /// cut off: reported like a skipped region.
+    static func queueTailCut(bytes: Int) -> Diagnostic {
+        Diagnostic(
+            code: "storage",
+            message: "queue log damaged at its end: \(bytes) byte(s) cut (more than one torn record); the records before them are kept")
+    }
+
     static func queueDamaged(bytes: Int, regions: Int) -> Diagnostic {
         Diagnostic(
             code: "storage",

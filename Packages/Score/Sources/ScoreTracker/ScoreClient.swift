@@ -490,6 +490,15 @@ public final class ScoreClient: Sendable {
     /// Logs the removal of persisted events: joined to the removal still waiting to be written,
     /// when there is one (one record and one allocation per write instead of one per event).
     /// Any place in the backlog is safe: the events' add records are already on disk.
+    /// While the store fails and stored events are held (see `heldWhileFailing`), a write is
+    /// needed to learn that the store works again: when no other operation is queued, an empty
+    /// removal record (a dead record of one byte) is.
+    static func probeStoreIfHolding(_ s: inout ClientState) {
+        guard s.storeFailing, s.writeOps.isEmpty, s.queue.contains(where: { $0.persisted }) else { return }
+        s.writeOps.append(.remove([]))
+        s.deadRecords += 1
+    }
+
     static func logRemoval(_ s: inout ClientState, _ ids: [CompactEventId]) {
         s.deadRecords += ids.count
         if let i = s.pendingRemoval, i < s.writeOps.count, case .remove(var joined) = s.writeOps[i] {
@@ -877,7 +886,12 @@ public final class ScoreClient: Sendable {
             let (resume, removalsWritten): ((Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
                 s.writeOpsWritten += opCount
                 let removalsWritten = takeRemovalWaits(&s)
-                if appended { s.writer.appended() }
+                if appended {
+                    let recovered = s.storeFailing
+                    s.writer.appended()
+                    // The stored events held while writes failed can be sent again.
+                    if recovered, s.autoFlushMs != nil, s.autoFlushTimer == nil, hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
+                }
                 s.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 // Not while a quick load's check runs: it finds damaged events by their location.
@@ -942,6 +956,7 @@ public final class ScoreClient: Sendable {
         scheduler.schedule(afterMs: delay) { [self] in
             state.withLock { s in
                 s.writer.retryTimerFired()
+                ScoreClient.probeStoreIfHolding(&s)
                 kickWriters(&s)
             }
         }

@@ -102,7 +102,7 @@ extension ScoreClient {
                 Diagnostic(
                     code: "storage",
                     message:
-                        "the queue can only be read (read-only storage): stored events are sent, new ones stay in memory until writing works again"
+                        "the queue can only be read (read-only storage): stored events are held until writing works again (their removal could not be recorded), new ones are sent from memory"
                 ))
         }
         if !identity.discarded.isEmpty {
@@ -115,6 +115,9 @@ extension ScoreClient {
         if contents.queueDamage.hasSkippedRegions {
             let d = contents.queueDamage
             diagnostics.append(ScoreClient.queueDamaged(bytes: d.skippedBytes, regions: d.skippedRegions))
+        }
+        if contents.queueDamage.tailBeyondOneRecord {
+            diagnostics.append(ScoreClient.queueTailCut(bytes: contents.queueDamage.tornTailBytes))
         }
         if let d = checkedDamage { diagnostics.append(d.diagnostic) }
         guard let framed = quick else {
@@ -187,6 +190,8 @@ extension ScoreClient {
         if contents.readOnly {
             // Diagnosed once, by the load: the failing writes that follow are not diagnosed again.
             s.writer.knownFailing()
+            // The stored events are held until a write succeeds: probe for it.
+            ScoreClient.probeStoreIfHolding(&s)
         }
         applyRetention(&s, now: clock.nowMs())
         if s.autoFlushMs != nil && s.autoFlushTimer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }

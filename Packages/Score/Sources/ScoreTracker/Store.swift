@@ -37,7 +37,8 @@ public struct ScoreStoreContents: Sendable, Equatable {
     /// The identity file (`anonymousId`, `userId`, linked pairs), when present.
     public var identity: [UInt8]?
     /// Whether the queue could only be read, not opened for writing (a read-only directory or
-    /// file system): the records are sent, but nothing new is stored until writing works again.
+    /// file system): the records are held (not sent, since their removal could not be recorded)
+    /// and nothing new is stored until writing works again.
     public var readOnly: Bool
     /// Damaged regions the queue log's load skipped (the client reports them as a `storage`
     /// diagnostic); `.none` when the log was intact or the store keeps no log.

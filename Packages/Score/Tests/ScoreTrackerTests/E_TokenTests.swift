@@ -65,7 +65,7 @@ final class Provider: Sendable {
         await h.advance(4_999)
         #expect(h.tx.records.isEmpty)
         await h.advance(1)
-        _ = await f.value
+        _ = await bounded(f, "the flush")
         #expect(h.tx.eventRequests.count == 1)
         #expect(h.tx.eventRequests[0].header("Authorization") == "Bearer tok-old")
         #expect(h.tx.eventRequests[0].bodyText.hasPrefix(#"{"sentAt":"2026-03-01T12:00:05.000Z""#))
@@ -80,7 +80,7 @@ final class Provider: Sendable {
         c.pv()
         let f = await h.startFlush(c)
         await h.advance(5_000)
-        _ = await f.value
+        _ = await bounded(f, "the flush")
         #expect(h.tx.eventRequests.count == 1)
         #expect(h.tx.eventRequests[0].at == T0 + 5_000)
         #expect(h.tx.eventRequests[0].header("Authorization") == nil)
@@ -103,7 +103,7 @@ final class Provider: Sendable {
         c.pv()
         let f1 = await h.startFlush(c)
         await h.at(T0 + 6_000)
-        _ = await f1.value
+        _ = await bounded(f1, "the first flush")
         #expect(h.tx.eventRequests.count == 1)
         #expect(h.tx.eventRequests[0].at == T0 + 5_000)
         #expect(h.tx.eventRequests[0].header("Authorization") == nil)
@@ -111,7 +111,7 @@ final class Provider: Sendable {
         let f2 = await h.startFlush(c)
         await h.clock.settle()
         await h.at(T0 + 7_000)
-        _ = await f2.value
+        _ = await bounded(f2, "the second flush")
         #expect(p.calls == 1)
         #expect(h.tx.eventRequests.count == 2)
         #expect(h.tx.eventRequests[1].at == T0 + 7_000)

@@ -260,7 +260,7 @@ import TrackerCore
         h.tx.script { r, _ in r.url.hasSuffix("link-anonymous") ? .status(500) : .status(200) }
         c.pv()
         c.identify(userId: "u1")
-        try await c.flush()
+        try #require(await flushed(c)).get()
         await h.settle()
         let i = c.inspect()
         #expect(i.queue.depth == 0)

@@ -168,7 +168,7 @@ import TrackerCoreTestKit
         #expect(h.tx.eventRequests[0].at == T0 + 1_000)
         // The flush returns once the delivered event's removal is written, 1 s later (SC177).
         await h.advance(1_000)
-        _ = await f.value
+        _ = await bounded(f, "the flush")
     }
 
     @Test func SC71_cutAtAnyByte() async throws {
@@ -212,7 +212,7 @@ import TrackerCoreTestKit
             a.track("after")
             await clock.settle()
             let b = launch(copy, tx)
-            try? await b.flush()
+            _ = await flushed(b)
             await clock.settle()
             let i = L.lastIndex { $0 <= k }!
             let sent = tx.eventRequests.flatMap(\.envelopeTexts)
@@ -222,7 +222,7 @@ import TrackerCoreTestKit
             try? FileManager.default.removeItem(atPath: copy)
         }
         // A cut removal record brings E1…E4 back whole, or nothing.
-        try await c.flush()
+        try #require(await flushed(c)).get()
         await clock.settle()
         let afterRemoval = try Array(Data(contentsOf: URL(fileURLWithPath: queuePath)))
         #expect(afterRemoval.count > L[4])
@@ -234,7 +234,7 @@ import TrackerCoreTestKit
             try f.close()
             let tx = TX(clock: clock)
             let b = launch(copy, tx)
-            try? await b.flush()
+            _ = await flushed(b)
             await clock.settle()
             let sent = tx.eventRequests.flatMap(\.envelopeTexts)
             #expect(sent == original || sent.isEmpty, "removal cut at \(k)")

@@ -46,7 +46,7 @@ import TrackerCore
             return n > 25 ? .status(413) : .status(200)
         }
         for n in 1...100 { c.track("e\(n)") }
-        try await c.flush()
+        try #require(await flushed(c)).get()
         await h.settle()
         #expect(h.tx.eventRequests.map { $0.events.count } == [100, 50, 25, 25, 25, 25])
         let i = c.inspect()
@@ -68,7 +68,7 @@ import TrackerCore
         c.pv()
         c.pv()
         var threw: Error?
-        do { try await c.flush() } catch { threw = error }
+        if case .failure(let e)? = await flushed(c) { threw = e }
         await h.settle()
         #expect(h.tx.batches == [[E(1), E(2), E(3)], [E(1)], [E(2)], [E(3)]])
         let i = c.inspect()
@@ -83,7 +83,7 @@ import TrackerCore
         h.tx.script { _, i in i == 0 ? .status(200) : .status(500) }
         for n in 1...120 { c.track("e\(n)") }
         var threw: Error?
-        do { try await c.flush() } catch { threw = error }
+        if case .failure(let e)? = await flushed(c) { threw = e }
         await h.settle()
         #expect(h.tx.eventRequests.count == 2)
         #expect((threw as? ScoreError)?.code == "flushFailed")
@@ -114,7 +114,7 @@ import TrackerCore
         await h.settle()
         h.tx.releaseHung()
         await h.settle()
-        _ = await f.value
+        _ = await bounded(f, "the flush")
         #expect(c.inspect().queue.depth == 1)
         await h.flush(c)
         #expect(h.tx.batches.last == [E(3)])

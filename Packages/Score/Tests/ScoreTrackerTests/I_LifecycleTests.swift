@@ -199,7 +199,7 @@ import TrackerCore
         await h.at(T0 + 500)
         c.pv()
         await h.at(T0 + 3_000)
-        for t in tasks { await t.value }
+        for t in tasks { _ = await bounded(t, "a joined flush") }
         #expect(p.calls == 1)
         #expect(h.tx.eventRequests.count == 1)
         #expect(h.tx.eventRequests[0].ids == [E(1)] && h.tx.eventRequests[0].at == T0 + 1_000)
@@ -207,7 +207,7 @@ import TrackerCore
         h.tx.answerAll(.status(200))
         let f = await h.startFlush(c)
         await h.advance(1_000)
-        _ = await f.value
+        _ = await bounded(f, "the flush")
         #expect(h.tx.eventRequests.last?.ids == [E(2)])
     }
 

@@ -37,17 +37,17 @@ import TrackerCoreTestKit
         // The link request still follows it (a link never depends on the batches).
         var f = await h.startFlush(c)
         await h.advance(5_000)
-        if case .success = await f.value { Issue.record("a 500 must fail the flush") }
+        if case .success? = await bounded(f, "the flush") { Issue.record("a 500 must fail the flush") }
         #expect(c.inspect().queue.depth == 5)
         // 2: a 503.
         f = await h.startFlush(c)
         await h.advance(5_000)
-        if case .success = await f.value { Issue.record("a 503 must fail the flush") }
+        if case .success? = await bounded(f, "the flush") { Issue.record("a 503 must fail the flush") }
         #expect(c.inspect().lastFlush.consecutiveFailures == 2)
         // 3: 413 for more than 2 events: 5 → 2, 2, 1, delivered; then the link.
         f = await h.startFlush(c)
         await h.advance(5_000)
-        if case .failure(let e) = await f.value { Issue.record("unexpected failure \(e)") }
+        if case .failure(let e)? = await bounded(f, "the flush") { Issue.record("unexpected failure \(e)") }
         await h.settle()
         let i = c.inspect()
         #expect(i.queue.depth == 0)

@@ -13,8 +13,9 @@ import TrackerCoreTestKit
 //   SC123 — an event answered 413 alone by `maxRejectedAlone` flushes is dropped (not retried forever).
 //   SC124 — events recorded while the disk is full stay pending and are written once space returns.
 //   SC125 — appends continue while the queue log's fsync runs (sync outside the store's lock).
-//   SC126 — a read-only queue directory: stored events are still sent, removals kept in memory,
-//           one diagnostic.
+//   SC126 — a read-only queue directory: stored events are held (their removal could not be
+//           recorded; issue 35 item 4 changed this from "still sent"), new ones sent from memory,
+//           one diagnostic; once writable again the held events go, once.
 //   SC127 — one diagnostic per call, with the count, for every per-key validation path.
 //   SC128 — the envelope and body fields derived from the spec's table (not from golden files).
 //   SC174 — a flush waiting for its events to be persisted goes on when one of them leaves the
@@ -23,6 +24,14 @@ import TrackerCoreTestKit
 //   SC177 — flush() returns once the delivered events' removal is in the queue log: a kill
 //           after it returns sends none of them again. Not when the store fails, nor longer
 //           than 1 s when the disk hangs.
+//   SC181 — a flush that delivered nothing returns as soon as its request fails: it has no
+//           removal to wait for, not even while an unrelated write hangs (issue 34 item 3).
+//   SC182 — a flush on a failing store (a read-only launch) returns at once, without waiting for
+//           its removal, which cannot be written (issue 34 item 3).
+//   SC183 — a damaged queue log on a read-only store is reported like a writable one's: the
+//           damaged record is lost, the others kept, one `storage` diagnostic names the damage.
+//   SC184 — a read-only launch followed by a writable one delivers each event once: while the
+//           store cannot record removals, the stored events are held, not sent (issue 35 item 4).
 @Suite struct ReliabilityScenarios {
     // MARK: SC120
 
@@ -350,7 +359,7 @@ import TrackerCoreTestKit
 
     // MARK: SC126
 
-    @Test func SC126_aReadOnlyQueueIsStillSent() async throws {
+    @Test func SC126_aReadOnlyQueueIsHeldUntilWritable() async throws {
         let dir = NSTemporaryDirectory() + "score-ro-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
@@ -372,14 +381,19 @@ import TrackerCoreTestKit
         #expect(c2.inspect().queue.depth == 3)
         c2.pv()  // recorded in memory
         await h.flush(c2)
-        #expect(h.tx.batches == [[E(1), E(2), E(3), E(4)]])
-        #expect(c2.inspect().queue.depth == 0)
+        // The stored events are held: their removal could not be recorded.
+        #expect(h.tx.batches == [[E(4)]])
+        #expect(c2.inspect().queue.depth == 3)
         await h.advance(5 * SEC)  // write retries fail quietly
         #expect(h.diagnostics.all.count == 1)
         #expect(h.diagnostics.all.first?.code == "storage")
-        // Writable again: the removals kept in memory are written; nothing comes back.
+        // Writable again: the held events go, and their removal is written; nothing comes back.
         writable.withLock { $0 = true }
         await h.advance(60 * SEC)
+        await h.flush(c2)
+        #expect(h.tx.batches == [[E(4)], [E(1), E(2), E(3)]])
+        #expect(c2.inspect().queue.depth == 0)
+        await h.settle()
         let c3 = h.client(granted: true)
         #expect(c3.inspect().queue.depth == 0)
     }
@@ -405,7 +419,14 @@ import TrackerCoreTestKit
         let c2 = h.client(granted: true)
         #expect(c2.inspect().queue.depth == 2)
         await h.flush(c2)
+        #expect(h.tx.batches.isEmpty)  // held: the removal could not be recorded
+        chmod(dir, 0o700)
+        chmod(dir + "/queue.log", 0o600)
+        h.store = FileScoreStore(directory: dir, sync: false)
+        let c3 = h.client(granted: true)
+        await h.flush(c3)
         #expect(h.tx.batches == [[E(1), E(2)]])
+        _ = c2
     }
 
     // MARK: SC127
@@ -533,6 +554,8 @@ import TrackerCoreTestKit
     final class SlowRemovalStore: ScoreStore, @unchecked Sendable {
         let inner = InMemoryScoreStore()
         let hold = Locked(false)
+        /// Holds every append, not only removals, while set.
+        let holdAll = Locked(false)
         let fail = Locked(false)
         private let held = Locked<[CheckedContinuation<Void, Never>]>([])
         var heldCount: Int { held.withLock { $0.count } }
@@ -541,6 +564,8 @@ import TrackerCoreTestKit
             if records.contains(where: { $0.first == UInt8(ascii: "R") }) {
                 if fail.withLock({ $0 }) { throw AppendLogError("write", errno: EIO) }
                 if hold.withLock({ $0 }) { await withCheckedContinuation { k in held.withLock { $0.append(k) } } }
+            } else if holdAll.withLock({ $0 }) {
+                await withCheckedContinuation { k in held.withLock { $0.append(k) } }
             }
             try await inner.appendQueueRecords(records)
         }
@@ -548,6 +573,7 @@ import TrackerCoreTestKit
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
         func release() {
             hold.withLock { $0 = false }
+            holdAll.withLock { $0 = false }
             for k in held.withLock({ h in
                 defer { h = [] }
                 return h
@@ -588,7 +614,7 @@ import TrackerCoreTestKit
         store.release()
         await h.settle()
         #expect(returned.withLock { $0 })
-        #expect((try? await t.value.get()) != nil)
+        #expect((try? await bounded(t, "the flush")?.get()) != nil)
         // The relaunch after a kill sends nothing again.
         let h2 = Harness(store: store.inner)
         let c2 = h2.client(granted: true)
@@ -606,7 +632,7 @@ import TrackerCoreTestKit
         #expect(returned.withLock { $0 } == false)
         await h.advance(1)
         #expect(returned.withLock { $0 })
-        #expect((try? await t.value.get()) != nil)
+        #expect((try? await bounded(t, "the flush")?.get()) != nil)
         // The removal is written when the disk answers.
         store.release()
         await h.settle()
@@ -655,5 +681,130 @@ import TrackerCoreTestKit
             #expect(lc.ends.count == 1)
             #expect(store.inner.queueRecords.last?.first == UInt8(ascii: "R"))
         }
+    }
+
+    /// Starts `c.flush()` on the clock's executor; the flag tells whether it has returned.
+    func startNotedFlush(_ h: Harness, _ c: ScoreClient) async -> (Task<Result<Void, Error>, Never>, Locked<Bool>) {
+        let returned = Locked(false)
+        let t = h.clock.executor.startTask { () -> Result<Void, Error> in
+            defer { returned.withLock { $0 = true } }
+            do {
+                try await c.flush()
+                return .success(())
+            } catch { return .failure(error) }
+        }
+        await h.settle()
+        return (t, returned)
+    }
+
+    // MARK: SC181
+
+    @Test func SC181_aFlushThatDeliveredNothingReturnsAsSoonAsItsRequestFails() async throws {
+        let store = SlowRemovalStore()
+        let h = Harness(store: store)
+        let c = h.client(granted: true)
+        c.pv()
+        await h.settle()
+        h.tx.script { _, _ in .delayed(100, 500) }
+        let (t, returned) = await startNotedFlush(h, c)
+        #expect(h.tx.batches == [[E(1)]])
+        // While the request is out, a later event's write hangs (a slow disk).
+        store.holdAll.withLock { $0 = true }
+        c.pv()
+        await h.settle()
+        #expect(store.heldCount == 1)
+        await h.advance(100)  // the 500 arrives: nothing was delivered, nothing is to be removed
+        #expect(returned.withLock { $0 }, "a flush that delivered nothing waited for an unrelated write")
+        #expect(c.state.withLock { $0.removalWaits.isEmpty })
+        store.release()
+        await h.settle()
+        let result = try #require(await bounded(t, "the failed flush"))
+        #expect((try? result.get()) == nil, "a 500 fails the flush")
+        #expect(c.inspect().queue.depth == 2)
+    }
+
+    // MARK: SC182
+
+    @Test func SC182_aFlushOnAFailingStoreDoesNotWaitForItsRemoval() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc182-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(granted: true)
+        c.pv()
+        c.pv()
+        await h.settle()
+        // Relaunch on a read-only directory: the store fails every write.
+        h.store = FileScoreStore(
+            directory: dir, sync: false, openForAppending: { _, _ in throw AppendLogError("open", errno: EROFS) })
+        let c2 = h.client(granted: true)
+        #expect(c2.inspect().queue.depth == 2)
+        #expect(c2.state.withLock { $0.storeFailing })
+        c2.pv()  // its write fails: the writer waits for its retry timer
+        await h.settle()
+        let (t, returned) = await startNotedFlush(h, c2)
+        #expect(h.tx.batches == [[E(3)]])  // the stored E1 and E2 are held (SC184)
+        // Delivered, its removal unwritable: returned at once, no time passed, nothing waits.
+        #expect(returned.withLock { $0 }, "the flush waited for a removal a failing store cannot write")
+        #expect(c2.state.withLock { $0.removalWaits.isEmpty })
+        let result = try #require(await bounded(t, "the flush on a failing store"))
+        #expect((try? result.get()) != nil)
+        _ = c
+    }
+
+    // MARK: SC183
+
+    @Test func SC183_aDamagedLogOnAReadOnlyStoreIsReported() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc183-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+            let c = h.client(granted: true)
+            for _ in 0..<20 { c.pv() }
+            await h.settle()
+        }
+        let path = dir + "/queue.log"
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        let offsets = AppendLog.parseWithOffsets(bytes).offsets
+        #expect(offsets.count == 20)
+        // 8 bytes flipped across the header of record 10 (its length and checksum).
+        for i in 0..<8 { bytes[offsets[10] + i] ^= 0xA5 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let h = Harness(
+            store: FileScoreStore(
+                directory: dir, sync: false, openForAppending: { _, _ in throw AppendLogError("open", errno: EROFS) }))
+        let c = h.client(granted: true)
+        #expect(c.inspect().queue.depth == 19)
+        let reported = h.diagnostics.all.filter { $0.code == "storage" && $0.message.contains("damaged") }
+        #expect(reported.count == 1, "the read-only load's damage was not reported: \(h.diagnostics.all.map(\.message))")
+        #expect(reported.first?.message.contains("1 region") == true)
+    }
+
+    // MARK: SC184
+
+    @Test func SC184_aReadOnlyLaunchThenAWritableOneDeliversEachEventOnce() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc184-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c1 = h.client(granted: true)
+        for _ in 0..<150 { c1.pv() }
+        await h.settle()
+        // Launch 2 on read-only storage: a flush answered 2xx, then the app is killed (no time
+        // passes: nothing more is written).
+        h.store = FileScoreStore(
+            directory: dir, sync: false, openForAppending: { _, _ in throw AppendLogError("open", errno: EROFS) })
+        let c2 = h.client(granted: true)
+        #expect(c2.inspect().queue.depth == 150)
+        c2.pv()  // recorded in memory only
+        await h.flush(c2)
+        // Launch 3, writable.
+        h.store = FileScoreStore(directory: dir, sync: false)
+        let c3 = h.client(granted: true)
+        await h.flush(c3)
+        let sent = h.tx.batches.flatMap { $0 }
+        #expect(Set(sent).count == 151, "every event is delivered")
+        #expect(sent.count == Set(sent).count, "\(sent.count - Set(sent).count) event(s) delivered twice")
+        #expect(c3.inspect().queue.depth == 0)
+        _ = (c1, c2)
     }
 }

@@ -166,8 +166,8 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         #expect(h.tx.records.isEmpty)
         gated.gate.open()
         await h.settle()
-        let result = await flush.value
-        #expect((try? result.get()) != nil)
+        let result = await bounded(flush, "the flush")
+        #expect((try? result?.get()) != nil)
         #expect(h.tx.batches == [[E(1), E(2), E(3)]])
         await h.flush(c)
         #expect(h.tx.batches == [[E(1), E(2), E(3)]])
@@ -193,7 +193,7 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         for _ in 0..<50 { await Task.yield() }
         #expect(!returned.value)
         gated.gate.open()
-        let s = await inspecting.value
+        guard let s = await bounded(inspecting, "inspect()") else { return }
         #expect(s.queue.depth == 3)
         #expect(s.identity.anonymousId == A(1))
         #expect(s.identity.userId == "u-1")

@@ -52,6 +52,46 @@ final class TestIds: ScoreIdSource {
     }
 }
 
+/// How long (real time) a test waits at most for a task that should finish on the manual clock:
+/// far above any wait that succeeds (they take milliseconds), there only so that a broken wait
+/// fails its test by name instead of hanging the suite (issue 34 item 2).
+let testWaitBoundMs = 10_000
+
+/// The tests (by id) in which a bounded wait already gave up: their later bounded waits give up
+/// at once, so a test that waits in a loop fails in one bound's time, not in one per turn.
+private let testsThatGaveUp = Locked<Set<Test.ID?>>([])
+
+/// `t`'s value, awaited for `timeoutMs` of real time at most; `nil` after recording an issue
+/// naming `what` when the task has not finished by then (at once when an earlier bounded wait
+/// of the same test gave up).
+func bounded<T: Sendable>(
+    _ t: Task<T, Never>, _ what: String, timeoutMs: Int = testWaitBoundMs,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> T? {
+    let test = Test.current?.id
+    let bound = testsThatGaveUp.withLock { $0.contains(test) } ? 0 : timeoutMs
+    let value: T? = await boundedWait(timeoutMs: bound, what: what, onTimeout: { nil }) { once in
+        Task { once.resume(returning: .some(await t.value)) }
+    }
+    if value == nil {
+        testsThatGaveUp.withLock { _ = $0.insert(test) }
+        Issue.record("\(what) did not finish within \(bound) ms of real time (a wait that never ends)", sourceLocation: sourceLocation)
+    }
+    return value
+}
+
+/// `c.flush()`'s outcome, awaited for ``testWaitBoundMs`` of real time at most (`nil`, with a
+/// recorded issue, when it never returned).
+func flushed(_ c: ScoreClient, sourceLocation: SourceLocation = #_sourceLocation) async -> Result<Void, Error>? {
+    let t = Task { () -> Result<Void, Error> in
+        do {
+            try await c.flush()
+            return .success(())
+        } catch { return .failure(error) }
+    }
+    return await bounded(t, "flush()", sourceLocation: sourceLocation)
+}
+
 /// Waits `ms` of manual time.
 func clockSleep(_ clock: ManualClock, _ ms: Int64) async {
     await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -155,9 +195,12 @@ final class Harness: @unchecked Sendable {
     func advance(_ ms: Int64) async { await clock.advance(byMs: ms) }
     func settle() async { await clock.settle() }
 
-    /// `try? await flush()` with the clock settled afterwards.
-    func flush(_ c: ScoreClient) async {
-        try? await c.flush()
+    /// `try? await flush()` with the clock settled afterwards. The flush is awaited for
+    /// ``testWaitBoundMs`` of real time at most: a flush that never returns (a broken wait on the
+    /// manual clock) fails the calling test with a message instead of hanging the suite.
+    func flush(_ c: ScoreClient, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let t = Task { () -> Void in try? await c.flush() }
+        _ = await bounded(t, "flush()", sourceLocation: sourceLocation)
         await clock.settle()
     }
 

@@ -110,7 +110,7 @@ import TrackerCoreTestKit
         await clock.advance(byMs: 5)
         c.track("poll_vote", props: ["a": 2])
         await clock.settle()
-        try? await c.flush()
+        _ = await flushed(c)
         await clock.settle()
         let sent = tx.eventRequests.flatMap(\.ids)
         #expect(sent.count == 2)

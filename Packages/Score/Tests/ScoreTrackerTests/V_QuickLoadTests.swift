@@ -103,7 +103,7 @@ import TrackerCoreTestKit
         let notices = flushFirst ? -1 : c.state.withLock { $0.noticeCount }
         // (Held outside work released: the flush's steps start from this thread.)
         await h.clock.withOutsideWorkReleased { await h.flush(c) }
-        _ = await flushed?.value
+        if let flushed { _ = await bounded(flushed, "the flush") }
         let reports = h.diagnostics.all.filter { $0.code == "storage" && $0.message.contains("damaged") }.map(\.message)
         let sent = h.tx.batches.flatMap { $0 }
         return Relaunch(
@@ -480,7 +480,7 @@ import TrackerCoreTestKit
         #expect(c.state.withLock { $0.loadedQuickly })
         let flushed = await h.startFlush(c)
         await h.settle()
-        _ = await flushed.value
+        _ = await bounded(flushed, "the flush")
         let sent = h.tx.eventRequests.flatMap(\.events)
         #expect(sent.count == 6)
         // The stored events carry the id they were recorded with, the new one the reset's.

@@ -50,12 +50,19 @@ public final class AppendLog {
         public var skippedBytes: Int
         /// Bytes cut off the end: a record torn by a crash, or damage with no intact record after it.
         public var tornTailBytes: Int
+        /// Whether the cut tail is more than one record torn by a crash: its first frame is
+        /// complete (or claims an impossible length) and bytes follow it, so the tail is damage
+        /// that runs to the end of the file (an overwritten file, say), worth a diagnostic like a
+        /// skipped region. A crash tears at most the record being written: the file then ends
+        /// inside that record's frame.
+        public var tailBeyondOneRecord: Bool
 
         /// Creates a report.
-        public init(skippedRegions: Int = 0, skippedBytes: Int = 0, tornTailBytes: Int = 0) {
+        public init(skippedRegions: Int = 0, skippedBytes: Int = 0, tornTailBytes: Int = 0, tailBeyondOneRecord: Bool = false) {
             self.skippedRegions = skippedRegions
             self.skippedBytes = skippedBytes
             self.tornTailBytes = tornTailBytes
+            self.tailBeyondOneRecord = tailBeyondOneRecord
         }
 
         /// Nothing skipped and nothing cut.
@@ -370,7 +377,17 @@ public final class AppendLog {
             }
         }
         damage.tornTailBytes = bytes.count - at
+        damage.tailBeyondOneRecord = tailBeyondOneRecord(bytes, from: at)
         return Scan(records: records, offsets: offsets, end: at, damage: damage)
+    }
+
+    /// Whether the bytes of `bytes` from `at` on (a tail with no intact frame) hold more than
+    /// one torn record (see ``Damage/tailBeyondOneRecord``).
+    static func tailBeyondOneRecord(_ bytes: [UInt8], from at: Int) -> Bool {
+        let tail = bytes.count - at
+        guard tail >= frameOverhead else { return false }
+        let len = Int(readU32(bytes, at))
+        return len > maxRecordBytes || frameOverhead + len < tail
     }
 
     /// The payload length of the intact frame at `at`, or `nil` when none starts there.
