@@ -25,9 +25,12 @@ let package = Package(
         // schemas with its own JSON parser, so it builds and runs even when a generated file is broken.
         .executableTarget(name: "codegen"),
         .target(name: "CBenchCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // The benches' own arithmetic (no SDK dependency), tested by BenchSupportTests.
+        .target(name: "BenchSupport"),
         .executableTarget(
             name: "bench",
             dependencies: [
+                "BenchSupport",
                 "CBenchCurl",
                 .product(name: "TrackerCore", package: "Core"),
                 .product(name: "TrackerCoreTestKit", package: "Core"),
@@ -66,6 +69,7 @@ let package = Package(
         .executableTarget(name: "demo", dependencies: [.product(name: "TrackerCore", package: "Core")]),
         // The generators' tests: no Core dependency either (they run with a broken generated file).
         .testTarget(name: "CodegenTests", dependencies: ["codegen"]),
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
         .testTarget(
             name: "DemoTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import ScoreTracker
 import TrackerCore
@@ -10,11 +11,12 @@ import TrackerCoreTestKit
 // same, the collector answering 503, with an auto flush every 10 s (the retry that is
 // scheduled: only it may wake the SDK). `idle.wakeups.after_flush.autoflush`: the first case with
 // an auto flush every 10 s: the flush empties the queue, so its timer is not armed again and
-// nothing wakes. Each reports, per thread name (`tracker.curl`,
-// `tracker.io`, ...), the voluntary context switches made over the idle window, and
+// nothing wakes. Each reports the voluntary context switches made over the idle window, counted
+// per thread id and summed by thread name (`tracker.curl`, `tracker.io`, ...), with
 // `other_threads` for every other thread of the process but the bench's own (Dispatch workers
-// firing timers). Linux only (`/proc/self/task`). Opt-in (it idles for real):
-// `bench --filter idle`; `IDLE_BENCH_SECONDS` shortens the window (default 20).
+// firing timers), and `threads_ended`, the threads that ended inside the window. Linux only
+// (`/proc/self/task`). Opt-in (it idles for real): `bench --filter idle`; `IDLE_BENCH_SECONDS`
+// shortens the window (default 20).
 
 func idleBenchCases() -> [BenchCase] {
     [
@@ -28,9 +30,10 @@ private struct IdleBenchFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Voluntary context switches so far of every thread but the calling one, keyed by thread name
-/// (unnamed threads, which carry the process's name, count as `other_threads`).
-private func voluntarySwitchesByThread() -> [String: Double] {
+/// Every thread of the process but the calling one, keyed by thread id (`switchesBetween` says
+/// why never by name): its name (`tracker.*`, or `other_threads` for every other one) and its
+/// voluntary context switches so far.
+private func voluntarySwitchesByThreadId() -> [Int: (name: String, switches: Int)] {
     // `/proc/thread-self` links to `<pid>/task/<tid>` of the calling thread.
     let me =
         ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "")
@@ -38,18 +41,20 @@ private func voluntarySwitchesByThread() -> [String: Double] {
     let process =
         (try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8))?
         .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-    var out: [String: Double] = [:]
+    var out: [Int: (name: String, switches: Int)] = [:]
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     for tid in tasks where tid != me {
         let base = "/proc/self/task/\(tid)/"
-        guard let comm = try? String(contentsOfFile: base + "comm", encoding: .utf8),
+        guard let id = Int(tid), let comm = try? String(contentsOfFile: base + "comm", encoding: .utf8),
             let status = try? String(contentsOfFile: base + "status", encoding: .utf8)
         else { continue }
         var name = comm.trimmingCharacters(in: .whitespacesAndNewlines)
         if name == process || !name.hasPrefix("tracker.") { name = "other_threads" }
+        var switches = 0
         for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
-            out[name, default: 0] += Double(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "0") ?? 0
+            switches = Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "0") ?? 0
         }
+        out[id] = (name, switches)
     }
     return out
 }
@@ -84,16 +89,18 @@ private func runIdle(failing: Bool, autoFlush: Bool = false) throws -> [String: 
         let requests = Double(server.requestCount)
         // Let the flush's tail (writes, the queue's sync) finish before the window opens.
         Thread.sleep(forTimeInterval: 1)
-        let before = voluntarySwitchesByThread()
+        let before = voluntarySwitchesByThreadId()
         Thread.sleep(forTimeInterval: seconds)
-        let after = voluntarySwitchesByThread()
+        let after = voluntarySwitchesByThreadId()
         var figures: [String: Double] = [
             "idle_seconds": seconds, "requests_before_idle": requests,
             "requests_during_idle": Double(server.requestCount) - requests,
         ]
-        for (name, count) in after {
-            figures["voluntary_switches.\(name)"] = count - (before[name] ?? 0)
+        let delta = switchesBetween(before.mapValues(\.switches), after)
+        for (name, count) in delta.byName {
+            figures["voluntary_switches.\(name)"] = Double(count)
         }
+        figures["threads_ended"] = Double(delta.ended)
         client.stopAutoFlush()
         withExtendedLifetime(client) {}
         return figures
