@@ -128,7 +128,11 @@ import $product
 import TrackerCore
 print("consumer built with TrackerCore \(TrackerCoreVersion.current)")
 SWIFT
-(cd "$tmp/consumer" && swift build -q >"$tmp/build.log" 2>&1) || { tail -30 "$tmp/build.log"; fail "consumer did not build"; }
+# SwiftPM's repository cache and its trust-on-first-use fingerprints are per URL and version: the
+# fixed https URLs above name new content on every run, so this run keeps its own (and leaves the
+# user's untouched).
+(cd "$tmp/consumer" && swift build -q --cache-path "$tmp/swiftpm-cache" --security-path "$tmp/swiftpm-security" \
+  >"$tmp/build.log" 2>&1) || { tail -30 "$tmp/build.log"; fail "consumer did not build"; }
 resolved=$(find "$tmp/consumer/.build/checkouts" -mindepth 1 -maxdepth 1 -printf '%f ')
 echo "test-release: consumer resolved: $resolved"
 [ -d "$tmp/consumer/.build/checkouts/rocalytics-core" ] || fail "Core not resolved transitively (as rocalytics-core)"

@@ -28,8 +28,18 @@ enum Tracking {
             store: FileScoreStore(directory: directory))
     }
 
+    /// The keychain access group the app and its widget share (both targets list
+    /// `$(AppIdentifierPrefix)com.rocalytics.example.shared` in `keychain-access-groups`, and carry
+    /// the prefix in their Info.plist), so the widget uses the app's roca id instead of minting its
+    /// own and sending a second `install`. `nil` (no prefix): each process keeps its own.
+    static var sharedKeychainGroup: String? {
+        guard let prefix = Bundle.main.object(forInfoDictionaryKey: "AppIdentifierPrefix") as? String, !prefix.isEmpty
+        else { return nil }
+        return prefix + "com.rocalytics.example.shared"
+    }
+
     static func rocalytics() -> RocalyticsClient {
-        RocalyticsClient(configuration: RocalyticsConfiguration())
+        RocalyticsClient(configuration: RocalyticsConfiguration(keychainAccessGroup: sharedKeychainGroup))
     }
 
     static func configureOnboarding(client: RocalyticsClient, storage: any KeyValueStorage) {

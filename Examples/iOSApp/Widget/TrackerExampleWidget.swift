@@ -25,7 +25,8 @@ struct Provider: TimelineProvider {
                 score.track("widget_refreshed")
                 try? await score.flush()
             }
-            _ = Tracking.rocalytics()  // links the client; inert without platform services
+            // The app's identity (shared keychain access group): no second roca id, no second install.
+            _ = Tracking.rocalytics()
             done.call(Timeline(entries: [RefreshEntry(date: Date())], policy: .after(Date().addingTimeInterval(3600))))
         }
     }

@@ -33,6 +33,14 @@ public struct RocalyticsConfiguration: Sendable {
     /// Base of the install ping; a trailing slash is dropped. Default:
     /// ``rocalyticsDefaultAttributionBaseURL``.
     public var attributionBaseURL: String
+    /// A keychain access group the app and its extensions share (`<team id>.<group>`, listed in
+    /// every target's `keychain-access-groups` entitlement): `.systemDefault` keeps the roca id and
+    /// the install flag there, so a widget or another extension reads the app's identity instead
+    /// of minting its own and sending a second `install` (issue 38, item 7). An earlier unshared
+    /// build's (or Expo build's) id is copied into the group; when the app and an extension start
+    /// together, the first id written wins and the other adopts it. A group missing from the
+    /// entitlements falls back to the process's own items. `nil`: the process's own. Default: `nil`.
+    public var keychainAccessGroup: String?
 
     /// Creates a configuration; every argument has the default documented on its property.
     public init(
@@ -45,7 +53,8 @@ public struct RocalyticsConfiguration: Sendable {
             subsystem: LogSubsystem.rocalyticsClient, prefix: "rocalytics-sdk"),
         identifyOnStart: Bool = true,
         installPing: Bool = true,
-        attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL
+        attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL,
+        keychainAccessGroup: String? = nil
     ) {
         self.platform = platform
         self.transport = transport
@@ -56,5 +65,6 @@ public struct RocalyticsConfiguration: Sendable {
         self.identifyOnStart = identifyOnStart
         self.installPing = installPing
         self.attributionBaseURL = attributionBaseURL
+        self.keychainAccessGroup = keychainAccessGroup
     }
 }

@@ -19,11 +19,27 @@
 // `kSecAttrAccount` "acct", `kSecAttrGeneric` "gena", `kSecAttrAccessible` "pdmn",
 // `kSecAttrAccessibleAfterFirstUnlock` "ck", `kSecValueData` "v_Data", `kSecMatchLimit`
 // "m_Limit", `kSecMatchLimitOne` "m_LimitOne", `kSecReturnData` "r_Data",
-// `kSecUseAuthenticationUI` "u_AuthUI", `kSecUseAuthenticationUIFail` "u_AuthUIF".
+// `kSecUseAuthenticationUI` "u_AuthUI", `kSecUseAuthenticationUIFail` "u_AuthUIF",
+// `kSecAttrAccessGroup` "agrp".
 // Status codes (SecBase.h): errSecSuccess 0, errSecDuplicateItem -25299, errSecItemNotFound
-// -25300, errSecInteractionNotAllowed -25308.
+// -25300, errSecInteractionNotAllowed -25308, errSecMissingEntitlement -34018.
+//
+// Shared identity (issue 38, item 7): with a keychain access group (an app and its extensions
+// list the same group in their `keychain-access-groups` entitlement, `<team id>.<group>`), the
+// store keeps its items in that group, so the app and its extensions read one roca id and one
+// install flag. The decisions, tested on Linux against a fake that keeps groups apart:
+// - read: the shared group first; then the process's own items (an earlier, unshared build's or
+//   an Expo build's), copied into the group, where an item already there wins;
+// - write: into the group (updated in place when present);
+// - a new identity is added only when the group has none (`addValueIfAbsent`): when another
+//   process (the app and a widget launching together) added one first, its value is adopted, so
+//   both send under one id and only one `install` is tracked;
+// - a group missing from the entitlements (`SecItemAdd` answers errSecMissingEntitlement, while
+//   `SecItemCopyMatching` answers not-found): the process's own items, as without a group, and
+//   ``KeychainSecureStore/sharingUnavailable`` is set.
 
 import Foundation
+import TrackerCore
 
 /// One value of a Keychain query or item.
 public enum KeychainValue: Sendable, Equatable {
@@ -66,6 +82,8 @@ public enum KeychainKey {
     public static let matchLimitOne = "m_LimitOne"
     /// `kSecUseAuthenticationUIFail`: fail instead of prompting.
     public static let authenticationUIFail = "u_AuthUIF"
+    /// `kSecAttrAccessGroup`.
+    public static let accessGroup = "agrp"
     /// The keys that control a search rather than match an attribute.
     public static let controlKeys: Set<String> = [matchLimit, returnData, authenticationUI, valueData]
 }
@@ -81,6 +99,8 @@ public enum KeychainStatus {
     /// `errSecInteractionNotAllowed`: the device is locked (protected data is unavailable), or
     /// the item would need a prompt.
     public static let interactionNotAllowed: Int32 = -25308
+    /// `errSecMissingEntitlement`: the access group is not in the process's entitlements.
+    public static let missingEntitlement: Int32 = -34018
 }
 
 /// The `SecItem` calls the secure store makes; the Apple implementation forwards to
@@ -193,40 +213,111 @@ public enum ExpoKeychainLayout {
     }
 }
 
-/// The secure store of `.systemDefault`: expo-secure-store's items in the Keychain.
+/// The secure store of `.systemDefault`: expo-secure-store's items in the Keychain, in a shared
+/// keychain access group when one is given (see the file header).
 public struct KeychainSecureStore: Sendable {
     let backend: any KeychainBackend
+    /// The shared keychain access group (`<team id>.<group>`), or `nil` for the process's own.
+    public let accessGroup: String?
+    private let unavailable = Locked(false)
 
-    /// A store over `backend`.
-    public init(backend: any KeychainBackend) { self.backend = backend }
+    /// A store over `backend`, in `accessGroup` when given.
+    public init(backend: any KeychainBackend, accessGroup: String? = nil) {
+        self.backend = backend
+        self.accessGroup = accessGroup.flatMap { $0.isEmpty ? nil : $0 }
+    }
 
-    /// Reads `key`: `app:no-auth`, then `app`. `nil` when neither holds it.
+    /// Whether the access group turned out to be missing from the entitlements: the store then
+    /// keeps the process's own items, unshared.
+    public var sharingUnavailable: Bool { unavailable.withLock { $0 } }
+
+    private var sharedGroup: String? { sharingUnavailable ? nil : accessGroup }
+
+    private func inGroup(_ query: KeychainQuery, _ group: String?) -> KeychainQuery {
+        guard let group else { return query }
+        var q = query
+        q[KeychainKey.accessGroup] = .string(group)
+        return q
+    }
+
+    /// Reads `key`: in the shared group first (when there is one), then `app:no-auth` and `app`
+    /// among the process's own items, copied into the group (an item already there wins).
+    /// `nil` when none holds it.
     /// - Throws: ``RocalyticsSecureStoreError``; `.locked` while the device is locked.
     public func value(forKey key: String) throws -> String? {
+        if let group = sharedGroup, let shared = try read(key: key, service: ExpoKeychainLayout.writeService, group: group) {
+            return shared
+        }
         for service in ExpoKeychainLayout.readServices {
-            let (status, data) = backend.copyMatching(ExpoKeychainLayout.readQuery(key: key, service: service))
-            switch status {
-            case KeychainStatus.success:
-                guard let data else { continue }
-                guard let text = String(bytes: data, encoding: .utf8) else { throw RocalyticsSecureStoreError.undecodable }
-                return text
-            case KeychainStatus.itemNotFound: continue
-            case KeychainStatus.interactionNotAllowed: throw RocalyticsSecureStoreError.locked
-            default: throw RocalyticsSecureStoreError.keychain(status: status)
-            }
+            guard let own = try read(key: key, service: service, group: nil) else { continue }
+            guard sharedGroup != nil else { return own }
+            // An unshared earlier build's value: into the group, unless another process got there first.
+            return try addValueIfAbsent(own, forKey: key)
         }
         return nil
     }
 
-    /// Writes `key` in `app:no-auth` (added, or its data updated).
+    private func read(key: String, service: String, group: String?) throws -> String? {
+        let (status, data) = backend.copyMatching(inGroup(ExpoKeychainLayout.readQuery(key: key, service: service), group))
+        switch status {
+        case KeychainStatus.success:
+            guard let data else { return nil }
+            guard let text = String(bytes: data, encoding: .utf8) else { throw RocalyticsSecureStoreError.undecodable }
+            return text
+        case KeychainStatus.itemNotFound: return nil
+        case KeychainStatus.interactionNotAllowed: throw RocalyticsSecureStoreError.locked
+        default: throw RocalyticsSecureStoreError.keychain(status: status)
+        }
+    }
+
+    /// Writes `key` in `app:no-auth` (added, or its data updated), in the shared group when there
+    /// is one.
     /// - Throws: ``RocalyticsSecureStoreError``; `.locked` while the device is locked.
     public func setValue(_ value: String, forKey key: String) throws {
-        var status = backend.add(ExpoKeychainLayout.addItem(key: key, value: value))
+        var status = add(value, forKey: key)
         if status == KeychainStatus.duplicateItem {
             status = backend.update(
-                ExpoKeychainLayout.itemQuery(key: key, service: ExpoKeychainLayout.writeService),
+                inGroup(ExpoKeychainLayout.itemQuery(key: key, service: ExpoKeychainLayout.writeService), sharedGroup),
                 attributes: ExpoKeychainLayout.updateAttributes(value: value))
         }
+        try check(status)
+    }
+
+    /// Adds `value` for `key` unless the store holds one already, and returns the value stored:
+    /// `value`, or the one another process (sharing the group) added first. Without a shared
+    /// group the write replaces any value, as ``setValue(_:forKey:)`` does.
+    /// - Throws: ``RocalyticsSecureStoreError``; `.locked` while the device is locked.
+    public func addValueIfAbsent(_ value: String, forKey key: String) throws -> String {
+        guard sharedGroup != nil else {
+            try setValue(value, forKey: key)
+            return value
+        }
+        let status = add(value, forKey: key)
+        if status == KeychainStatus.duplicateItem, let group = sharedGroup,
+            let existing = try read(key: key, service: ExpoKeychainLayout.writeService, group: group), !existing.isEmpty
+        {
+            return existing
+        }
+        if status == KeychainStatus.duplicateItem {
+            try setValue(value, forKey: key)  // an empty item: replace it
+            return value
+        }
+        try check(status)
+        return value
+    }
+
+    /// `SecItemAdd` of the item, in the shared group; a group missing from the entitlements
+    /// turns the store unshared and adds the process's own item instead.
+    private func add(_ value: String, forKey key: String) -> Int32 {
+        let item = ExpoKeychainLayout.addItem(key: key, value: value)
+        guard let group = sharedGroup else { return backend.add(item) }
+        let status = backend.add(inGroup(item, group))
+        guard status == KeychainStatus.missingEntitlement else { return status }
+        unavailable.withLock { $0 = true }
+        return backend.add(item)
+    }
+
+    private func check(_ status: Int32) throws {
         switch status {
         case KeychainStatus.success: return
         case KeychainStatus.interactionNotAllowed: throw RocalyticsSecureStoreError.locked

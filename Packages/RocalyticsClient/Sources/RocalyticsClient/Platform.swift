@@ -50,6 +50,11 @@ public protocol RocalyticsPlatform: Sendable {
     func secureValue(forKey key: String) async throws -> String?
     /// Writes a secure-store item.
     func setSecureValue(_ value: String, forKey key: String) async throws
+    /// Writes a secure-store item unless one is there already, and returns the value stored:
+    /// `value`, or the one another process sharing the store wrote first (the roca id an app and
+    /// its extensions share, ``RocalyticsConfiguration/keychainAccessGroup``). Default: writes
+    /// `value` with ``setSecureValue(_:forKey:)`` and returns it.
+    func addSecureValueIfAbsent(_ value: String, forKey key: String) async throws -> String
 
     /// The platform name, sent as `X-Platform` and used for the user agent: `ios`, `android` or
     /// `web` (the same value as the onboarding context's `platform`).
@@ -98,6 +103,11 @@ public protocol RocalyticsPlatform: Sendable {
 }
 
 extension RocalyticsPlatform {
+    /// Default: writes `value` and returns it.
+    public func addSecureValueIfAbsent(_ value: String, forKey key: String) async throws -> String {
+        try await setSecureValue(value, forKey: key)
+        return value
+    }
     /// Default: a random lowercase UUIDv4.
     public func makeUUID() -> String { IDs.uuidV4() }
     /// Default: never (`false`).
@@ -121,12 +131,12 @@ public enum RocalyticsPlatformChoice: Sendable {
 
     /// The services, or the reason there are none. The system services snapshot their UIKit
     /// facts on the main actor (awaited, never waited for synchronously).
-    func resolve() async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
+    func resolve(keychainAccessGroup: String? = nil) async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
         switch self {
         case .custom(let platform): .success(platform)
         case .none: .failure(PlatformUnavailable(reason: "no native modules were provided"))
         case .unavailable(let reason): .failure(PlatformUnavailable(reason: reason))
-        case .systemDefault: await SystemPlatform.make()
+        case .systemDefault: await SystemPlatform.make(keychainAccessGroup: keychainAccessGroup)
         }
     }
 }
@@ -139,9 +149,9 @@ struct PlatformUnavailable: Error {
 /// The system default services: the Apple implementation where UIKit and the Keychain exist,
 /// otherwise none, with the reason.
 enum SystemPlatform {
-    static func make() async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
+    static func make(keychainAccessGroup: String? = nil) async -> Result<any RocalyticsPlatform, PlatformUnavailable> {
         #if canImport(UIKit) && canImport(Security) && !os(watchOS)
-            .success(await AppleSystemPlatform.make())
+            .success(await AppleSystemPlatform.make(keychainAccessGroup: keychainAccessGroup))
         #else
             .failure(PlatformUnavailable(reason: unavailableReason))
         #endif

@@ -143,7 +143,7 @@ public final class RocalyticsClient: Sendable {
     @discardableResult
     private func startUp() async -> StartUpOutcome {
         let platform: any RocalyticsPlatform
-        switch await options.platform.resolve() {
+        switch await options.platform.resolve(keychainAccessGroup: options.keychainAccessGroup) {
         case .success(let p): platform = p
         case .failure(let unavailable):
             report("native-modules-unavailable", "Rocalytics is disabled for this session: \(unavailable.reason)")
@@ -225,9 +225,11 @@ public final class RocalyticsClient: Sendable {
                 "the stored roca id could not be read, so none was minted; Rocalytics is disabled for this session: \(errorText(error))")
             return (nil, false)
         }
-        let minted = platform.makeUUID()
+        // Added only if absent: a process sharing the store (an extension of the same app, with a
+        // shared keychain access group) may have written its id since the read; then it is ours.
+        let minted: String
         do {
-            try await platform.setSecureValue(minted, forKey: ROCA_ID_KEY)
+            minted = try await platform.addSecureValueIfAbsent(platform.makeUUID(), forKey: ROCA_ID_KEY)
         } catch {
             if isLocked(error) { return (nil, true) }
             report(

@@ -44,6 +44,8 @@
                 && (kSecMatchLimitOne as String) == KeychainKey.matchLimitOne
                 && errSecItemNotFound == KeychainStatus.itemNotFound && errSecDuplicateItem == KeychainStatus.duplicateItem
                 && errSecInteractionNotAllowed == KeychainStatus.interactionNotAllowed
+                && (kSecAttrAccessGroup as String) == KeychainKey.accessGroup
+                && errSecMissingEntitlement == KeychainStatus.missingEntitlement
         }
     }
 
@@ -80,12 +82,12 @@
     }
 
     struct AppleSystemPlatform: RocalyticsPlatform {
-        let store = KeychainSecureStore(backend: SecItemBackend())
+        let store: KeychainSecureStore
         let info: [String: String]
         let ui: UIKitSnapshot
         let hardwareId: String
 
-        static func make() async -> AppleSystemPlatform {
+        static func make(keychainAccessGroup: String? = nil) async -> AppleSystemPlatform {
             let ui = await MainActor.run { () -> UIKitSnapshot in
                 observeProtectedData()  // from now on
                 let device = UIDevice.current
@@ -100,7 +102,9 @@
             var u = utsname()
             uname(&u)
             let machine = withUnsafeBytes(of: &u.machine) { Array($0.bindMemory(to: CChar.self)) }
-            return AppleSystemPlatform(info: raw, ui: ui, hardwareId: AppleDeviceFacts.hardwareId(fromMachine: machine))
+            return AppleSystemPlatform(
+                store: KeychainSecureStore(backend: SecItemBackend(), accessGroup: keychainAccessGroup), info: raw, ui: ui,
+                hardwareId: AppleDeviceFacts.hardwareId(fromMachine: machine))
         }
 
         @MainActor private static func mainScreen() -> RocalyticsScreen {
@@ -131,6 +135,9 @@
 
         func secureValue(forKey key: String) async throws -> String? { try store.value(forKey: key) }
         func setSecureValue(_ value: String, forKey key: String) async throws { try store.setValue(value, forKey: key) }
+        func addSecureValueIfAbsent(_ value: String, forKey key: String) async throws -> String {
+            try store.addValueIfAbsent(value, forKey: key)
+        }
         func waitForProtectedData() async -> Bool { await protectedData.wait() }
 
         var platformName: String { "ios" }

@@ -4,19 +4,48 @@ import TrackerCore
 
 /// A Keychain double that matches items the way `SecItemCopyMatching` does for generic
 /// passwords: every attribute of the query (search-control keys aside) must equal the item's;
-/// `SecItemAdd` refuses a second item with the same class, service and account. While
-/// ``locked`` it answers `errSecInteractionNotAllowed`, as a locked device does.
+/// `SecItemAdd` refuses a second item with the same class, service, account and access group.
+/// While ``locked`` it answers `errSecInteractionNotAllowed`, as a locked device does.
+///
+/// Access groups (issue 38, item 7): a keychain from ``init(items:)`` is one process with no
+/// access group entitlement (an item added with `agrp` is refused with `errSecMissingEntitlement`).
+/// ``process(defaultGroup:accessGroups:)`` gives processes sharing one keychain: each writes its
+/// items without `agrp` into its `defaultGroup`, may name only its groups, and finds items only
+/// there (a search without `agrp` covers all of them; a group it lacks answers not-found, as
+/// `SecItemCopyMatching` does).
 public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
     private struct State {
         var items: [KeychainQuery] = []
         var queries: [KeychainQuery] = []
         var locked = false
+        var beforeNextAdd: [KeychainQuery] = []
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
+    private let defaultGroup: String?
+    private let groups: Set<String>
 
     /// A keychain holding `items`.
-    public init(items: [KeychainQuery] = []) { state.withLock { $0.items = items } }
+    public init(items: [KeychainQuery] = []) {
+        state = Locked(State(items: items))
+        defaultGroup = nil
+        groups = []
+    }
+
+    private init(sharing state: Locked<State>, defaultGroup: String, groups: Set<String>) {
+        self.state = state
+        self.defaultGroup = defaultGroup
+        self.groups = groups.union([defaultGroup])
+    }
+
+    /// A process over the same items: its own items go in `defaultGroup` (its application
+    /// identifier), and it may use `accessGroups` (its `keychain-access-groups` entitlement).
+    public func process(defaultGroup: String, accessGroups: Set<String>) -> FakeKeychain {
+        FakeKeychain(sharing: state, defaultGroup: defaultGroup, groups: accessGroups)
+    }
+
+    /// Another process adds `item` just before this keychain's next `SecItemAdd` (a race lost).
+    public func insertBeforeNextAdd(_ item: KeychainQuery) { state.withLock { $0.beforeNextAdd.append(item) } }
 
     /// Whether the device is locked.
     public var locked: Bool {
@@ -34,24 +63,40 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
     }
 
     /// The item expo-secure-store's `setItemAsync(key, value)` writes (service `app:no-auth`,
-    /// its default `WHEN_UNLOCKED` accessibility), or its pre-split layout (service `app`).
-    public static func expoItem(key: String, value: String, service: String = "app:no-auth") -> KeychainQuery {
-        [
+    /// its default `WHEN_UNLOCKED` accessibility), or its pre-split layout (service `app`); in
+    /// `accessGroup` when given.
+    public static func expoItem(key: String, value: String, service: String = "app:no-auth", accessGroup: String? = nil)
+        -> KeychainQuery
+    {
+        var item: KeychainQuery = [
             KeychainKey.itemClass: .string(KeychainKey.genericPassword), KeychainKey.service: .string(service),
             KeychainKey.generic: .data(Array(key.utf8)), KeychainKey.account: .data(Array(key.utf8)),
             KeychainKey.valueData: .data(Array(value.utf8)), KeychainKey.accessible: .string("ak"),
         ]
+        if let accessGroup { item[KeychainKey.accessGroup] = .string(accessGroup) }
+        return item
     }
 
-    private static func matches(_ item: KeychainQuery, _ query: KeychainQuery) -> Bool {
-        query.allSatisfy { k, v in KeychainKey.controlKeys.contains(k) || item[k] == v }
+    private func group(of query: KeychainQuery) -> String? {
+        if case .string(let g)? = query[KeychainKey.accessGroup] { return g }
+        return nil
+    }
+
+    private func visible(_ item: KeychainQuery) -> Bool {
+        guard defaultGroup != nil else { return true }
+        guard let g = group(of: item) else { return true }
+        return groups.contains(g)
+    }
+
+    private func matches(_ item: KeychainQuery, _ query: KeychainQuery) -> Bool {
+        visible(item) && query.allSatisfy { k, v in KeychainKey.controlKeys.contains(k) || item[k] == v }
     }
 
     public func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?) {
         state.withLock { s in
             s.queries.append(query)
             if s.locked { return (KeychainStatus.interactionNotAllowed, nil) }
-            guard let item = s.items.first(where: { Self.matches($0, query) }) else { return (KeychainStatus.itemNotFound, nil) }
+            guard let item = s.items.first(where: { matches($0, query) }) else { return (KeychainStatus.itemNotFound, nil) }
             if case .data(let d)? = item[KeychainKey.valueData] { return (KeychainStatus.success, d) }
             return (KeychainStatus.success, nil)
         }
@@ -60,7 +105,15 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
     public func add(_ item: KeychainQuery) -> Int32 {
         state.withLock { s in
             if s.locked { return KeychainStatus.interactionNotAllowed }
-            let primary = [KeychainKey.itemClass, KeychainKey.service, KeychainKey.account]
+            s.items += s.beforeNextAdd
+            s.beforeNextAdd = []
+            var item = item
+            if let g = group(of: item) {
+                guard groups.contains(g) else { return KeychainStatus.missingEntitlement }
+            } else if let defaultGroup {
+                item[KeychainKey.accessGroup] = .string(defaultGroup)
+            }
+            let primary = [KeychainKey.itemClass, KeychainKey.service, KeychainKey.account, KeychainKey.accessGroup]
             if s.items.contains(where: { existing in primary.allSatisfy { existing[$0] == item[$0] } }) {
                 return KeychainStatus.duplicateItem
             }
@@ -73,7 +126,7 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
         state.withLock { s in
             if s.locked { return KeychainStatus.interactionNotAllowed }
             var found = false
-            for i in s.items.indices where Self.matches(s.items[i], query) {
+            for i in s.items.indices where matches(s.items[i], query) {
                 found = true
                 for (k, v) in attributes { s.items[i][k] = v }
             }
@@ -91,12 +144,18 @@ public final class KeychainFixturePlatform: RocalyticsPlatform, @unchecked Senda
     let store: KeychainSecureStore
     private let waiters = Locked<[CheckedContinuation<Bool, Never>]>([])
 
-    /// The fixture's iOS facts over `keychain`.
-    public init(keychain: FakeKeychain) {
+    /// The fixture's iOS facts over `keychain`, its items in `accessGroup` when given; `uuid`
+    /// replaces the fixture's new roca id (two processes mint different ids).
+    public init(keychain: FakeKeychain, accessGroup: String? = nil, uuid: String? = nil) {
         self.keychain = keychain
-        facts = FixturePlatform.ios()
-        store = KeychainSecureStore(backend: keychain)
+        var facts = FixturePlatform.ios()
+        if let uuid { facts.uuid = uuid }
+        self.facts = facts
+        store = KeychainSecureStore(backend: keychain, accessGroup: accessGroup)
     }
+
+    /// Whether the store found its access group missing from the entitlements.
+    public var sharingUnavailable: Bool { store.sharingUnavailable }
 
     /// Number of start-ups waiting for protected data.
     public var waitingForProtectedData: Int { waiters.withLock { $0.count } }
@@ -116,6 +175,9 @@ public final class KeychainFixturePlatform: RocalyticsPlatform, @unchecked Senda
 
     public func secureValue(forKey key: String) async throws -> String? { try store.value(forKey: key) }
     public func setSecureValue(_ value: String, forKey key: String) async throws { try store.setValue(value, forKey: key) }
+    public func addSecureValueIfAbsent(_ value: String, forKey key: String) async throws -> String {
+        try store.addValueIfAbsent(value, forKey: key)
+    }
     public var platformName: String { facts.platformName }
     public var platformVersion: RocalyticsPlatformVersion { facts.platformVersion }
     public var applicationId: String? { facts.applicationId }
