@@ -8,9 +8,14 @@ runs the sample flows (the demo against that collector), and asserts on the DOM:
   W3  the funnel table's figures equal `collector report`'s;
   W4  the paywall, Score and Rocalytics views show the demo's traffic;
   W5  hostile content (script tags, attribute breakers, a 100 KB value) is shown literally, runs
-      nothing, adds no element, and the page stays responsive.
+      nothing, adds no element, and the page stays responsive;
+  W7  the page works opened at http://localhost:PORT/ too; a page at a name rebound to 127.0.0.1
+      reads no captured request (Host refused), and another origin's page posting a text/plain
+      event to the collector is refused with nothing stored (Origin refused).
 Saves screenshots under out/. Usage: browser-test.py [BIN_DIR] (default Tools/.build/debug).
 """
+import functools
+import http.server
 import json
 import os
 import re
@@ -18,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
@@ -47,6 +53,11 @@ def post(url, body):
 def get_json(url):
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.load(response)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
 
 
 def check(condition, message):
@@ -92,7 +103,8 @@ def main():
         base = re.search(r"http://[0-9.:]+", first).group(0)
         options = Options()
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,1000",
-                         "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+                         "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                         "--host-resolver-rules=MAP rebind.test 127.0.0.1"]:
             options.add_argument(argument)
         chromium = shutil.which("chromium")
         if chromium:
@@ -228,6 +240,42 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=live]").click()
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(OUT, "collector-debugger.png"))
+
+        # W7: the page at localhost works; a rebound name and another origin's page are refused.
+        port = base.rsplit(":", 1)[1]
+        local = base.replace("127.0.0.1", "localhost")
+        driver.get(local + "/")
+        wait.until(lambda d: "live" in d.find_element(By.ID, "live-status").text)
+        count = len(get_json(base + "/api/requests?limit=5000")["requests"])
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.request-row")) == count)
+        check(True, f"the page opened at {local}/ shows the {count} requests")
+        # DNS rebinding: the browser resolves rebind.test to 127.0.0.1 (--host-resolver-rules) and
+        # sends Host: rebind.test:PORT.
+        driver.get(f"http://rebind.test:{port}/api/requests")
+        text = driver.find_element(By.TAG_NAME, "body").text
+        check("Host is not the collector's own address" in text and "rocalytics-track" not in text,
+              "a page at a name rebound to 127.0.0.1 reads no captured request")
+        # Another origin's page (a plain server on another loopback port, no CSP of its own) posts a
+        # text/plain body, a request a browser sends without asking: refused, stored nowhere.
+        other_root = os.path.join(work, "other-origin")
+        os.makedirs(other_root)
+        with open(os.path.join(other_root, "index.html"), "w") as f:
+            f.write("<!doctype html><title>another origin</title><p>another origin</p>")
+        attacker = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=other_root))
+        threading.Thread(target=attacker.serve_forever, daemon=True).start()
+        try:
+            driver.get(f"http://127.0.0.1:{attacker.server_address[1]}/")
+            forged = json.dumps({"name": "install", "deduplication_id": "forged-install",
+                                 "properties": {"install_time": "2026-01-10T07:59:00.000Z"}})
+            outcome = driver.execute_script(
+                "return fetch(arguments[0] + '/functions/v1/track', {method: 'POST', mode: 'no-cors',"
+                " headers: {'Content-Type': 'text/plain'}, body: arguments[1]}).then(r => 'sent ' + r.type, e => 'failed ' + e.message)",
+                base, forged)
+        finally:
+            attacker.shutdown()
+        check(outcome == "sent opaque", f"another origin's page posted to {base} ({outcome})")
+        after = get_json(base + "/api/requests?limit=5000")["requests"]
+        check(len(after) == count, "the cross-origin post was refused: nothing logged or stored")
         print("browser test: passed; screenshots in out/collector-*.png")
     finally:
         if driver is not None:

@@ -57,9 +57,18 @@ public struct CollectorRouter: Sendable {
         log("path=\(path) kind=http outcome=rejected status=\(status) reason=\(Self.quoted(reason))")
     }
 
-    /// Handles one request.
+    /// Handles one request. A request the server received (``HTTPServerRequest/localPort`` set)
+    /// is first checked by ``HostPolicy``: another `Host`, or a browser `Origin` other than the
+    /// collector's page on a data route, gets 403 and is neither routed nor logged with its body.
     public func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let path = request.path
+        if let port = request.localPort {
+            let isPageFile = request.method == "GET" && Self.webAsset(path) != nil
+            if let reason = HostPolicy.refusal(of: request, port: port, checkOrigin: !isPageFile) {
+                log("path=\(path) kind=http outcome=rejected status=403 reason=\(Self.quoted(reason))")
+                return HTTPServerResponse(status: 403, body: WireJSON.encode(["error": .string(reason)]))
+            }
+        }
         if request.method == "GET", path == "/health" {
             return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
         }
