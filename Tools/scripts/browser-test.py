@@ -9,6 +9,8 @@ runs the sample flows (the demo against that collector), and asserts on the DOM:
   W4  the paywall, Score and Rocalytics views show the demo's traffic;
   W5  hostile content (script tags, attribute breakers, a 100 KB value) is shown literally, runs
       nothing, adds no element, and the page stays responsive;
+  W6  the Rocalytics view shows the ingestion status (GET /functions/v1/status) of the demo's app,
+      equal to the route's JSON;
   W7  the page works opened at http://localhost:PORT/ too; a page at a name rebound to 127.0.0.1
       reads no captured request (Host refused), and another origin's page posting a text/plain
       event to the collector is refused with nothing stored (Origin refused).
@@ -40,9 +42,9 @@ OUT = os.path.join(ROOT, "out")
 EXAMPLE = os.path.join(ROOT, "Packages", "Core", "Contracts", "examples", "onboarding-run", "studio-1-mid-flow.json")
 
 
-def post(url, body):
+def post(url, body, headers=None):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status
@@ -198,6 +200,13 @@ def main():
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.runs-table tbody tr"))
         check(table_rows(driver, "table.runs-table tbody tr")[0][-1] == "yes",
               "the Rocalytics view shows the completed run with its onboarding_completed")
+        # W6: the ingestion status of the demo's app, as GET /functions/v1/status answers it.
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.status-table tbody tr"))
+        status = get_json(base + "/functions/v1/status?app=com.example.sampleapp")
+        expected = [[e["name"], str(e["count"]), e["latest_received_at"]] for e in status["events"]]
+        check(table_rows(driver, "table.status-table tbody tr") == expected, "the Rocalytics view shows the status route's events")
+        check({"install", "onboarding_completed", "purchase"} <= {e["name"] for e in status["events"]},
+              "the demo's install, onboarding_completed and purchase are in the status")
         driver.save_screenshot(os.path.join(OUT, "collector-rocalytics.png"))
 
         # W5: hostile content.
@@ -212,12 +221,21 @@ def main():
             score_event("<img src=x onerror=window.__pwned=4>", {"note": script, "attr": breaker, "big": big})]}) == 200,
             "a Score batch with hostile strings and a 100 KB value is accepted")
         post(base + "/functions/v1/track", {"name": script, "deduplication_id": breaker, "properties": {}})
-        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.request-row")) == before + 4)
+        # A custom event of a hostile name from a hostile application id: both land in the status view.
+        check(post(base + "/functions/v1/track", {"name": script, "deduplication_id": breaker, "properties": {}, "custom_event": True},
+                   headers={"X-Application-ID": breaker, "X-Roca-ID": "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"}) == 200,
+              "a custom event with a hostile name and application id is accepted")
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.request-row")) == before + 5)
         stream = driver.find_element(By.ID, "stream-body").text
         check(script in stream and breaker in stream, "script tags and attribute breakers are shown literally in the stream")
         for view in ["score", "rocalytics", "paywalls", "live"]:
             driver.find_element(By.CSS_SELECTOR, f"nav button[data-view={view}]").click()
             time.sleep(0.3)
+        driver.find_element(By.CSS_SELECTOR, "nav button[data-view=rocalytics]").click()
+        wait.until(lambda d: breaker in d.find_element(By.ID, "rocalytics-content").text)
+        check(script in driver.find_element(By.ID, "rocalytics-content").text,
+              "the status view shows a hostile application id and event name literally")
+        driver.find_element(By.CSS_SELECTOR, "nav button[data-view=live]").click()
         score_text = driver.execute_script("return (await (await fetch('/api/score')).json()).names.map(n => n.name)")
         check("<img src=x onerror=window.__pwned=4>" in score_text, "the hostile event name is stored as sent")
         batch_id = driver.execute_script("return (await (await fetch('/api/requests?kind=score-batch')).json()).requests[0].id")

@@ -14,6 +14,7 @@ public struct CollectorRouter: Sendable {
         ("POST", "/functions/v1/track", "Rocalytics track (200; unknown names without custom_event: 400)"),
         ("POST", "/functions/v1/demand-score", "Rocalytics demand score (200 with a demand-score body)"),
         ("POST", "/install", "Rocalytics install ping (attribution base; 200)"),
+        ("GET", "/functions/v1/status", "Rocalytics ingestion status of ?app=BUNDLE_ID: count and latest time per event name"),
         ("POST", "/api/events", "Score batch (200; > 512 KiB: 413; invalid: 400)"),
         ("POST", "/api/identity/link-anonymous", "Score identity link (200)"),
         ("GET", "/", "the web debugger (live requests, payloads, funnels, paywalls, Score, Rocalytics)"),
@@ -69,6 +70,12 @@ public struct CollectorRouter: Sendable {
                 return HTTPServerResponse(status: 403, body: WireJSON.encode(["error": .string(reason)]))
             }
         }
+        if path == CollectorAPI.statusPath {
+            guard request.method == "GET" else {
+                return HTTPServerResponse(status: 405, body: Array(#"{"error":"method not allowed"}"#.utf8))
+            }
+            return CollectorAPI(collector: collector).status(request)
+        }
         if request.method == "GET", path == "/health" {
             return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
         }
@@ -108,7 +115,8 @@ public struct CollectorRouter: Sendable {
         case "/functions/v1/identify":
             verdict = collector.ingestRocalytics(endpoint: "identify", body: body, path: path)
         case "/functions/v1/track":
-            verdict = collector.ingestRocalytics(endpoint: "track", body: body, path: path)
+            verdict = collector.ingestRocalytics(
+                endpoint: "track", body: body, path: path, application: request.header("X-Application-ID"))
         case "/functions/v1/demand-score":
             verdict = collector.ingestRocalytics(endpoint: "demand-score", body: body, path: path)
         case "/install":

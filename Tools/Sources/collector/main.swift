@@ -21,6 +21,11 @@ let usage = """
           e.g. 2026-01-12T00:00:00.000Z). Version-conflict runs are left out; drafts unless asked.
       collector verdicts [--db PATH] [--log]
           Stored verdict counts per kind and outcome (--log: every verdict line).
+      collector status --app BUNDLE_ID [--base-url URL]
+          Asks URL (default http://127.0.0.1:8787, this collector; or the Rocalytics API,
+          https://rocalytics-api.rocapine.io) for GET /functions/v1/status?app=BUNDLE_ID: the
+          events it received from that app, count and latest time per name. Exits 0 when events
+          arrived, 1 when the app sent none, 3 when URL is unreachable or is not a status API.
 
     OPTIONS
       --db PATH         SQLite file (default out/collector.sqlite; ":memory:" keeps nothing)
@@ -74,6 +79,8 @@ struct Options {
     var includeDrafts = false
     var log = false
     var exitWithParent = false
+    var app: String?
+    var baseURL = "http://127.0.0.1:8787"
 }
 
 func parse(_ args: ArraySlice<String>) -> Options {
@@ -97,6 +104,8 @@ func parse(_ args: ArraySlice<String>) -> Options {
         case "--include-drafts": o.includeDrafts = true
         case "--log": o.log = true
         case "--exit-with-parent": o.exitWithParent = true
+        case "--app": o.app = value()
+        case "--base-url": o.baseURL = value()
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -181,6 +190,22 @@ case "verdicts":
             for c in counts { print("\(c.kind) \(c.outcome) \(c.count)") }
         }
     } catch { fail("\(error)") }
+case "status":
+    let o = parse(arguments.dropFirst())
+    guard let app = o.app, !app.isEmpty else { fail("status needs --app BUNDLE_ID") }
+    let base = o.baseURL
+    let answer = Mutex<(text: String, exitCode: Int32)?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    // Detached: top-level code runs on the main actor, and the main thread waits below.
+    Task.detached {
+        let status = await IngestionStatus.fetch(base: base, app: app, transport: CurlTransport())
+        answer.withLock { $0 = IngestionStatus.report(status, base: base, app: app) }
+        done.signal()
+    }
+    done.wait()
+    let (text, code) = answer.withLock { $0 } ?? ("no answer", 3)
+    print(text)
+    exit(code)
 default:
     fail("unknown command \(command)\n\n\(usage)")
 }
