@@ -32,10 +32,13 @@ public struct CollectorRouter: Sendable {
     public let collector: Collector
     /// Where verdict lines go (stdout in `collector serve`).
     public let log: @Sendable (String) -> Void
+    /// Where the Rocalytics API requests and their answers are written, when set (``RequestCapture``).
+    public let capture: RequestCapture?
 
-    /// Creates a router.
-    public init(collector: Collector, log: @escaping @Sendable (String) -> Void) {
+    /// Creates a router; `capture` writes every Rocalytics API request it answers.
+    public init(collector: Collector, capture: RequestCapture? = nil, log: @escaping @Sendable (String) -> Void) {
         self.collector = collector
+        self.capture = capture
         self.log = log
     }
 
@@ -70,6 +73,13 @@ public struct CollectorRouter: Sendable {
                 return HTTPServerResponse(status: 403, body: WireJSON.encode(["error": .string(reason)]))
             }
         }
+        let response = route(request)
+        if let capture, RequestCapture.isRocalyticsRoute(path) { capture.record(request, response: response) }
+        return response
+    }
+
+    private func route(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let path = request.path
         if path == CollectorAPI.statusPath {
             guard request.method == "GET" else {
                 return HTTPServerResponse(status: 405, body: Array(#"{"error":"method not allowed"}"#.utf8))

@@ -16,6 +16,8 @@ let usage = """
           "listening on http://127.0.0.1:PORT"; then one line per request:
           path=… kind=… id=… seq=… outcome=… status=… [reason="…"] [note="…"]
           --exit-with-parent stops the server when the process that started it ends.
+          With TRACKER_CAPTURE_DIR set (the Makefile's test runs), every Rocalytics API request
+          is also written to $TRACKER_CAPTURE_DIR/rocalytics-openapi/ for make validate-openapi.
       collector report [--db PATH] [--now TIMESTAMP] [--include-drafts]
           Funnel of each onboarding key and version (contract section 13), as of now (or TIMESTAMP,
           e.g. 2026-01-12T00:00:00.000Z). Version-conflict runs are left out; drafts unless asked.
@@ -151,7 +153,9 @@ case "serve":
     // The database keeps every body as received (payload data): owner-only files (0600 in 0700).
     umask(0o077)
     let collector = open(o)
-    let router = CollectorRouter(collector: collector, log: emit)
+    // TRACKER_CAPTURE_DIR (set by the Makefile during tests): the Rocalytics API requests are
+    // also written there, for `make validate-openapi`.
+    let router = CollectorRouter(collector: collector, capture: RequestCapture.fromEnvironment(), log: emit)
     signal(SIGPIPE, SIG_IGN)
     let server = LoopbackServer(port: o.port, onRefusal: router.refused) { router.handle($0) }
     let port: UInt16

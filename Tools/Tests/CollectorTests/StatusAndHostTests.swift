@@ -16,6 +16,10 @@
 //   API11  IngestionStatus (what `collector status` runs) against a live collector: events
 //          (exit 0, the setup events named), an app with none (exit 1), an unreachable URL
 //          and a server that is not a status API (exit 3).
+//   API12  with a RequestCapture (what TRACKER_CAPTURE_DIR turns on in `collector serve`), every
+//          Rocalytics API request the router answers is written for `make validate-openapi`:
+//          method, URL with its query, headers without Host and Content-Length, the body as JSON
+//          (a body that is not JSON as text), and the answer; other routes are not written.
 import Foundation
 import Testing
 import TrackerCore
@@ -254,5 +258,45 @@ func trackHeaders(app: String, roca: String = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5
         #expect(IngestionStatus.report(notAnAPI, base: "http://x", app: "a").exitCode == 3)
         #expect(IngestionStatus.parse(status: 200, body: Array(#"{"status":"ok"}"#.utf8)) != .noEvents)
         #expect(IngestionStatus.url(base: "http://h/", app: "a b&c") == "http://h/functions/v1/status?app=a%20b%26c")
+    }
+
+    @Test func API12_captureWritesEveryRocalyticsRequestWithItsAnswer() throws {
+        let folder = NSTemporaryDirectory() + "collector-api12-\(IDs.uuidV4())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let capture = RequestCapture(directory: folder)
+        #expect(capture.folder == folder + "/rocalytics-openapi")
+        let router = CollectorRouter(collector: try Fixtures.collector(), capture: capture, log: { _ in })
+        var headers = trackHeaders(app: "com.example.app")
+        headers += [("Host", "127.0.0.1:8787"), ("Content-Length", "99")]
+        _ = router.handle(HTTPServerRequest(method: "POST", path: "/functions/v1/track", headers: headers, body: trackBody("install")))
+        _ = router.handle(HTTPServerRequest(method: "GET", path: "/functions/v1/status", query: "app=com.example.app"))
+        _ = router.handle(HTTPServerRequest(method: "POST", path: "/install", headers: headers))
+        _ = router.handle(HTTPServerRequest(method: "POST", path: "/functions/v1/identify", body: Array("not json".utf8)))
+        // Not Rocalytics API routes: not written.
+        _ = router.handle(HTTPServerRequest(method: "POST", path: "/v1/onboarding-runs", body: Array("{}".utf8)))
+        _ = router.handle(HTTPServerRequest(method: "GET", path: "/api/requests"))
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: capture.folder).sorted {
+            $0.split(separator: "-").last.flatMap { Int($0.dropLast(5)) } ?? 0 < $1.split(separator: "-").last.flatMap {
+                Int($0.dropLast(5))
+            } ?? 0
+        }
+        #expect(files.count == 4)
+        let captured = try files.map { try WireJSON.decode(ContractExamples.bytes(capture.folder + "/" + $0)) }
+        #expect(
+            captured.map { $0["url"]?.stringValue } == [
+                "/functions/v1/track", "/functions/v1/status?app=com.example.app", "/install", "/functions/v1/identify",
+            ])
+        let track = try #require(captured.first)
+        #expect(track["method"] == "POST")
+        #expect(
+            track["headers"]?.arrayValue?.compactMap { $0.arrayValue?.first?.stringValue } == [
+                "X-Roca-ID", "X-Application-ID", "X-Platform", "Content-Type",
+            ])
+        #expect(track["body"] == (try WireJSON.decode(trackBody("install"))))
+        #expect(track["response"]?["status"]?.intValue == 200)
+        #expect(captured[1]["response"]?["body"]?["application_id"] == "com.example.app")
+        #expect(captured[2]["body"] == .null)
+        #expect(captured[3]["body"] == .null && captured[3]["body_text"] == "not json")
     }
 }

@@ -235,7 +235,7 @@ func demo(
 
         let transport = CurlTransport()
         let roca = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"
-        // Valid requests of the API's published description.
+        // Valid requests of the published description (make validate-openapi checks the captured ones).
         let events = [
             ("install", "install", #"{"install_time":"2026-01-10T07:59:00.000Z"}"#),
             (
