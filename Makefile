@@ -9,12 +9,12 @@ CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated check-no-foundation validate-payloads demo bench collector release test-release generate check-readme check-apple docs lint format test-tsan test-soak test-reliability \
+.PHONY: help deps deps-browser curl-apple test-all test-packages test-integration check-generated check-no-foundation validate-payloads validate-openapi demo bench collector release test-release generate check-readme check-apple docs lint format test-tsan test-soak test-reliability \
         $(addprefix test-,$(shell echo $(PACKAGES) | tr A-Z a-z)) test-tools test-browser
 
 help:
 	@echo "make demo              run the demo (the README's main job)"
-	@echo "make test-all          every package's tests, generator drift checks, payload validation, docs"
+	@echo "make test-all          every package's tests, generator drift checks, payload and OpenAPI validation, docs"
 	@echo "make test-<package>    one package: test-core test-onboarding test-paywall test-rocalyticsclient test-score"
 	@echo "make test-tsan         every package's tests under ThreadSanitizer"
 	@echo "make test-integration  the integrations an app wires, end to end (Integration/)"
@@ -22,12 +22,13 @@ help:
 	@echo "make test-soak         the same suite with much longer crash and property loops (SOAK=1)"
 	@echo "make test-browser      the collector's web debugger in headless chromium (screenshots in out/)"
 	@echo "make collector         local ingest on 127.0.0.1:\$$PORT (default 8787), SQLite in \$$DB"
+	@echo "make validate-openapi  the captured Rocalytics API requests against the API's OpenAPI description"
 	@echo "make bench             benchmarks (release build), results in out/bench.json"
 	@echo "make docs              DocC documentation of every package, in out/docs/<Module>.doccarchive (fails on any DocC warning)"
 	@echo "make lint              swift format lint --strict over every package (make format rewrites in place)"
 	@echo "make check-no-foundation  fails when a Linux binary using only Core, Onboarding, Paywall or Score links Foundation"
 	@echo "make check-apple       Linux checks of what Apple builds would catch (API availability, extension safety, CI schemes, the example, curl-apple)"
-	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema; deps-browser: chromium, chromium-driver, selenium)"
+	@echo "make deps              install what is missing (libcurl and SQLite headers, Python jsonschema, pyyaml, openapi-schema-validator; deps-browser: chromium, chromium-driver, selenium)"
 	@echo "make curl-apple        (Mac) build Packages/Core/Artifacts/CTrackerLibcurl.xcframework"
 
 # On a Mac with Xcode: the static libcurl XCFramework the Apple builds link (Tools/curl-apple).
@@ -54,6 +55,7 @@ test-all: deps
 	@$(SWIFT) test --package-path Reliability $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory check-generated
 	@$(MAKE) --no-print-directory validate-payloads
+	@$(MAKE) --no-print-directory validate-openapi OPENAPI_REQUIRE=$(OPENAPI_REQUIRED_KINDS)
 	@$(MAKE) --no-print-directory check-readme
 	@$(MAKE) --no-print-directory check-no-foundation
 	@$(MAKE) --no-print-directory check-apple
@@ -172,20 +174,33 @@ validate-payloads:
 	@$(PYTHON) Tools/scripts/validate-payloads.py --self-test
 	@$(PYTHON) Tools/scripts/validate-payloads.py $(CAPTURE_DIR)
 
+# Validates every Rocalytics API request the tests captured (RocalyticsClient's replay tests, and
+# `collector serve` under the demo's tests) against the API's published OpenAPI description,
+# Packages/RocalyticsClient/Contracts/rocalytics-openapi.yaml; the self-test first shows the checker
+# accepts the reference client's requests and refuses broken ones. test-all requires the kinds its
+# suites send (OPENAPI_REQUIRED_KINDS), so that a capture that silently stopped fails.
+OPENAPI_REQUIRED_KINDS := identify,track:install,track:purchase,status
+OPENAPI_REQUIRE ?=
+validate-openapi:
+	@echo "== OpenAPI validation (Rocalytics API requests)"
+	@$(PYTHON) Tools/scripts/validate-openapi.py --self-test
+	@$(PYTHON) Tools/scripts/validate-openapi.py $(CAPTURE_DIR) $(if $(OPENAPI_REQUIRE),--require $(OPENAPI_REQUIRE),)
+
 # The README's main job. `make demo COLLECTOR=http://127.0.0.1:8787` sends to a collector that already runs.
 demo: deps
 	@$(SWIFT) build --package-path Tools --product collector
 	@$(SWIFT) build --package-path Tools --product sample-app
 	@$(SWIFT) build --package-path Tools --product demo
-	@Tools/.build/debug/demo $(if $(COLLECTOR),--collector $(COLLECTOR),)
+	@TRACKER_CAPTURE_DIR= Tools/.build/debug/demo $(if $(COLLECTOR),--collector $(COLLECTOR),)
 
-# The local collector: `make collector PORT=8787 DB=out/collector.sqlite` (loopback only).
+# The local collector: `make collector PORT=8787 DB=out/collector.sqlite` (loopback only). It and the
+# demo run without TRACKER_CAPTURE_DIR: a developer's session writes no request captures.
 PORT ?= 8787
 DB   ?= out/collector.sqlite
 collector: deps
 	@echo "web debugger: http://127.0.0.1:$(PORT)/ (open it in a browser; the collector is loopback only)"
 	@$(SWIFT) build --package-path Tools --product collector
-	Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
+	TRACKER_CAPTURE_DIR= Tools/.build/debug/collector serve --port $(PORT) --db $(DB)
 
 # The collector's web debugger in headless chromium (Selenium): live stream, rejections, funnels
 # equal to `collector report`, hostile payloads. Screenshots in out/.

@@ -65,8 +65,9 @@ let package = Package(
                 .product(name: "ScoreTracker", package: "Score"),
             ]
         ),
-        // Starts the collector and the sample app as child processes; reads the collector's API.
-        .executableTarget(name: "demo", dependencies: [.product(name: "TrackerCore", package: "Core")]),
+        // Starts the collector and the sample app as child processes; reads the collector's API
+        // (CollectorKit for the status answer's reading, the one `collector status` prints).
+        .executableTarget(name: "demo", dependencies: ["CollectorKit", .product(name: "TrackerCore", package: "Core")]),
         // The generators' tests: no Core dependency either (they run with a broken generated file).
         .testTarget(name: "CodegenTests", dependencies: ["codegen"]),
         .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),

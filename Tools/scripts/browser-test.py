@@ -8,9 +8,16 @@ runs the sample flows (the demo against that collector), and asserts on the DOM:
   W3  the funnel table's figures equal `collector report`'s;
   W4  the paywall, Score and Rocalytics views show the demo's traffic;
   W5  hostile content (script tags, attribute breakers, a 100 KB value) is shown literally, runs
-      nothing, adds no element, and the page stays responsive.
+      nothing, adds no element, and the page stays responsive;
+  W6  the Rocalytics view shows the ingestion status (GET /functions/v1/status) of the demo's app,
+      equal to the route's JSON;
+  W7  the page works opened at http://localhost:PORT/ too; a page at a name rebound to 127.0.0.1
+      reads no captured request (Host refused), and another origin's page posting a text/plain
+      event to the collector is refused with nothing stored (Origin refused).
 Saves screenshots under out/. Usage: browser-test.py [BIN_DIR] (default Tools/.build/debug).
 """
+import functools
+import http.server
 import json
 import os
 import re
@@ -18,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
@@ -34,9 +42,9 @@ OUT = os.path.join(ROOT, "out")
 EXAMPLE = os.path.join(ROOT, "Packages", "Core", "Contracts", "examples", "onboarding-run", "studio-1-mid-flow.json")
 
 
-def post(url, body):
+def post(url, body, headers=None):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status
@@ -47,6 +55,11 @@ def post(url, body):
 def get_json(url):
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.load(response)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
 
 
 def check(condition, message):
@@ -92,7 +105,8 @@ def main():
         base = re.search(r"http://[0-9.:]+", first).group(0)
         options = Options()
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1440,1000",
-                         "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+                         "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                         "--host-resolver-rules=MAP rebind.test 127.0.0.1"]:
             options.add_argument(argument)
         chromium = shutil.which("chromium")
         if chromium:
@@ -186,6 +200,13 @@ def main():
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.runs-table tbody tr"))
         check(table_rows(driver, "table.runs-table tbody tr")[0][-1] == "yes",
               "the Rocalytics view shows the completed run with its onboarding_completed")
+        # W6: the ingestion status of the demo's app, as GET /functions/v1/status answers it.
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.status-table tbody tr"))
+        status = get_json(base + "/functions/v1/status?app=com.example.sampleapp")
+        expected = [[e["name"], str(e["count"]), e["latest_received_at"]] for e in status["events"]]
+        check(table_rows(driver, "table.status-table tbody tr") == expected, "the Rocalytics view shows the status route's events")
+        check({"install", "onboarding_completed", "purchase"} <= {e["name"] for e in status["events"]},
+              "the demo's install, onboarding_completed and purchase are in the status")
         driver.save_screenshot(os.path.join(OUT, "collector-rocalytics.png"))
 
         # W5: hostile content.
@@ -200,12 +221,21 @@ def main():
             score_event("<img src=x onerror=window.__pwned=4>", {"note": script, "attr": breaker, "big": big})]}) == 200,
             "a Score batch with hostile strings and a 100 KB value is accepted")
         post(base + "/functions/v1/track", {"name": script, "deduplication_id": breaker, "properties": {}})
-        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.request-row")) == before + 4)
+        # A custom event of a hostile name from a hostile application id: both land in the status view.
+        check(post(base + "/functions/v1/track", {"name": script, "deduplication_id": breaker, "properties": {}, "custom_event": True},
+                   headers={"X-Application-ID": breaker, "X-Roca-ID": "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"}) == 200,
+              "a custom event with a hostile name and application id is accepted")
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.request-row")) == before + 5)
         stream = driver.find_element(By.ID, "stream-body").text
         check(script in stream and breaker in stream, "script tags and attribute breakers are shown literally in the stream")
         for view in ["score", "rocalytics", "paywalls", "live"]:
             driver.find_element(By.CSS_SELECTOR, f"nav button[data-view={view}]").click()
             time.sleep(0.3)
+        driver.find_element(By.CSS_SELECTOR, "nav button[data-view=rocalytics]").click()
+        wait.until(lambda d: breaker in d.find_element(By.ID, "rocalytics-content").text)
+        check(script in driver.find_element(By.ID, "rocalytics-content").text,
+              "the status view shows a hostile application id and event name literally")
+        driver.find_element(By.CSS_SELECTOR, "nav button[data-view=live]").click()
         score_text = driver.execute_script("return (await (await fetch('/api/score')).json()).names.map(n => n.name)")
         check("<img src=x onerror=window.__pwned=4>" in score_text, "the hostile event name is stored as sent")
         batch_id = driver.execute_script("return (await (await fetch('/api/requests?kind=score-batch')).json()).requests[0].id")
@@ -228,6 +258,42 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "nav button[data-view=live]").click()
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(OUT, "collector-debugger.png"))
+
+        # W7: the page at localhost works; a rebound name and another origin's page are refused.
+        port = base.rsplit(":", 1)[1]
+        local = base.replace("127.0.0.1", "localhost")
+        driver.get(local + "/")
+        wait.until(lambda d: "live" in d.find_element(By.ID, "live-status").text)
+        count = len(get_json(base + "/api/requests?limit=5000")["requests"])
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.request-row")) == count)
+        check(True, f"the page opened at {local}/ shows the {count} requests")
+        # DNS rebinding: the browser resolves rebind.test to 127.0.0.1 (--host-resolver-rules) and
+        # sends Host: rebind.test:PORT.
+        driver.get(f"http://rebind.test:{port}/api/requests")
+        text = driver.find_element(By.TAG_NAME, "body").text
+        check("Host is not the collector's own address" in text and "rocalytics-track" not in text,
+              "a page at a name rebound to 127.0.0.1 reads no captured request")
+        # Another origin's page (a plain server on another loopback port, no CSP of its own) posts a
+        # text/plain body, a request a browser sends without asking: refused, stored nowhere.
+        other_root = os.path.join(work, "other-origin")
+        os.makedirs(other_root)
+        with open(os.path.join(other_root, "index.html"), "w") as f:
+            f.write("<!doctype html><title>another origin</title><p>another origin</p>")
+        attacker = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=other_root))
+        threading.Thread(target=attacker.serve_forever, daemon=True).start()
+        try:
+            driver.get(f"http://127.0.0.1:{attacker.server_address[1]}/")
+            forged = json.dumps({"name": "install", "deduplication_id": "forged-install",
+                                 "properties": {"install_time": "2026-01-10T07:59:00.000Z"}})
+            outcome = driver.execute_script(
+                "return fetch(arguments[0] + '/functions/v1/track', {method: 'POST', mode: 'no-cors',"
+                " headers: {'Content-Type': 'text/plain'}, body: arguments[1]}).then(r => 'sent ' + r.type, e => 'failed ' + e.message)",
+                base, forged)
+        finally:
+            attacker.shutdown()
+        check(outcome == "sent opaque", f"another origin's page posted to {base} ({outcome})")
+        after = get_json(base + "/api/requests?limit=5000")["requests"]
+        check(len(after) == count, "the cross-origin post was refused: nothing logged or stored")
         print("browser test: passed; screenshots in out/collector-*.png")
     finally:
         if driver is not None:

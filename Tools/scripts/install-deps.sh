@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what the build and tests need when it is missing: libcurl headers (Debian
-# libcurl4-openssl-dev), SQLite headers, shellcheck (make check-apple) and Python's jsonschema;
+# libcurl4-openssl-dev), SQLite headers, shellcheck (make check-apple), Python's jsonschema, and
+# Python's pyyaml and openapi-schema-validator (make validate-openapi);
 # with --browser also Debian's chromium and chromium-driver and Python's selenium (the
 # collector's browser test). Safe to run repeatedly: nothing is installed when everything is
 # there. `apt-get update` runs first whenever something is missing.
@@ -24,11 +25,14 @@ if [ -n "$need_apt" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need_apt >/dev/null
 fi
 PY=${PYTHON:-python3}
-modules="jsonschema"
-[ -n "$browser" ] && modules="$modules selenium"
-for module in $modules; do
+# import name:PyPI name
+modules="jsonschema:jsonschema yaml:pyyaml openapi_schema_validator:openapi-schema-validator"
+[ -n "$browser" ] && modules="$modules selenium:selenium"
+for pair in $modules; do
+  module=${pair%%:*}
+  package=${pair#*:}
   if ! $PY -c "import $module" >/dev/null 2>&1; then
-    echo "installing: $module (pip)"
-    $PY -m pip install -q $module || $PY -m pip install -q --break-system-packages $module
+    echo "installing: $package (pip)"
+    $PY -m pip install -q "$package" || $PY -m pip install -q --break-system-packages "$package"
   fi
 done

@@ -7,7 +7,9 @@ Usage: validate-payloads.py DIR
 DIR holds one folder per schema, named after the schema file: the files in DIR/<name>/ are
 validated against Packages/*/Contracts/<name>.schema.json (for example DIR/onboarding-run/ against
 Packages/Core/Contracts/onboarding-run.schema.json). Tests write these folders through
-TrackerCoreTestKit's PayloadCapture when TRACKER_CAPTURE_DIR is set.
+TrackerCoreTestKit's PayloadCapture when TRACKER_CAPTURE_DIR is set. A folder named after an
+OpenAPI description instead (Packages/*/Contracts/<name>.yaml, e.g. rocalytics-openapi) holds
+captured API requests: validate-openapi.py checks those, this script leaves them out.
 
 Prints the count per schema (captured and distinct) and every failure; exits 1 when a payload
 fails (or cannot be read, or has no schema), 0 otherwise. A missing or empty DIR is not an error:
@@ -45,6 +47,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def find_schema(name):
     hits = sorted(glob.glob(os.path.join(REPO, "Packages", "*", "Contracts", name + ".schema.json")))
     return hits[0] if hits else None
+
+
+def is_openapi_folder(name):
+    return bool(glob.glob(os.path.join(REPO, "Packages", "*", "Contracts", name + ".yaml")))
 
 
 def uses_unevaluated(node):
@@ -150,6 +156,9 @@ def main(argv):
         return 2
     root = argv[1]
     folders = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))) if os.path.isdir(root) else []
+    for name in [d for d in folders if is_openapi_folder(d)]:
+        print(f"{name}: API requests, validated by validate-openapi.py")
+    folders = [d for d in folders if not is_openapi_folder(d)]
     payload_count = sum(len(glob.glob(os.path.join(root, d, "*.json"))) for d in folders)
     if payload_count == 0:
         print(f"validate-payloads: no captured payloads in {root}; nothing to validate")

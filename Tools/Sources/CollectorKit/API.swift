@@ -10,6 +10,30 @@ public struct CollectorAPI: Sendable {
     /// Creates the API over `collector`.
     public init(collector: Collector) { self.collector = collector }
 
+    /// The Rocalytics API's status route, served in the published description's shape.
+    public static let statusPath = "/functions/v1/status"
+
+    /// `GET /functions/v1/status?app=BUNDLE_ID`, as the Rocalytics API's published description
+    /// gives it: `{"application_id":…,"events":[{"name":…,"count":…,"latest_received_at":…}]}`
+    /// from the accepted track events that application sent (its `X-Application-ID`), by name;
+    /// `events` is empty when it sent none. A missing or empty `app` gets 400.
+    public func status(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        guard let app = request.queryValue("app"), !app.isEmpty else {
+            return HTTPServerResponse(status: 400, body: WireJSON.encode(["error": "missing or empty app query parameter"]))
+        }
+        do {
+            let events = try collector.ingestionStatus(application: app).map { e -> JSONValue in
+                [
+                    "name": .string(e.name), "count": .number(Double(e.count)),
+                    "latest_received_at": .string(Timestamp.format(ms: e.latestReceivedAtMs)),
+                ]
+            }
+            return json(["application_id": .string(app), "events": .array(events)])
+        } catch {
+            return HTTPServerResponse(status: 500, body: WireJSON.encode(["error": .string("\(error)")]))
+        }
+    }
+
     /// The answer to a `GET /api/…` request, or `nil` when no API route matches.
     public func answer(_ request: HTTPServerRequest) -> HTTPServerResponse? {
         do {
@@ -42,7 +66,10 @@ public struct CollectorAPI: Sendable {
                 var records: [RequestRecord] = []
                 for kind in kinds { records += try collector.requests(kind: kind) }
                 records.sort { $0.id < $1.id }
-                return json(CollectorViews.rocalytics(runs: try collector.storedRuns(), requests: records))
+                var view = CollectorViews.rocalytics(runs: try collector.storedRuns(), requests: records).objectValue ?? JSONObject()
+                // The applications whose track events the status route counts (the page asks it for each).
+                view["applications"] = .array(try collector.rocalyticsApplications().map(JSONValue.string))
+                return json(.object(view))
             case "/api/report":
                 let funnels = try collector.funnels()
                 let text = funnels.isEmpty ? "no onboarding runs stored" : funnels.map { $0.rendered() }.joined(separator: "\n\n")

@@ -406,8 +406,11 @@ public final class Collector: Sendable {
 
     /// Records a Rocalytics API call other than the two contract endpoints (identify, track,
     /// demand-score, install ping, pre-v1 onboarding-response) and answers it as the real API
-    /// would, so that the client proceeds.
-    public func ingestRocalytics(endpoint: String, body: [UInt8], path: String, receivedAtMs: Int64? = nil) -> Verdict {
+    /// would, so that the client proceeds. `application` is the request's `X-Application-ID`: an
+    /// accepted track event is counted under it by ``ingestionStatus(application:)``.
+    public func ingestRocalytics(
+        endpoint: String, body: [UInt8], path: String, receivedAtMs: Int64? = nil, application: String? = nil
+    ) -> Verdict {
         let now = receivedAtMs ?? clock.nowMs()
         let kind = "rocalytics-\(endpoint)"
         let value = body.isEmpty ? nil : try? WireJSON.decode(body)
@@ -445,7 +448,9 @@ public final class Collector: Sendable {
         }
         let result: Verdict = store.withLock { store in
             do {
-                try store.saveRocalyticsEvent(endpoint: endpoint, name: name, body: stored, receivedAtMs: now)
+                try store.saveRocalyticsEvent(
+                    endpoint: endpoint, name: name, body: stored, receivedAtMs: now, application: application,
+                    deduplicationId: value?["deduplication_id"]?.stringValue)
                 return Verdict(kind: kind, outcome: .accepted, subject: name, bodyOverride: answer)
             } catch {
                 return Verdict(kind: kind, outcome: .rejected, reason: "storage error", httpStatus: 500)
@@ -476,6 +481,16 @@ public final class Collector: Sendable {
     public func storedScoreEvents() throws -> [(id: String, type: String, name: String, body: String, receivedAtMs: Int64)] {
         try store.withLock { try $0.allScoreEvents() }
     }
+
+    /// The accepted Rocalytics track events of `application` (its `X-Application-ID`): per event
+    /// name, how many (distinct deduplication ids: a retry counts once) and when the latest was
+    /// received, by name. What `GET /functions/v1/status` answers.
+    public func ingestionStatus(application: String) throws -> [IngestedEventCount] {
+        try store.withLock { try $0.trackCounts(application: application) }
+    }
+
+    /// Every application id (`X-Application-ID`) that sent an accepted track event, by id.
+    public func rocalyticsApplications() throws -> [String] { try store.withLock { try $0.trackApplications() } }
 
     /// Number of stored Score events.
     public func scoreEventCount() throws -> Int { try store.withLock { try $0.countScoreEvents() } }

@@ -44,6 +44,23 @@ public struct StoredPresentation: Sendable, Equatable {
     public var lastReceivedAtMs: Int64
 }
 
+/// How many track events of one name an application sent, and when the latest arrived.
+public struct IngestedEventCount: Sendable, Equatable {
+    /// The event name (`install`, `onboarding_completed`, `purchase`, a custom event's name, …).
+    public var name: String
+    /// Accepted events of that name.
+    public var count: Int
+    /// Server receive time of the latest one (epoch ms).
+    public var latestReceivedAtMs: Int64
+
+    /// Creates a count.
+    public init(name: String, count: Int, latestReceivedAtMs: Int64) {
+        self.name = name
+        self.count = count
+        self.latestReceivedAtMs = latestReceivedAtMs
+    }
+}
+
 /// One line of the verdict log.
 public struct VerdictRecord: Sendable, Equatable {
     /// Server receive time (epoch ms).
@@ -180,6 +197,14 @@ final class CollectorStore {
                 kind TEXT NOT NULL, subject TEXT, seq INTEGER, outcome TEXT NOT NULL, reason TEXT);
             """
         )
+        // The sending application of a Rocalytics call (its X-Application-ID) and a track event's
+        // deduplication_id, added for the status endpoint: a database written before gets the
+        // columns, and its earlier rows count nowhere.
+        let columns = try db.query("PRAGMA table_info(rocalytics_events)").compactMap { $0.count > 1 ? $0[1].text : nil }
+        for column in ["application_id", "deduplication_id"] where !columns.contains(column) {
+            try db.execute("ALTER TABLE rocalytics_events ADD COLUMN \(column) TEXT")
+        }
+        try db.execute("CREATE INDEX IF NOT EXISTS rocalytics_events_app ON rocalytics_events (application_id, endpoint, name)")
     }
 
     // MARK: onboarding runs
@@ -283,11 +308,32 @@ final class CollectorStore {
         return try db.query("SELECT changes()").first?.first?.int == 1
     }
 
-    func saveRocalyticsEvent(endpoint: String, name: String?, body: String?, receivedAtMs: Int64) throws(SQLiteError) {
+    func saveRocalyticsEvent(
+        endpoint: String, name: String?, body: String?, receivedAtMs: Int64, application: String?, deduplicationId: String?
+    ) throws(SQLiteError) {
         try db.query(
-            "INSERT INTO rocalytics_events (endpoint, name, body, received_at) VALUES (?,?,?,?)",
-            [.text(endpoint), name.map(SQLValue.text) ?? .null, body.map(SQLValue.text) ?? .null, .int(receivedAtMs)]
+            "INSERT INTO rocalytics_events (endpoint, name, body, received_at, application_id, deduplication_id) VALUES (?,?,?,?,?,?)",
+            [
+                .text(endpoint), name.map(SQLValue.text) ?? .null, body.map(SQLValue.text) ?? .null, .int(receivedAtMs),
+                application.map(SQLValue.text) ?? .null, deduplicationId.map(SQLValue.text) ?? .null,
+            ]
         )
+    }
+
+    /// The application ids of the accepted track events, by id.
+    func trackApplications() throws(SQLiteError) -> [String] {
+        try db.query(
+            "SELECT DISTINCT application_id FROM rocalytics_events WHERE endpoint = 'track' AND application_id IS NOT NULL ORDER BY application_id"
+        ).compactMap { $0.first?.text }
+    }
+
+    /// Accepted track events of `application` per name: how many distinct deduplication ids (a
+    /// retried event counts once) and the latest receive time, by name.
+    func trackCounts(application: String) throws(SQLiteError) -> [IngestedEventCount] {
+        try db.query(
+            "SELECT name, count(DISTINCT deduplication_id), max(received_at) FROM rocalytics_events WHERE endpoint = 'track' AND application_id = ? AND name IS NOT NULL GROUP BY name ORDER BY name",
+            [.text(application)]
+        ).map { IngestedEventCount(name: $0[0].text ?? "", count: Int($0[1].int ?? 0), latestReceivedAtMs: $0[2].int ?? 0) }
     }
 
     func countScoreEvents() throws(SQLiteError) -> Int {

@@ -19,14 +19,21 @@ public struct HTTPServerRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body (Content-Length bytes).
     public var body: [UInt8]
+    /// The port the request arrived on (set by ``LoopbackServer``; `nil` for a request a test
+    /// builds, which ``CollectorRouter`` then answers without the ``HostPolicy`` check).
+    public var localPort: UInt16?
 
     /// Creates a request (tests build them directly).
-    public init(method: String, path: String, query: String = "", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(
+        method: String, path: String, query: String = "", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+        localPort: UInt16? = nil
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.localPort = localPort
     }
 
     /// The first value of header `name` (case-insensitive).
@@ -265,7 +272,8 @@ public final class LoopbackServer: Sendable {
             }
             let body = Array(buffer[0..<length])
             buffer.removeFirst(length)
-            let request = HTTPServerRequest(method: String(requestLine[0]), path: target, query: query, headers: headers, body: body)
+            let request = HTTPServerRequest(
+                method: String(requestLine[0]), path: target, query: query, headers: headers, body: body, localPort: port)
             let answer = handler(request)
             if state.withLock({ $0.stopped }) { keepAlive = false }
             guard
@@ -333,6 +341,7 @@ public final class LoopbackServer: Sendable {
         case 100: "Continue"
         case 200: "OK"
         case 400: "Bad Request"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 411: "Length Required"

@@ -14,6 +14,7 @@ public struct CollectorRouter: Sendable {
         ("POST", "/functions/v1/track", "Rocalytics track (200; unknown names without custom_event: 400)"),
         ("POST", "/functions/v1/demand-score", "Rocalytics demand score (200 with a demand-score body)"),
         ("POST", "/install", "Rocalytics install ping (attribution base; 200)"),
+        ("GET", "/functions/v1/status", "Rocalytics ingestion status of ?app=BUNDLE_ID: count and latest time per event name"),
         ("POST", "/api/events", "Score batch (200; > 512 KiB: 413; invalid: 400)"),
         ("POST", "/api/identity/link-anonymous", "Score identity link (200)"),
         ("GET", "/", "the web debugger (live requests, payloads, funnels, paywalls, Score, Rocalytics)"),
@@ -31,10 +32,13 @@ public struct CollectorRouter: Sendable {
     public let collector: Collector
     /// Where verdict lines go (stdout in `collector serve`).
     public let log: @Sendable (String) -> Void
+    /// Where the Rocalytics API requests and their answers are written, when set (``RequestCapture``).
+    public let capture: RequestCapture?
 
-    /// Creates a router.
-    public init(collector: Collector, log: @escaping @Sendable (String) -> Void) {
+    /// Creates a router; `capture` writes every Rocalytics API request it answers.
+    public init(collector: Collector, capture: RequestCapture? = nil, log: @escaping @Sendable (String) -> Void) {
         self.collector = collector
+        self.capture = capture
         self.log = log
     }
 
@@ -57,9 +61,31 @@ public struct CollectorRouter: Sendable {
         log("path=\(path) kind=http outcome=rejected status=\(status) reason=\(Self.quoted(reason))")
     }
 
-    /// Handles one request.
+    /// Handles one request. A request the server received (``HTTPServerRequest/localPort`` set)
+    /// is first checked by ``HostPolicy``: another `Host`, or a browser `Origin` other than the
+    /// collector's page on a data route, gets 403 and is neither routed nor logged with its body.
     public func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let path = request.path
+        if let port = request.localPort {
+            let isPageFile = request.method == "GET" && Self.webAsset(path) != nil
+            if let reason = HostPolicy.refusal(of: request, port: port, checkOrigin: !isPageFile) {
+                log("path=\(path) kind=http outcome=rejected status=403 reason=\(Self.quoted(reason))")
+                return HTTPServerResponse(status: 403, body: WireJSON.encode(["error": .string(reason)]))
+            }
+        }
+        let response = route(request)
+        if let capture, RequestCapture.isRocalyticsRoute(path) { capture.record(request, response: response) }
+        return response
+    }
+
+    private func route(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let path = request.path
+        if path == CollectorAPI.statusPath {
+            guard request.method == "GET" else {
+                return HTTPServerResponse(status: 405, body: Array(#"{"error":"method not allowed"}"#.utf8))
+            }
+            return CollectorAPI(collector: collector).status(request)
+        }
         if request.method == "GET", path == "/health" {
             return HTTPServerResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
         }
@@ -99,7 +125,8 @@ public struct CollectorRouter: Sendable {
         case "/functions/v1/identify":
             verdict = collector.ingestRocalytics(endpoint: "identify", body: body, path: path)
         case "/functions/v1/track":
-            verdict = collector.ingestRocalytics(endpoint: "track", body: body, path: path)
+            verdict = collector.ingestRocalytics(
+                endpoint: "track", body: body, path: path, application: request.header("X-Application-ID"))
         case "/functions/v1/demand-score":
             verdict = collector.ingestRocalytics(endpoint: "demand-score", body: body, path: path)
         case "/install":

@@ -442,6 +442,23 @@ public enum WebAssets {
             box.appendChild(list);
             root.appendChild(box);
           }
+          // The Rocalytics API's status route, asked for each application that sent a track event:
+          // the check a developer runs after setup (install, onboarding_completed, purchase arriving).
+          root.appendChild(el("h3", "", "Ingestion status (GET /functions/v1/status?app=…)"));
+          if (!data.applications.length) root.appendChild(el("p", "hint", "No track event received yet: no application to show."));
+          for (const app of data.applications) {
+            const status = await getJSON("/functions/v1/status?app=" + encodeURIComponent(app));
+            const box = el("section", "app-status", el("h4", "", "application " + short(status.application_id)));
+            const table = el("table", "status-table", el("thead", "", el("tr", "", ...["Event", "Count", "Latest received"].map(h => el("th", "", h)))));
+            const tbody = el("tbody", "");
+            for (const e of status.events) tbody.appendChild(el("tr", "", el("td", "", short(e.name)), el("td", "", e.count), el("td", "", e.latest_received_at)));
+            table.appendChild(tbody);
+            box.appendChild(table);
+            const names = status.events.map(e => e.name);
+            const missing = ["install", "onboarding_completed", "purchase"].filter(n => !names.includes(n));
+            if (missing.length) box.appendChild(el("p", "hint", "not received yet: " + missing.join(", ")));
+            root.appendChild(box);
+          }
           root.appendChild(el("h3", "", "Completed onboarding runs"));
           const table = el("table", "runs-table", el("thead", "", el("tr", "", ...["Run", "Roca id", "Onboarding", "Completed", "onboarding_completed sent"].map(h => el("th", "", h)))));
           const tbody = el("tbody", "");

@@ -16,11 +16,18 @@ let usage = """
           "listening on http://127.0.0.1:PORT"; then one line per request:
           path=… kind=… id=… seq=… outcome=… status=… [reason="…"] [note="…"]
           --exit-with-parent stops the server when the process that started it ends.
+          With TRACKER_CAPTURE_DIR set (the Makefile's test runs), every Rocalytics API request
+          is also written to $TRACKER_CAPTURE_DIR/rocalytics-openapi/ for make validate-openapi.
       collector report [--db PATH] [--now TIMESTAMP] [--include-drafts]
           Funnel of each onboarding key and version (contract section 13), as of now (or TIMESTAMP,
           e.g. 2026-01-12T00:00:00.000Z). Version-conflict runs are left out; drafts unless asked.
       collector verdicts [--db PATH] [--log]
           Stored verdict counts per kind and outcome (--log: every verdict line).
+      collector status --app BUNDLE_ID [--base-url URL]
+          Asks URL (default http://127.0.0.1:8787, this collector; or the Rocalytics API,
+          https://rocalytics-api.rocapine.io) for GET /functions/v1/status?app=BUNDLE_ID: the
+          events it received from that app, count and latest time per name. Exits 0 when events
+          arrived, 1 when the app sent none, 3 when URL is unreachable or is not a status API.
 
     OPTIONS
       --db PATH         SQLite file (default out/collector.sqlite; ":memory:" keeps nothing)
@@ -74,6 +81,8 @@ struct Options {
     var includeDrafts = false
     var log = false
     var exitWithParent = false
+    var app: String?
+    var baseURL = "http://127.0.0.1:8787"
 }
 
 func parse(_ args: ArraySlice<String>) -> Options {
@@ -97,6 +106,8 @@ func parse(_ args: ArraySlice<String>) -> Options {
         case "--include-drafts": o.includeDrafts = true
         case "--log": o.log = true
         case "--exit-with-parent": o.exitWithParent = true
+        case "--app": o.app = value()
+        case "--base-url": o.baseURL = value()
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -142,7 +153,9 @@ case "serve":
     // The database keeps every body as received (payload data): owner-only files (0600 in 0700).
     umask(0o077)
     let collector = open(o)
-    let router = CollectorRouter(collector: collector, log: emit)
+    // TRACKER_CAPTURE_DIR (set by the Makefile during tests): the Rocalytics API requests are
+    // also written there, for `make validate-openapi`.
+    let router = CollectorRouter(collector: collector, capture: RequestCapture.fromEnvironment(), log: emit)
     signal(SIGPIPE, SIG_IGN)
     let server = LoopbackServer(port: o.port, onRefusal: router.refused) { router.handle($0) }
     let port: UInt16
@@ -181,6 +194,22 @@ case "verdicts":
             for c in counts { print("\(c.kind) \(c.outcome) \(c.count)") }
         }
     } catch { fail("\(error)") }
+case "status":
+    let o = parse(arguments.dropFirst())
+    guard let app = o.app, !app.isEmpty else { fail("status needs --app BUNDLE_ID") }
+    let base = o.baseURL
+    let answer = Mutex<(text: String, exitCode: Int32)?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    // Detached: top-level code runs on the main actor, and the main thread waits below.
+    Task.detached {
+        let status = await IngestionStatus.fetch(base: base, app: app, transport: CurlTransport())
+        answer.withLock { $0 = IngestionStatus.report(status, base: base, app: app) }
+        done.signal()
+    }
+    done.wait()
+    let (text, code) = answer.withLock { $0 } ?? ("no answer", 3)
+    print(text)
+    exit(code)
 default:
     fail("unknown command \(command)\n\n\(usage)")
 }

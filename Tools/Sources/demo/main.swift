@@ -2,7 +2,9 @@
 // run as a real process against the local collector, SIGKILLed mid-onboarding, relaunched on the
 // same data folder to resume and finish; then the collector's verdicts, the Score events it
 // received again after acknowledging them, and the onboarding funnel, read back through the
-// collector's HTTP API (`GET /api/requests`, `GET /api/score`, `GET /api/report`).
+// collector's HTTP API (`GET /api/requests`, `GET /api/score`, `GET /api/report`); last, the
+// Rocalytics ingestion status of the sample app (`GET /functions/v1/status?app=…`, what
+// `collector status` prints), which must list install, onboarding_completed and purchase.
 //
 //   demo [--collector URL]
 //
@@ -15,8 +17,12 @@
 // The app is killed only after its flush returned, and `flush()` returns once the delivered
 // events' removal is in the queue log: a duplicate is a defect, never the kill's timing.
 // DEMO_PAUSE_AT_KILL=1 makes it wait at the kill point (a test interrupts it there).
+import CollectorKit
 import Foundation
 import TrackerCore
+
+/// The sample app's bundle id (its `X-Application-ID`, `Tools/Sources/sample-app/SamplePlatform.swift`).
+let sampleAppBundleId = "com.example.sampleapp"
 
 /// Writes to stdout at once (no buffering): a reader sees each line as it is printed, and a
 /// signal's exit loses nothing.
@@ -139,6 +145,7 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
     if status != 0 { failures.append("the relaunched sample app \(status.map { "exited with \($0)" } ?? "did not finish")") }
 
     if noRequestLog != nil {
+        await printStatus(base)
         out("")
         for f in failures { out("demo: FAILED: \(f)") }
         guard failures.isEmpty else { return 1 }
@@ -167,6 +174,14 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
     out("\n== onboarding funnel (\(base)/api/report, the same as `collector report`)")
     out(String(decoding: try await get(base + "/api/report"), as: UTF8.self), terminator: "")
 
+    let ingestion = await printStatus(base)
+    if case .events(let events) = ingestion {
+        let missing = IngestionStatus.setupEvents.filter { name in !events.contains { $0.name == name } }
+        if !missing.isEmpty { failures.append("the status lists no \(missing.joined(separator: ", "))") }
+    } else {
+        failures.append("the collector's status of \(sampleAppBundleId) lists no event")
+    }
+
     out("")
     for f in failures { out("demo: FAILED: \(f)") }
     if rejected.isEmpty && failures.isEmpty {
@@ -175,6 +190,15 @@ func runDemo(givenCollector: String?) async throws -> Int32 {
     }
     if !rejected.isEmpty { out("demo: \(rejected.count) of \(records.count) requests rejected") }
     return 1
+}
+
+/// Prints the Rocalytics ingestion status of the sample app at `base`, as `collector status` does.
+@discardableResult
+func printStatus(_ base: String) async -> IngestionStatus.Answer {
+    out("\n== ingestion status (\(IngestionStatus.url(base: base, app: sampleAppBundleId)), as `collector status` prints it)")
+    let answer = await IngestionStatus.fetch(base: base, app: sampleAppBundleId, transport: transport)
+    for line in IngestionStatus.report(answer, base: base, app: sampleAppBundleId).text.split(separator: "\n") { out("   \(line)") }
+    return answer
 }
 
 Cleanup.shared.installSignalHandlers()

@@ -12,6 +12,11 @@
 //   DM5  the demo against a plain ingest that speaks the contracts and has none of the
 //        collector's API (every GET 404): the app runs, the demo exits 0 without verdicts, and
 //        the ingest received every Score event once.
+//   DM6  `collector status` (issue 39): against a running collector, an app that sent nothing
+//        (exit 1, said so), the same app after its install and purchase (exit 0, the events
+//        listed, onboarding_completed named as missing), and an unreachable URL (exit 3).
+//        DM1 also checks that the demo ends with the sample app's status, all three setup
+//        events arrived.
 // DM1 and DM5 fail on any Score event delivered twice: the app is killed after its flush
 // returned, and a flush returns once its delivered events' removal is stored (issue 28).
 import CollectorKit
@@ -198,6 +203,72 @@ func demo(
         #expect(try store.scoreEventCount() == 6)
         #expect(try store.requests().allSatisfy { $0.outcome != "rejected" })
         #expect(output.contains("no Score event delivered twice"))
+        // The demo ends with the sample app's ingestion status, read from the status route.
+        let status = try #require(output.range(of: "== ingestion status"))
+        let tail = output[status.lowerBound...]
+        #expect(tail.contains("events received for com.example.sampleapp at"))
+        for name in ["install", "onboarding_completed", "purchase", "tutorial_finished"] {
+            #expect(tail.contains("\n     \(name) "), "the status lists \(name):\n\(tail)")
+        }
+        #expect(tail.contains("install, onboarding_completed and purchase are all arriving."))
+    }
+
+    @Test func DM6_collectorStatusCommand_noEventsThenEventsThenUnreachable() async throws {
+        let folder = NSTemporaryDirectory() + "status-test-\(IDs.uuidV4())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try Spawned("collector", ["serve", "--port", "0", "--db", folder + "/collector.sqlite", "--exit-with-parent"])
+        defer {
+            kill(server.process.processIdentifier, SIGTERM)
+            server.process.waitUntilExit()
+        }
+        let listening = try #require(server.readUntil("listening on"))
+        let base = String(listening[try #require(listening.range(of: "http://")).lowerBound...])
+
+        // Each `collector status` run is bounded (timeout exits 124): a hung command fails here.
+        func status(_ arguments: [String]) throws -> Spawned {
+            try Spawned("/usr/bin/timeout", ["60", binDirectory + "/collector", "status"] + arguments)
+        }
+        var run = try status(["--app", "com.example.app", "--base-url", base])
+        #expect(run.finish() == 1)
+        #expect(run.output.hasPrefix("no events received for com.example.app at \(base)"), "\(run.output)")
+
+        let transport = CurlTransport()
+        let roca = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"
+        // Valid requests of the published description (make validate-openapi checks the captured ones).
+        let events = [
+            ("install", "install", #"{"install_time":"2026-01-10T07:59:00.000Z"}"#),
+            (
+                "purchase", "purchase-2000000841136630",
+                #"{"is_trial":false,"original_transaction_identifier":"2000000841136630","price":9.99,"currency_code":"EUR"}"#
+            ),
+        ]
+        for (name, dedup, properties) in events {
+            let body = #"{"name":"\#(name)","deduplication_id":"\#(roca)-\#(dedup)","properties":\#(properties)}"#
+            let response = try await transport.send(
+                HTTPRequest(
+                    url: base + "/functions/v1/track", method: "POST",
+                    headers: [
+                        HTTPHeader("Content-Type", "application/json"), HTTPHeader("X-Roca-ID", roca),
+                        HTTPHeader("X-Application-ID", "com.example.app"), HTTPHeader("X-Platform", "ios"),
+                    ],
+                    body: Array(body.utf8), timeoutMs: 10_000))
+            #expect(response.status == 200)
+        }
+        run = try status(["--app", "com.example.app", "--base-url", base + "/"])
+        #expect(run.finish() == 0)
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "events received for com.example.app at \(base)/:")
+        #expect(lines.dropFirst().first?.hasPrefix("  install        1  latest 20") == true, "\(run.output)")
+        #expect(lines.dropFirst(2).first?.hasPrefix("  purchase       1  latest 20") == true, "\(run.output)")
+        #expect(lines.last == "not received yet: onboarding_completed")
+
+        run = try status(["--app", "com.example.app", "--base-url", "http://127.0.0.1:9"])
+        #expect(run.finish() == 3)
+        #expect(run.output.hasPrefix("cannot reach http://127.0.0.1:9/functions/v1/status?app=com.example.app"), "\(run.output)")
+
+        run = try status(["--base-url", base])
+        #expect(run.finish() == 2)
     }
 
     @Test func DM5_plainIngestWithoutTheCollectorAPI_appRunsAndEveryEventArrivesOnce() throws {

@@ -7,7 +7,9 @@ import TrackerCoreTestKit
 
 /// Replays every scenario of the reference fixture (rocalytics-client.md §15) with the install
 /// ping off and compares every URL, method, header and body: any difference, extra or missing
-/// request fails.
+/// request fails. Every request sent is also captured (when `TRACKER_CAPTURE_DIR` is set) for
+/// `make validate-openapi`, which checks it against the API's published description
+/// (`Contracts/rocalytics-openapi.yaml`).
 @Suite struct ReferenceReplayTests {
     static let fixturePath = PackagePaths.packageRoot(#filePath) + "/Tests/RocalyticsClientTests/Fixtures/rocalytics-reference.json"
     static let fixtureBytes: [UInt8] = Array(FileManager.default.contents(atPath: fixturePath) ?? Data())
@@ -125,6 +127,7 @@ import TrackerCoreTestKit
             }
         }
         await client.ready()
+        for request in transport.requests { Self.capture(request) }
 
         // Outcomes.
         let returned = scenario["returned"]?.arrayValue ?? []
@@ -168,6 +171,21 @@ import TrackerCoreTestKit
         }
         #expect(log.all.isEmpty, "no diagnostics: \(log.codes)", sourceLocation: sourceLocation)
         return Run(client: client, store: store, transport: transport)
+    }
+
+    /// The capture folder of the OpenAPI description (`Tools/scripts/validate-openapi.py`).
+    static let openAPIRequests = CapturedSchema(name: "rocalytics-openapi")
+
+    /// Writes `request` as `{"method","url","headers":[[name,value]],"body"}` for `make validate-openapi`.
+    static func capture(_ request: HTTPRequest) {
+        guard PayloadCapture.directory != nil else { return }
+        let body: JSONValue = request.body.flatMap { try? WireJSON.decode($0) } ?? .null
+        let text: JSONValue = request.body.map { body.isNull ? .string(String(decoding: $0, as: UTF8.self)) : .null } ?? .null
+        let capture: JSONValue = [
+            "method": .string(request.method), "url": .string(request.url),
+            "headers": .array(request.headers.map { [.string($0.name), .string($0.value)] }), "body": body, "body_text": text,
+        ]
+        PayloadCapture.record(WireJSON.encode(capture), schema: openAPIRequests)
     }
 
     func purchaseParams(_ o: JSONValue) throws -> TrackPurchaseParams {
