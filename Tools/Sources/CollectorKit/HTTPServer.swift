@@ -245,6 +245,15 @@ public final class LoopbackServer: Sendable {
             let version = String(requestLine[2])
             let connectionHeader = header("Connection")?.lowercased() ?? ""
             var keepAlive = version == "HTTP/1.1" ? !connectionHeader.contains("close") : connectionHeader.contains("keep-alive")
+            // The Host/Origin check comes before the refusals below, which are recorded: a page on
+            // another site must not get a row into the debugger's log either.
+            let declaredLength = Int(header("Content-Length") ?? "0") ?? -1
+            let refusedBelow = header("Transfer-Encoding") != nil || declaredLength < 0 || declaredLength > maxBodyBytes
+            let requestHead = HTTPServerRequest(method: String(requestLine[0]), path: target, query: query, headers: headers)
+            if refusedBelow, HostPolicy.refusal(of: requestHead, port: port, checkOrigin: true) != nil {
+                _ = write(fd, response(403, #"{"error":"Host or Origin is not the collector's own"}"#, close: true))
+                return
+            }
             if header("Transfer-Encoding") != nil {
                 onRefusal(target, 411, "chunked body")
                 _ = write(fd, response(411, #"{"error":"chunked bodies are not supported: send Content-Length"}"#, close: true))

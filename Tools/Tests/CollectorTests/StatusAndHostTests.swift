@@ -128,6 +128,15 @@ func trackHeaders(app: String, roca: String = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5
             (status, _, _) = try client.send("GET", "/app.js", headers: [origin])
             #expect(status == 200)
         }
+        // Refused before its body is read (a chunked body): 403 too, and not logged either.
+        for origin in foreign {
+            let (status, _, _) = try RawClient(port: port).send(
+                "POST", "/functions/v1/track", headers: [origin, "Transfer-Encoding: chunked"])
+            #expect(status == 403, "\(origin) gets a refusal logged")
+        }
+        let (chunked, _, _) = try RawClient(port: port).send(
+            "POST", "/functions/v1/track", headers: ["Transfer-Encoding: chunked"], host: "evil.example:\(port)")
+        #expect(chunked == 403, "another Host gets a refusal logged")
         #expect(try served.collector.requests().isEmpty, "nothing a foreign origin sent was logged")
         // The page's own origin (the Host it was opened at) and no Origin at all are answered.
         var (status, _, _) = try client.send("GET", "/api/requests", headers: ["Origin: http://127.0.0.1:\(port)"])

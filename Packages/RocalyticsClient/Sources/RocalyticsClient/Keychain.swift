@@ -33,10 +33,11 @@
 // - write: into the group (updated in place when present);
 // - a new identity is added only when the group has none (`addValueIfAbsent`): when another
 //   process (the app and a widget launching together) added one first, its value is adopted, so
-//   both send under one id and only one `install` is tracked;
-// - a group missing from the entitlements (`SecItemAdd` answers errSecMissingEntitlement, while
-//   `SecItemCopyMatching` answers not-found): the process's own items, as without a group, and
-//   ``KeychainSecureStore/sharingUnavailable`` is set.
+//   both send under one id. The install flag is written only once `install` succeeded, so two
+//   processes starting together before either has sent it may both send it, under that one id;
+// - a group missing from the entitlements (any call naming it answers errSecMissingEntitlement,
+//   a search included: Apple's developer forums, thread 655285): the process's own items, as
+//   without a group, and ``KeychainSecureStore/sharingUnavailable`` is set.
 
 import Foundation
 import TrackerCore
@@ -265,6 +266,10 @@ public struct KeychainSecureStore: Sendable {
             guard let text = String(bytes: data, encoding: .utf8) else { throw RocalyticsSecureStoreError.undecodable }
             return text
         case KeychainStatus.itemNotFound: return nil
+        case KeychainStatus.missingEntitlement where group != nil:
+            // The group is not in the entitlements: unshared from now on, the process's own items.
+            unavailable.withLock { $0 = true }
+            return nil
         case KeychainStatus.interactionNotAllowed: throw RocalyticsSecureStoreError.locked
         default: throw RocalyticsSecureStoreError.keychain(status: status)
         }

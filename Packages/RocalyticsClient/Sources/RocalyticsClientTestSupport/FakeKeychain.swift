@@ -11,8 +11,9 @@ import TrackerCore
 /// access group entitlement (an item added with `agrp` is refused with `errSecMissingEntitlement`).
 /// ``process(defaultGroup:accessGroups:)`` gives processes sharing one keychain: each writes its
 /// items without `agrp` into its `defaultGroup`, may name only its groups, and finds items only
-/// there (a search without `agrp` covers all of them; a group it lacks answers not-found, as
-/// `SecItemCopyMatching` does).
+/// there (a search without `agrp` covers all of them). Naming a group it lacks answers
+/// `errSecMissingEntitlement` to every call, searches included, as a real device does (reported
+/// in Apple's developer forums, thread 655285).
 public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
     private struct State {
         var items: [KeychainQuery] = []
@@ -92,10 +93,18 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
         visible(item) && query.allSatisfy { k, v in KeychainKey.controlKeys.contains(k) || item[k] == v }
     }
 
+    /// Whether `query` names an access group this process is not entitled to (only processes
+    /// from ``process(defaultGroup:accessGroups:)`` have groups).
+    private func unentitled(_ query: KeychainQuery) -> Bool {
+        guard let g = group(of: query) else { return false }
+        return !groups.contains(g)
+    }
+
     public func copyMatching(_ query: KeychainQuery) -> (status: Int32, data: [UInt8]?) {
         state.withLock { s in
             s.queries.append(query)
             if s.locked { return (KeychainStatus.interactionNotAllowed, nil) }
+            if unentitled(query) { return (KeychainStatus.missingEntitlement, nil) }
             guard let item = s.items.first(where: { matches($0, query) }) else { return (KeychainStatus.itemNotFound, nil) }
             if case .data(let d)? = item[KeychainKey.valueData] { return (KeychainStatus.success, d) }
             return (KeychainStatus.success, nil)
@@ -125,6 +134,7 @@ public final class FakeKeychain: KeychainBackend, @unchecked Sendable {
     public func update(_ query: KeychainQuery, attributes: KeychainQuery) -> Int32 {
         state.withLock { s in
             if s.locked { return KeychainStatus.interactionNotAllowed }
+            if unentitled(query) { return KeychainStatus.missingEntitlement }
             var found = false
             for i in s.items.indices where matches(s.items[i], query) {
                 found = true
