@@ -69,10 +69,10 @@ public final class OnboardingRunTracker: Sendable {
     let sinkObject: AnyObject & Sendable
     let destination: String?
     let store: SerialStore?
-    /// Every write of the whole state goes through it: requests made while a write waits join
-    /// it, and a staged snapshot is handed over once the write after it finished (Core's
-    /// persist-before-send).
-    let persister: CoalescingPersister?
+    /// Core's snapshot outbox, write then send: every write of the whole state goes through it,
+    /// requests made while a write waits join it, and a staged snapshot is handed over once the
+    /// write after it finished, or `persistTimeoutMs` passed.
+    let persister: SnapshotOutbox?
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
     private let selfId = Locked<ObjectIdentifier?>(nil)
@@ -93,16 +93,18 @@ public final class OnboardingRunTracker: Sendable {
         destination = configuration.sink.destination
         let handlerBox = Locked<(@Sendable (String) -> Void)?>(nil)
         let landedBox = Locked<(@Sendable (Bool) -> Void)?>(nil)
+        // A timeout of 0 hands a snapshot over at once (the outbox reads `<= 0` as "no bound").
+        let timeoutMs = max(1, configuration.persistTimeoutMs)
         if let storage = configuration.storage {
             let observed = LandingObserverStorage(storage) { landedBox.value?($0) }
-            store = SerialStore(storage: observed, key: configuration.storageKey, scheduler: scheduler) { handlerBox.value?($0) }
+            persister = SnapshotOutbox(
+                storage: observed, key: configuration.storageKey, scheduler: scheduler,
+                policy: .writeThenSend(timeoutMs: timeoutMs), reportsEveryFailure: true
+            ) { handlerBox.value?($0) }
         } else {
-            store = nil
+            persister = nil
         }
-        // A timeout of 0 hands a snapshot over at once (the persister reads `<= 0` as "no bound").
-        let timeoutMs = max(1, configuration.persistTimeoutMs)
-        let sched = scheduler
-        persister = store.map { CoalescingPersister(store: $0, scheduler: sched, persistTimeoutMs: timeoutMs) }
+        store = persister?.store
         let me = ObjectIdentifier(self)
         selfId.withLock { $0 = me }
         handlerBox.withLock { $0 = { [weak self] message in self?.emit([Diagnostic(code: "storage", message: message)]) } }
@@ -614,7 +616,7 @@ public final class OnboardingRunTracker: Sendable {
         }
         if let persister {
             fx.run { [weak self] in
-                persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip }, handOver: handOver)
+                persister.request(compose: { [weak self] in OutboxWrite(self?.composeWrite() ?? .skip, records: nil) }, handOver: handOver)
             }
         } else {
             fx.run { handOver(.landed) }
@@ -642,7 +644,7 @@ public final class OnboardingRunTracker: Sendable {
     func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
         guard let persister, !s.run.disposed || evenIfDisposed else { return }
         fx.run { [weak self] in
-            persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip })
+            persister.request(compose: { [weak self] in OutboxWrite(self?.composeWrite() ?? .skip, records: nil) })
         }
     }
 

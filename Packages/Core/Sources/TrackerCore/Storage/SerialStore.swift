@@ -12,6 +12,8 @@ public enum StoreReadResult: Sendable {
 public enum StoreWrite: Sendable {
     /// Store this value (as compact wire JSON).
     case value(JSONValue)
+    /// Store this text as it is (compact JSON the caller built from wire bytes, ``OutboxEntries``).
+    case text(String)
     /// Remove the key.
     case remove
     /// Leave the stored value as it is.
@@ -100,7 +102,7 @@ public final class SerialStore: Sendable {
 
     /// Queues a write; `nil` removes the key. Never throws.
     public func save(_ value: JSONValue?) {
-        enqueue { [self] in await write(value.map(StoreWrite.value) ?? .remove) }
+        enqueue { [self] in await write(value.map { StoreWrite.value($0) } ?? .remove) }
     }
 
     /// Queues a write whose value is computed when its turn comes (so it is the latest state);
@@ -130,6 +132,7 @@ public final class SerialStore: Sendable {
         do {
             switch w {
             case .value(let v): try await storage.setItem(key, WireJSON.encodeString(v))
+            case .text(let t): try await storage.setItem(key, t)
             case .remove: try await storage.removeItem(key)
             case .skip: break
             }

@@ -2,17 +2,18 @@ import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
-/// The coalescing persist-before-send writer (issue 14 item 4) and the delivery machine's attempt
-/// ids (issue 14, planted bug "attempt ids never incremented").
+/// The snapshot outbox (issue 36 item 3; before, the coalescing persist-before-send writer of
+/// issue 14 item 4) and the delivery machine's attempt ids (issue 14, planted bug "attempt ids
+/// never incremented").
 ///
-/// New scenario ids: S200–S206 (the persister), S207–S208 (a late answer of a timed-out attempt).
-@Suite struct CoalescingPersisterTests {
+/// Scenario ids: S200–S206 (write-then-send through the outbox runtime), S207–S208 (a late answer
+/// of a timed-out attempt), S211–S216 (the outbox machine on its own, no I/O; the stored form).
+@Suite struct SnapshotOutboxTests {
     final class Fixture: Sendable {
         let clock = ManualClock()
         let storage: FaultInjectingStorage
         let errors = Locked<[String]>([])
-        let store: SerialStore
-        let persister: CoalescingPersister
+        let persister: SnapshotOutbox
         /// The state a write stores (the "latest state").
         let value = Locked(0)
         /// Hand-overs so far: (request number, result).
@@ -22,8 +23,9 @@ import TrackerCoreTestKit
             storage = FaultInjectingStorage(clock: clock)
             storage.update(faults)
             let errors = self.errors
-            store = SerialStore(storage: storage, key: "k", scheduler: clock) { e in errors.withLock { $0.append(e) } }
-            persister = CoalescingPersister(store: store, scheduler: clock, persistTimeoutMs: timeoutMs)
+            persister = SnapshotOutbox(
+                storage: storage, key: "k", scheduler: clock, policy: .writeThenSend(timeoutMs: timeoutMs), reportsEveryFailure: true
+            ) { e in errors.withLock { $0.append(e) } }
         }
 
         /// Sets the state to `v` and requests a write, with a hand-over numbered `v`.
@@ -31,7 +33,7 @@ import TrackerCoreTestKit
             value.withLock { $0 = v }
             let value = self.value
             let handed = self.handed
-            persister.request(compose: { .value(["v": .number(Double(value.value))]) }) { r in
+            persister.request(compose: { OutboxWrite(.value(["v": .number(Double(value.value))]), records: nil) }) { r in
                 handed.withLock { $0.append((v, r)) }
             }
         }
@@ -120,7 +122,7 @@ import TrackerCoreTestKit
         for v in 1...30 {
             f.value.withLock { $0 = v }
             let value = f.value
-            f.persister.request(compose: { .value(["v": .number(Double(value.value))]) }) { _ in
+            f.persister.request(compose: { OutboxWrite(.value(["v": .number(Double(value.value))]), records: nil) }) { _ in
                 let stored = storage.stored("k").flatMap { try? WireJSON.decode($0) }?["v"]?.intValue ?? 0
                 if stored < v { violations.withLock { $0.append(v) } }
             }
@@ -134,12 +136,120 @@ import TrackerCoreTestKit
 
     @Test func S206_aRequestWithoutHandOverArmsNoTimer() async {
         let f = Fixture(timeoutMs: 1000) { $0.holdWrites = true }
-        f.persister.request(compose: { .remove })
+        f.persister.request(compose: { OutboxWrite(.remove, records: [:]) })
         await f.clock.settle()
         #expect(f.clock.pendingTimerCount == 0)
         f.storage.releaseWrites()
         await f.clock.settle()
         #expect(f.persister.counts == (requests: 1, writes: 1))
+    }
+}
+
+/// The outbox's rules without I/O (issue 36 item 3): its machine driven event by event.
+@Suite struct OutboxMachineTests {
+    typealias M = OutboxMachine
+
+    /// S211: write-then-send: the staged snapshot waits for the first write that started after it,
+    /// and a request while that write is queued joins it (one write, two hand-overs).
+    @Test func S211_writeThenSendHandsOverAfterTheWriteThatStartedAfterIt() {
+        var m = M(policy: .writeThenSend(timeoutMs: 0), reportsEveryFailure: true)
+        #expect(m.handle(.request(ticket: 1)) == [.enqueueWrite])
+        #expect(m.handle(.request(ticket: 2)).isEmpty, "joins the queued write")
+        #expect(m.handle(.writeStarted(records: ["a": 1])).isEmpty)
+        // Started: a new request queues the next write and waits for it.
+        #expect(m.handle(.request(ticket: 3)) == [.enqueueWrite])
+        #expect(m.handle(.writeFinished(landed: true)) == [.handOver(ticket: 1, .landed), .handOver(ticket: 2, .landed)])
+        #expect(m.stored == ["a": 1])
+        #expect(m.handle(.writeStarted(records: ["a": 2])).isEmpty)
+        #expect(m.handle(.writeFinished(landed: false)) == [.reportFailure, .handOver(ticket: 3, .failed)])
+        #expect(m.stored == ["a": 1], "a failed write changes nothing stored")
+        #expect((m.requests, m.writes) == (3, 2))
+    }
+
+    /// S212: the timeout hands over once; the write finishing later does not hand over again.
+    @Test func S212_theTimeoutHandsOverOnce() {
+        var m = M(policy: .writeThenSend(timeoutMs: 1000), reportsEveryFailure: true)
+        #expect(m.handle(.request(ticket: 1)) == [.armTimer(ticket: 1, afterMs: 1000), .enqueueWrite])
+        _ = m.handle(.writeStarted(records: nil))
+        #expect(m.handle(.timerFired(ticket: 1)) == [.handOver(ticket: 1, .timedOut)])
+        #expect(m.handle(.timerFired(ticket: 1)).isEmpty)
+        #expect(m.handle(.writeFinished(landed: true)).isEmpty)
+        // A write that finishes first cancels the timer.
+        _ = m.handle(.request(ticket: 2))
+        _ = m.handle(.writeStarted(records: nil))
+        #expect(m.handle(.writeFinished(landed: true)) == [.cancelTimer(ticket: 2), .handOver(ticket: 2, .landed)])
+        #expect(m.handle(.timerFired(ticket: 2)).isEmpty)
+    }
+
+    /// S213: send-and-write: handed over when staged, before the write is even queued.
+    @Test func S213_sendAndWriteHandsOverAtOnce() {
+        var m = M(policy: .sendAndWrite, reportsEveryFailure: false)
+        #expect(m.handle(.request(ticket: 1)) == [.handOver(ticket: 1, .sentBeforeWrite), .enqueueWrite])
+        #expect(m.handle(.request(ticket: 2)) == [.handOver(ticket: 2, .sentBeforeWrite)])
+        _ = m.handle(.writeStarted(records: ["p": 2]))
+        #expect(m.handle(.writeFinished(landed: true)).isEmpty)
+        #expect(m.timed.isEmpty)
+    }
+
+    /// S214: a run of failures is reported once; a landed write ends it.
+    @Test func S214_aRunOfFailuresIsReportedOnce() {
+        var m = M(policy: .sendAndWrite, reportsEveryFailure: false)
+        var reports = 0
+        func write(_ landed: Bool) {
+            _ = m.handle(.request(ticket: nil))
+            _ = m.handle(.writeStarted(records: ["p": 1]))
+            reports += m.handle(.writeFinished(landed: landed)).filter { $0 == .reportFailure }.count
+        }
+        for _ in 0..<19 { write(false) }
+        #expect(reports == 1)
+        write(true)
+        write(false)
+        write(false)
+        #expect(reports == 2)
+        var every = M(policy: .writeThenSend(timeoutMs: 0), reportsEveryFailure: true)
+        _ = every.handle(.request(ticket: nil))
+        _ = every.handle(.writeStarted(records: nil))
+        _ = every.handle(.writeFinished(landed: false))
+        _ = every.handle(.request(ticket: nil))
+        _ = every.handle(.writeStarted(records: nil))
+        #expect(every.handle(.writeFinished(landed: false)) == [.reportFailure])
+    }
+
+    /// S215: the ledger: a snapshot is unstored when neither the last landed write nor the write
+    /// under way records it (a failed write left it out).
+    @Test func S215_theLedgerTellsWhatIsUnstored() {
+        var m = M(policy: .sendAndWrite, reportsEveryFailure: false)
+        #expect(m.isUnstored(key: "p", seq: 1))
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: ["p": 1]))
+        #expect(!m.isUnstored(key: "p", seq: 1), "being written")
+        #expect(m.isUnstored(key: "p", seq: 2))
+        _ = m.handle(.writeFinished(landed: false))
+        #expect(m.isUnstored(key: "p", seq: 1), "its write failed")
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: ["p": 1]))
+        _ = m.handle(.writeFinished(landed: true))
+        #expect(!m.isUnstored(key: "p", seq: 1))
+        // A skipped write (records nil) keeps what is stored.
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: nil))
+        _ = m.handle(.writeFinished(landed: true))
+        #expect(m.stored == ["p": 1])
+    }
+
+    /// S216: the stored form built from wire bytes is the bytes `WireJSON` writes for the same map
+    /// (what the trackers stored before, as a JSON tree), so a stored value stays readable.
+    @Test func S216_theStoredFormIsTheSameBytesAsTheJSONTree() throws {
+        let bodies: [(String, Int, JSONValue)] = [
+            ("0192f1a2-7c3d-7e4f-8a5b-6c7d8e9f0a1b", 2, ["seq": 2, "s": "é \u{1F600} \"q\"", "n": .null, "a": [1.5, true]]),
+            ("k\"ey/\u{7}", 13, ["seq": 13, "x": ["deep": [:]]]),
+        ]
+        var tree = JSONObject()
+        for (k, seq, body) in bodies { tree.appendUnchecked(k, ["seq": .number(Double(seq)), "body": body]) }
+        let text = OutboxEntries.encode(bodies.map { ($0.0, $0.1, WireJSON.encode($0.2)) })
+        #expect(text == WireJSON.encodeString(.object(tree)))
+        #expect(try WireJSON.decode(text) == .object(tree))
+        #expect(OutboxEntries.encode([]) == "{}")
     }
 }
 
