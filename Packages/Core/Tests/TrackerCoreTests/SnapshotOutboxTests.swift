@@ -7,7 +7,7 @@ import TrackerCoreTestKit
 /// never incremented").
 ///
 /// Scenario ids: S200–S206 (write-then-send through the outbox runtime), S207–S208 (a late answer
-/// of a timed-out attempt), S211–S216 (the outbox machine on its own, no I/O; the stored form).
+/// of a timed-out attempt), S211–S217 (the outbox machine on its own, no I/O; the stored form).
 @Suite struct SnapshotOutboxTests {
     final class Fixture: Sendable {
         let clock = ManualClock()
@@ -235,6 +235,30 @@ import TrackerCoreTestKit
         _ = m.handle(.writeStarted(records: nil))
         _ = m.handle(.writeFinished(landed: true))
         #expect(m.stored == ["p": 1])
+    }
+
+    /// S217: the seq reservation the onboarding tracker keeps in the ledger: a snapshot may leave
+    /// only when neither the stored state nor the write under way holds its run past its seq;
+    /// `storedIs` replaces what is stored (read at launch, or from a predecessor).
+    @Test func S217_coversChecksTheStoredAndTheWrittenReservation() {
+        var m = M(policy: .writeThenSend(timeoutMs: 1000), reportsEveryFailure: true)
+        #expect(m.covers(key: "run", seq: 99), "nothing known constrains a send")
+        _ = m.handle(.storedIs(["run": 16]))
+        #expect(m.covers(key: "run", seq: 16))
+        #expect(!m.covers(key: "run", seq: 17))
+        #expect(m.covers(key: "other", seq: 500))
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: ["run": 20]))
+        #expect(!m.covers(key: "run", seq: 17), "the stored state still reserves only 16")
+        _ = m.handle(.writeFinished(landed: true))
+        #expect(m.covers(key: "run", seq: 20))
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: [:]))  // the run completed: no run stored
+        #expect(!m.covers(key: "run", seq: 21))
+        _ = m.handle(.writeFinished(landed: true))
+        #expect(m.covers(key: "run", seq: 21))
+        _ = m.handle(.storedIs(["run": 3]))
+        #expect(m.stored == ["run": 3])
     }
 
     /// S216: the stored form built from wire bytes is the bytes `WireJSON` writes for the same map

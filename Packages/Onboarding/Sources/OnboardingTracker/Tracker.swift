@@ -33,12 +33,6 @@ public final class OnboardingRunTracker: Sendable {
         var staging = 0
         var slowReadStarted = false
         var slowReadReported = false
-        /// What the stored state holds as resumable, as far as this tracker knows (from the
-        /// read, the predecessor, or the last write of this tracker that landed); `nil`: nothing
-        /// known to constrain a send.
-        var storedRun: StoredRunMark?
-        /// The write under way (composed, not yet landed or failed).
-        var writing: StoredRunMark?
         /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
         var heldForStorage: [String: Item] = [:]
         /// The last write that finished failed (a full disk, a read-only directory): storage did
@@ -112,12 +106,13 @@ public final class OnboardingRunTracker: Sendable {
         let key = configuration.storageKey
         landedBox.withLock {
             $0 = { [weak self] landed in
-                guard let self else { return }
-                self.writeFinished(landed: landed)
-                guard landed, self.state.withLock({ $0.run.disposed }) else { return }
+                guard let self, landed, self.state.withLock({ $0.run.disposed }) else { return }
                 registry.lateWriteLanded(key: key, from: me)
             }
         }
+        // What the stored state holds as resumable (the outbox's ledger: from the read, the
+        // predecessor, or the last write that landed) is updated before this runs.
+        persister?.observeWrites { [weak self] landed in self?.writeFinished(landed: landed) }
 
         let (handoff, drain, conflict) = registry.register(key: key, tracker: me, hasStorage: store != nil)
         var fx = Effects()
@@ -131,7 +126,7 @@ public final class OnboardingRunTracker: Sendable {
             state.withLock { s in
                 s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
-                    s.storedRun = handoff.storedRun
+                    if let mark = handoff.storedRun { persister?.setStored(mark.records) }
                     s.writeFailed = handoff.writeFailed
                     if case .run(let r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
@@ -616,7 +611,7 @@ public final class OnboardingRunTracker: Sendable {
         }
         if let persister {
             fx.run { [weak self] in
-                persister.request(compose: { [weak self] in OutboxWrite(self?.composeWrite() ?? .skip, records: nil) }, handOver: handOver)
+                persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip }, handOver: handOver)
             }
         } else {
             fx.run { handOver(.landed) }
@@ -644,15 +639,17 @@ public final class OnboardingRunTracker: Sendable {
     func requestWrite(_ s: inout State, fx: inout Effects, evenIfDisposed: Bool = false) {
         guard let persister, !s.run.disposed || evenIfDisposed else { return }
         fx.run { [weak self] in
-            persister.request(compose: { [weak self] in OutboxWrite(self?.composeWrite() ?? .skip, records: nil) })
+            persister.request(compose: { [weak self] in self?.composeWrite() ?? .skip })
         }
     }
 
-    func composeWrite() -> StoreWrite {
+    func composeWrite() -> OutboxWrite {
         state.withLock { s in s.persistenceOff ? .skip : compose(&s) }
     }
 
-    func compose(_ s: inout State) -> StoreWrite {
+    /// The whole stored state, and what it records for the outbox's ledger: the run it holds as
+    /// resumable and the seq it reserves (``StoredRunMark``).
+    func compose(_ s: inout State) -> OutboxWrite {
         var current: JSONValue = .null
         var mark = StoredRunMark.none
         if s.run.current != nil, !s.run.current!.completed {
@@ -666,7 +663,6 @@ public final class OnboardingRunTracker: Sendable {
             mark = StoredRunMark(runId: r.runId, reserved: r.lastSeq)
             s.session = .awaiting(resumable: r)
         }
-        s.writing = mark
         var outboxes = JSONObject()
         var bodies: [String: (seq: Int, json: JSONValue)] = [:]
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
@@ -676,26 +672,24 @@ public final class OnboardingRunTracker: Sendable {
             outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": body]))
         }
         s.storedBodies = bodies
-        if current == .null && outboxes.isEmpty { return .remove }
+        if current == .null && outboxes.isEmpty { return OutboxWrite(.remove, records: mark.records) }
         var o = JSONObject()
         o.appendUnchecked("format", 1)
         if let destination { o.appendUnchecked("destination", .string(destination)) }
         o.appendUnchecked("current", current)
         o.appendUnchecked("outboxes", .object(outboxes))
-        return .value(.object(o))
+        return OutboxWrite(.value(.object(o)), records: mark.records)
     }
 
     /// Whether `item` may go to delivery now: no stored state this tracker knows of (landed or
     /// being written) could make a resumed run build its seq again.
     func mayLeave(_ item: Item, _ s: State) -> Bool {
-        HandoverMachine.mayLeave(item, storedRun: s.storedRun, writing: s.writing)
+        persister?.covers(key: item.payload.runId, seq: item.seq) ?? true
     }
 
     /// A write of this tracker finished: landed (its state is now what is stored) or failed.
     func writeFinished(landed: Bool) {
         let released: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = state.withLock { s in
-            if landed, let w = s.writing { s.storedRun = w }
-            s.writing = nil
             s.writeFailed = !landed
             guard landed, !s.heldForStorage.isEmpty else { return [] }
             var out: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = []
@@ -738,7 +732,7 @@ public final class OnboardingRunTracker: Sendable {
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
                 case .persistenceOff: s.persistenceOff = true
-                case .storedRun(let mark): s.storedRun = mark
+                case .storedRun(let mark): persister?.setStored(mark.records)
                 case .destinationChangedReported: s.destinationChangedReported = true
                 case .adoptOutbox(let id, let item, let deliver):
                     s.outboxes[id] = item
@@ -776,12 +770,15 @@ public final class OnboardingRunTracker: Sendable {
     /// decides, this performs.
     private func adoptLeftover(_ left: Leftover, accepted: Bool) {
         var fx = Effects()
+        let ledger = persister?.ledger
+        let storedMark = ledger.map { StoredRunMark(records: $0.stored) }
+        let writingMark = ledger?.writing.map { StoredRunMark(records: $0) }
         state.withLock { s in
             s.handover = s.handover.leftoverAdopted
             let ctx = HandoverMachine.Context(
                 destinationChangedReported: s.destinationChangedReported, settled: s.settled, outboxes: s.outboxes, held: s.held,
-                disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: s.storedRun,
-                writing: s.writing)
+                disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: storedMark,
+                writing: writingMark)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
@@ -990,7 +987,7 @@ public final class OnboardingRunTracker: Sendable {
             s.leftover = left
             let handoff = Handoff(
                 sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
-                storedRun: s.storedRun, writeFailed: s.writeFailed)
+                storedRun: persister.map { StoredRunMark(records: $0.ledger.stored) }, writeFailed: s.writeFailed)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
             let drain = store != nil ? Deferred<Void>() : nil

@@ -50,6 +50,8 @@ public struct OutboxMachine: Sendable, Equatable {
         case timerFired(ticket: UInt64)
         /// These entries are in storage already (read at launch), key → seq.
         case foundStored([String: Int])
+        /// Storage holds exactly these entries (read at launch, or handed over by a predecessor).
+        case storedIs([String: Int])
     }
 
     /// Outputs, to carry out in order.
@@ -100,6 +102,13 @@ public struct OutboxMachine: Sendable, Equatable {
         (stored[key] ?? 0) < seq && (writing?[key] ?? 0) < seq
     }
 
+    /// Whether neither what is stored nor what the write under way records holds `key` past
+    /// `seq`: a state read back from either can never build snapshot `seq` of `key` again (the
+    /// onboarding tracker's seq reservation; a key absent from a write constrains nothing).
+    public func covers(key: String, seq: Int) -> Bool {
+        (stored[key].map { seq <= $0 } ?? true) && (writing?[key].map { seq <= $0 } ?? true)
+    }
+
     /// Applies `event` and returns the actions to carry out.
     public mutating func handle(_ event: Event) -> [Action] {
         var actions: [Action] = []
@@ -148,6 +157,8 @@ public struct OutboxMachine: Sendable, Equatable {
             running = nil
         case .foundStored(let entries):
             stored.merge(entries) { max($0, $1) }
+        case .storedIs(let entries):
+            stored = entries
         case .timerFired(let ticket):
             guard timed.remove(ticket) != nil else { break }
             queued?.removeAll { $0 == ticket }

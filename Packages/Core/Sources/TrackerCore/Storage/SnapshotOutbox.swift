@@ -33,6 +33,7 @@ public final class SnapshotOutbox: Sendable {
         var timers: [UInt64: TimerToken] = [:]
         var nextTicket: UInt64 = 1
         var lastError = ""
+        var observer: (@Sendable (Bool) -> Void)?
     }
 
     /// The store every write goes through (a tracker reads its stored state through it first).
@@ -94,6 +95,28 @@ public final class SnapshotOutbox: Sendable {
         state.withLock { $0.machine.isUnstored(key: key, seq: seq) }
     }
 
+    /// Records that storage holds exactly `records` (key → seq): read at launch, or handed over
+    /// by the tracker this one replaces.
+    public func setStored(_ records: [String: Int]) {
+        _ = state.withLock { $0.machine.handle(.storedIs(records)) }
+    }
+
+    /// What the last landed write stored and what the write under way records (`nil`: none).
+    public var ledger: (stored: [String: Int], writing: [String: Int]?) {
+        state.withLock { ($0.machine.stored, $0.machine.writing) }
+    }
+
+    /// See ``OutboxMachine/covers(key:seq:)``.
+    public func covers(key: String, seq: Int) -> Bool {
+        state.withLock { $0.machine.covers(key: key, seq: seq) }
+    }
+
+    /// Calls `body` after each write that wrote or removed the value (not one that skipped), once
+    /// the ledger is updated and before the write's hand-overs: `true` when it landed.
+    public func observeWrites(_ body: @escaping @Sendable (Bool) -> Void) {
+        state.withLock { $0.observer = body }
+    }
+
     /// Records that snapshot `seq` of `key` is in storage already (an entry read at launch).
     public func foundStored(key: String, seq: Int) {
         _ = state.withLock { $0.machine.handle(.foundStored([key: seq])) }
@@ -109,20 +132,23 @@ public final class SnapshotOutbox: Sendable {
         for action in actions {
             switch action {
             case .enqueueWrite:
+                let skipped = Locked(true)
                 store.enqueueSaveWith(
                     { [self] in
                         let compose = state.withLock { $0.compose }
                         let write = compose?() ?? .skip
                         let records: [String: Int]?
                         if case .skip = write.value { records = nil } else { records = write.records }
+                        if case .skip = write.value {} else { skipped.withLock { $0 = false } }
                         let more = state.withLock { $0.machine.handle(.writeStarted(records: records)) }
                         perform(more)
                         return write.value
                     },
                     done: { [self] ok in
-                        let (more, message) = state.withLock { s -> ([OutboxMachine.Action], String) in
-                            (s.machine.handle(.writeFinished(landed: ok)), s.lastError)
+                        let (more, message, observer) = state.withLock { s in
+                            (s.machine.handle(.writeFinished(landed: ok)), s.lastError, s.observer)
                         }
+                        if !skipped.value { observer?(ok) }
                         perform(more, message: message)
                     })
             case .handOver(let ticket, let result):
