@@ -100,7 +100,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         /// Unsettled snapshot per presentation, in the order presentations entered the map.
         var pendingOrder: [String] = []
         var pending: [String: Outbound<PaywallSnapshot>] = [:]
-        /// The wire bytes of each pending snapshot, encoded once: what is sent and stored.
+        /// The wire bytes of each pending snapshot, encoded once (by the first write that stores
+        /// it, or as read at launch) and stored as they are.
         var pendingBytes: [String: [UInt8]] = [:]
         /// The first read failed: no write or removal at all this session.
         var persistenceOff = false
@@ -111,6 +112,8 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     private let config: PaywallTrackerConfiguration
     private let state = Locked(State())
+    /// Snapshots handed over by the outbox, on their way to their delivery queue (``handOff``).
+    private let outgoing = Locked<(items: [(DeliveryRuntime<PaywallSnapshot>, Outbound<PaywallSnapshot>)], draining: Bool)>(([], false))
     /// Core's snapshot outbox (send and write together, a run of failed writes reported once):
     /// the coalesced write, the ledger of what is stored, the hand-over.
     private let outbox: SnapshotOutbox?
@@ -250,14 +253,14 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     @discardableResult
     func enqueue(_ snapshot: PaywallSnapshot, id: String) -> Bool {
         let item = Outbound(seq: snapshot.seq, payload: snapshot)
-        let bytes = outbox != nil ? snapshot.wireBytes() : []
         let staged = state.withLock { s -> (runtime: DeliveryRuntime<PaywallSnapshot>, dropped: [String], writes: Bool)? in
             if s.disposed { return nil }
             let runtime = runtimeLocked(&s, id: id)
             s.staged[id] = max(s.staged[id] ?? 0, item.seq)
             if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
             guard outbox != nil, !s.persistenceOff else { return (runtime, [], false) }
-            s.pendingBytes[id] = bytes
+            // Encoded by the write that stores it, off the caller's thread (once per snapshot).
+            s.pendingBytes[id] = nil
             return (runtime, Self.applyCap(&s), true)
         }
         guard let (runtime, dropped, writes) = staged else { return false }
@@ -267,8 +270,37 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             return true
         }
         // The outbox hands it over at once and queues its write beside the send.
-        outbox.request(compose: persistCompose()) { _ in runtime.enqueue(item) }
+        outbox.request(compose: persistCompose()) { [self] _ in handOff(runtime, item) }
         return true
+    }
+
+    /// Hands `item` to its delivery queue from a background step, so that a recording call pays
+    /// for an append, not for starting the send (a burst of calls shares one step).
+    private func handOff(_ runtime: DeliveryRuntime<PaywallSnapshot>, _ item: Outbound<PaywallSnapshot>) {
+        let start = outgoing.withLock { o -> Bool in
+            o.items.append((runtime, item))
+            if o.draining { return false }
+            o.draining = true
+            return true
+        }
+        if start { config.scheduler.spawn { [self] in drainOutgoing(endsRun: true) } }
+    }
+
+    /// Gives every handed-off snapshot to its delivery queue now (in hand-off order). With
+    /// `endsRun`, the background step that ends the draining run.
+    func drainOutgoing(endsRun: Bool = false) {
+        while true {
+            let batch = outgoing.withLock { o -> [(DeliveryRuntime<PaywallSnapshot>, Outbound<PaywallSnapshot>)] in
+                if o.items.isEmpty {
+                    if endsRun { o.draining = false }
+                    return []
+                }
+                defer { o.items = [] }
+                return o.items
+            }
+            if batch.isEmpty { return }
+            for (runtime, item) in batch { runtime.enqueue(item) }
+        }
     }
 
     private func runtimeLocked(_ s: inout State, id: String) -> DeliveryRuntime<PaywallSnapshot> {
@@ -361,7 +393,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 entries.reserveCapacity(s.pendingOrder.count)
                 for id in s.pendingOrder {
                     guard let o = s.pending[id] else { continue }
-                    entries.append((id, o.seq, s.pendingBytes[id] ?? o.payload.wireBytes()))
+                    let bytes = s.pendingBytes[id] ?? o.payload.wireBytes()
+                    s.pendingBytes[id] = bytes
+                    entries.append((id, o.seq, bytes))
                 }
                 return OutboxWrite(.text(OutboxEntries.encode(entries)), records: records)
             }
