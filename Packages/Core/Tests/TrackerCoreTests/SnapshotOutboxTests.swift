@@ -7,7 +7,7 @@ import TrackerCoreTestKit
 /// never incremented").
 ///
 /// Scenario ids: S200–S206 (write-then-send through the outbox runtime), S207–S208 (a late answer
-/// of a timed-out attempt), S211–S217 (the outbox machine on its own, no I/O; the stored form).
+/// of a timed-out attempt), S211–S217 (the outbox machine on its own, no I/O; the stored form), S218 (the outbox thread).
 @Suite struct SnapshotOutboxTests {
     final class Fixture: Sendable {
         let clock = ManualClock()
@@ -142,6 +142,41 @@ import TrackerCoreTestKit
         f.storage.releaseWrites()
         await f.clock.settle()
         #expect(f.persister.counts == (requests: 1, writes: 1))
+    }
+}
+
+/// Where the outbox's writes run with the system scheduler (issue 36 item 3).
+@Suite struct OutboxThreadTests {
+    /// Records, at each write, whether it runs on the outbox thread.
+    final class ThreadProbe: KeyValueStorage {
+        let onOutboxThread = Locked<[Bool]>([])
+        func getItem(_ key: String) async throws -> String? { nil }
+        func setItem(_ key: String, _ value: String) async throws {
+            onOutboxThread.withLock { $0.append(BackgroundIOThread.outbox.isCurrent) }
+        }
+        func removeItem(_ key: String) async throws {
+            onOutboxThread.withLock { $0.append(BackgroundIOThread.outbox.isCurrent) }
+        }
+    }
+
+    /// S218: a write runs on the outbox's own thread (`tracker.outbox`): not on Swift's shared
+    /// pool, not on the I/O thread where Score syncs its log.
+    @Test func S218_writesRunOnTheOutboxThread() async {
+        let probe = ThreadProbe()
+        let outbox = SnapshotOutbox(
+            storage: probe, key: "k", scheduler: SystemScheduler.shared, policy: .sendAndWrite, reportsEveryFailure: false
+        ) { _ in }
+        outbox.request(compose: { OutboxWrite(.text("{}"), records: [:]) })
+        outbox.request(compose: { OutboxWrite(.remove, records: [:]) })
+        let done = await boundedWait(what: "the outbox's writes", onTimeout: { false }) { once in
+            Task {
+                await outbox.idle()
+                once.resume(returning: true)
+            }
+        }
+        #expect(done, "the writes never finished")
+        #expect(!probe.onOutboxThread.value.isEmpty)
+        #expect(probe.onOutboxThread.value.allSatisfy { $0 }, "\(probe.onOutboxThread.value)")
     }
 }
 

@@ -56,7 +56,9 @@ public final class SnapshotOutbox: Sendable {
         self.onError = onError
         // The store's errors: a write's is reported when the machine says so (`reportFailure`),
         // any other at once.
-        store = SerialStore(storage: storage, key: key, scheduler: scheduler, sharedQueue: sharedQueue) { message in
+        // Its writes run on the outbox thread (`spawnOutbox`): never on the shared concurrency pool,
+        // never behind Score's syncs.
+        store = SerialStore(storage: storage, key: key, scheduler: scheduler, sharedQueue: sharedQueue, outboxThread: true) { message in
             if message.hasPrefix("write failed") {
                 state.withLock { $0.lastError = message }
             } else {
