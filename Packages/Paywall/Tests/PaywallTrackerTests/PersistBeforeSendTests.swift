@@ -165,12 +165,17 @@ import TrackerCoreTestKit
     /// older stored seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
         let (clock, storage) = faultyStorage { $0.failNextWrites = 1 }
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        // The first answer is held until the first write failed: sent beside its write (issue 36),
+        // an answer that came first would join that write, the one that fails, and the test would
+        // depend on the order of two background steps.
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { n, _ in n == 1 ? .hold : .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
         #expect(h.received.map(\.seq) == [1])
         #expect(h.log.codes == ["storage"])
         #expect(h.log.all.first?.message.contains("injected write failure") == true)
+        h.sink.recorder.releaseHeld(with: .result(.transient))
+        await h.settle()
         // Written again at the transient answer.
         #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 1)
         p.shown()
@@ -300,8 +305,12 @@ import TrackerCoreTestKit
     /// sink did not take for the next launch, which resends it unchanged.
     @Test func P74_aFailedWriteIsRetriedSoAKillLeavesTheSnapshotStored() async throws {
         let (clock, storage) = faultyStorage { $0.failNextWrites = 2 }
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        // The first answer is held until the first write failed (as in P63).
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { n, _ in n == 1 ? .hold : .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle()
+        #expect(h.log.codes == ["storage"])
+        h.sink.recorder.releaseHeld(with: .result(.transient))  // written again: fails again
         await h.settle()
         #expect(h.received.map(\.seq) == [1], "sent although its write failed")
         await h.advance(1000)  // the first retry of the send, and of the write
