@@ -7,7 +7,7 @@ import TrackerCoreTestKit
 /// never incremented").
 ///
 /// Scenario ids: S200–S206 (write-then-send through the outbox runtime), S207–S208 (a late answer
-/// of a timed-out attempt), S211–S217 (the outbox machine on its own, no I/O; the stored form), S218 (the outbox thread).
+/// of a timed-out attempt), S211–S217 and S219 (the outbox machine on its own, no I/O; the stored form), S218 (the outbox thread).
 @Suite struct SnapshotOutboxTests {
     final class Fixture: Sendable {
         let clock = ManualClock()
@@ -294,6 +294,34 @@ import TrackerCoreTestKit
         #expect(m.covers(key: "run", seq: 21))
         _ = m.handle(.storedIs(["run": 3]))
         #expect(m.stored == ["run": 3])
+    }
+
+    /// S219: a snapshot storage does not cover is held (the newest per key) until a landed write
+    /// covers it; one covered already goes at once; a newer one leaving drops an older held one.
+    @Test func S219_heldUntilALandedWriteCoversIt() {
+        var m = M(policy: .writeThenSend(timeoutMs: 1000), reportsEveryFailure: true)
+        _ = m.handle(.storedIs(["run": 16]))
+        #expect(m.handle(.hold(key: "run", seq: 16, ticket: 1)) == [.handOver(ticket: 1, .landed)], "covered: at once")
+        #expect(m.handle(.hold(key: "run", seq: 17, ticket: 2)).isEmpty)
+        #expect(m.handle(.hold(key: "run", seq: 18, ticket: 3)) == [.drop(ticket: 2)], "only the newest is kept")
+        #expect(m.handle(.hold(key: "run", seq: 17, ticket: 4)) == [.drop(ticket: 4)])
+        // A failed write releases nothing; one that lands but does not cover neither.
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: ["run": 17]))
+        #expect(m.handle(.writeFinished(landed: false)) == [.reportFailure])
+        _ = m.handle(.request(ticket: nil))
+        _ = m.handle(.writeStarted(records: ["run": 17]))
+        #expect(m.handle(.writeFinished(landed: true)).isEmpty)
+        _ = m.handle(.request(ticket: 5))
+        _ = m.handle(.writeStarted(records: ["run": 34]))
+        let released: [M.Action] = [.handOver(ticket: 3, .landed), .cancelTimer(ticket: 5), .handOver(ticket: 5, .landed)]
+        #expect(m.handle(.writeFinished(landed: true)) == released, "released before the write's own hand-overs")
+        #expect(m.held.isEmpty)
+        // A newer snapshot leaving drops the older held one.
+        _ = m.handle(.storedIs(["run": 40]))
+        _ = m.handle(.hold(key: "run", seq: 41, ticket: 6))
+        #expect(m.handle(.dropHeld(key: "run", olderThan: 41)).isEmpty)
+        #expect(m.handle(.dropHeld(key: "run", olderThan: 42)) == [.drop(ticket: 6)])
     }
 
     /// S216: the stored form built from wire bytes is the bytes `WireJSON` writes for the same map

@@ -33,8 +33,6 @@ public final class OnboardingRunTracker: Sendable {
         var staging = 0
         var slowReadStarted = false
         var slowReadReported = false
-        /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
-        var heldForStorage: [String: Item] = [:]
         /// The last write that finished failed (a full disk, a read-only directory): storage did
         /// not take what it had to reserve. A write that has merely not finished never sets it.
         /// Inherited from the predecessor at creation.
@@ -575,6 +573,7 @@ public final class OnboardingRunTracker: Sendable {
         s.staging += 1
         let handOver: @Sendable (PersistResult) -> Void = { [weak self] result in
             guard let self else { return }
+            let id = item.payload.runId
             let (send, report) = self.state.withLock { s -> (Bool, Bool) in
                 s.staging -= 1
                 // A snapshot whose seq storage has not reserved is held until a write lands:
@@ -583,14 +582,17 @@ public final class OnboardingRunTracker: Sendable {
                 // lets it go, as in the reference (a kill before that write lands is the cost,
                 // <doc:Delivery#Persist-before-send>); holding it behind a write that never
                 // completes would hold every later snapshot, the completion included (issue 29).
-                guard self.store != nil, result != .timedOut, !self.mayLeave(item, s) else {
-                    // A newer snapshot leaves: an older one held for storage is not worth sending.
-                    if let held = s.heldForStorage[item.payload.runId], held.seq < item.seq { s.heldForStorage[item.payload.runId] = nil }
-                    return (true, false)
-                }
-                if (s.heldForStorage[item.payload.runId]?.seq ?? 0) < item.seq { s.heldForStorage[item.payload.runId] = item }
+                guard self.persister != nil, result != .timedOut, !self.mayLeave(item, s) else { return (true, false) }
                 defer { s.heldForStorageReported = true }
                 return (false, !s.heldForStorageReported)
+            }
+            if send {
+                // A newer snapshot leaves: an older one held for storage is not worth sending.
+                self.persister?.dropHeld(key: id, olderThan: item.seq)
+            } else {
+                // Held in the outbox until a landed write covers its seq (outside the lock: a
+                // write that covers it already releases it at once).
+                self.persister?.hold(key: id, seq: item.seq) { [weak self] in self?.releaseHeld(item) }
             }
             if report {
                 self.emit([
@@ -689,19 +691,13 @@ public final class OnboardingRunTracker: Sendable {
 
     /// A write of this tracker finished: landed (its state is now what is stored) or failed.
     func writeFinished(landed: Bool) {
-        let released: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = state.withLock { s in
-            s.writeFailed = !landed
-            guard landed, !s.heldForStorage.isEmpty else { return [] }
-            var out: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = []
-            for id in s.heldForStorage.keys.sorted() {
-                guard let item = s.heldForStorage[id], mayLeave(item, s) else { continue }
-                s.heldForStorage[id] = nil
-                // Only the run's newest snapshot is worth sending; the delivery ignores older ones.
-                if let d = s.deliveries[id] { out.append((d, item)) }
-            }
-            return out
-        }
-        for (d, item) in released { d.enqueue(item) }
+        state.withLock { $0.writeFailed = !landed }
+    }
+
+    /// A snapshot held for storage is covered by a landed write now (the outbox releases it).
+    func releaseHeld(_ item: Item) {
+        let d = state.withLock { $0.deliveries[item.payload.runId] }
+        d?.enqueue(item)
     }
 
     enum RawRead {
@@ -794,7 +790,9 @@ public final class OnboardingRunTracker: Sendable {
                 case .holdForStorage(let id, let item):
                     // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
                     _ = delivery(id, &s)
-                    s.heldForStorage[id] = item
+                    fx.run { [weak self] in
+                        self?.persister?.hold(key: id, seq: item.seq) { [weak self] in self?.releaseHeld(item) }
+                    }
                 case .clearHeld: s.held = []
                 case .write: requestWrite(&s, fx: &fx)
                 }

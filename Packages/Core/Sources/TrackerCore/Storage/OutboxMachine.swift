@@ -52,6 +52,12 @@ public struct OutboxMachine: Sendable, Equatable {
         case foundStored([String: Int])
         /// Storage holds exactly these entries (read at launch, or handed over by a predecessor).
         case storedIs([String: Int])
+        /// Hold snapshot `seq` of `key` (`ticket`) until the storage covers it (``covers(key:seq:)``):
+        /// handed over at once when it does already, else by the first landed write that makes it
+        /// covered. Only the newest held snapshot of a key is kept.
+        case hold(key: String, seq: Int, ticket: UInt64)
+        /// A snapshot of `key` at `seq` left: an older one held is not worth sending any more.
+        case dropHeld(key: String, olderThan: Int)
     }
 
     /// Outputs, to carry out in order.
@@ -66,6 +72,16 @@ public struct OutboxMachine: Sendable, Equatable {
         case cancelTimer(ticket: UInt64)
         /// Report the failed write (`storage`).
         case reportFailure
+        /// Forget `ticket`: its snapshot is never handed over.
+        case drop(ticket: UInt64)
+    }
+
+    /// A snapshot held until storage covers it.
+    public struct Held: Sendable, Equatable {
+        /// Its ticket.
+        public var ticket: UInt64
+        /// Its seq.
+        public var seq: Int
     }
 
     /// The hand-over policy.
@@ -83,6 +99,8 @@ public struct OutboxMachine: Sendable, Equatable {
     public private(set) var stored: [String: Int] = [:]
     /// What the write under way records (`nil`: none, or one that skips).
     public private(set) var writing: [String: Int]?
+    /// Snapshots held until storage covers them, per key (the newest only).
+    public private(set) var held: [String: Held] = [:]
     /// Whether the last write failed (a run of failures is going on).
     public private(set) var failing = false
     /// Requests so far, and the writes they were coalesced into.
@@ -150,6 +168,13 @@ public struct OutboxMachine: Sendable, Equatable {
                 failing = true
             }
             writing = nil
+            if landed {
+                for key in held.keys.sorted() {
+                    guard let h = held[key], covers(key: key, seq: h.seq) else { continue }
+                    held[key] = nil
+                    actions.append(.handOver(ticket: h.ticket, .landed))
+                }
+            }
             for t in running ?? [] {
                 if timed.remove(t) != nil { actions.append(.cancelTimer(ticket: t)) }
                 actions.append(.handOver(ticket: t, landed ? .landed : .failed))
@@ -159,6 +184,24 @@ public struct OutboxMachine: Sendable, Equatable {
             stored.merge(entries) { max($0, $1) }
         case .storedIs(let entries):
             stored = entries
+        case .hold(let key, let seq, let ticket):
+            if covers(key: key, seq: seq) {
+                actions.append(.handOver(ticket: ticket, .landed))
+                break
+            }
+            if let h = held[key] {
+                guard h.seq < seq else {
+                    actions.append(.drop(ticket: ticket))
+                    break
+                }
+                actions.append(.drop(ticket: h.ticket))
+            }
+            held[key] = Held(ticket: ticket, seq: seq)
+        case .dropHeld(let key, let seq):
+            if let h = held[key], h.seq < seq {
+                held[key] = nil
+                actions.append(.drop(ticket: h.ticket))
+            }
         case .timerFired(let ticket):
             guard timed.remove(ticket) != nil else { break }
             queued?.removeAll { $0 == ticket }

@@ -119,6 +119,26 @@ public final class SnapshotOutbox: Sendable {
         state.withLock { $0.observer = body }
     }
 
+    /// Holds snapshot `seq` of `key` until storage covers it (see ``OutboxMachine/covers(key:seq:)``):
+    /// `release` runs at once when it does already, else after the first landed write that makes
+    /// it covered (before that write's hand-overs); a newer held snapshot of the key, or
+    /// ``dropHeld(key:olderThan:)``, drops it (it never runs).
+    public func hold(key: String, seq: Int, release: @escaping @Sendable () -> Void) {
+        let actions = state.withLock { s -> [OutboxMachine.Action] in
+            let ticket = s.nextTicket
+            s.nextTicket += 1
+            s.handOvers[ticket] = { _ in release() }
+            return s.machine.handle(.hold(key: key, seq: seq, ticket: ticket))
+        }
+        perform(actions)
+    }
+
+    /// A snapshot of `key` at `seq` left for delivery: drops an older one held for storage.
+    public func dropHeld(key: String, olderThan seq: Int) {
+        let actions = state.withLock { $0.machine.handle(.dropHeld(key: key, olderThan: seq)) }
+        perform(actions)
+    }
+
     /// Records that snapshot `seq` of `key` is in storage already (an entry read at launch).
     public func foundStored(key: String, seq: Int) {
         _ = state.withLock { $0.machine.handle(.foundStored([key: seq])) }
@@ -175,6 +195,8 @@ public final class SnapshotOutbox: Sendable {
                 if let token = state.withLock({ $0.timers.removeValue(forKey: ticket) }) { scheduler.cancel(token) }
             case .reportFailure:
                 break  // carried out with its message below
+            case .drop(let ticket):
+                _ = state.withLock { $0.handOvers.removeValue(forKey: ticket) }
             }
         }
     }
