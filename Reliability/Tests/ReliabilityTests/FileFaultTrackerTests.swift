@@ -148,7 +148,10 @@ import TrackerCoreTestKit
             defer { dir.remove() }
             let clock = ManualClock()
             let diags = DiagnosticLog()
-            let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall")
+            // The sink takes nothing, so every write has entries to store: a snapshot is sent beside
+            // its write (issue 36), and an accepted one can settle before its write starts, which
+            // then only removes the key (ENOSPC on write and sync was then never hit).
+            let sink = RecordingSink<PaywallSnapshot>(destination: "https://collector.example/paywall", always: .transient)
             let t = PaywallPresentationTracker(
                 configuration: PaywallTrackerConfiguration(
                     sink: sink, context: .value(context), storage: FileKeyValueStorage(directory: dir.path), clock: clock, scheduler: clock,

@@ -25,6 +25,9 @@ import CTrackerCurlShim
 public final class BackgroundIOThread: @unchecked Sendable {
     /// The process-wide I/O thread (`tracker.io`).
     public static let shared = BackgroundIOThread(name: "tracker.io")
+    /// The thread of the snapshot outboxes' writes (`tracker.outbox`, ``SnapshotOutbox``): a
+    /// write of the onboarding or paywall state never waits behind Score's log syncs.
+    public static let outbox = BackgroundIOThread(name: "tracker.outbox")
 
     private struct Timer {
         var deadlineNs: UInt64

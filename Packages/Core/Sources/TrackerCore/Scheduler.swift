@@ -31,11 +31,17 @@ public protocol TrackerScheduler: Sendable {
     /// `false` at once when this scheduler does not pause steps (the default, and the manual
     /// clock): the step then goes idle at once.
     func pauseIO(microseconds: Int) async -> Bool
+    /// Starts a step of a snapshot outbox's writes (``SnapshotOutbox``). The system scheduler runs
+    /// it on ``BackgroundIOThread/outbox``, a thread of its own: never on Swift's shared
+    /// concurrency pool, never behind another engine's `fsync` on ``BackgroundIOThread/shared``.
+    /// Default: ``spawn(_:)``.
+    func spawnOutbox(_ work: @escaping @Sendable () async -> Void)
 }
 
 extension TrackerScheduler {
     public func spawnIO(_ work: @escaping @Sendable () async -> Void) { spawn(work) }
     public func pauseIO(microseconds: Int) async -> Bool { false }
+    public func spawnOutbox(_ work: @escaping @Sendable () async -> Void) { spawn(work) }
 }
 
 /// The production scheduler: timers on a Dispatch queue, steps as detached tasks.
@@ -94,6 +100,16 @@ public final class SystemScheduler: TrackerScheduler {
     public func spawnIO(_ work: @escaping @Sendable () async -> Void) {
         if #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) {
             Task.detached(executorPreference: BackgroundIOThread.shared) { await work() }
+        } else {
+            spawn(work)
+        }
+    }
+
+    /// Runs `work` with ``BackgroundIOThread/outbox`` as its executor preference (before macOS 15,
+    /// iOS 18, tvOS 18 and visionOS 2, where task executors do not exist, as ``spawn(_:)``).
+    public func spawnOutbox(_ work: @escaping @Sendable () async -> Void) {
+        if #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) {
+            Task.detached(executorPreference: BackgroundIOThread.outbox) { await work() }
         } else {
             spawn(work)
         }

@@ -159,6 +159,19 @@ struct StoredRunMark: Sendable, Equatable {
 
     static let none = StoredRunMark(runId: nil, reserved: 0)
 
+    init(runId: String?, reserved: Int) {
+        self.runId = runId
+        self.reserved = reserved
+    }
+
+    /// The mark of an outbox ledger entry (`[runId: reserved]`, or none).
+    init(records: [String: Int]) {
+        self.init(runId: records.first?.key, reserved: records.first?.value ?? 0)
+    }
+
+    /// The outbox ledger entry of this mark.
+    var records: [String: Int] { runId.map { [$0: reserved] } ?? [:] }
+
     /// Whether a snapshot `seq` of `runId` can never be built again from this stored state.
     func covers(_ runId: String, seq: Int) -> Bool { self.runId != runId || seq <= reserved }
 }

@@ -33,14 +33,6 @@ public final class OnboardingRunTracker: Sendable {
         var staging = 0
         var slowReadStarted = false
         var slowReadReported = false
-        /// What the stored state holds as resumable, as far as this tracker knows (from the
-        /// read, the predecessor, or the last write of this tracker that landed); `nil`: nothing
-        /// known to constrain a send.
-        var storedRun: StoredRunMark?
-        /// The write under way (composed, not yet landed or failed).
-        var writing: StoredRunMark?
-        /// Snapshots built past what storage reserved, held until a write lands (issue 14 item 5).
-        var heldForStorage: [String: Item] = [:]
         /// The last write that finished failed (a full disk, a read-only directory): storage did
         /// not take what it had to reserve. A write that has merely not finished never sets it.
         /// Inherited from the predecessor at creation.
@@ -69,10 +61,10 @@ public final class OnboardingRunTracker: Sendable {
     let sinkObject: AnyObject & Sendable
     let destination: String?
     let store: SerialStore?
-    /// Every write of the whole state goes through it: requests made while a write waits join
-    /// it, and a staged snapshot is handed over once the write after it finished (Core's
-    /// persist-before-send).
-    let persister: CoalescingPersister?
+    /// Core's snapshot outbox, write then send: every write of the whole state goes through it,
+    /// requests made while a write waits join it, and a staged snapshot is handed over once the
+    /// write after it finished, or `persistTimeoutMs` passed.
+    let persister: SnapshotOutbox?
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
     private let selfId = Locked<ObjectIdentifier?>(nil)
@@ -93,16 +85,18 @@ public final class OnboardingRunTracker: Sendable {
         destination = configuration.sink.destination
         let handlerBox = Locked<(@Sendable (String) -> Void)?>(nil)
         let landedBox = Locked<(@Sendable (Bool) -> Void)?>(nil)
+        // A timeout of 0 hands a snapshot over at once (the outbox reads `<= 0` as "no bound").
+        let timeoutMs = max(1, configuration.persistTimeoutMs)
         if let storage = configuration.storage {
             let observed = LandingObserverStorage(storage) { landedBox.value?($0) }
-            store = SerialStore(storage: observed, key: configuration.storageKey, scheduler: scheduler) { handlerBox.value?($0) }
+            persister = SnapshotOutbox(
+                storage: observed, key: configuration.storageKey, scheduler: scheduler,
+                policy: .writeThenSend(timeoutMs: timeoutMs), reportsEveryFailure: true
+            ) { handlerBox.value?($0) }
         } else {
-            store = nil
+            persister = nil
         }
-        // A timeout of 0 hands a snapshot over at once (the persister reads `<= 0` as "no bound").
-        let timeoutMs = max(1, configuration.persistTimeoutMs)
-        let sched = scheduler
-        persister = store.map { CoalescingPersister(store: $0, scheduler: sched, persistTimeoutMs: timeoutMs) }
+        store = persister?.store
         let me = ObjectIdentifier(self)
         selfId.withLock { $0 = me }
         handlerBox.withLock { $0 = { [weak self] message in self?.emit([Diagnostic(code: "storage", message: message)]) } }
@@ -110,12 +104,13 @@ public final class OnboardingRunTracker: Sendable {
         let key = configuration.storageKey
         landedBox.withLock {
             $0 = { [weak self] landed in
-                guard let self else { return }
-                self.writeFinished(landed: landed)
-                guard landed, self.state.withLock({ $0.run.disposed }) else { return }
+                guard let self, landed, self.state.withLock({ $0.run.disposed }) else { return }
                 registry.lateWriteLanded(key: key, from: me)
             }
         }
+        // What the stored state holds as resumable (the outbox's ledger: from the read, the
+        // predecessor, or the last write that landed) is updated before this runs.
+        persister?.observeWrites { [weak self] landed in self?.writeFinished(landed: landed) }
 
         let (handoff, drain, conflict) = registry.register(key: key, tracker: me, hasStorage: store != nil)
         var fx = Effects()
@@ -129,7 +124,7 @@ public final class OnboardingRunTracker: Sendable {
             state.withLock { s in
                 s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
-                    s.storedRun = handoff.storedRun
+                    if let mark = handoff.storedRun { persister?.setStored(mark.records) }
                     s.writeFailed = handoff.writeFailed
                     if case .run(let r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
@@ -578,6 +573,7 @@ public final class OnboardingRunTracker: Sendable {
         s.staging += 1
         let handOver: @Sendable (PersistResult) -> Void = { [weak self] result in
             guard let self else { return }
+            let id = item.payload.runId
             let (send, report) = self.state.withLock { s -> (Bool, Bool) in
                 s.staging -= 1
                 // A snapshot whose seq storage has not reserved is held until a write lands:
@@ -586,14 +582,17 @@ public final class OnboardingRunTracker: Sendable {
                 // lets it go, as in the reference (a kill before that write lands is the cost,
                 // <doc:Delivery#Persist-before-send>); holding it behind a write that never
                 // completes would hold every later snapshot, the completion included (issue 29).
-                guard self.store != nil, result != .timedOut, !self.mayLeave(item, s) else {
-                    // A newer snapshot leaves: an older one held for storage is not worth sending.
-                    if let held = s.heldForStorage[item.payload.runId], held.seq < item.seq { s.heldForStorage[item.payload.runId] = nil }
-                    return (true, false)
-                }
-                if (s.heldForStorage[item.payload.runId]?.seq ?? 0) < item.seq { s.heldForStorage[item.payload.runId] = item }
+                guard self.persister != nil, result != .timedOut, !self.mayLeave(item, s) else { return (true, false) }
                 defer { s.heldForStorageReported = true }
                 return (false, !s.heldForStorageReported)
+            }
+            if send {
+                // A newer snapshot leaves: an older one held for storage is not worth sending.
+                self.persister?.dropHeld(key: id, olderThan: item.seq)
+            } else {
+                // Held in the outbox until a landed write covers its seq (outside the lock: a
+                // write that covers it already releases it at once).
+                self.persister?.hold(key: id, seq: item.seq) { [weak self] in self?.releaseHeld(item) }
             }
             if report {
                 self.emit([
@@ -646,11 +645,13 @@ public final class OnboardingRunTracker: Sendable {
         }
     }
 
-    func composeWrite() -> StoreWrite {
+    func composeWrite() -> OutboxWrite {
         state.withLock { s in s.persistenceOff ? .skip : compose(&s) }
     }
 
-    func compose(_ s: inout State) -> StoreWrite {
+    /// The whole stored state, and what it records for the outbox's ledger: the run it holds as
+    /// resumable and the seq it reserves (``StoredRunMark``).
+    func compose(_ s: inout State) -> OutboxWrite {
         var current: JSONValue = .null
         var mark = StoredRunMark.none
         if s.run.current != nil, !s.run.current!.completed {
@@ -664,7 +665,6 @@ public final class OnboardingRunTracker: Sendable {
             mark = StoredRunMark(runId: r.runId, reserved: r.lastSeq)
             s.session = .awaiting(resumable: r)
         }
-        s.writing = mark
         var outboxes = JSONObject()
         var bodies: [String: (seq: Int, json: JSONValue)] = [:]
         for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
@@ -674,38 +674,30 @@ public final class OnboardingRunTracker: Sendable {
             outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": body]))
         }
         s.storedBodies = bodies
-        if current == .null && outboxes.isEmpty { return .remove }
+        if current == .null && outboxes.isEmpty { return OutboxWrite(.remove, records: mark.records) }
         var o = JSONObject()
         o.appendUnchecked("format", 1)
         if let destination { o.appendUnchecked("destination", .string(destination)) }
         o.appendUnchecked("current", current)
         o.appendUnchecked("outboxes", .object(outboxes))
-        return .value(.object(o))
+        return OutboxWrite(.value(.object(o)), records: mark.records)
     }
 
     /// Whether `item` may go to delivery now: no stored state this tracker knows of (landed or
     /// being written) could make a resumed run build its seq again.
     func mayLeave(_ item: Item, _ s: State) -> Bool {
-        HandoverMachine.mayLeave(item, storedRun: s.storedRun, writing: s.writing)
+        persister?.covers(key: item.payload.runId, seq: item.seq) ?? true
     }
 
     /// A write of this tracker finished: landed (its state is now what is stored) or failed.
     func writeFinished(landed: Bool) {
-        let released: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = state.withLock { s in
-            if landed, let w = s.writing { s.storedRun = w }
-            s.writing = nil
-            s.writeFailed = !landed
-            guard landed, !s.heldForStorage.isEmpty else { return [] }
-            var out: [(DeliveryRuntime<OnboardingRunSnapshot>, Item)] = []
-            for id in s.heldForStorage.keys.sorted() {
-                guard let item = s.heldForStorage[id], mayLeave(item, s) else { continue }
-                s.heldForStorage[id] = nil
-                // Only the run's newest snapshot is worth sending; the delivery ignores older ones.
-                if let d = s.deliveries[id] { out.append((d, item)) }
-            }
-            return out
-        }
-        for (d, item) in released { d.enqueue(item) }
+        state.withLock { $0.writeFailed = !landed }
+    }
+
+    /// A snapshot held for storage is covered by a landed write now (the outbox releases it).
+    func releaseHeld(_ item: Item) {
+        let d = state.withLock { $0.deliveries[item.payload.runId] }
+        d?.enqueue(item)
     }
 
     enum RawRead {
@@ -736,7 +728,7 @@ public final class OnboardingRunTracker: Sendable {
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
                 case .persistenceOff: s.persistenceOff = true
-                case .storedRun(let mark): s.storedRun = mark
+                case .storedRun(let mark): persister?.setStored(mark.records)
                 case .destinationChangedReported: s.destinationChangedReported = true
                 case .adoptOutbox(let id, let item, let deliver):
                     s.outboxes[id] = item
@@ -774,12 +766,15 @@ public final class OnboardingRunTracker: Sendable {
     /// decides, this performs.
     private func adoptLeftover(_ left: Leftover, accepted: Bool) {
         var fx = Effects()
+        let ledger = persister?.ledger
+        let storedMark = ledger.map { StoredRunMark(records: $0.stored) }
+        let writingMark = ledger?.writing.map { StoredRunMark(records: $0) }
         state.withLock { s in
             s.handover = s.handover.leftoverAdopted
             let ctx = HandoverMachine.Context(
                 destinationChangedReported: s.destinationChangedReported, settled: s.settled, outboxes: s.outboxes, held: s.held,
-                disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: s.storedRun,
-                writing: s.writing)
+                disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: storedMark,
+                writing: writingMark)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
@@ -795,7 +790,9 @@ public final class OnboardingRunTracker: Sendable {
                 case .holdForStorage(let id, let item):
                     // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
                     _ = delivery(id, &s)
-                    s.heldForStorage[id] = item
+                    fx.run { [weak self] in
+                        self?.persister?.hold(key: id, seq: item.seq) { [weak self] in self?.releaseHeld(item) }
+                    }
                 case .clearHeld: s.held = []
                 case .write: requestWrite(&s, fx: &fx)
                 }
@@ -988,7 +985,7 @@ public final class OnboardingRunTracker: Sendable {
             s.leftover = left
             let handoff = Handoff(
                 sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
-                storedRun: s.storedRun, writeFailed: s.writeFailed)
+                storedRun: persister.map { StoredRunMark(records: $0.ledger.stored) }, writeFailed: s.writeFailed)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
             let drain = store != nil ? Deferred<Void>() : nil

@@ -34,6 +34,7 @@ extension PaywallPresentationTracker {
     /// The app entered the background (the manual, extension-safe call): sends every unsent
     /// snapshot now. Never blocks.
     public func appDidEnterBackground() {
+        drainOutgoing()
         for d in liveDeliveries { d.flush() }
     }
 
@@ -44,6 +45,7 @@ extension PaywallPresentationTracker {
             scheduler.spawn {
                 // Every recorded snapshot is with its delivery already (sent when recorded, never
                 // held for its write): send what is unsent now, skipping a backoff.
+                self.drainOutgoing()
                 let deliveries = self.liveDeliveries
                 for d in deliveries { d.flush() }
                 for d in deliveries { await d.idle() }

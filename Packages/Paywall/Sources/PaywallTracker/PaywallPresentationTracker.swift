@@ -100,50 +100,39 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         /// Unsettled snapshot per presentation, in the order presentations entered the map.
         var pendingOrder: [String] = []
         var pending: [String: Outbound<PaywallSnapshot>] = [:]
+        /// The wire bytes of each pending snapshot, encoded once (by the first write that stores
+        /// it, or as read at launch) and stored as they are.
+        var pendingBytes: [String: [UInt8]] = [:]
         /// The first read failed: no write or removal at all this session.
         var persistenceOff = false
         /// Highest seq built per presentation with a delivery queue (its queue is released only
         /// once nothing newer than the settled snapshot was built).
         var staged: [String: Int] = [:]
-        /// The seq of each presentation in the stored map, as of the last write that landed.
-        var storedSeqs: [String: Int] = [:]
-        /// The seqs the write under way records (`nil`: no write under way, or one that skips).
-        var writing: [String: Int]?
     }
 
     private let config: PaywallTrackerConfiguration
     private let state = Locked(State())
-    /// Whether the last write failed: a failure is reported (`storage`) only when it starts a run
-    /// of failures; a write that lands ends the run (paywall spec 10.2).
-    private let writeFailing: Locked<Bool>
-    private let store: SerialStore?
-    private let persister: CoalescingPersister?
+    /// Snapshots handed over by the outbox, on their way to their delivery queue (``handOff``).
+    private let outgoing = Locked<(items: [(DeliveryRuntime<PaywallSnapshot>, Outbound<PaywallSnapshot>)], draining: Bool)>(([], false))
+    /// Core's snapshot outbox (send and write together, a run of failed writes reported once):
+    /// the coalesced write, the ledger of what is stored, the hand-over.
+    private let outbox: SnapshotOutbox?
+    private var store: SerialStore? { outbox?.store }
 
     /// Creates a tracker. With storage, the stored unsent snapshots are read first (before any
     /// write) and resent.
     public init(configuration: PaywallTrackerConfiguration) {
         config = configuration
         let report = configuration.onDiagnostic
-        let writeFailing = Locked(false)
-        self.writeFailing = writeFailing
-        if let storage = configuration.storage {
-            store = SerialStore(storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true) {
-                message in
-                // Once per run of failures: a storage that keeps failing is retried at every change
-                // and transient answer, and would otherwise report each retry.
-                let first = writeFailing.withLock { failing -> Bool in
-                    defer { failing = true }
-                    return !failing
-                }
-                if first { report(Diagnostic(code: "storage", message: message)) }
-            }
-        } else {
-            store = nil
+        outbox = configuration.storage.map { storage in
+            // Sent and written together (paywall spec 10.2); a storage that keeps failing is
+            // written again at every change and transient answer, and reported once per run.
+            SnapshotOutbox(
+                storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true,
+                policy: .sendAndWrite, reportsEveryFailure: false
+            ) { message in report(Diagnostic(code: "storage", message: message)) }
         }
-        // No bound: nothing waits for a write (snapshots are sent when recorded); the persister
-        // reports every write's outcome, however late.
-        persister = store.map { CoalescingPersister(store: $0, scheduler: configuration.scheduler, persistTimeoutMs: 0) }
-        if let store {
+        if let store = outbox?.store {
             // The first operation on the key: every later write waits for it and builds its map
             // only when its turn comes, so it includes what was restored here.
             store.enqueueSaveWith { [weak self] in
@@ -269,16 +258,49 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             let runtime = runtimeLocked(&s, id: id)
             s.staged[id] = max(s.staged[id] ?? 0, item.seq)
             if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
-            guard persister != nil, !s.persistenceOff else { return (runtime, [], false) }
+            guard outbox != nil, !s.persistenceOff else { return (runtime, [], false) }
+            // Encoded by the write that stores it, off the caller's thread (once per snapshot).
+            s.pendingBytes[id] = nil
             return (runtime, Self.applyCap(&s), true)
         }
         guard let (runtime, dropped, writes) = staged else { return false }
         for d in dropped { report("storage-cap", "dropped unsent presentation \(d) from storage", runId: d) }
-        // The write first (requested before the send can settle and remove the entry), then the
-        // send: neither waits for the other.
-        if writes { persist() }
-        runtime.enqueue(item)
+        guard writes, let outbox else {
+            runtime.enqueue(item)
+            return true
+        }
+        // The outbox hands it over at once and queues its write beside the send.
+        outbox.request(compose: persistCompose()) { [self] _ in handOff(runtime, item) }
         return true
+    }
+
+    /// Hands `item` to its delivery queue from a background step, so that a recording call pays
+    /// for an append, not for starting the send (a burst of calls shares one step).
+    private func handOff(_ runtime: DeliveryRuntime<PaywallSnapshot>, _ item: Outbound<PaywallSnapshot>) {
+        let start = outgoing.withLock { o -> Bool in
+            o.items.append((runtime, item))
+            if o.draining { return false }
+            o.draining = true
+            return true
+        }
+        if start { config.scheduler.spawn { [self] in drainOutgoing(endsRun: true) } }
+    }
+
+    /// Gives every handed-off snapshot to its delivery queue now (in hand-off order). With
+    /// `endsRun`, the background step that ends the draining run.
+    func drainOutgoing(endsRun: Bool = false) {
+        while true {
+            let batch = outgoing.withLock { o -> [(DeliveryRuntime<PaywallSnapshot>, Outbound<PaywallSnapshot>)] in
+                if o.items.isEmpty {
+                    if endsRun { o.draining = false }
+                    return []
+                }
+                defer { o.items = [] }
+                return o.items
+            }
+            if batch.isEmpty { return }
+            for (runtime, item) in batch { runtime.enqueue(item) }
+        }
     }
 
     private func runtimeLocked(_ s: inout State, id: String) -> DeliveryRuntime<PaywallSnapshot> {
@@ -304,6 +326,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             var removed = false
             if let p = s.pending[id], p.seq <= item.seq {
                 s.pending[id] = nil
+                s.pendingBytes[id] = nil
                 s.pendingOrder.removeAll { $0 == id }
                 removed = true
             }
@@ -320,26 +343,13 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         if removed { persist() }
     }
 
-    /// A write finished: what it recorded is now the stored map (when it landed).
-    private func writeFinished(_ result: PersistResult) {
-        if result == .landed { writeFailing.withLock { $0 = false } }
-        state.withLock { s in
-            if result == .landed, let w = s.writing { s.storedSeqs = w }
-            s.writing = nil
-        }
-    }
-
     /// A transient answer for `id`: when the presentation's unsettled snapshot is neither stored
     /// nor recorded by the write under way (its write failed), it is written again, so that a
     /// kill from now on leaves it for the next launch. A write already waiting is joined.
     private func rewriteIfUnstored(id: String) {
-        let rewrite = state.withLock { s -> Bool in
-            guard store != nil, !s.persistenceOff, let p = s.pending[id] else { return false }
-            if (s.storedSeqs[id] ?? 0) >= p.seq { return false }
-            if let w = s.writing, (w[id] ?? 0) >= p.seq { return false }
-            return true
-        }
-        if rewrite { persist() }
+        guard let outbox else { return }
+        let seq = state.withLock { s -> Int? in s.persistenceOff ? nil : s.pending[id]?.seq }
+        if let seq, outbox.isUnstored(key: id, seq: seq) { persist() }
     }
 
     /// Drops the oldest (by `started_at`, stable) pending presentations beyond the cap.
@@ -352,7 +362,10 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             return x != y ? x < y : a.offset < b.offset
         }
         let dropped = byAge.prefix(excess).map(\.element)
-        for d in dropped { s.pending[d] = nil }
+        for d in dropped {
+            s.pending[d] = nil
+            s.pendingBytes[d] = nil
+        }
         s.pendingOrder.removeAll { dropped.contains($0) }
         return dropped
     }
@@ -364,24 +377,27 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// owns it: a disposed tracker's later writes (an answer settling one of its presentations)
     /// are skipped, or they would replace the successor's entries with this tracker's.
     private func persist() {
-        persister?.request(compose: persistCompose()) { [self] result in writeFinished(result) }
+        outbox?.request(compose: persistCompose())
     }
 
-    /// Builds the pending map (or the removal of the key) when a write's turn comes.
-    private func persistCompose() -> @Sendable () -> StoreWrite {
+    /// Builds the pending map (or the removal of the key) when a write's turn comes, from each
+    /// snapshot's wire bytes as they are (no JSON tree in between).
+    private func persistCompose() -> @Sendable () -> OutboxWrite {
         guard let store else { return { .skip } }
         return { [self] in
-            self.state.withLock { s -> StoreWrite in
-                s.writing = nil
+            self.state.withLock { s -> OutboxWrite in
                 if s.persistenceOff || (s.disposed && store.isSuperseded) { return .skip }
-                s.writing = s.pending.mapValues(\.seq)
-                if s.pending.isEmpty { return .remove }
-                var map = JSONObject()
+                let records = s.pending.mapValues(\.seq)
+                if s.pending.isEmpty { return OutboxWrite(.remove, records: records) }
+                var entries: [(key: String, seq: Int, body: [UInt8])] = []
+                entries.reserveCapacity(s.pendingOrder.count)
                 for id in s.pendingOrder {
                     guard let o = s.pending[id] else { continue }
-                    map.appendUnchecked(id, ["seq": .number(Double(o.seq)), "body": o.payload.wireJSON()])
+                    let bytes = s.pendingBytes[id] ?? o.payload.wireBytes()
+                    s.pendingBytes[id] = bytes
+                    entries.append((id, o.seq, bytes))
                 }
-                return .value(.object(map))
+                return OutboxWrite(.text(OutboxEntries.encode(entries)), records: records)
             }
         }
     }
@@ -433,6 +449,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                     // only.
                     guard s.pending[id] == nil else { return .skipped }
                     s.pending[id] = item
+                    s.pendingBytes[id] = snapshot.wireBytes()
                     s.pendingOrder.append(id)
                     return .kept(dropped: Self.applyCap(&s))
                 }
@@ -440,11 +457,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
                 // Already stored as it is: it joins the pending map (so later writes keep it) and
                 // goes to delivery without waiting for a write.
                 s.staged[id] = max(s.staged[id] ?? 0, item.seq)
-                s.storedSeqs[id] = max(s.storedSeqs[id] ?? 0, item.seq)
                 if s.pending.updateValue(item, forKey: id) == nil { s.pendingOrder.append(id) }
+                s.pendingBytes[id] = snapshot.wireBytes()
                 let dropped = store != nil && !s.persistenceOff ? Self.applyCap(&s) : []
                 return .delivered(runtimeLocked(&s, id: id), dropped: dropped)
             }
+            if case .delivered = adopted { outbox?.foundStored(key: id, seq: seq) }
             switch adopted {
             case .skipped:
                 continue

@@ -10,7 +10,7 @@ import TrackerCoreTestKit
 /// an older seq after a newer one of the same presentation. Storages here hold, slow down, fail or
 /// hang their writes on the manual clock.
 ///
-/// Scenario ids: P60–P66; issue 29 (item 1): P72–P74; issue 34: P76; issue 36: P77. Issue 36 changed what P60,
+/// Scenario ids: P60–P66; issue 29 (item 1): P72–P74; issue 34: P76; issue 36: P77, P78. Issue 36 changed what P60,
 /// P61, P62, P65, P66, P72, P73 and P76 expect of when a snapshot is sent (at once, no longer
 /// after its write).
 @Suite struct PersistBeforeSendTests {
@@ -165,12 +165,17 @@ import TrackerCoreTestKit
     /// older stored seq (or nothing), which the server ignores as not newer (spec 5.1 step 6).
     @Test func P63_aFailedWriteIsReportedTheSnapshotSentAndTheNextWriteRecordsIt() async throws {
         let (clock, storage) = faultyStorage { $0.failNextWrites = 1 }
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        // The first answer is held until the first write failed: sent beside its write (issue 36),
+        // an answer that came first would join that write, the one that fails, and the test would
+        // depend on the order of two background steps.
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { n, _ in n == 1 ? .hold : .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.settle()
         #expect(h.received.map(\.seq) == [1])
         #expect(h.log.codes == ["storage"])
         #expect(h.log.all.first?.message.contains("injected write failure") == true)
+        h.sink.recorder.releaseHeld(with: .result(.transient))
+        await h.settle()
         // Written again at the transient answer.
         #expect(storedMap(storage.backing)?[p.id]?["seq"]?.intValue == 1)
         p.shown()
@@ -300,8 +305,12 @@ import TrackerCoreTestKit
     /// sink did not take for the next launch, which resends it unchanged.
     @Test func P74_aFailedWriteIsRetriedSoAKillLeavesTheSnapshotStored() async throws {
         let (clock, storage) = faultyStorage { $0.failNextWrites = 2 }
-        let h = PaywallFixture(storage: storage, clock: clock, behavior: { _, _ in .result(.transient) })
+        // The first answer is held until the first write failed (as in P63).
+        let h = PaywallFixture(storage: storage, clock: clock, behavior: { n, _ in n == 1 ? .hold : .result(.transient) })
         let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle()
+        #expect(h.log.codes == ["storage"])
+        h.sink.recorder.releaseHeld(with: .result(.transient))  // written again: fails again
         await h.settle()
         #expect(h.received.map(\.seq) == [1], "sent although its write failed")
         await h.advance(1000)  // the first retry of the send, and of the write
@@ -373,5 +382,40 @@ import TrackerCoreTestKit
         p.end(.dismissed)
         await h.advance(30_000)
         #expect(h.log.codes == ["storage", "storage"], "\(h.log.codes)")
+    }
+
+    // MARK: Issue 36 item 3 (P78)
+
+    /// A device updated with unsent presentations stored by an earlier version keeps them: the
+    /// value the earlier version wrote (spec 10.1, its JSON tree encoded compact) is read, resent
+    /// byte for byte, and kept byte for byte by the new outbox's writes, which splice each
+    /// snapshot's wire bytes instead of re-encoding a JSON tree.
+    @Test func P78_aValueStoredByAnEarlierVersionIsKeptAndResentUnchanged() async throws {
+        let body = expectedBody(
+            id: FIXED_ID, seq: 2, shownAt: "2026-01-10T08:00:00.000Z", sentAt: "2026-01-10T08:00:00.000Z")
+        let entry = #""\#(FIXED_ID)":{"seq":2,"body":\#(body)}"#
+        let old = "{" + entry + "}"
+        let backing = InMemoryKeyValueStorage([STORAGE_KEY: old])
+        // Launch 1 of the new version: the sink takes nothing; a new presentation is written beside it.
+        let h = PaywallFixture(storage: backing, behavior: { _, _ in .result(.transient) })
+        await h.settle()
+        #expect(h.bodies == [body], "the stored snapshot was not resent unchanged")
+        let p = try #require(h.tracker.start(INFO) as? PaywallPresentation)
+        await h.settle()
+        await h.tracker.idle()
+        let stored = try #require(backing.snapshot[STORAGE_KEY])
+        #expect(stored.hasPrefix("{" + entry + ","), "the earlier entry was not kept byte for byte: \(stored.prefix(120))")
+        // The whole value is what the earlier version would have written for the same map.
+        #expect(stored == WireJSON.encodeString(try WireJSON.decode(stored)))
+        #expect(storedMap(backing)?.keys == [FIXED_ID, p.id])
+        h.tracker.dispose()
+        // Launch 2: both are resent unchanged and removed once accepted.
+        let next = PaywallFixture(storage: backing) { _, _ in .result(.accepted) }
+        await next.settle()
+        await next.tracker.idle()
+        #expect(next.bodies.first == body)
+        #expect(Set(next.received.map(\.presentationId)) == [FIXED_ID, p.id])
+        #expect(backing.snapshot[STORAGE_KEY] == nil)
+        #expect(h.log.all.isEmpty && next.log.all.isEmpty, "\(h.log.codes) \(next.log.codes)")
     }
 }

@@ -12,6 +12,8 @@ public enum StoreReadResult: Sendable {
 public enum StoreWrite: Sendable {
     /// Store this value (as compact wire JSON).
     case value(JSONValue)
+    /// Store this text as it is (compact JSON the caller built from wire bytes, ``OutboxEntries``).
+    case text(String)
     /// Remove the key.
     case remove
     /// Leave the stored value as it is.
@@ -30,6 +32,8 @@ public final class SerialStore: Sendable {
     private let onError: @Sendable (String) -> Void
 
     private let queue: StoreQueue
+    /// Whether this store's operations run through ``TrackerScheduler/spawnOutbox(_:)``.
+    private let outboxThread: Bool
     /// This store's place among the stores of its queue (1 for the first).
     private let generation: Int
 
@@ -39,10 +43,20 @@ public final class SerialStore: Sendable {
     /// With `sharedQueue`, every store created with `sharedQueue` over the same storage object
     /// and key in this process uses one queue: a store created later (a tracker replacing a
     /// disposed one) reads only after the writes an earlier store already queued have landed.
-    public init(
+    public convenience init(
         storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, sharedQueue: Bool = false,
         onError: @escaping @Sendable (String) -> Void
     ) {
+        self.init(storage: storage, key: key, scheduler: scheduler, sharedQueue: sharedQueue, outboxThread: false, onError: onError)
+    }
+
+    /// Creates a store whose operations run on the outbox thread (``TrackerScheduler/spawnOutbox(_:)``)
+    /// when `outboxThread` is set; otherwise the same as ``init(storage:key:scheduler:sharedQueue:onError:)``.
+    public init(
+        storage: any KeyValueStorage, key: String, scheduler: any TrackerScheduler, sharedQueue: Bool, outboxThread: Bool,
+        onError: @escaping @Sendable (String) -> Void
+    ) {
+        self.outboxThread = outboxThread
         self.storage = storage
         self.key = key
         self.scheduler = scheduler
@@ -100,7 +114,7 @@ public final class SerialStore: Sendable {
 
     /// Queues a write; `nil` removes the key. Never throws.
     public func save(_ value: JSONValue?) {
-        enqueue { [self] in await write(value.map(StoreWrite.value) ?? .remove) }
+        enqueue { [self] in await write(value.map { StoreWrite.value($0) } ?? .remove) }
     }
 
     /// Queues a write whose value is computed when its turn comes (so it is the latest state);
@@ -130,6 +144,7 @@ public final class SerialStore: Sendable {
         do {
             switch w {
             case .value(let v): try await storage.setItem(key, WireJSON.encodeString(v))
+            case .text(let t): try await storage.setItem(key, t)
             case .remove: try await storage.removeItem(key)
             case .skip: break
             }
@@ -148,7 +163,7 @@ public final class SerialStore: Sendable {
     }
 
     private func enqueue(_ op: @escaping @Sendable () async -> Void) {
-        queue.enqueue(op, generation: generation, scheduler: scheduler)
+        queue.enqueue(op, generation: generation, scheduler: scheduler, outboxThread: outboxThread)
     }
 }
 
@@ -202,14 +217,19 @@ final class StoreQueue: Sendable {
     /// The newest store generation whose operation has started.
     var latestStarted: Int { state.withLock { $0.latestStarted } }
 
-    func enqueue(_ op: @escaping @Sendable () async -> Void, generation: Int, scheduler: any TrackerScheduler) {
+    func enqueue(_ op: @escaping @Sendable () async -> Void, generation: Int, scheduler: any TrackerScheduler, outboxThread: Bool) {
         let start = state.withLock { s -> Bool in
             s.ops.append((generation, op))
             if s.running { return false }
             s.running = true
             return true
         }
-        if start { scheduler.spawn { [self] in await drain() } }
+        guard start else { return }
+        if outboxThread {
+            scheduler.spawnOutbox { [self] in await drain() }
+        } else {
+            scheduler.spawn { [self] in await drain() }
+        }
     }
 
     private func drain() async {
