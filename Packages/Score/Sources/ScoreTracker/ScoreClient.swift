@@ -743,7 +743,13 @@ public final class ScoreClient: Sendable {
 
     func start(_ w: WriterStarts) {
         if w.queue { scheduler.spawnIO { [self] in await runQueueWriter() } }
-        if w.identity { scheduler.spawnIO { [self] in await runIdentityWriter() } }
+        if w.identity {
+            if let file = store as? FileScoreStore, scheduler is SystemScheduler {
+                ScoreClient.syncThread.run { [self] in runIdentityWriterBlocking(file) }
+            } else {
+                scheduler.spawnIO { [self] in await runIdentityWriter() }
+            }
+        }
     }
 
     private func runQueueWriter() async {
@@ -900,6 +906,8 @@ public final class ScoreClient: Sendable {
                 {
                     compact = true
                 }
+                // One compaction at a time: a later one is asked for again by the dead records.
+                if s.compacting { compact = false }
                 if compact { s.deadRecords = 0 }
                 // An event that left the queue unwritten is never written: not waited for.
                 if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
@@ -909,10 +917,16 @@ public final class ScoreClient: Sendable {
             }
             for w in removalsWritten { w.finish() }
             toDrop = []
-            if compact { await compactLog() }
+            // A file store's compaction writes its new file off this path (appends go on); any
+            // other store's runs here, between appends.
+            var compactedHere = false
+            if compact, !compactOffThePath() {
+                await compactLog()
+                compactedHere = true
+            }
             if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
             // A compaction's rename is synced with the appends (see `FileScoreStore`).
-            if appended || compact {
+            if appended || compactedHere {
                 let now = clock.nowMs()
                 let due = state.withLock { s in
                     s.sync.appended()
@@ -964,24 +978,47 @@ public final class ScoreClient: Sendable {
         releaseDropLaterOnExit()
     }
 
-    /// Syncs the queue log's unsynced appends to the device on a task of its own, not the
-    /// writer's: the writer goes on appending while an `fsync` runs, so an event reaches the
-    /// file (and survives the app being killed) without waiting for the device.
+    /// The thread every client's queue-log `fsync` runs on in production (see
+    /// ``startQueueSync(now:)``): one of its own, on every OS version, so that an `fsync` never
+    /// blocks the writer's thread (appends go on meanwhile) nor a thread of Swift's shared pool.
+    static let syncThread = SerialThread(name: "score.sync")
+
+    /// Syncs the queue log's unsynced appends to the device apart from the writer: the writer
+    /// goes on appending while an `fsync` runs, so an event reaches the file (and survives the
+    /// app being killed) without waiting for the device. With the system scheduler and a
+    /// ``FileScoreStore`` the sync runs on ``syncThread``; otherwise (a custom store, whose
+    /// `syncQueue()` is async, or a test's scheduler) on a task of its own.
     private func startQueueSync(now: Int64) {
         let start = state.withLock { $0.sync.claim(now: now) }
-        if start { scheduler.spawn { [self] in await runQueueSync() } }
+        guard start else { return }
+        if let file = store as? FileScoreStore, scheduler is SystemScheduler {
+            ScoreClient.syncThread.run { [self] in
+                while true {
+                    var ok = true
+                    do { try file.syncNow() } catch { ok = false }
+                    if !queueSyncEnded(ok: ok) { return }
+                }
+            }
+        } else {
+            scheduler.spawn { [self] in await runQueueSync() }
+        }
     }
 
     private func runQueueSync() async {
         while true {
             var ok = true
             do { try await store.syncQueue() } catch { ok = false }
-            // Not retried: after a failed fsync the system may already have dropped the pages.
-            // Diagnosed once per run of failures (a sync may run every 50 ms).
-            let (first, again) = state.withLock { $0.sync.syncEnded(ok: ok) }
-            if first { diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device")) }
-            if !again { return }
+            if !queueSyncEnded(ok: ok) { return }
         }
+    }
+
+    /// A queue-log sync ended: whether to sync again (appends came meanwhile).
+    private func queueSyncEnded(ok: Bool) -> Bool {
+        // Not retried: after a failed fsync the system may already have dropped the pages.
+        // Diagnosed once per run of failures (a sync may run every 50 ms).
+        let (first, again) = state.withLock { $0.sync.syncEnded(ok: ok) }
+        if first { diagnose(Diagnostic(code: "storage", message: "could not sync the queue log to the device")) }
+        return again
     }
 
     /// The idle writer's sync timer: syncs unless a running writer will (it syncs before it
@@ -989,6 +1026,64 @@ public final class ScoreClient: Sendable {
     private func queueSyncTimerFired() async {
         let sync = state.withLock { s in s.sync.timerFired(writerRunning: s.writer.running) }
         if sync { startQueueSync(now: clock.nowMs()) }
+    }
+
+    /// Starts a ``FileScoreStore``'s compaction by location, when the store is one and every
+    /// queued persisted event is located; returns whether it did. Runs on the queue writer,
+    /// between appends, so every record written so far is accounted for: the snapshot (the kept
+    /// records, read back, and the log's end) is taken here; the new file's write and `fsync`
+    /// run on ``syncThread`` (a task of the scheduler's with a test's scheduler), and only the
+    /// copy of the records appended meanwhile and the rename hold appends, like an append.
+    private func compactOffThePath() -> Bool {
+        guard let file = store as? FileScoreStore else { return false }
+        let snapshot: [(QueuedEvent, ScoreRecordLocation)]? = state.withLock { s in
+            var out: [(QueuedEvent, ScoreRecordLocation)] = []
+            out.reserveCapacity(s.queue.count)
+            for e in s.queue where e.persisted {
+                guard let location = e.location else { return nil }
+                out.append((e, location))
+            }
+            s.compacting = true
+            return out
+        }
+        guard let snapshot else { return false }
+        let begun: FileScoreStore.CompactionSnapshot
+        do {
+            begun = try file.compactionSnapshot(keeping: snapshot.map(\.1))
+        } catch {
+            compactionEnded(kept: [], moved: nil, failed: true)
+            return true
+        }
+        let finish: @Sendable () -> Void = { [self] in
+            do {
+                compactionEnded(kept: snapshot.map(\.0), moved: try file.finishCompaction(begun), failed: false)
+            } catch {
+                compactionEnded(kept: [], moved: nil, failed: true)
+            }
+        }
+        if scheduler is SystemScheduler {
+            ScoreClient.syncThread.run(finish)
+        } else {
+            scheduler.spawnIO { finish() }
+        }
+        return true
+    }
+
+    /// A compaction begun by ``compactOffThePath()`` ended: the kept events' new locations,
+    /// then a sync for its rename and the records it carried over.
+    private func compactionEnded(kept: [QueuedEvent], moved: [ScoreRecordLocation?]?, failed: Bool) {
+        let now = clock.nowMs()
+        let due: Bool = state.withLock { s in
+            s.compacting = false
+            if let moved, moved.count == kept.count {
+                for (e, loc) in zip(kept, moved) { e.location = loc }
+            }
+            guard moved != nil else { return false }
+            s.sync.appended()
+            return s.sync.waitMs(now: now) <= 0
+        }
+        if failed { diagnose(Diagnostic(code: "storage", message: "could not compact the queue log")) }
+        if due { startQueueSync(now: now) }
     }
 
     /// Rewrites the queue log with the queued events only.
@@ -1045,24 +1140,39 @@ public final class ScoreClient: Sendable {
     }
 
     private func runIdentityWriter() async {
-        while true {
-            let bytes: [UInt8]? = state.withLock { s in
-                guard s.identityDirty else {
-                    s.identityWriterRunning = false
-                    return nil
-                }
-                s.identityDirty = false
-                var o = JSONObject()
-                o.appendUnchecked("anonymousId", .string(s.anonymousId))
-                o.appendUnchecked("userId", s.userId.map { .string($0) } ?? .null)
-                o.appendUnchecked("linked", .array(s.linked.sorted().map { .string($0) }))
-                return WireJSON.encode(.object(o))
-            }
-            guard let bytes else { return }
-            do { try await store.saveIdentity(bytes) } catch {
-                diagnose(Diagnostic(code: "storage", message: "could not persist the identity"))
-            }
+        while let bytes = nextIdentityBytes() {
+            do { try await store.saveIdentity(bytes) } catch { identityWriteFailed() }
         }
+    }
+
+    /// ``runIdentityWriter()`` for a ``FileScoreStore`` with the system scheduler, on
+    /// ``syncThread``: the identity's atomic write syncs twice (its file, then the directory),
+    /// and must not hold the queue writer's thread meanwhile.
+    private func runIdentityWriterBlocking(_ file: FileScoreStore) {
+        while let bytes = nextIdentityBytes() {
+            do { try file.saveIdentityNow(bytes) } catch { identityWriteFailed() }
+        }
+    }
+
+    /// The identity file's next contents, or `nil` (and the writer marked idle) when it is
+    /// written.
+    private func nextIdentityBytes() -> [UInt8]? {
+        state.withLock { s in
+            guard s.identityDirty else {
+                s.identityWriterRunning = false
+                return nil
+            }
+            s.identityDirty = false
+            var o = JSONObject()
+            o.appendUnchecked("anonymousId", .string(s.anonymousId))
+            o.appendUnchecked("userId", s.userId.map { .string($0) } ?? .null)
+            o.appendUnchecked("linked", .array(s.linked.sorted().map { .string($0) }))
+            return WireJSON.encode(.object(o))
+        }
+    }
+
+    private func identityWriteFailed() {
+        diagnose(Diagnostic(code: "storage", message: "could not persist the identity"))
     }
 
     struct StoredIdentity {
