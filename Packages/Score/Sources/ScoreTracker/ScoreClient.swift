@@ -1070,20 +1070,20 @@ public final class ScoreClient: Sendable {
     }
 
     /// A compaction begun by ``compactOffThePath()`` ended: the kept events' new locations,
-    /// then a sync for its rename and the records it carried over.
+    /// then a sync for its rename and the records it carried over, at once (the writer may be
+    /// idle by now: no later append would sync them).
     private func compactionEnded(kept: [QueuedEvent], moved: [ScoreRecordLocation?]?, failed: Bool) {
-        let now = clock.nowMs()
-        let due: Bool = state.withLock { s in
+        let renamed: Bool = state.withLock { s in
             s.compacting = false
             if let moved, moved.count == kept.count {
                 for (e, loc) in zip(kept, moved) { e.location = loc }
             }
             guard moved != nil else { return false }
             s.sync.appended()
-            return s.sync.waitMs(now: now) <= 0
+            return true
         }
         if failed { diagnose(Diagnostic(code: "storage", message: "could not compact the queue log")) }
-        if due { startQueueSync(now: now) }
+        if renamed { startQueueSync(now: clock.nowMs()) }
     }
 
     /// Rewrites the queue log with the queued events only.
