@@ -17,6 +17,8 @@ import TrackerCore
 /// - `SP <id,id,…>` — Score: add records of these event ids are durable.
 /// - `SX <id,id,…>` — Score: removal records of these event ids are durable.
 /// - `SC <id,id,…>` — Score: the queue log was compacted to exactly these ids.
+/// - `T <seq> <ns>` — Score (`score-reclaim`): `track()` of the event with prop `seq` returned at
+///   that `CLOCK_MONOTONIC` time.
 /// - `END` — the scripted steps are done; the process keeps delivering until killed.
 enum WorkerLine {
     static let ready = "READY"

@@ -77,7 +77,8 @@ final class Child {
     private var buffer: [UInt8] = []
     private var eof = false
 
-    init(_ executable: String, _ args: [String], stderrPath: String) throws {
+    /// `environment`: variables added to this process's for the child (say `LD_PRELOAD`).
+    init(_ executable: String, _ args: [String], stderrPath: String, environment: [String: String] = [:]) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw ChildError("pipe") }
         var actions = posix_spawn_file_actions_t()
@@ -90,7 +91,17 @@ final class Child {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + args).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        var e = environ
+        while let entry = e.pointee {
+            let text = String(cString: entry)
+            if let eq = text.firstIndex(of: "="), environment[String(text[..<eq])] == nil { envp.append(strdup(entry)) }
+            e += 1
+        }
+        for (k, v) in environment { envp.append(strdup("\(k)=\(v)")) }
+        envp.append(nil)
+        defer { for p in envp { free(p) } }
+        let rc = posix_spawn(&child, executable, &actions, nil, argv, envp)
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])

@@ -461,6 +461,7 @@ func scoreBenchCases() -> [BenchCase] {
             out["flushes_returned_before_removal_written"] = Double(late)
             return out
         },
+        scoreFsyncLagCase(),
         BenchCase(name: "score.coldstart.10k") {
             let dir = tempDir("cold")
             defer { try? FileManager.default.removeItem(atPath: dir) }

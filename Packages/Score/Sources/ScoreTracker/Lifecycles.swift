@@ -1,7 +1,7 @@
 // The client's three background lifecycles besides the flush (`FlushMachine`): the start-up
 // load, the queue writer and the queue log's sync. Each is a value with pure transitions: an
 // event in, a decision out, no I/O, no clock, no lock (the client holds its lock around them,
-// inside `ClientState`). The runtime (`ScoreClient.swift`, `Startup.swift`) carries the decisions
+// inside `ClientState`). The runtime (`QueuePersistence.swift`, `Startup.swift`) carries the decisions
 // out; the machines are tested directly (`X_LifecycleMachineTests`).
 
 /// The start-up load: not started, being read (by the step the constructor spawns, or by an

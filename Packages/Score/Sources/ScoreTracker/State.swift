@@ -128,6 +128,9 @@ struct ClientState {
     var storeFailing: Bool { writer.failing }
     var writerRunning: Bool { writer.running }
     var deadRecords = 0
+    /// Whether a compaction's new file is being written off the writer's path (see
+    /// `ScoreClient.compactOffThePath`): one at a time.
+    var compacting = false
     var identityDirty = false
     var identityWriterRunning = false
     // flushing

@@ -186,6 +186,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     private var log: AppendLog?
     private var generation = 0
     private var forward: [Int: Int] = [:]
+    /// The records appended while the last compaction wrote its new file were copied onto it:
+    /// an offset of the previous generation at or past `from` moved by `by` bytes.
+    private var carried: (from: Int, by: Int)?
     /// Whether a compaction's rename still waits for the directory's sync (see ``syncQueue()``).
     private var renameUnsynced = false
     /// Opens the queue log for appending (tests replace it to inject faults).
@@ -366,6 +369,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             self.log = log
             generation = next
             forward = [:]
+            carried = nil
             return FramedContents(frames: frames, generation: generation)
         }
     }
@@ -392,6 +396,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.log = log
         generation += 1
         forward = [:]
+        carried = nil
         let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
         return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity, queueDamage: log.damage)
     }
@@ -463,6 +468,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
             try refuseWhileProtected()
             _ = try log.rewrite(records, deferDirectorySync: true)
             forward = [:]
+            carried = nil
             generation += 1
             renameUnsynced = true
         }
@@ -471,7 +477,10 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The current offset of `location`, following one compaction.
     private func currentOffset(_ location: ScoreRecordLocation) -> Int? {
         if location.generation == generation { return location.offset }
-        if location.generation == generation - 1 { return forward[location.offset] }
+        if location.generation == generation - 1 {
+            if let moved = forward[location.offset] { return moved }
+            if let carried, location.offset >= carried.from { return location.offset + carried.by }
+        }
         return nil
     }
 
@@ -483,32 +492,73 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+        try finishCompaction(compactionSnapshot(keeping: keeping))
+    }
+
+    /// The first step of a compaction that never holds appends for long (issue 35): the kept
+    /// records, read under the lock, and where the log ends now. The caller takes it when every
+    /// record up to that end is accounted for (the client's queue writer, between appends), then
+    /// calls ``finishCompaction(_:)`` off the append path.
+    struct CompactionSnapshot: Sendable {
+        var records: [[UInt8]]
+        var oldOffsets: [Int]
+        /// For each location kept, its index in `records` (`nil`: unreadable, dropped).
+        var slot: [Int?]
+        var end: Int
+        var generation: Int
+    }
+
+    func compactionSnapshot(keeping: [ScoreRecordLocation]) throws -> CompactionSnapshot {
         try withLog { log in
             try refuseWhileProtected()
-            var records: [[UInt8]] = []
-            var oldOffsets: [Int] = []
-            var slot: [Int?] = []
+            var snap = CompactionSnapshot(records: [], oldOffsets: [], slot: [], end: 0, generation: generation)
+            snap.records.reserveCapacity(keeping.count)
             for loc in keeping {
                 if let offset = currentOffset(loc), let r = try log.read(at: offset) {
-                    slot.append(records.count)
-                    records.append(r)
-                    oldOffsets.append(offset)
+                    snap.slot.append(snap.records.count)
+                    snap.records.append(r)
+                    snap.oldOffsets.append(offset)
                 } else {
-                    slot.append(nil)
+                    snap.slot.append(nil)
                 }
             }
-            let newOffsets = try log.rewrite(records, deferDirectorySync: true)
+            snap.end = log.byteCount
+            return snap
+        }
+    }
+
+    /// The rest of the compaction begun by ``compactionSnapshot(keeping:)``: the new file is
+    /// written and synced outside the lock (appends go on meanwhile); then, under the lock like
+    /// an append, the records appended since the snapshot are copied onto it (written, not
+    /// synced: the next ``syncQueue()`` syncs them with the rename) and it is renamed over the
+    /// log. Returns the kept records' new locations; `nil` (nothing changed) when the log was
+    /// replaced meanwhile. One compaction at a time (the client's rule).
+    func finishCompaction(_ snap: CompactionSnapshot) throws -> [ScoreRecordLocation?]? {
+        let prepared = try AppendLog.prepareRewrite(path: queuePath, records: snap.records, sync: sync)
+        return try withLog { log -> [ScoreRecordLocation?]? in
+            guard generation == snap.generation, log.byteCount >= snap.end else {
+                prepared.discard()
+                return nil
+            }
+            try refuseWhileProtected()
+            let carriedAt = try log.completeRewrite(prepared, carryingFrom: snap.end, deferDirectorySync: true)
             renameUnsynced = true
             var map: [Int: Int] = [:]
-            map.reserveCapacity(newOffsets.count)
-            for (old, new) in zip(oldOffsets, newOffsets) { map[old] = new }
+            map.reserveCapacity(prepared.offsets.count)
+            for (old, new) in zip(snap.oldOffsets, prepared.offsets) { map[old] = new }
             forward = map
+            carried = (from: snap.end, by: carriedAt - snap.end)
             generation += 1
-            return slot.map { $0.map { ScoreRecordLocation(generation: generation, offset: newOffsets[$0]) } }
+            return snap.slot.map { $0.map { ScoreRecordLocation(generation: generation, offset: prepared.offsets[$0]) } }
         }
     }
 
     public func saveIdentity(_ bytes: [UInt8]) async throws {
+        try saveIdentityNow(bytes)
+    }
+
+    /// ``saveIdentity(_:)``'s work, on the calling thread.
+    func saveIdentityNow(_ bytes: [UInt8]) throws {
         // Core's atomic write: a private (0600) temporary file, fsync, rename, directory fsync.
         // Always durable, also with `sync: false` (which only concerns the queue log).
         try lock.withLock { _ in try refuseWhileProtected() }

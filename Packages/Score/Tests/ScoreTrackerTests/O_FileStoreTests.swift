@@ -6,7 +6,36 @@ import TrackerCoreTestKit
 @testable import ScoreTracker
 
 /// The file store keeps queued events on disk only (read back when sent) and compacts its log.
+///
+///   SC187 — a compaction writes its new file while appends go on: the records appended between
+///           its snapshot and its rename are carried onto the new file, readable at the locations
+///           their append returned, and a relaunch finds the kept and the carried records, once
+///           (issue 35 items 1 and 2).
 @Suite struct FileStoreTests {
+    @Test func SC187_recordsAppendedDuringACompactionAreCarriedOver() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc187-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = FileScoreStore(directory: dir)
+        _ = try store.load()
+        let first = try #require(try await store.appendQueueRecordsLocated([[65, 1], [65, 2], [82, 1], [65, 3]]))
+        // Keep records 2 and 3 (the removal and record 1 are dead).
+        let snap = try store.compactionSnapshot(keeping: [first[1], first[3]])
+        // Appended while the new file is written.
+        let during = try #require(try await store.appendQueueRecordsLocated([[65, 4], [82, 2]]))
+        let moved = try #require(try store.finishCompaction(snap))
+        #expect(moved.count == 2 && moved.allSatisfy { $0 != nil })
+        #expect(try store.readQueueRecord(at: moved[0]!) == [65, 2])
+        #expect(try store.readQueueRecord(at: moved[1]!) == [65, 3])
+        // The carried records, at the locations their append returned.
+        #expect(try store.readQueueRecord(at: during[0]) == [65, 4])
+        #expect(try store.readQueueRecord(at: during[1]) == [82, 2])
+        // Appends go on after it, and a relaunch reads kept + carried + later, in order.
+        _ = try await store.appendQueueRecordsLocated([[65, 5]])
+        let reloaded = try FileScoreStore(directory: dir).load()
+        #expect(reloaded.queueRecords == [[65, 2], [65, 3], [65, 4], [82, 2], [65, 5]])
+        #expect(!FileManager.default.fileExists(atPath: dir + "/queue.log.tmp"))
+    }
+
     @Test func eventsAreReadBackFromDiskAndTheLogCompacts() async throws {
         let dir = NSTemporaryDirectory() + "score-lazy-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }

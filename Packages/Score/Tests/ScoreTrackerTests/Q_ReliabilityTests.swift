@@ -32,6 +32,9 @@ import TrackerCoreTestKit
 //           damaged record is lost, the others kept, one `storage` diagnostic names the damage.
 //   SC184 — a read-only launch followed by a writable one delivers each event once: while the
 //           store cannot record removals, the stored events are held, not sent (issue 35 item 4).
+//   SC186 — with the system scheduler, events reach the queue log's file while every `fsync`
+//           (the identity's atomic write, the log's sync) is held: no append waits for a sync
+//           (issue 35 item 2; real threads, the fsyncs held by a file-fault policy).
 @Suite struct ReliabilityScenarios {
     // MARK: SC120
 
@@ -806,5 +809,64 @@ import TrackerCoreTestKit
         #expect(sent.count == Set(sent).count, "\(sent.count - Set(sent).count) event(s) delivered twice")
         #expect(c3.inspect().queue.depth == 0)
         _ = (c1, c2)
+    }
+
+    // MARK: SC186
+
+    /// Holds every `fsync` under a directory until `open()` (a device that syncs slowly), and
+    /// counts those waiting.
+    final class HeldFsyncs: FileFaultPolicy, @unchecked Sendable {
+        private let lock = NSLock()
+        private let gate = DispatchSemaphore(value: 0)
+        private var opened = false
+        private var waitingCount = 0
+        var waiting: Int { lock.withLock { waitingCount } }
+        func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+            guard call == .fsync else { return nil }
+            let held: Bool = lock.withLock {
+                if !opened { waitingCount += 1 }
+                return !opened
+            }
+            if held {
+                // Bounded: a test that never opens the gate lets the syncs go after 20 s.
+                _ = gate.wait(timeout: .now() + 20)
+                gate.signal()
+                lock.withLock { waitingCount -= 1 }
+            }
+            return nil
+        }
+        func open() {
+            lock.withLock { opened = true }
+            gate.signal()
+        }
+    }
+
+    @Test func SC186_appendsReachTheFileWhileEveryFsyncIsHeld() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc186-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fsyncs = HeldFsyncs()
+        let installed = FileFaults.install(fsyncs, under: dir)
+        defer {
+            fsyncs.open()
+            installed.remove()
+        }
+        let store = FileScoreStore(directory: dir)
+        let c = ScoreClient(
+            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", initialConsent: .all,
+            store: store, transport: RecordingTransport(statuses: { _ in 500 }), onDiagnostic: { _ in })
+        _ = c.inspect()  // loaded; the new identity's atomic write now waits in its fsync
+        for n in 0..<5 { c.track("held", props: ["n": n]) }
+        // Bounded, real time (system threads): the five adds in the file while the syncs wait.
+        var adds = 0
+        for _ in 0..<5_000 where adds < 5 {
+            let bytes = (try? FileIO.readBytes(store.queuePath)) ?? []
+            adds = AppendLog.parse(bytes).records.filter { $0.first == UInt8(ascii: "A") }.count
+            if adds < 5 { try await Task.sleep(nanoseconds: 1_000_000) }
+        }
+        #expect(fsyncs.waiting >= 1, "no fsync was held: the test proves nothing")
+        #expect(adds == 5, "\(adds) of 5 events reached the file while an fsync was held: appends waited for it")
+        fsyncs.open()
+        _ = c
     }
 }

@@ -96,18 +96,18 @@ public final class AppendLog {
 
     /// The log file's path.
     public let path: String
-    private var fd: Int32
+    var fd: Int32
     /// The file's length in bytes after the last complete record.
-    public private(set) var byteCount: Int
+    public internal(set) var byteCount: Int
     /// Whether each append and rewrite is followed by `fsync`.
     public let syncs: Bool
     /// The frame offsets of the records returned by ``open(path:sync:)``, in order.
     public private(set) var loadedOffsets: [Int] = []
     /// Whether an append made with `sync: false` has not been synced yet (see ``sync()``).
-    public private(set) var hasUnsyncedAppends = false
+    public internal(set) var hasUnsyncedAppends = false
     /// Whether a ``rewrite(_:deferDirectorySync:)`` made with `deferDirectorySync: true` has not
     /// had its rename synced yet (see ``sync()``).
-    public private(set) var hasUnsyncedRename = false
+    public internal(set) var hasUnsyncedRename = false
     /// What ``open(path:sync:)`` skipped and cut; a damaged region stays in the file (skipped
     /// again at each load) until the next ``rewrite(_:deferDirectorySync:)``.
     public private(set) var damage = Damage.none
