@@ -226,6 +226,11 @@ final class CrashHarness {
             }
         }
         for p in problems.prefix(20) { Issue.record("\(kind.rawValue) seed=\(seed): \(p)") }
+        if !problems.isEmpty, let err = FileManager.default.contents(atPath: stderrPath) {
+            // The children's diagnostics (messages, never secrets: checked above), for the failure.
+            let tail = String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(20)
+            print("[reliability] \(kind.rawValue) seed=\(seed): the children's standard error ends with:\n" + tail.joined(separator: "\n"))
+        }
         #expect(report.kills == kills)
         return report
     }
