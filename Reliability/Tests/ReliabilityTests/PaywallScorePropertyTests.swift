@@ -136,7 +136,7 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                 PayloadCapture.record(last.wireBytes(), schema: .paywallPresentationV1_1)
                 captured += 1
             }
-            for d in diags.all where !paywallCodes.contains(d.code) { problems.append("code \(d.code) not in the spec's list") }
+            for d in diags.all where !paywallCodes.contains(d.code.rawValue) { problems.append("code \(d.code) not in the spec's list") }
             tracker.dispose()
             for p in problems.prefix(5) { Issue.record("seed=\(seed) sequence \(n): \(p)") }
             if !problems.isEmpty { break }
@@ -212,7 +212,7 @@ let scoreCodes: Set<String> = ["invalid-event", "storage"]
                     if e["props"]?.objectValue == nil { problems.append("props is not an object") }
                 }
             }
-            for d in diags.all where !scoreCodes.contains(d.code) { problems.append("code \(d.code) not in the list") }
+            for d in diags.all where !scoreCodes.contains(d.code.rawValue) { problems.append("code \(d.code) not in the list") }
             for p in problems.prefix(5) { Issue.record("seed=\(seed) sequence \(n): \(p)") }
             if !problems.isEmpty { break }
         }

@@ -155,7 +155,8 @@ public final class ScoreClient: Sendable {
         self.scheduler = c.scheduler
         self.ids = c.idSource
         self.systemIds = c.idSource as? SystemScoreIdSource
-        self.diagnose = c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
+        self.diagnose = Diagnostics.stamped(
+            .score, c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker"))
 
         // Start-up: no I/O here. The stored queue and identity are read by a background step
         // (see `loadStored()`); until it is done, recording calls queue in memory with a
