@@ -41,6 +41,12 @@ public struct RocalyticsConfiguration: Sendable {
     /// together, the first id written wins and the other adopts it. A group missing from the
     /// entitlements falls back to the process's own items. `nil`: the process's own. Default: `nil`.
     public var keychainAccessGroup: String?
+    /// Where the requests of the `record…` methods (``RocalyticsClient/recordPurchase(_:)``,
+    /// ``RocalyticsClient/recordIdentify(_:)``, ``RocalyticsClient/record(_:properties:)``) wait
+    /// until they are sent, and where ``RocalyticsClient/optOut()`` is kept. `nil`: a
+    /// `FileKeyValueStorage` in ``RocalyticsConfiguration/defaultStorageDirectory()``, created on
+    /// first write on the store's own I/O queue (the constructor does no file I/O). Default: `nil`.
+    public var storage: (any KeyValueStorage)?
 
     /// Creates a configuration; every argument has the default documented on its property.
     public init(
@@ -54,7 +60,8 @@ public struct RocalyticsConfiguration: Sendable {
         identifyOnStart: Bool = true,
         installPing: Bool = true,
         attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL,
-        keychainAccessGroup: String? = nil
+        keychainAccessGroup: String? = nil,
+        storage: (any KeyValueStorage)? = nil
     ) {
         self.platform = platform
         self.transport = transport
@@ -66,5 +73,6 @@ public struct RocalyticsConfiguration: Sendable {
         self.installPing = installPing
         self.attributionBaseURL = attributionBaseURL
         self.keychainAccessGroup = keychainAccessGroup
+        self.storage = storage
     }
 }
