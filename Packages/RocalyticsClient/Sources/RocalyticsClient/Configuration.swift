@@ -18,9 +18,11 @@ public struct RocalyticsConfiguration: Sendable {
     public var clock: any TrackerClock
     /// Runs the start-up in the background. Default: `SystemScheduler.shared`.
     public var scheduler: any TrackerScheduler
-    /// Receives why start-up failed or the client went inert, and the `install-ping-failed`
-    /// and `unknown-purchase-type` reports. Default: the unified log (`os.Logger`, subsystem
+    /// Receives why start-up failed or the client went inert, and the `install-ping-failed`,
+    /// `unknown-purchase-type`, `recorded-request-rejected`, `storage` and `invalid-stored` reports. Default: the unified log (`os.Logger`, subsystem
     /// `com.rocapine.rocalytics.client`) on Apple platforms, one line on standard error elsewhere.
+    /// Called on any thread (whichever noticed the problem): hop to the main actor before touching
+    /// UI state (`Task { @MainActor in … }`).
     public var onDiagnostic: DiagnosticHandler
     /// Sends `{idfv, android_id, locale}` at start-up. Pass `false` when the app identifies
     /// the device itself with richer fields; it must then call ``RocalyticsClient/identify(_:)`` before

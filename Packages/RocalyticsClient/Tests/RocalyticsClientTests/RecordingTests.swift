@@ -204,3 +204,34 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         #expect((second.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] == nil)
     }
 }
+
+/// G87–: issue 37, item 12: a StoreKit purchase's values mapped to the purchase parameters.
+@Suite struct StorePurchaseTests {
+    @Test func G87_aStorePurchaseMapsToThePurchaseParameters() async throws {
+        let paid = StorePurchase(
+            originalTransactionID: 2_000_000_841_136_630, productID: "pro_monthly", price: Decimal(string: "9.99")!,
+            currencyCode: "EUR", isFreeTrial: false)
+        #expect(
+            paid.params
+                == TrackPurchaseParams(
+                    isTrial: false, value: 9.99, currency: "EUR", originalTransactionIdentifier: "2000000841136630",
+                    productId: "pro_monthly"))
+        let trial = StorePurchase(
+            originalTransactionID: 7, productID: "pro_yearly", price: Decimal(string: "49.99")!, currencyCode: "USD", isFreeTrial: true,
+            purchaseType: .upsell)
+        #expect(trial.params.value == 0)
+        #expect(trial.params.isTrial)
+        #expect(trial.params.purchaseType == .upsell)
+
+        let h = ClientFixture(store: RETURNING())
+        h.client.recordPurchase(paid)
+        await h.client.ready()
+        await h.clock.settle()
+        expectRequest(
+            h.requests.last, "\(API)/track",
+            body: TRACK(
+                "purchase", "\(ID)-purchase-2000000841136630",
+                #"{"is_trial":false,"original_transaction_identifier":"2000000841136630","product_id":"pro_monthly","price":9.99,"currency_code":"EUR"}"#,
+                DC_IOS))
+    }
+}
