@@ -83,6 +83,9 @@ final class RecordedRequests: Sendable {
         var deliverable: Set<Int> = []
         var nextSeq = 1
         var loaded = false
+        /// The stored queue could not be read: it is never written this session (a later launch
+        /// that reads it still sends what it holds).
+        var storeUnreadable = false
         var canSend = false
         var optedOut = false
         /// `optOut()`/`optIn()` was called this session: the stored choice read at start-up is older.
@@ -191,7 +194,11 @@ final class RecordedRequests: Sendable {
         case .invalid(_, let error):
             report("invalid-stored", "the stored recorded Rocalytics requests are not JSON (\(error)); they are dropped")
         case .failed(let reason):
-            report("storage", "the stored recorded Rocalytics requests could not be read (\(reason))")
+            report(
+                "storage",
+                "the stored recorded Rocalytics requests could not be read (\(reason)); they are kept for a later launch, and requests recorded now are sent but not stored"
+            )
+            state.withLock { $0.storeUnreadable = true }
         }
         stored.sort { $0.seq < $1.seq }
         let (pendingSeqs, droppedStored) = state.withLock { s -> ([Int], Bool) in
@@ -241,8 +248,8 @@ final class RecordedRequests: Sendable {
     private func persist(handOver: (@Sendable (PersistResult) -> Void)? = nil) {
         outbox.request(
             compose: { [state] in
-                let (loaded, entries) = state.withLock { ($0.loaded, $0.entries) }
-                guard loaded else { return .skip }
+                let (loaded, unreadable, entries) = state.withLock { ($0.loaded, $0.storeUnreadable, $0.entries) }
+                guard loaded, !unreadable else { return .skip }
                 guard !entries.isEmpty else { return OutboxWrite(.remove, records: [:]) }
                 let text = OutboxEntries.encode(entries.map { (key: String($0.seq), seq: $0.seq, body: WireJSON.encode($0.stored)) })
                 return OutboxWrite(.text(text), records: Dictionary(uniqueKeysWithValues: entries.map { (String($0.seq), $0.seq) }))
@@ -268,6 +275,8 @@ final class RecordedRequests: Sendable {
             else { return nil }
             let runtime = DeliveryRuntime<RecordedEntry>(
                 send: { entry in await deliver(entry) }, scheduler: scheduler, retry: retry,
+                // Longer than the transport's own timeout: an attempt is never retried while it may still be on the wire.
+                attemptTimeoutMs: rocalyticsRequestTimeoutMs + 5_000,
                 onSettled: { [weak self] item, result in self?.settled(item.payload, result) })
             s.delivering = (head.seq, runtime)
             return (head, runtime)

@@ -138,6 +138,36 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         #expect(h.log.codes == ["recorded-request-rejected", "recorded-request-rejected"])
     }
 
+    @Test func G89_aStoredQueueThatCannotBeReadIsNeverOverwritten() async throws {
+        let server = SwitchableServer()
+        let backing = InMemoryKeyValueStorage()
+        let first = ClientFixture(store: RETURNING(), transport: server.transport(), storage: backing)
+        first.client.recordPurchase(D30_PURCHASE)
+        await first.clock.settle()
+        await first.client.storageIdle()
+        let stored = try #require(backing.snapshot["rocalytics-recorded-requests"])
+
+        // A launch whose read of the queue fails (twice: the store's retry too): t-1 is kept.
+        var faults = FaultInjectingStorage.Faults()
+        faults.failNextGets = 2
+        let flaky = FaultInjectingStorage(backing: backing, faults: faults)
+        let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock(), storage: flaky)
+        second.client.recordPurchase(
+            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t-9", productId: "p"))
+        await second.client.ready()
+        await second.clock.settle()
+        await second.client.storageIdle()
+        #expect(tracks(second).count == 1)
+        #expect(bodyText(tracks(second)[0]).contains("t-9"))  // what was recorded now is still sent
+        #expect(second.log.count("storage") == 1)
+        #expect(backing.snapshot["rocalytics-recorded-requests"] == stored)
+
+        let third = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
+        await third.client.ready()
+        await third.clock.settle()
+        expectRequest(tracks(third).first, "\(API)/track", body: D30_BODY)
+    }
+
     // Item 3: the opt-out.
 
     @Test func G84_optingOutDropsWhatWasRecordedAndNothingIsSentAfter() async throws {

@@ -73,11 +73,12 @@ struct ClientFixture {
 
     /// Another launch on the same secure store and storage (and, unless given, transport and clock).
     func relaunch(
-        installPing: Bool = false, platform: FixturePlatform? = nil, transport: RecordingTransport? = nil, clock: ManualClock? = nil
+        installPing: Bool = false, platform: FixturePlatform? = nil, transport: RecordingTransport? = nil, clock: ManualClock? = nil,
+        storage: (any KeyValueStorage)? = nil
     ) -> ClientFixture {
         ClientFixture(
             platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport ?? self.transport,
-            clock: clock ?? self.clock, installPing: installPing, storage: storage)
+            clock: clock ?? self.clock, installPing: installPing, storage: storage ?? self.storage)
     }
 
     var requests: [HTTPRequest] { transport.requests }
