@@ -265,3 +265,17 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
                 DC_IOS))
     }
 }
+
+/// G90: issue 37, item 10: labelled arguments beside the parameter bag, the same request.
+@Suite struct LabelledPurchaseTests {
+    @Test func G90_theLabelledPurchaseFormsSendTheParameterBagsRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        try await h.client.trackPurchase(D30_PURCHASE)  // the reference spelling still compiles
+        await h.clock.settle()
+        let tracks = h.requests.filter { $0.url == "\(API)/track" }
+        #expect(tracks.count == 3)
+        for r in tracks { expectRequest(r, "\(API)/track", body: D30_BODY) }
+    }
+}
