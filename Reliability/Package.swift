@@ -12,6 +12,7 @@ let package = Package(
         .package(name: "Onboarding", path: "../Packages/Onboarding"),
         .package(name: "Paywall", path: "../Packages/Paywall"),
         .package(name: "Score", path: "../Packages/Score"),
+        .package(name: "RocalyticsClient", path: "../Packages/RocalyticsClient"),
     ],
     targets: [
         // The child process the crash harness kills: records into file storage, sends to a
@@ -25,6 +26,9 @@ let package = Package(
                 .product(name: "OnboardingTracker", package: "Onboarding"),
                 .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "ScoreTracker", package: "Score"),
+                // The client's recorded purchase (issue 37): its fixture platform stands in for the Keychain.
+                .product(name: "RocalyticsClient", package: "RocalyticsClient"),
+                .product(name: "RocalyticsClientTestSupport", package: "RocalyticsClient"),
             ]
         ),
         .testTarget(

@@ -46,6 +46,52 @@ public func onPurchase(
     return getEventId("purchase", ["original_transaction_identifier": .string(originalTransactionIdentifier)])
 }
 
+/// 2b. From synchronous code (a sign-in callback): the recording form never throws and never
+///     waits. The identify is stored on the device and sent in the background, retried until the
+///     server answers, even after the app is killed.
+public func onSignedInFromSynchronousCode(_ rocalytics: RocalyticsClient, userId: String) {
+    var ids = IdentifyParams()
+    ids.userId = userId
+    rocalytics.recordIdentify(ids)
+}
+
+/// 3b. A purchase that must not be lost: recorded (same request, same deduplication id as
+///     `trackPurchase`), stored, and retried after a network failure or a kill. On iOS 17.2 and
+///     later, `rocalytics.recordPurchase(transaction, product: product)` reads these values from
+///     StoreKit 2.
+public func onPurchaseRecorded(
+    _ rocalytics: RocalyticsClient, originalTransactionIdentifier: String, productId: String, price: Double,
+    currency: String, isTrial: Bool
+) {
+    rocalytics.recordPurchase(
+        TrackPurchaseParams(
+            isTrial: isTrial, value: price, currency: currency, originalTransactionIdentifier: originalTransactionIdentifier,
+            productId: productId))
+}
+
+/// 5. A privacy switch, kept across launches: opted out, nothing is sent (start-up requests
+///    included) and what was recorded but not sent is dropped.
+public func setRocalyticsAllowed(_ rocalytics: RocalyticsClient, _ allowed: Bool) {
+    if allowed { rocalytics.optIn() } else { rocalytics.optOut() }
+}
+
+/// 6. Diagnostics arrive on any thread: hop to the main actor before touching UI state.
+@MainActor public final class SDKStatus {
+    /// The code of the latest diagnostic.
+    public private(set) var lastDiagnostic: String?
+    /// An empty status.
+    public init() {}
+    /// Shows `diagnostic`.
+    public func show(_ diagnostic: Diagnostic) { lastDiagnostic = diagnostic.code }
+}
+
+/// A configuration whose diagnostics go to `status`, on the main actor.
+public func rocalyticsConfiguration(reportingTo status: SDKStatus) -> RocalyticsConfiguration {
+    RocalyticsConfiguration(onDiagnostic: { diagnostic in
+        Task { @MainActor in status.show(diagnostic) }
+    })
+}
+
 #if canImport(OnboardingTracker)
     /// 4. Onboarding progress, reported through the run tracker and delivered to Rocalytics: each
     ///    snapshot goes to the client's onboarding endpoint, and a completed run sends

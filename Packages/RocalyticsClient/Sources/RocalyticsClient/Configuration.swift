@@ -18,9 +18,11 @@ public struct RocalyticsConfiguration: Sendable {
     public var clock: any TrackerClock
     /// Runs the start-up in the background. Default: `SystemScheduler.shared`.
     public var scheduler: any TrackerScheduler
-    /// Receives why start-up failed or the client went inert, and the `install-ping-failed`
-    /// and `unknown-purchase-type` reports. Default: the unified log (`os.Logger`, subsystem
+    /// Receives why start-up failed or the client went inert, and the `install-ping-failed`,
+    /// `unknown-purchase-type`, `recorded-request-rejected`, `storage` and `invalid-stored` reports. Default: the unified log (`os.Logger`, subsystem
     /// `com.rocapine.rocalytics.client`) on Apple platforms, one line on standard error elsewhere.
+    /// Called on any thread (whichever noticed the problem): hop to the main actor before touching
+    /// UI state (`Task { @MainActor in … }`).
     public var onDiagnostic: DiagnosticHandler
     /// Sends `{idfv, android_id, locale}` at start-up. Pass `false` when the app identifies
     /// the device itself with richer fields; it must then call ``RocalyticsClient/identify(_:)`` before
@@ -41,6 +43,12 @@ public struct RocalyticsConfiguration: Sendable {
     /// together, the first id written wins and the other adopts it. A group missing from the
     /// entitlements falls back to the process's own items. `nil`: the process's own. Default: `nil`.
     public var keychainAccessGroup: String?
+    /// Where the requests of the `record…` methods (``RocalyticsClient/recordPurchase(_:)``,
+    /// ``RocalyticsClient/recordIdentify(_:)``, ``RocalyticsClient/record(_:properties:)``) wait
+    /// until they are sent, and where ``RocalyticsClient/optOut()`` is kept. `nil`: a
+    /// `FileKeyValueStorage` in ``RocalyticsConfiguration/defaultStorageDirectory()``, created on
+    /// first write on the store's own I/O queue (the constructor does no file I/O). Default: `nil`.
+    public var storage: (any KeyValueStorage)?
 
     /// Creates a configuration; every argument has the default documented on its property.
     public init(
@@ -54,7 +62,8 @@ public struct RocalyticsConfiguration: Sendable {
         identifyOnStart: Bool = true,
         installPing: Bool = true,
         attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL,
-        keychainAccessGroup: String? = nil
+        keychainAccessGroup: String? = nil,
+        storage: (any KeyValueStorage)? = nil
     ) {
         self.platform = platform
         self.transport = transport
@@ -66,5 +75,6 @@ public struct RocalyticsConfiguration: Sendable {
         self.installPing = installPing
         self.attributionBaseURL = attributionBaseURL
         self.keychainAccessGroup = keychainAccessGroup
+        self.storage = storage
     }
 }

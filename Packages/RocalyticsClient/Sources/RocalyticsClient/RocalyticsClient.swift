@@ -44,6 +44,7 @@ public final class RocalyticsClient: Sendable {
     private let options: RocalyticsConfiguration
     private let transport: any HTTPTransport
     private let state = Locked(State())
+    private let recorded: RecordedRequests
 
     /// Where ``sendOnboardingRun(_:)`` delivers: `<baseURL>/functions/v1/onboarding-response`,
     /// with ` (custom fetch)` appended when a transport was injected, so that a test double
@@ -66,6 +67,12 @@ public final class RocalyticsClient: Sendable {
         let marker = options.transport == nil ? "" : " (custom fetch)"
         onboardingRunDestination = "\(options.baseURL)/functions/v1/onboarding-response\(marker)"
         paywallPresentationDestination = "\(options.baseURL)/functions/v1/paywall-presentations\(marker)"
+        let onDiagnostic = options.onDiagnostic
+        recorded = RecordedRequests(
+            storage: options.storage ?? FileKeyValueStorage(directory: RocalyticsConfiguration.defaultStorageDirectory()),
+            scheduler: options.scheduler
+        ) { code, message in onDiagnostic(Diagnostic(code: code, message: message)) }
+        options.scheduler.spawn { [recorded] in await recorded.load() }
         options.scheduler.spawn { [self] in
             await self.start()
         }
@@ -100,6 +107,12 @@ public final class RocalyticsClient: Sendable {
         return state.withLock { $0.session }
     }
 
+    /// The session, unless opted out (then nothing is sent).
+    private func sendingSession() async -> Session? {
+        guard let session = await session(), !recorded.isOptedOut else { return nil }
+        return session
+    }
+
     private func report(_ code: String, _ message: String) {
         options.onDiagnostic(Diagnostic(code: code, message: message, surface: .rocalyticsClient))
     }
@@ -132,6 +145,12 @@ public final class RocalyticsClient: Sendable {
             return s.waiters
         }
         for w in waiters { w.resume() }
+        if state.withLock({ $0.session != nil }) {
+            recorded.enableSending { [weak self] entry in
+                guard let self else { return SinkResult(.transient, reason: "the Rocalytics client is gone") }
+                return await self.deliverRecorded(entry)
+            }
+        }
     }
 
     private enum StartUpOutcome {
@@ -158,6 +177,9 @@ public final class RocalyticsClient: Sendable {
                 rocaId: rocaId, applicationId: platform.applicationId, platform: platform.platformName,
                 baseURL: options.baseURL))
         state.withLock { $0.session = session }
+        // Opted out: no start-up request (identify, install, install ping); the install is sent
+        // at the first start-up after opting in again.
+        if await recorded.loadOptOut() { return .finished }
 
         do {
             if options.identifyOnStart {
@@ -180,7 +202,7 @@ public final class RocalyticsClient: Sendable {
                     installed = nonEmpty(try await platform.secureValue(forKey: key)) != nil
                 }
             }
-            guard !installed else { return .finished }
+            guard !installed, !recorded.isOptedOut else { return .finished }
             let installTime = try await platform.installationTime()
             let installMs = Int64((installTime.timeIntervalSince1970 * 1000).rounded())
             try await sendTrack(
@@ -191,7 +213,7 @@ public final class RocalyticsClient: Sendable {
             report("init-failed", errorText(error))
             return .finished
         }
-        if options.installPing { await sendInstallPing(session) }
+        if options.installPing, !recorded.isOptedOut { await sendInstallPing(session) }
         return .finished
     }
 
@@ -291,7 +313,7 @@ public final class RocalyticsClient: Sendable {
     /// name sent twice goes out twice; the server deduplicates. Returns without sending when inert.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
     public func track(_ name: TrackEventName, properties: JSONObject = [:]) async throws {
-        guard let session = await session() else { return }
+        guard let session = await sendingSession() else { return }
         try await sendTrack(session, name: name.rawValue, properties: properties.javaScriptOrdered())
     }
 
@@ -306,7 +328,18 @@ public final class RocalyticsClient: Sendable {
     /// Returns without sending when inert.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
     public func trackPurchase(_ params: TrackPurchaseParams) async throws {
-        guard let session = await session() else { return }
+        guard let session = await sendingSession() else { return }
+        try await sendTrack(
+            session, name: TrackEventName.purchase.rawValue, properties: purchaseProperties(params),
+            deduplicationId: purchaseDeduplicationId(session, params.originalTransactionIdentifier))
+    }
+
+    private func purchaseDeduplicationId(_ session: Session, _ transaction: String) -> String {
+        "\(session.context.rocaId)-purchase-\(transaction)"
+    }
+
+    /// The `purchase` event's properties (reports an unknown ``PurchaseType``).
+    private func purchaseProperties(_ params: TrackPurchaseParams) -> JSONObject {
         var p = JSONObject()
         p.appendUnchecked("is_trial", .bool(params.isTrial))
         p.appendUnchecked("original_transaction_identifier", .string(params.originalTransactionIdentifier))
@@ -329,9 +362,7 @@ public final class RocalyticsClient: Sendable {
                     "trackPurchase got a purchaseType this version does not know; the purchase is sent without purchase_type")
             }
         }
-        try await sendTrack(
-            session, name: TrackEventName.purchase.rawValue, properties: p.javaScriptOrdered(),
-            deduplicationId: "\(session.context.rocaId)-purchase-\(params.originalTransactionIdentifier)")
+        return p.javaScriptOrdered()
     }
 
     /// Sends an event with any name, which the API passes on to automations (`custom_event: true`).
@@ -339,7 +370,7 @@ public final class RocalyticsClient: Sendable {
     /// (a date makes a good suffix for a recurring event). Returns without sending when inert.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
     public func trackCustomEvent(_ name: String, properties: JSONObject = [:], dedupSuffix: String? = nil) async throws {
-        guard let session = await session() else { return }
+        guard let session = await sendingSession() else { return }
         var dedup = "\(session.context.rocaId)-\(name)"
         if let dedupSuffix, !dedupSuffix.isEmpty { dedup += "-\(dedupSuffix)" }
         try await sendTrack(session, name: name, properties: properties.javaScriptOrdered(), deduplicationId: dedup, customEvent: true)
@@ -350,10 +381,15 @@ public final class RocalyticsClient: Sendable {
     /// sending when inert.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
     public func identify(_ identifiers: IdentifyParams) async throws {
-        guard let session = await session() else { return }
+        guard let session = await sendingSession() else { return }
+        _ = try await send(buildIdentifyRequest(session.context, identifyBody(identifiers)), endpoint: "identify")
+    }
+
+    /// The identify body: top-level nulls dropped, JavaScript key order.
+    private func identifyBody(_ identifiers: IdentifyParams) -> JSONObject {
         var body = JSONObject()
         for (k, v) in identifiers.values.entries where !v.isNull { body.appendUnchecked(k, v) }
-        _ = try await send(buildIdentifyRequest(session.context, body.javaScriptOrdered()), endpoint: "identify")
+        return body.javaScriptOrdered()
     }
 
     /// The pre-v1 progressive onboarding call, unchanged: records `stepId` (merging `answers`
@@ -363,7 +399,7 @@ public final class RocalyticsClient: Sendable {
     /// without sending when inert. Report a flow through this **or** the onboarding sink, not both.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
     public func trackOnboarding(stepId: String, answers: OnboardingStepAnswers? = nil, metadata: OnboardingMetadata? = nil) async throws {
-        guard let session = await session() else { return }
+        guard let session = await sendingSession() else { return }
         let body: JSONValue = state.withLock { s in
             if let metadata {
                 var merged = s.onboardingMetadata ?? JSONObject()
@@ -399,13 +435,97 @@ public final class RocalyticsClient: Sendable {
     /// - Throws: ``RocalyticsError/demandScoreUnavailable`` when inert (nothing is sent),
     ///   ``RocalyticsError`` on a non-2xx answer or an unreadable body, transport errors unchanged.
     public func getDemandScore(_ signals: DemandScoreSignals? = nil) async throws -> DemandScoreResult {
-        guard let session = await session() else { throw RocalyticsError.demandScoreUnavailable }
+        guard let session = await sendingSession() else { throw RocalyticsError.demandScoreUnavailable }
         let response = try await send(buildDemandScoreRequest(session.context, signals), endpoint: "demand-score")
         guard let json = try? WireJSON.decode(response.body), let result = DemandScoreResult(json: json) else {
             throw RocalyticsError.invalidResponse(endpoint: "demand-score")
         }
         return result
     }
+
+    // MARK: - Recording (durable, never throws)
+
+    /// Records a `purchase`: the same request as ``trackPurchase(_:)`` (same bytes, same
+    /// deduplication id `<rocaId>-purchase-<originalTransactionIdentifier>`), but it never throws
+    /// and never waits. The request is stored on this device and sent in the background, once the
+    /// client has started with a roca id, retried with a backoff (1 s doubling to 60 s) until the
+    /// server answers: after a network failure, after the app is killed (at its next launch) and,
+    /// when the client is inert in this session, at the next launch that is not. Use it from
+    /// synchronous code (a purchase callback) or wherever a lost purchase would matter; use
+    /// ``trackPurchase(_:)`` when you want to await the answer.
+    ///
+    /// A retry after an unanswered attempt may reach the server twice: it deduplicates on the
+    /// deduplication id. An answer of 4xx (other than 408 and 429) drops the request with a
+    /// `recorded-request-rejected` diagnostic. Storage failures (a full or read-only disk) are
+    /// reported as `storage` diagnostics: the request is still sent while the app runs. Nothing is
+    /// recorded while opted out (``optOut()``).
+    public func recordPurchase(_ params: TrackPurchaseParams) {
+        recorded.record(.purchase(transaction: params.originalTransactionIdentifier), body: purchaseProperties(params))
+    }
+
+    /// Records an identify: the same request as ``identify(_:)`` (top-level `nil` values dropped),
+    /// stored and retried like ``recordPurchase(_:)``. Never throws, never waits: call it from
+    /// synchronous sign-in code.
+    public func recordIdentify(_ identifiers: IdentifyParams) {
+        recorded.record(.identify, body: identifyBody(identifiers))
+    }
+
+    /// Records an analytics event: the same request as ``track(_:properties:)`` (deduplicated on
+    /// `<rocaId>-<name>`), stored and retried like ``recordPurchase(_:)``. Never throws, never waits.
+    public func record(_ name: TrackEventName, properties: JSONObject = [:]) {
+        recorded.record(.track(name: name.rawValue), body: properties.javaScriptOrdered())
+    }
+
+    /// Sends one recorded request (the delivery's send).
+    private func deliverRecorded(_ entry: RecordedEntry) async -> SinkResult {
+        guard let session = await session() else { return SinkResult(.transient, reason: "the Rocalytics client is inert") }
+        if recorded.isOptedOut { return SinkResult(.ignored, reason: "opted out of Rocalytics") }
+        let request: HTTPRequest
+        switch entry.kind {
+        case .purchase(let transaction):
+            let input = TrackRequestInput(
+                name: TrackEventName.purchase.rawValue, properties: entry.body,
+                deviceContext: state.withLock { $0.deviceContext },
+                deduplicationId: purchaseDeduplicationId(session, transaction), customEvent: false)
+            request = buildTrackRequest(session.context, input)
+        case .track(let name):
+            let input = TrackRequestInput(
+                name: name, properties: entry.body, deviceContext: state.withLock { $0.deviceContext }, deduplicationId: nil,
+                customEvent: false)
+            request = buildTrackRequest(session.context, input)
+        case .identify:
+            request = buildIdentifyRequest(session.context, entry.body)
+        }
+        do {
+            return recordedOutcome(status: try await transport.send(request).status)
+        } catch {
+            return SinkResult(.transient, reason: errorText(error))
+        }
+    }
+
+    // MARK: - Opt-out
+
+    /// Whether the app opted this device out of Rocalytics (``optOut()``). Persisted: read from
+    /// ``RocalyticsConfiguration/storage`` during start-up, so it reflects an earlier launch's
+    /// choice once ``ready()`` has returned.
+    public var isOptedOut: Bool { recorded.isOptedOut }
+
+    /// Opts this device out, for this launch and the next ones (kept in
+    /// ``RocalyticsConfiguration/storage``): nothing is sent any more. Requests recorded and not
+    /// yet sent are dropped (an attempt already on the wire is not recalled, and never retried);
+    /// the `track…`, `identify` and `trackOnboarding` calls return without sending;
+    /// ``getDemandScore(_:)`` throws; the sinks answer `ignored`, so the trackers drop their
+    /// snapshots; start-up sends no identify, install or install ping. The roca id is kept.
+    /// Never throws, never waits.
+    public func optOut() { recorded.optOut() }
+
+    /// Undoes ``optOut()``: sending resumes with what is recorded from now on. The start-up
+    /// requests skipped meanwhile (the install) are sent at the next launch.
+    public func optIn() { recorded.optIn() }
+
+    /// Resolves once the recorded requests' and the opt-out's storage operations so far have
+    /// finished (for tests and for an app about to exit).
+    public func storageIdle() async { await recorded.idle() }
 
     // MARK: - Sinks
 
@@ -417,6 +537,7 @@ public final class RocalyticsClient: Sendable {
     /// error gives `transient`.
     public func sendOnboardingRun(_ snapshot: some WireEncodable) async -> SinkResult {
         guard let session = await session() else { return SinkResult(.transient, reason: "the Rocalytics client is inert") }
+        if recorded.isOptedOut { return SinkResult(.ignored, reason: "opted out of Rocalytics") }
         let object = snapshot.wireJSON().objectValue ?? JSONObject()
         let body = toOnboardingRunBody(snapshotObject: object)
         let result: SinkResult
@@ -450,6 +571,7 @@ public final class RocalyticsClient: Sendable {
     /// Never throws: an inert client or a transport error gives `transient`.
     public func sendPaywallPresentation(_ snapshot: some WireEncodable) async -> SinkResult {
         guard let session = await session() else { return SinkResult(.transient, reason: "the Rocalytics client is inert") }
+        if recorded.isOptedOut { return SinkResult(.ignored, reason: "opted out of Rocalytics") }
         do {
             let response = try await transport.send(buildPaywallPresentationRequest(session.context, snapshot))
             return paywallIngestOutcome(status: response.status, body: try? WireJSON.decode(response.body))

@@ -69,6 +69,35 @@ import TrackerCoreTestKit
         captureOnboardingBodies(requests.map { HTTPRequest(url: server.baseURL + $0.path, body: $0.body) })
     }
 
+    @Test func G88_theReadmeRecordingOptOutAndDiagnosticsExamplesRun() async throws {
+        let h = ClientFixture(store: RETURNING())
+        onSignedInFromSynchronousCode(h.client, userId: "user-42")
+        onPurchaseRecorded(
+            h.client, originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR", isTrial: false)
+        await h.client.ready()
+        await h.clock.settle()
+        expectRequest(h.requests[1], "\(API)/identify", body: #"{"user_id":"user-42"}"#)
+        expectRequest(h.requests[2], "\(API)/track", body: D30_BODY)
+        setRocalyticsAllowed(h.client, false)
+        #expect(h.client.isOptedOut)
+        onPurchaseRecorded(h.client, originalTransactionIdentifier: "t-2", productId: "p", price: 1, currency: "EUR", isTrial: false)
+        await h.clock.advance(byMs: 60_000)
+        #expect(h.requests.count == 3)
+        setRocalyticsAllowed(h.client, true)
+        #expect(!h.client.isOptedOut)
+
+        let status = await SDKStatus()
+        let config = rocalyticsConfiguration(reportingTo: status)
+        config.onDiagnostic(Diagnostic(code: "init-failed", message: "test"))
+        var shown: String?
+        for _ in 0..<100_000 {
+            shown = await status.lastDiagnostic
+            if shown != nil { break }
+            await Task.yield()
+        }
+        #expect(shown == "init-failed", "the diagnostic never reached the main actor")
+    }
+
     @Test func nativePaywallExampleRunsOverCurl() async throws {
         let server = try server()
         defer { server.stop() }

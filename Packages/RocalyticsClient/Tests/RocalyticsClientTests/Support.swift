@@ -48,30 +48,37 @@ struct ClientFixture {
     let transport: RecordingTransport
     let log = DiagnosticLog()
     let clock: ManualClock
+    /// Where recorded requests and the opt-out are kept (in memory unless a test passes one).
+    let storage: any KeyValueStorage
     let client: RocalyticsClient
 
     init(
         platform: FixturePlatform? = nil, store: InMemorySecureStore = InMemorySecureStore(),
         transport: RecordingTransport = RecordingTransport.rocalytics(), clock: ManualClock = ManualClock(),
         installPing: Bool = false, identifyOnStart: Bool = true, baseURL: String = rocalyticsDefaultBaseURL,
-        attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL, choice: RocalyticsPlatformChoice? = nil
+        attributionBaseURL: String = rocalyticsDefaultAttributionBaseURL, choice: RocalyticsPlatformChoice? = nil,
+        storage: any KeyValueStorage = InMemoryKeyValueStorage()
     ) {
         self.store = store
         self.transport = transport
         self.clock = clock
+        self.storage = storage
         let p = platform ?? FixturePlatform.ios(store: store)
         client = RocalyticsClient(
             options: .init(
                 platform: choice ?? .custom(p), transport: transport, baseURL: baseURL, clock: clock, scheduler: clock,
                 onDiagnostic: log.handler, identifyOnStart: identifyOnStart, installPing: installPing,
-                attributionBaseURL: attributionBaseURL))
+                attributionBaseURL: attributionBaseURL, storage: storage))
     }
 
-    /// Another launch on the same store (and transport).
-    func relaunch(installPing: Bool = false, platform: FixturePlatform? = nil) -> ClientFixture {
+    /// Another launch on the same secure store and storage (and, unless given, transport and clock).
+    func relaunch(
+        installPing: Bool = false, platform: FixturePlatform? = nil, transport: RecordingTransport? = nil, clock: ManualClock? = nil,
+        storage: (any KeyValueStorage)? = nil
+    ) -> ClientFixture {
         ClientFixture(
-            platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport, clock: clock,
-            installPing: installPing)
+            platform: platform ?? FixturePlatform.ios(store: store), store: store, transport: transport ?? self.transport,
+            clock: clock ?? self.clock, installPing: installPing, storage: storage ?? self.storage)
     }
 
     var requests: [HTTPRequest] { transport.requests }

@@ -1,0 +1,281 @@
+import Foundation
+import RocalyticsClient
+import RocalyticsClientTestSupport
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+
+/// A transport that answers `/track` with `status` while `failing` is set, and the stock replies otherwise.
+final class SwitchableServer: Sendable {
+    let failing = Locked(true)
+    let status: Int
+    init(status: Int = 503) { self.status = status }
+    func transport() -> RecordingTransport {
+        RecordingTransport { [failing, status] request in
+            if failing.value, RecordingTransport.path(of: request.url) != "/functions/v1/identify" {
+                return HTTPResponse(status: status)
+            }
+            return try await RecordingTransport.rocalyticsReplies(request)
+        }
+    }
+}
+
+private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
+
+/// G77–: issue 37 items 2 and 3: the recording forms (stored, retried) and the persisted opt-out.
+@Suite struct RecordingTests {
+    private func tracks(_ h: ClientFixture) -> [HTTPRequest] { h.requests.filter { $0.url == "\(API)/track" } }
+
+    @Test func G77_aRecordedPurchaseSurvivesAFailingServerAndIsSentOnceItRecovers() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        h.client.recordPurchase(D30_PURCHASE)
+        await h.client.ready()
+        await h.clock.settle()
+        #expect(tracks(h).count == 1)
+        await h.clock.advance(byMs: 1_000)
+        #expect(tracks(h).count == 2)  // retried after the backoff
+        server.failing.withLock { $0 = false }
+        await h.clock.advance(byMs: 2_000)
+        #expect(tracks(h).count == 3)
+        for r in tracks(h) { expectRequest(r, "\(API)/track", body: D30_BODY) }
+        #expect(tracks(h).allSatisfy { bodyText($0).contains(#""deduplication_id":"\#(PURCHASE_DEDUP)""#) })
+        await h.clock.advance(byMs: 120_000)
+        #expect(tracks(h).count == 3)  // accepted: never sent again
+        await h.client.storageIdle()
+        #expect((h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] == nil)
+        #expect(h.log.isEmpty)
+    }
+
+    @Test func G78_aRecordedPurchaseIsTheAwaitedOnesRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        try await h.client.trackPurchase(D30_PURCHASE)
+        h.client.recordPurchase(D30_PURCHASE)
+        await h.clock.settle()
+        #expect(tracks(h).count == 2)
+        #expect(tracks(h)[0] == tracks(h)[1])
+        expectRequest(tracks(h)[1], "\(API)/track", body: D30_BODY)
+    }
+
+    @Test func G79_aStoredPurchaseIsSentAfterARelaunch() async throws {
+        let server = SwitchableServer()
+        let first = ClientFixture(store: RETURNING(), transport: server.transport())
+        first.client.recordPurchase(D30_PURCHASE)
+        await first.clock.settle()
+        await first.client.storageIdle()
+        #expect(tracks(first).count == 1)  // failed; the process is then "killed" (its clock never moves again)
+        let stored = (first.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"]
+        #expect(stored?.contains("t-1") == true)
+
+        let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
+        await second.client.ready()
+        await second.clock.settle()
+        #expect(second.paths == ["/functions/v1/identify", "/functions/v1/track"])
+        expectRequest(tracks(second).first, "\(API)/track", body: D30_BODY)
+        await second.client.storageIdle()
+        #expect((second.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] == nil)
+        await second.clock.advance(byMs: 120_000)
+        #expect(tracks(second).count == 1)
+    }
+
+    @Test func G80_aPurchaseRecordedWhileInertWaitsForALaunchThatIsNot() async throws {
+        let store = InMemorySecureStore(["rocalytics-roca-id": ID, "rocadata-install-tracked": "true"], failReads: ["rocalytics-roca-id"])
+        let first = ClientFixture(store: store)
+        await first.client.ready()
+        #expect(first.client.isInert)
+        first.client.recordPurchase(D30_PURCHASE)
+        await first.clock.advance(byMs: 60_000)
+        #expect(first.requests.isEmpty)
+        await first.client.storageIdle()
+
+        store.setFailReads([])
+        let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
+        await second.client.ready()
+        await second.clock.settle()
+        expectRequest(tracks(second).first, "\(API)/track", body: D30_BODY)
+        #expect(tracks(second).count == 1)
+    }
+
+    @Test func G81_aFailingDiskIsADiagnosticAndThePurchaseIsStillSent() async throws {
+        var faults = FaultInjectingStorage.Faults()
+        faults.writesAlwaysFail = true
+        let disk = FaultInjectingStorage(faults: faults)
+        let h = ClientFixture(store: RETURNING(), storage: disk)
+        h.client.recordPurchase(D30_PURCHASE)  // never throws
+        h.client.recordIdentify(["user_id": "u-1"])
+        await h.client.ready()
+        await h.clock.settle()
+        await h.client.storageIdle()
+        await h.clock.advance(byMs: 6_000)
+        expectRequest(tracks(h).first, "\(API)/track", body: D30_BODY)
+        expectRequest(h.requests.last, "\(API)/identify", body: #"{"user_id":"u-1"}"#)
+        #expect(h.log.count("storage") >= 1)
+        #expect(h.log.all.allSatisfy { !$0.message.contains("t-1") && !$0.message.contains("u-1") })
+    }
+
+    @Test func G82_recordedRequestsGoInRecordOrderWithTheAwaitedFormsBodies() async throws {
+        let h = ClientFixture(store: RETURNING())
+        h.client.recordIdentify(["user_id": "u-1", "email": nil, "revenue_cat_id": "rc-1"])
+        h.client.record(.trialStarted, properties: ["plan": "pro"])
+        h.client.recordPurchase(D30_PURCHASE)
+        await h.client.ready()
+        await h.clock.settle()
+        #expect(h.paths.count == 4)
+        expectRequest(h.requests[1], "\(API)/identify", body: #"{"user_id":"u-1","revenue_cat_id":"rc-1"}"#)
+        expectRequest(h.requests[2], "\(API)/track", body: TRACK("trial_started", "\(ID)-trial_started", #"{"plan":"pro"}"#, DC_IOS))
+        expectRequest(h.requests[3], "\(API)/track", body: D30_BODY)
+    }
+
+    @Test func G83_aRefusedRecordedRequestIsDroppedWithADiagnostic() async throws {
+        let server = SwitchableServer(status: 400)
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        h.client.recordPurchase(D30_PURCHASE)
+        h.client.record(.trialStarted)
+        await h.client.ready()
+        await h.clock.settle()
+        await h.clock.advance(byMs: 120_000)
+        #expect(tracks(h).count == 2)  // each tried once, in order
+        #expect(h.log.codes == ["recorded-request-rejected", "recorded-request-rejected"])
+    }
+
+    @Test func G89_aStoredQueueThatCannotBeReadIsNeverOverwritten() async throws {
+        let server = SwitchableServer()
+        let backing = InMemoryKeyValueStorage()
+        let first = ClientFixture(store: RETURNING(), transport: server.transport(), storage: backing)
+        first.client.recordPurchase(D30_PURCHASE)
+        await first.clock.settle()
+        await first.client.storageIdle()
+        let stored = try #require(backing.snapshot["rocalytics-recorded-requests"])
+
+        // A launch whose read of the queue fails (twice: the store's retry too): t-1 is kept.
+        var faults = FaultInjectingStorage.Faults()
+        faults.failNextGets = 2
+        let flaky = FaultInjectingStorage(backing: backing, faults: faults)
+        let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock(), storage: flaky)
+        second.client.recordPurchase(
+            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t-9", productId: "p"))
+        await second.client.ready()
+        await second.clock.settle()
+        await second.client.storageIdle()
+        #expect(tracks(second).count == 1)
+        #expect(bodyText(tracks(second)[0]).contains("t-9"))  // what was recorded now is still sent
+        #expect(second.log.count("storage") == 1)
+        #expect(backing.snapshot["rocalytics-recorded-requests"] == stored)
+
+        let third = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
+        await third.client.ready()
+        await third.clock.settle()
+        expectRequest(tracks(third).first, "\(API)/track", body: D30_BODY)
+    }
+
+    // Item 3: the opt-out.
+
+    @Test func G84_optingOutDropsWhatWasRecordedAndNothingIsSentAfter() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        h.client.recordPurchase(D30_PURCHASE)
+        await h.client.ready()
+        await h.clock.settle()
+        #expect(tracks(h).count == 1)
+        h.client.optOut()
+        #expect(h.client.isOptedOut)
+        server.failing.withLock { $0 = false }
+        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordIdentify(["user_id": "u-1"])
+        try await h.client.track(.trialStarted)
+        try await h.client.identify(["user_id": "u-1"])
+        try await h.client.trackPurchase(D30_PURCHASE)
+        await h.clock.advance(byMs: 120_000)
+        #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
+        await h.client.storageIdle()
+        let kept = (h.storage as! InMemoryKeyValueStorage).snapshot
+        #expect(kept["rocalytics-recorded-requests"] == nil)
+        #expect(kept["rocalytics-opted-out"] == "true")
+        let onboarding = await h.client.sendOnboardingRun(RawPayload(#"{"run_id":"r","status":"completed"}"#))
+        #expect(onboarding.outcome == .ignored)
+        await #expect(throws: RocalyticsError.self) { _ = try await h.client.getDemandScore() }
+        #expect(h.paths.count == 2)
+    }
+
+    @Test func G85_theOptOutPersistsAndGatesTheStartUpRequests() async throws {
+        let storage = InMemoryKeyValueStorage(["rocalytics-opted-out": "true"])
+        let h = ClientFixture(installPing: true, storage: storage)  // a fresh device
+        await h.client.ready()
+        await h.clock.settle()
+        #expect(h.client.isOptedOut)
+        #expect(h.client.rocaId != nil)
+        #expect(h.requests.isEmpty)  // no identify, install or install ping
+        #expect(!h.store.writtenKeys.contains("rocadata-install-tracked"))
+
+        h.client.optIn()
+        await h.client.storageIdle()
+        #expect(storage.snapshot["rocalytics-opted-out"] == nil)
+        h.client.record(.trialStarted)
+        await h.clock.settle()
+        #expect(h.paths == ["/functions/v1/track"])
+        let next = h.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
+        await next.client.ready()
+        #expect(!next.client.isOptedOut)
+        #expect(next.paths == ["/functions/v1/identify", "/functions/v1/track"])  // the install, now
+    }
+
+    @Test func G86_storedRequestsAreDroppedAtALaunchThatFindsTheOptOut() async throws {
+        let server = SwitchableServer()
+        let first = ClientFixture(store: RETURNING(), transport: server.transport())
+        first.client.recordPurchase(D30_PURCHASE)
+        await first.clock.settle()
+        await first.client.storageIdle()
+        try await first.storage.setItem("rocalytics-opted-out", "true")  // another launch opted out
+        let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
+        await second.client.ready()
+        await second.clock.advance(byMs: 120_000)
+        await second.client.storageIdle()
+        #expect(second.requests.isEmpty)
+        #expect((second.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] == nil)
+    }
+}
+
+/// G87–: issue 37, item 12: a StoreKit purchase's values mapped to the purchase parameters.
+@Suite struct StorePurchaseTests {
+    @Test func G87_aStorePurchaseMapsToThePurchaseParameters() async throws {
+        let paid = StorePurchase(
+            originalTransactionID: 2_000_000_841_136_630, productID: "pro_monthly", price: Decimal(string: "9.99")!,
+            currencyCode: "EUR", isFreeTrial: false)
+        #expect(
+            paid.params
+                == TrackPurchaseParams(
+                    isTrial: false, value: 9.99, currency: "EUR", originalTransactionIdentifier: "2000000841136630",
+                    productId: "pro_monthly"))
+        let trial = StorePurchase(
+            originalTransactionID: 7, productID: "pro_yearly", price: Decimal(string: "49.99")!, currencyCode: "USD", isFreeTrial: true,
+            purchaseType: .upsell)
+        #expect(trial.params.value == 0)
+        #expect(trial.params.isTrial)
+        #expect(trial.params.purchaseType == .upsell)
+
+        let h = ClientFixture(store: RETURNING())
+        h.client.recordPurchase(paid)
+        await h.client.ready()
+        await h.clock.settle()
+        expectRequest(
+            h.requests.last, "\(API)/track",
+            body: TRACK(
+                "purchase", "\(ID)-purchase-2000000841136630",
+                #"{"is_trial":false,"original_transaction_identifier":"2000000841136630","product_id":"pro_monthly","price":9.99,"currency_code":"EUR"}"#,
+                DC_IOS))
+    }
+}
+
+/// G90: issue 37, item 10: labelled arguments beside the parameter bag, the same request.
+@Suite struct LabelledPurchaseTests {
+    @Test func G90_theLabelledPurchaseFormsSendTheParameterBagsRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        try await h.client.trackPurchase(D30_PURCHASE)  // the reference spelling still compiles
+        await h.clock.settle()
+        let tracks = h.requests.filter { $0.url == "\(API)/track" }
+        #expect(tracks.count == 3)
+        for r in tracks { expectRequest(r, "\(API)/track", body: D30_BODY) }
+    }
+}
