@@ -78,7 +78,7 @@ public func setRocalyticsAllowed(_ rocalytics: RocalyticsClient, _ allowed: Bool
 /// 6. Diagnostics arrive on any thread: hop to the main actor before touching UI state.
 @MainActor public final class SDKStatus {
     /// The code of the latest diagnostic.
-    public private(set) var lastDiagnostic: String?
+    public private(set) var lastDiagnostic: DiagnosticCode?
     /// An empty status.
     public init() {}
     /// Shows `diagnostic`.

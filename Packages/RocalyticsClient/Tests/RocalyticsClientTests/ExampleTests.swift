@@ -89,7 +89,7 @@ import TrackerCoreTestKit
         let status = await SDKStatus()
         let config = rocalyticsConfiguration(reportingTo: status)
         config.onDiagnostic(Diagnostic(code: "init-failed", message: "test"))
-        var shown: String?
+        var shown: DiagnosticCode?
         for _ in 0..<100_000 {
             shown = await status.lastDiagnostic
             if shown != nil { break }
