@@ -213,6 +213,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         h.client.record(.trialStarted)
         await h.clock.settle()
         #expect(h.paths == ["/functions/v1/track"])
+        expectRequest(h.requests.first, "\(API)/track", body: TRACK("trial_started", "\(h.client.rocaId!)-trial_started", "{}", DC_IOS))
         let next = h.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
         await next.client.ready()
         #expect(!next.client.isOptedOut)
