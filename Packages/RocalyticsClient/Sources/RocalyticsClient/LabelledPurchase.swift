@@ -19,7 +19,7 @@ extension RocalyticsClient {
                 purchaseType: purchaseType))
     }
 
-    /// ``recordPurchase(_:)`` with labelled arguments (the same request, stored and retried; never throws).
+    /// ``recordPurchase(_:)-(TrackPurchaseParams)`` with labelled arguments (the same request, stored and retried; never throws).
     public func recordPurchase(
         originalTransactionIdentifier: String, productId: String? = nil, price: Double, currency: String, isTrial: Bool = false,
         purchaseType: PurchaseType? = nil, product: JSONValue? = nil, transaction: JSONValue? = nil,

@@ -15,7 +15,7 @@ import TrackerCore
 /// ``RocalyticsError`` (`[ROCALYTICS] <endpoint> failed: <status>`). The client never logs a
 /// request, a response or purchase properties.
 ///
-/// Beside those awaited calls, the recording forms (``recordPurchase(_:)``, ``recordIdentify(_:)``,
+/// Beside those awaited calls, the recording forms (``recordPurchase(_:)-(TrackPurchaseParams)``, ``recordIdentify(_:)``,
 /// ``record(_:properties:)``) never throw and never wait: they store the same request and send it
 /// in the background, retried until the server answers, across launches. ``optOut()`` (persisted)
 /// stops every request.
@@ -474,14 +474,14 @@ public final class RocalyticsClient: Sendable {
     }
 
     /// Records an identify: the same request as ``identify(_:)`` (top-level `nil` values dropped),
-    /// stored and retried like ``recordPurchase(_:)``. Never throws, never waits: call it from
+    /// stored and retried like ``recordPurchase(_:)-(TrackPurchaseParams)``. Never throws, never waits: call it from
     /// synchronous sign-in code.
     public func recordIdentify(_ identifiers: IdentifyParams) {
         recorded.record(.identify, body: identifyBody(identifiers))
     }
 
     /// Records an analytics event: the same request as ``track(_:properties:)`` (deduplicated on
-    /// `<rocaId>-<name>`), stored and retried like ``recordPurchase(_:)``. Never throws, never waits.
+    /// `<rocaId>-<name>`), stored and retried like ``recordPurchase(_:)-(TrackPurchaseParams)``. Never throws, never waits.
     public func record(_ name: TrackEventName, properties: JSONObject = [:]) {
         recorded.record(.track(name: name.rawValue), body: properties.javaScriptOrdered())
     }
