@@ -43,7 +43,7 @@ public struct RocalyticsConfiguration: Sendable {
     /// together, the first id written wins and the other adopts it. A group missing from the
     /// entitlements falls back to the process's own items. `nil`: the process's own. Default: `nil`.
     public var keychainAccessGroup: String?
-    /// Where the requests of the `record…` methods (``RocalyticsClient/recordPurchase(_:)``,
+    /// Where the requests of the `record…` methods (``RocalyticsClient/recordPurchase(_:)-(TrackPurchaseParams)``,
     /// ``RocalyticsClient/recordIdentify(_:)``, ``RocalyticsClient/record(_:properties:)``) wait
     /// until they are sent, and where ``RocalyticsClient/optOut()`` is kept. `nil`: a
     /// `FileKeyValueStorage` in ``RocalyticsConfiguration/defaultStorageDirectory()``, created on

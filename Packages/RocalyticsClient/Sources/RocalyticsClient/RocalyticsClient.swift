@@ -14,6 +14,11 @@ import TrackerCore
 /// to ``RocalyticsConfiguration/onDiagnostic``. A method whose request gets a non-2xx answer throws
 /// ``RocalyticsError`` (`[ROCALYTICS] <endpoint> failed: <status>`). The client never logs a
 /// request, a response or purchase properties.
+///
+/// Beside those awaited calls, the recording forms (``recordPurchase(_:)-(TrackPurchaseParams)``, ``recordIdentify(_:)``,
+/// ``record(_:properties:)``) never throw and never wait: they store the same request and send it
+/// in the background, retried until the server answers, across launches. ``optOut()`` (persisted)
+/// stops every request.
 public final class RocalyticsClient: Sendable {
     /// The former name of ``RocalyticsConfiguration``.
     @available(*, deprecated, renamed: "RocalyticsConfiguration")
@@ -178,8 +183,13 @@ public final class RocalyticsClient: Sendable {
                 baseURL: options.baseURL))
         state.withLock { $0.session = session }
         // Opted out: no start-up request (identify, install, install ping); the install is sent
-        // at the first start-up after opting in again.
-        if await recorded.loadOptOut() { return .finished }
+        // at the first start-up after opting in again. The device context is still read (no
+        // request), so that what is sent after an opt-in this session carries it.
+        if await recorded.loadOptOut() {
+            let deviceContext = await DeviceContext.read(from: platform)
+            state.withLock { $0.deviceContext = deviceContext }
+            return .finished
+        }
 
         do {
             if options.identifyOnStart {
@@ -464,14 +474,14 @@ public final class RocalyticsClient: Sendable {
     }
 
     /// Records an identify: the same request as ``identify(_:)`` (top-level `nil` values dropped),
-    /// stored and retried like ``recordPurchase(_:)``. Never throws, never waits: call it from
+    /// stored and retried like ``recordPurchase(_:)-(TrackPurchaseParams)``. Never throws, never waits: call it from
     /// synchronous sign-in code.
     public func recordIdentify(_ identifiers: IdentifyParams) {
         recorded.record(.identify, body: identifyBody(identifiers))
     }
 
     /// Records an analytics event: the same request as ``track(_:properties:)`` (deduplicated on
-    /// `<rocaId>-<name>`), stored and retried like ``recordPurchase(_:)``. Never throws, never waits.
+    /// `<rocaId>-<name>`), stored and retried like ``recordPurchase(_:)-(TrackPurchaseParams)``. Never throws, never waits.
     public func record(_ name: TrackEventName, properties: JSONObject = [:]) {
         recorded.record(.track(name: name.rawValue), body: properties.javaScriptOrdered())
     }

@@ -20,7 +20,7 @@
     @available(iOS 17.2, macOS 14.2, tvOS 17.2, visionOS 1.1, *)
     extension RocalyticsClient {
         /// Records the purchase of a verified StoreKit 2 `transaction` of `product`, stored and
-        /// retried like ``recordPurchase(_:)``: original transaction id, product id, price and
+        /// retried like ``recordPurchase(_:)-(TrackPurchaseParams)``: original transaction id, product id, price and
         /// currency from the product (0 for a free trial), trial flag from the transaction's offer.
         /// Call it after verifying the transaction, before or after `finish()`.
         public func recordPurchase(_ transaction: Transaction, product: Product, purchaseType: PurchaseType? = nil) {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A store purchase as plain values: what ``RocalyticsClient/recordPurchase(_:product:)`` reads from
+/// A store purchase as plain values: what `RocalyticsClient.recordPurchase(_:product:)` (StoreKit 2) reads from
 /// a StoreKit 2 `Transaction` and its `Product`, mapped to ``TrackPurchaseParams`` here, in
 /// portable code (issue 37, item 12).
 public struct StorePurchase: Sendable, Equatable {
@@ -41,7 +41,7 @@ public struct StorePurchase: Sendable, Equatable {
 }
 
 extension RocalyticsClient {
-    /// Records a store purchase (``recordPurchase(_:)`` of ``StorePurchase/params``).
+    /// Records a store purchase (``recordPurchase(_:)-(TrackPurchaseParams)`` of ``StorePurchase/params``).
     public func recordPurchase(_ purchase: StorePurchase) {
         recordPurchase(purchase.params)
     }

@@ -168,6 +168,24 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         expectRequest(tracks(third).first, "\(API)/track", body: D30_BODY)
     }
 
+    @Test func G91_aDiskThatNeverAnswersHoldsARecordedPurchaseAtMostFiveSeconds() async throws {
+        var faults = FaultInjectingStorage.Faults()
+        faults.holdWrites = true
+        let disk = FaultInjectingStorage(faults: faults)
+        let h = ClientFixture(store: RETURNING(), storage: disk)
+        await h.client.ready()
+        await h.clock.settle()
+        h.client.recordPurchase(D30_PURCHASE)  // returns at once: the write is held
+        await h.clock.advance(byMs: 4_900)
+        #expect(tracks(h).isEmpty)  // write first, then send
+        await h.clock.advance(byMs: 100)
+        expectRequest(tracks(h).first, "\(API)/track", body: D30_BODY)
+        disk.releaseWrites()
+        await h.clock.settle()
+        await h.client.storageIdle()
+        #expect(tracks(h).count == 1)
+    }
+
     // Item 3: the opt-out.
 
     @Test func G84_optingOutDropsWhatWasRecordedAndNothingIsSentAfter() async throws {
@@ -213,6 +231,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         h.client.record(.trialStarted)
         await h.clock.settle()
         #expect(h.paths == ["/functions/v1/track"])
+        expectRequest(h.requests.first, "\(API)/track", body: TRACK("trial_started", "\(h.client.rocaId!)-trial_started", "{}", DC_IOS))
         let next = h.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock())
         await next.client.ready()
         #expect(!next.client.isOptedOut)
@@ -277,5 +296,25 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let tracks = h.requests.filter { $0.url == "\(API)/track" }
         #expect(tracks.count == 3)
         for r in tracks { expectRequest(r, "\(API)/track", body: D30_BODY) }
+    }
+}
+
+/// G92: issue 37, item 10: labelled identify arguments, the same request as the bag.
+@Suite struct LabelledIdentifyTests {
+    @Test func G92_theLabelledIdentifyFormsSendTheBagsRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        var ids = IdentifyParams()
+        ids.userId = "u-1"
+        ids.revenueCatId = "rc-1"
+        ids.locale = "fr-FR"
+        try await h.client.identify(ids)
+        try await h.client.identify(userId: "u-1", email: nil, revenueCatId: "rc-1", locale: "fr-FR")
+        h.client.recordIdentify(userId: "u-1", revenueCatId: "rc-1", locale: "fr-FR")
+        await h.clock.settle()
+        #expect(h.paths.count == 4)
+        for r in h.requests.dropFirst() {
+            expectRequest(r, "\(API)/identify", body: #"{"user_id":"u-1","revenue_cat_id":"rc-1","locale":"fr-FR"}"#)
+        }
+        #expect(IdentifyParams(adjustAttribution: AdjustAttribution(network: "n")).adjustAttribution?.network == "n")
     }
 }
