@@ -148,6 +148,9 @@ extension DiagnosticCode {
     public static let installPingFailed: DiagnosticCode = "install-ping-failed"
     /// `trackPurchase` got a purchase type other than `upsell`.
     public static let unknownPurchaseType: DiagnosticCode = "unknown-purchase-type"
+    /// A recorded request (`recordPurchase`, `recordIdentify`, `record`) was refused for good by the
+    /// server (a 4xx other than 408 and 429) and dropped.
+    public static let recordedRequestRejected: DiagnosticCode = "recorded-request-rejected"
 
     // Score.
     /// An event was invalid and was dropped.
