@@ -79,10 +79,12 @@ extension ScoreClient {
         if !allowed(requires, v.consent) {
             // A dropped event is only validated, never scrubbed.
             var size = 0
-            do { _ = try PiiScrubber.validator.object(props, size: &size) } catch {
-                countInvalid("props hold a value that is not JSON")
+            var droppedKeys = DroppedKeys()
+            do { _ = try PiiScrubber.validator.object(props, size: &size, dropped: &droppedKeys) } catch {
+                countInvalid("props are nested deeper than \(PiiScrubber.maxDepth) levels")
                 return
             }
+            reportDropped(droppedKeys, traits: false)
             let dropped = state.withLock { s in
                 // Consent granted meanwhile: record after all.
                 if allowed(requires, s.consent) { return false }
@@ -98,10 +100,12 @@ extension ScoreClient {
         // One writer takes the props, then the head (the props are scrubbed before the clock is
         // read and the event id minted, as ever); the envelope is copied out of it once, in order.
         var w = WireWriter(capacity: 512)
-        do { try scrubber.write(props, into: &w) } catch {
-            countInvalid("props hold a value that is not JSON")
+        var droppedKeys = DroppedKeys()
+        do { try scrubber.write(props, into: &w, dropped: &droppedKeys) } catch {
+            countInvalid("props are nested deeper than \(PiiScrubber.maxDepth) levels")
             return
         }
+        if droppedKeys.count > 0 { reportDropped(droppedKeys, traits: false) }
         let propsCount = w.count
         let now = clock.nowMs()
         // The production source's ids go straight to their packed form: no string is built.

@@ -270,10 +270,12 @@ public final class ScoreClient: Sendable {
         }
         var size = 0
         let scrubbedTraits: JSONObject
-        do { scrubbedTraits = try scrubber.object(traits, size: &size) } catch {
-            countInvalid("identify traits hold a value that is not JSON")
+        var droppedKeys = DroppedKeys()
+        do { scrubbedTraits = try scrubber.object(traits, size: &size, dropped: &droppedKeys) } catch {
+            countInvalid("identify traits are nested deeper than \(PiiScrubber.maxDepth) levels")
             return
         }
+        reportDropped(droppedKeys, traits: true)
         let now = clock.nowMs()
         state.withLock { s in
             s.userId = userId
