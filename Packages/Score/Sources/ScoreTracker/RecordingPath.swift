@@ -76,7 +76,9 @@ extension ScoreClient {
         }
         // A first look: consent, and the identity to stamp (pre-encoded).
         let v = view.withLock { $0 }
-        if !allowed(requires, v.consent) {
+        // While the stored consent is read, the event is built and waits for it (`ConsentKeeper`).
+        let parking = consentKeeper.reading
+        if !parking && !allowed(requires, v.consent) {
             // A dropped event is only validated, never scrubbed.
             var size = 0
             var droppedKeys = DroppedKeys()
@@ -85,13 +87,16 @@ extension ScoreClient {
                 return
             }
             reportDropped(droppedKeys, traits: false)
-            let dropped = state.withLock { s in
+            let droppedUnder = state.withLock { s -> ConsentState? in
                 // Consent granted meanwhile: record after all.
-                if allowed(requires, s.consent) { return false }
+                if allowed(requires, s.consent) { return nil }
                 countDropped(&s, requires)
-                return true
+                return s.consent
             }
-            if dropped { return }
+            if let droppedUnder {
+                noteDroppedByConsent(droppedUnder)
+                return
+            }
         }
         let (anonEpoch, hasUserId, identity, generation) = (v.anonymousEpoch, v.hasUserId, v.identity, v.generation)
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
@@ -127,10 +132,18 @@ extension ScoreClient {
             id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
             fields: nil, encoded: bytes)
+        if parking,
+            consentKeeper.park(
+                Parked(event: event, requires: requires, restamp: (headCount, identity.count, generation)))
+        {
+            return
+        }
+        var droppedUnder: ConsentState?
         // The hand-over: a lock and an append. What it takes off `dropLater` is freed after it.
         let (starts, taken) = state.withLock { s -> (WriterStarts, DropLaterTaken) in
             guard allowed(requires, s.consent) else {
                 countDropped(&s, requires)
+                droppedUnder = s.consent
                 return (WriterStarts(), DropLaterTaken())
             }
             if s.identityGeneration != generation {
@@ -148,6 +161,7 @@ extension ScoreClient {
         }
         withExtendedLifetime(taken) {}
         start(starts)
+        if let droppedUnder { noteDroppedByConsent(droppedUnder) }
     }
 
     /// Logs the removal of persisted events: joined to the removal still waiting to be written,

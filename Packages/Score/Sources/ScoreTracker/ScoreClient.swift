@@ -80,6 +80,8 @@ public final class ScoreClient: Sendable {
     let view: Locked<RecordingView>
     /// Left once the start-up load is merged (see `loadStored()`); `inspect()` waits on it.
     let loadDone = DispatchGroup()
+    /// The `no-consent` diagnostic and the stored consent (`ConsentKeeper.swift`).
+    let consentKeeper: ConsentKeeper
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
@@ -156,6 +158,8 @@ public final class ScoreClient: Sendable {
         self.ids = c.idSource
         self.systemIds = c.idSource as? SystemScoreIdSource
         self.diagnose = c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker")
+        let consentDirectory = c.persistConsent ? (self.store as? FileScoreStore)?.directory : nil
+        self.consentKeeper = ConsentKeeper(directory: consentDirectory, reading: c.initialConsent == nil)
 
         // Start-up: no I/O here. The stored queue and identity are read by a background step
         // (see `loadStored()`); until it is done, recording calls queue in memory with a
@@ -167,6 +171,10 @@ public final class ScoreClient: Sendable {
         self.state = Locked(s)
         loadDone.enter()
         c.scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
+        if consentKeeper.reading { c.scheduler.spawnIO { [self] in readStoredConsent() } }
+        if c.persistConsent && consentDirectory == nil {
+            diagnose(Diagnostic(code: "storage", message: "persistConsent needs a FileScoreStore: consent is not stored"))
+        }
     }
 
     /// Deprecated: the SDK version is baked into the build; `sdkVersion` is ignored.
@@ -206,7 +214,14 @@ public final class ScoreClient: Sendable {
     }
 
     /// Replaces the consent state. Withdrawing a category removes the queued events that require it.
+    /// With ``ScoreConfiguration/persistConsent``, the state is stored for the next launches.
     public func setConsent(_ consent: ConsentState) {
+        consentSetByApp(consent)
+        applyConsent(consent)
+    }
+
+    /// Puts `consent` in force (from the app, or the stored consent at launch).
+    func applyConsent(_ consent: ConsentState) {
         state.withLock { s in
             let withdrawn = s.consent.mask & ~consent.mask
             let added = consent.mask & ~s.consent.mask
@@ -277,6 +292,10 @@ public final class ScoreClient: Sendable {
         }
         reportDropped(droppedKeys, traits: true)
         let now = clock.nowMs()
+        // While the stored consent is read, the identify event waits for it (see `ConsentKeeper`).
+        let parking = consentKeeper.reading
+        var parked: QueuedEvent?
+        var droppedUnder: ConsentState?
         state.withLock { s in
             s.userId = userId
             s.identityGeneration += 1
@@ -285,18 +304,21 @@ public final class ScoreClient: Sendable {
             let buffered = s.replay
             s.replay = []
             let req = ConsentCategory.analytics.bit
-            if allowed(req, s.consent) {
+            if parking || allowed(req, s.consent) {
                 let fields = EnvelopeFields(
                     type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
                     anonymousId: s.anonymousId, sessionId: s.sessionId, userId: userId, siteId: siteId, props: JSONObject(),
                     traits: scrubbedTraits, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
                 if !fitsAlone(fields, sizeBound: size) {
                     s.invalid += 1
+                } else if parking {
+                    parked = makeEvent(&s, fields, requires: req, critical: false, notice: false)
                 } else {
                     enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: false))
                 }
             } else {
                 countDropped(&s, req)
+                droppedUnder = s.consent
             }
             if replayAnonymousEvents {
                 for entry in buffered where allowed(entry.requires, s.consent) {
@@ -310,6 +332,17 @@ public final class ScoreClient: Sendable {
                 }
             }
             kickWriters(&s)
+        }
+        if let droppedUnder { noteDroppedByConsent(droppedUnder) }
+        if let parked {
+            let p = Parked(event: parked, requires: parked.requires, restamp: nil)
+            if !consentKeeper.park(p) {
+                let consent = state.withLock { s -> ConsentState? in
+                    defer { kickWriters(&s) }
+                    return handOverParked(&s, p) ? nil : s.consent
+                }
+                if let consent { noteDroppedByConsent(consent) }
+            }
         }
     }
 
