@@ -14,6 +14,8 @@ import TrackerCoreTestKit
         #expect(ScoreClient.sdkVersion == ScoreSDK.version)
     }
 
+    /// Marked deprecated: the guide's `unbindAppLifecycle()` is (issue 37 item 6).
+    @available(*, deprecated)
     @Test func guideSnippetsRun() async {
         let h = Harness()
         let c = h.client()
