@@ -38,7 +38,7 @@ public struct ScoreConfiguration: Sendable {
     /// Whether the consent the app sets (``ScoreClient/setConsent(_:)``, ``ScoreClient/grantAllConsent()``)
     /// is remembered across launches: written to a small file beside the queue (in the
     /// ``FileScoreStore``'s directory, private to the app), and the next launch starts from it
-    /// instead of the privacy policy's starting consent. An ``initialConsent`` you pass still wins,
+    /// instead of the privacy policy's starting consent. An ``ScoreConfiguration/initialConsent`` you pass still wins,
     /// and so does a `setConsent` call made before the stored value is read (a background step:
     /// events recorded meanwhile wait in memory for it, then are queued or dropped by it).
     /// Needs the file store (another store reports a `storage` diagnostic and stores nothing).

@@ -4,7 +4,7 @@ import TrackerCore
     import Foundation
 #endif
 
-/// FNV-1a 32-bit, the hash behind `PiiAction.hash_`.
+/// FNV-1a 32-bit, the hash behind `PiiAction.hash`.
 enum FNV1a {
     static func hash32(_ bytes: [UInt8]) -> UInt32 {
         var h: UInt32 = 0x811C_9DC5
@@ -86,7 +86,7 @@ final class PiiScrubber: Sendable {
                 case .drop: r[rule.field] = .drop
                 case .redact: r[rule.field] = .redact
                 case .tokenize: r[rule.field] = .tokenize
-                case .hash_: r[rule.field] = .hash
+                case .hash: r[rule.field] = .hash
                 }
             }
         case .denylist(let keys)?:

@@ -239,34 +239,60 @@ public final class ScoreClient: Sendable {
 
     // MARK: - Recording
 
-    /// Tracks a typed event of the taxonomy; its consent `requires` come from the definition.
-    public func track(_ event: EventDefinition, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
+    /// Tracks a typed event of the taxonomy (`score.track(.pollVote, properties: ["pollId": "p1"])`);
+    /// its consent `requires` come from the definition. `properties` hold JSON values, `Date`,
+    /// `URL`, `UUID`, `Decimal` (Apple platforms), ``ScorePropertyConvertible`` and `Encodable`
+    /// values; a key whose value converts to none is dropped and reported.
+    public func track(_ event: EventDefinition, properties: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
         record(
-            type: "track", name: event.name, props: props, traits: nil, requires: ScoreClient.mask(event.requires),
+            type: "track", name: event.name, props: properties, traits: nil, requires: ScoreClient.mask(event.requires),
             critical: delivery == .critical)
+    }
+
+    /// The integration guide's spelling of `track(_:properties:delivery:)`.
+    public func track(_ event: EventDefinition, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
+        track(event, properties: props, delivery: delivery)
     }
 
     /// Tracks a named event. Without `requires:` it requires analytics; `requires: []` needs no
     /// particular category but is still dropped while nothing at all is granted.
     public func track(
-        _ name: String, props: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
+        _ name: String, properties: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
         delivery: DeliveryMode = .bestEffort
     ) {
         record(
-            type: "track", name: name, props: props, traits: nil, requires: ScoreClient.mask(requires),
+            type: "track", name: name, props: properties, traits: nil, requires: ScoreClient.mask(requires),
             critical: delivery == .critical)
+    }
+
+    /// The integration guide's spelling of `track(_:properties:requires:delivery:)`.
+    public func track(
+        _ name: String, props: [String: Any], requires: [ConsentCategory] = [.analytics], delivery: DeliveryMode = .bestEffort
+    ) {
+        track(name, properties: props, requires: requires, delivery: delivery)
     }
 
     /// Tracks a named event that requires advertising consent.
-    public func trackAdvertising(_ name: String, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
+    public func trackAdvertising(_ name: String, properties: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
         record(
-            type: "track", name: name, props: props, traits: nil, requires: ConsentCategory.advertising.bit,
+            type: "track", name: name, props: properties, traits: nil, requires: ConsentCategory.advertising.bit,
             critical: delivery == .critical)
     }
 
+    /// The integration guide's spelling of ``trackAdvertising(_:properties:delivery:)``.
+    public func trackAdvertising(_ name: String, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
+        trackAdvertising(name, properties: props, delivery: delivery)
+    }
+
     /// Records a screen view (requires analytics).
-    public func screen(_ name: String, props: [String: Any] = [:]) {
-        record(type: "screen", name: name, props: props, traits: nil, requires: ConsentCategory.analytics.bit, critical: false)
+    public func screen(_ name: String, properties: [String: Any] = [:]) {
+        record(
+            type: "screen", name: name, props: properties, traits: nil, requires: ConsentCategory.analytics.bit, critical: false)
+    }
+
+    /// The integration guide's spelling of ``screen(_:properties:)``.
+    public func screen(_ name: String, props: [String: Any]) {
+        screen(name, properties: props)
     }
 
     /// Sets the fan's `userId` (persisted, even when consent drops the event), queues an
