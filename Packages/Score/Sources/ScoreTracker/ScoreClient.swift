@@ -151,8 +151,13 @@ public final class ScoreClient: Sendable {
         self.maxQueueSize = max(1, c.maxQueueSize)
         self.replayCapacity = max(0, c.identifyReplayBufferSize)
         self.tokenTimeoutMs = Int64((max(0, c.tokenRefreshTimeoutSeconds) * 1000).rounded())
-        self.store = c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId), location: .standard())
-        self.transport = c.transport ?? ScoreClient.defaultTransport()
+        // In Xcode Previews nothing is written or sent (issue 37 item 7): memory only.
+        let inPreviews = c.runningForPreviews()
+        self.store =
+            inPreviews
+            ? InMemoryScoreStore()
+            : c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId), location: .standard())
+        self.transport = inPreviews ? PreviewTransport() : c.transport ?? ScoreClient.defaultTransport()
         self.clock = c.clock
         self.scheduler = c.scheduler
         self.ids = c.idSource
@@ -172,7 +177,9 @@ public final class ScoreClient: Sendable {
         loadDone.enter()
         c.scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
         if consentKeeper.reading { c.scheduler.spawnIO { [self] in readStoredConsent() } }
-        if c.persistConsent && consentDirectory == nil {
+        if inPreviews {
+            diagnose(Diagnostic(code: "previews", message: "running in Xcode Previews: events stay in memory, nothing is sent"))
+        } else if c.persistConsent && consentDirectory == nil {
             diagnose(Diagnostic(code: "storage", message: "persistConsent needs a FileScoreStore: consent is not stored"))
         }
     }
