@@ -155,8 +155,8 @@ extension DiagnosticCode {
     // Score.
     /// An event was invalid and was dropped.
     public static let invalidEvent: DiagnosticCode = "invalid-event"
-    /// Events were dropped because no consent category they need is granted.
-    public static let consent: DiagnosticCode = "consent"
+    /// Events were dropped because nothing is granted yet (once per period without consent).
+    public static let noConsent: DiagnosticCode = "no-consent"
 }
 
 /// The surface (package) that reported a diagnostic.
@@ -204,7 +204,7 @@ public enum DiagnosticSeverity: Int, Sendable, Comparable, CustomStringConvertib
         case .internal, .internalError, .storage, .initFailed, .identityUnavailable, .nativeModulesUnavailable:
             .error
         case .destinationChanged, .draftVersion, .studioVariantDropped, .runReplaced, .invalidUUID,
-            .identityMigrationFailed, .identityLegacyWriteFailed, .optedOut, .consent:
+            .identityMigrationFailed, .identityLegacyWriteFailed, .optedOut, .noConsent:
             .info
         default:
             .warning

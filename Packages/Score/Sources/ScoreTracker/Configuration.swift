@@ -35,6 +35,16 @@ public struct ScoreConfiguration: Sendable {
     public var pii: PiiOptions?
     /// The starting consent. Default: `nil` (the policy's starting consent; else nothing granted).
     public var initialConsent: ConsentState?
+    /// Whether the consent the app sets (``ScoreClient/setConsent(_:)``, ``ScoreClient/grantAllConsent()``)
+    /// is remembered across launches: written to a small file beside the queue (in the
+    /// ``FileScoreStore``'s directory, private to the app), and the next launch starts from it
+    /// instead of the privacy policy's starting consent. An ``ScoreConfiguration/initialConsent`` you pass still wins,
+    /// and so does a `setConsent` call made before the stored value is read (a background step:
+    /// events recorded meanwhile wait in memory for it, then are queued or dropped by it).
+    /// Needs the file store (another store reports a `storage` diagnostic and stores nothing).
+    /// Default: `false`: each launch starts from the starting consent and the app applies its
+    /// CMP's state again (the tracker's documented behaviour since 0.6.0).
+    public var persistConsent = false
     /// Anonymously sent events kept in memory for replay after `identify`. Default: 100.
     public var identifyReplayBufferSize = 100
     /// The queue cap (`delivery_failed` notices excluded); at least 1. Default: 1,000.
@@ -55,6 +65,10 @@ public struct ScoreConfiguration: Sendable {
     /// Receives diagnostics (never tokens or personal data). Default: `nil`, the unified log
     /// (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
     public var onDiagnostic: DiagnosticHandler?
+
+    /// Whether the process renders Xcode Previews (Core's `XcodePreviews.isRunning`); tests
+    /// replace it. In previews the client keeps everything in memory and sends nothing.
+    var runningForPreviews: @Sendable () -> Bool = { XcodePreviews.isRunning }
 
     /// Creates a configuration of the three required values; every other property has the
     /// labelled ``ScoreClient`` initializer's default.

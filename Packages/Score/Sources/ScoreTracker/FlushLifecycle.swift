@@ -140,12 +140,17 @@ extension ScoreClient {
 
     /// Binds the tracker to a lifecycle source: flush in the foreground (and every
     /// `autoFlushEverySeconds`, `nil` for none), a bounded flush in the background, a flush when
-    /// the network comes back.
+    /// the network comes back. Binding again replaces the previous binding.
+    ///
+    /// Returns the binding, the same kind as the onboarding and paywall trackers' (issue 37 item
+    /// 6): keep it and call its `unbind()` to stop observing and stop the periodic flush. A
+    /// binding replaced since then is already over: its `unbind()` does nothing.
+    @discardableResult
     public func bindToAppLifecycle(
         source: AppLifecycleSource, autoFlushEverySeconds: Double? = 30,
         backgroundBudgetSeconds: Double = 5
-    ) {
-        unbindAppLifecycle()
+    ) -> AppLifecycleBinding {
+        unbindLifecycle(onlyId: nil)
         let binding = LifecycleBinding(
             source: source, autoFlushMs: autoFlushEverySeconds.map { max(1, Int64(($0 * 1000).rounded())) },
             budgetMs: Int64((max(0, backgroundBudgetSeconds) * 1000).rounded()))
@@ -167,11 +172,19 @@ extension ScoreClient {
             }
         }
         if initial == .foreground { onForeground() }
+        return ScoreBindingSystem.binding(client: self, id: binding.id)
     }
 
     /// Stops observing the lifecycle source and stops the periodic flush.
+    @available(*, deprecated, message: "call unbind() on the AppLifecycleBinding that bindToAppLifecycle returns")
     public func unbindAppLifecycle() {
+        unbindLifecycle(onlyId: nil)
+    }
+
+    /// Ends the current binding (only when its id is `onlyId`, when given).
+    func unbindLifecycle(onlyId: UInt64?) {
         let source: AppLifecycleSource? = state.withLock { s in
+            if let onlyId, s.binding?.id != onlyId { return nil }
             let source = s.binding?.source
             s.binding = nil
             s.autoFlushMs = nil

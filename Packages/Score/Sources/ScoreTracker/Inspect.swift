@@ -242,6 +242,9 @@ extension ScoreClient {
     }
 
     /// ``inspect()`` as compact JSON, for bug reports. Never contains the token.
+    public func inspectJSON() -> String { inspectJson() }
+
+    /// The integration guide's spelling of ``inspectJSON()``.
     public func inspectJson() -> String {
         WireJSON.encodeString(inspect().json())
     }

@@ -53,6 +53,45 @@ struct LifecycleBinding: @unchecked Sendable {
     let source: AppLifecycleSource
     let autoFlushMs: Int64?
     let budgetMs: Int64
+    /// Tells this binding from a later one (of the same source too): the ``AppLifecycleBinding``
+    /// handed to the app ends only its own.
+    let id: UInt64 = LifecycleBinding.nextId.withLock { n in
+        n += 1
+        return n
+    }
+    private static let nextId = Locked<UInt64>(0)
+}
+
+/// The OS side of the monitor behind the ``AppLifecycleBinding`` that Score's
+/// `bindToAppLifecycle` returns (the binding type Onboarding and Paywall return, issue 37 item 6):
+/// its `unbind()` stops the monitor, which ends the client's binding `id` here (and nothing if the
+/// client was bound again since).
+final class ScoreBindingSystem: AppLifecycleSystem, @unchecked Sendable {
+    private weak var client: ScoreClient?
+    private let id: UInt64
+
+    init(client: ScoreClient, id: UInt64) {
+        self.client = client
+        self.id = id
+    }
+
+    func readState() -> AppRunState { .foreground }
+    func startNotifications(_ deliver: @escaping @Sendable (AppSystemEvent) -> Void) {}
+    func stopNotifications() { client?.unbindLifecycle(onlyId: id) }
+    func beginBackgroundTask(name: String, expiration: @escaping @Sendable () -> Void) -> Int? { nil }
+    func endBackgroundTask(_ id: Int) {}
+
+    /// The binding handed to the app for the client's binding `id`.
+    static func binding(client: ScoreClient, id: UInt64) -> AppLifecycleBinding {
+        let monitor = AppLifecycleMonitor(system: ScoreBindingSystem(client: client, id: id), hop: InlineHop())
+        monitor.start(assuming: .foreground) { _ in }
+        return AppLifecycleBinding(monitor: monitor)
+    }
+}
+
+/// Runs the monitor's steps at once on the calling thread (its OS side touches no UI).
+struct InlineHop: MainActorHop {
+    func run(_ body: @escaping @Sendable () -> Void) { body() }
 }
 
 /// The lifecycle source over Core's `AppLifecycleMonitor`: the platform-independent state
@@ -145,22 +184,28 @@ extension ScoreClient {
         ///
         /// Not available in app extensions: call ``onForeground()`` and ``onBackground()`` from the
         /// extension's own lifecycle instead.
+        ///
+        /// Returns the binding (the same kind as the onboarding and paywall trackers'): keep it to
+        /// `unbind()` later; `nil` when the app has no application object.
         @available(iOSApplicationExtension, unavailable)
         @available(tvOSApplicationExtension, unavailable)
         @available(visionOSApplicationExtension, unavailable)
         @available(macCatalystApplicationExtension, unavailable)
-        public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
-            guard let monitor = AppLifecycleMonitor.system() else { return }
-            bindToAppLifecycle(
+        @discardableResult
+        public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
+            guard let monitor = AppLifecycleMonitor.system() else { return nil }
+            return bindToAppLifecycle(
                 source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
                 backgroundBudgetSeconds: backgroundBudgetSeconds)
         }
     #elseif canImport(AppKit)
         /// Binds the tracker to AppKit's activation notifications (becoming active flushes,
-        /// resigning active runs the bounded background flush).
-        public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) {
-            guard let monitor = AppLifecycleMonitor.system() else { return }
-            bindToAppLifecycle(
+        /// resigning active runs the bounded background flush). Returns the binding: keep it to
+        /// `unbind()` later; `nil` when the app has no application object.
+        @discardableResult
+        public func bindToAppLifecycle(autoFlushEverySeconds: Double? = 30, backgroundBudgetSeconds: Double = 5) -> AppLifecycleBinding? {
+            guard let monitor = AppLifecycleMonitor.system() else { return nil }
+            return bindToAppLifecycle(
                 source: MonitoredLifecycleSource(monitor: monitor), autoFlushEverySeconds: autoFlushEverySeconds,
                 backgroundBudgetSeconds: backgroundBudgetSeconds)
         }

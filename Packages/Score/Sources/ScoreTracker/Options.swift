@@ -117,9 +117,13 @@ public enum PiiAction: Sendable, Equatable {
     case redact
     /// Replaces the value with `t:1`, `t:2`, …, stable for the client's lifetime.
     case tokenize
-    /// Replaces the value with `h:` + FNV-1a 32-bit of its JSON encoding (not cryptographic).
-    /// Spelled `hash_` because `hash` is NSObject's.
-    case hash_
+    /// Replaces the value with `h:` + FNV-1a 32-bit of its JSON encoding (not cryptographic),
+    /// identical to the web tracker's.
+    case hash
+
+    /// The integration guide's spelling of ``hash`` (its Kotlin core, seen from Objective-C, could
+    /// not use `hash`, NSObject's name); the same action.
+    public static var hash_: PiiAction { .hash }
 }
 
 /// One classify rule: an exact, case-sensitive key and its action.
@@ -136,16 +140,17 @@ public struct PiiRule: Sendable, Equatable {
     }
 }
 
-/// PII scrubbing, applied to `props` and `traits` before an event is queued.
+/// PII scrubbing, applied to `props` and `traits` before an event is queued:
+/// `.classify([PiiRule(field: "email", action: .hash)])` or `.denylist(["email", "phone"])`.
 public enum PiiOptions: Sendable, Equatable {
     /// Per-key actions; the first rule for a key wins.
     case classify([PiiRule])
     /// Keys removed wherever they appear.
     case denylist([String])
 
-    /// Per-key actions; the first rule for a key wins.
+    /// The integration guide's spelling of ``classify(_:)``.
     public static func Classify(rules: [PiiRule]) -> PiiOptions { .classify(rules) }
-    /// Keys removed wherever they appear.
+    /// The integration guide's spelling of ``denylist(_:)``.
     public static func Denylist(keys: [String]) -> PiiOptions { .denylist(keys) }
 
     var ruleCount: Int {

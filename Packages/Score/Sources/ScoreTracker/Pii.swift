@@ -4,7 +4,7 @@ import TrackerCore
     import Foundation
 #endif
 
-/// FNV-1a 32-bit, the hash behind `PiiAction.hash_`.
+/// FNV-1a 32-bit, the hash behind `PiiAction.hash`.
 enum FNV1a {
     static func hash32(_ bytes: [UInt8]) -> UInt32 {
         var h: UInt32 = 0x811C_9DC5
@@ -59,8 +59,14 @@ enum FNV1a {
     }
 }
 
-/// Marks input that is not JSON.
-struct InvalidInput: Error {}
+/// Marks input the scrubber refuses.
+enum InvalidInput: Error {
+    /// Nesting deeper than ``PiiScrubber/maxDepth``: the whole call is refused.
+    case tooDeep
+    /// A value that is not JSON and converts to none (a non-finite number, an unknown type):
+    /// only the key that holds it is dropped (issue 37 item 9).
+    case unsupported
+}
 
 /// Converts app values to JSON and scrubs them in one pass.
 final class PiiScrubber: Sendable {
@@ -80,7 +86,7 @@ final class PiiScrubber: Sendable {
                 case .drop: r[rule.field] = .drop
                 case .redact: r[rule.field] = .redact
                 case .tokenize: r[rule.field] = .tokenize
-                case .hash_: r[rule.field] = .hash
+                case .hash: r[rule.field] = .hash
                 }
             }
         case .denylist(let keys)?:
@@ -122,24 +128,38 @@ final class PiiScrubber: Sendable {
     /// Nesting deeper than this is refused as invalid input (bounded recursion on the caller's stack).
     static let maxDepth = 64
 
-    /// Converts and scrubs `dict`; throws ``InvalidInput`` for a non-JSON value anywhere.
+    /// Converts and scrubs `dict`; a key whose value is not JSON (and converts to none) is
+    /// dropped; throws ``InvalidInput/tooDeep`` for nesting deeper than ``maxDepth``.
     /// `size` accumulates an upper bound of the encoded size.
     func object(_ dict: [String: Any], size: inout Int) throws(InvalidInput) -> JSONObject {
-        try object(dict, size: &size, depth: 0)
+        var dropped = DroppedKeys()
+        return try object(dict, size: &size, depth: 0, dropped: &dropped)
     }
 
-    private func object(_ dict: [String: Any], size: inout Int, depth: Int) throws(InvalidInput) -> JSONObject {
-        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+    /// ``object(_:size:)``, adding the keys it drops to `dropped`.
+    func object(_ dict: [String: Any], size: inout Int, dropped: inout DroppedKeys) throws(InvalidInput) -> JSONObject {
+        try object(dict, size: &size, depth: 0, dropped: &dropped)
+    }
+
+    private func object(
+        _ dict: [String: Any], size: inout Int, depth: Int, dropped: inout DroppedKeys
+    ) throws(InvalidInput) -> JSONObject {
+        guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
         var pairs: [(String, JSONValue)] = []
         pairs.reserveCapacity(dict.count)
         try PiiScrubber.forEachSorted(dict) { (key, raw) throws(InvalidInput) in
             size += key.utf8.count * 6 + 4
             if let rule = rule(for: key) {
-                guard let text = try replacement(rule, for: raw, depth: depth) else { return }
+                guard let text = try replacement(rule, for: raw, key: key, depth: depth, dropped: &dropped) else { return }
                 pairs.append((key, .string(text)))
                 size += text.utf8.count + 2
             } else {
-                pairs.append((key, try convert(raw, size: &size, depth: depth + 1)))
+                do throws(InvalidInput) {
+                    pairs.append((key, try convert(raw, size: &size, depth: depth + 1, dropped: &dropped)))
+                } catch {
+                    guard error == .unsupported else { throw error }
+                    dropped.add(key)
+                }
             }
         }
         var o = JSONObject()
@@ -147,15 +167,27 @@ final class PiiScrubber: Sendable {
         return o
     }
 
-    /// What `rule` puts in place of `raw` (still checked to be JSON); `nil` drops the key.
-    private func replacement(_ rule: Rule, for raw: Any, depth: Int) throws(InvalidInput) -> String? {
+    /// What `rule` puts in place of `raw` (still checked to be JSON); `nil` drops the key (a
+    /// value that converts to no JSON value is reported in `dropped`, unless the rule drops it).
+    private func replacement(
+        _ rule: Rule, for raw: Any, key: String, depth: Int, dropped: inout DroppedKeys
+    ) throws(InvalidInput) -> String? {
         let value: JSONValue
         // A `String` (the usual value of a PII field) is what `convert` makes of it, without its casts.
         if depth + 1 < PiiScrubber.maxDepth, case .string(let s) = _openExistential(raw, do: classifyCommon) {
             value = .string(s)
         } else {
             var ignored = 0
-            value = try convert(raw, size: &ignored, depth: depth + 1)
+            // Keys dropped inside a value that is dropped or redacted anyway are not reported.
+            var inner = DroppedKeys()
+            do throws(InvalidInput) {
+                value = try convert(raw, size: &ignored, depth: depth + 1, dropped: &inner)
+            } catch {
+                guard error == .unsupported else { throw error }
+                if rule != .drop { dropped.add(key) }
+                return nil
+            }
+            if rule == .tokenize || rule == .hash { dropped.merge(inner) }
         }
         switch rule {
         case .drop: return nil
@@ -169,18 +201,27 @@ final class PiiScrubber: Sendable {
     static let validator = PiiScrubber(nil)
 
     /// Converts, scrubs and encodes `dict` straight into wire bytes (the same bytes as
-    /// `WireJSON.write(.object(object(dict)))`, without building the value tree); throws
-    /// ``InvalidInput`` for a non-JSON value anywhere, leaving `out` as it was.
+    /// `WireJSON.write(.object(object(dict)))`, without building the value tree); a key whose
+    /// value is not JSON is dropped; throws ``InvalidInput/tooDeep`` for nesting deeper than
+    /// ``maxDepth``, leaving `out` as it was.
     func write(_ dict: [String: Any], into out: inout [UInt8]) throws(InvalidInput) {
+        var dropped = DroppedKeys()
         var w = WireWriter(capacity: 256)
-        try write(dict, into: &w, depth: 0)
+        try write(dict, into: &w, depth: 0, dropped: &dropped)
         w.appendBytes(to: &out)
     }
 
-    /// Converts, scrubs and encodes `dict` into `writer` (see ``write(_:into:)-([String:Any],[UInt8])``);
-    /// throws ``InvalidInput`` for a non-JSON value anywhere, leaving `writer` partly written.
+    /// ``write(_:into:dropped:)``, not told which keys it dropped.
     func write(_ dict: [String: Any], into writer: inout WireWriter) throws(InvalidInput) {
-        try write(dict, into: &writer, depth: 0)
+        var dropped = DroppedKeys()
+        try write(dict, into: &writer, depth: 0, dropped: &dropped)
+    }
+
+    /// Converts, scrubs and encodes `dict` into `writer` (see ``write(_:into:)-([String:Any],[UInt8])``),
+    /// adding the keys it drops to `dropped`; throws ``InvalidInput/tooDeep`` for nesting deeper
+    /// than ``maxDepth``, leaving `writer` partly written.
+    func write(_ dict: [String: Any], into writer: inout WireWriter, dropped: inout DroppedKeys) throws(InvalidInput) {
+        try write(dict, into: &writer, depth: 0, dropped: &dropped)
     }
 
     /// The first 8 UTF-8 bytes of `key` as a big-endian number, zero-padded: ordering two keys by
@@ -205,8 +246,10 @@ final class PiiScrubber: Sendable {
     /// Members up to this count are sorted by insertion (no comparison closure).
     private static let insertionSortMax = 16
 
-    private func write(_ dict: [String: Any], into w: inout WireWriter, depth: Int) throws(InvalidInput) {
-        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+    private func write(
+        _ dict: [String: Any], into w: inout WireWriter, depth: Int, dropped: inout DroppedKeys
+    ) throws(InvalidInput) {
+        guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
         let n = dict.count
         if n == 0 {
             w.writeRaw("{}")
@@ -250,64 +293,95 @@ final class PiiScrubber: Sendable {
             var first = true
             for k in 0..<count {
                 let (key, raw) = dict[slots[k].index]
-                var replaced: String?
                 if let rule = rule(for: key) {
-                    replaced = try replacement(rule, for: raw, depth: depth)
-                    if replaced == nil { continue }
-                }
-                if !first { w.writeByte(44) }  // ,
-                first = false
-                w.writeString(key)
-                w.writeByte(58)  // :
-                if let replaced {
+                    guard let replaced = try replacement(rule, for: raw, key: key, depth: depth, dropped: &dropped) else {
+                        continue
+                    }
+                    PiiScrubber.openMember(key, first: &first, into: &w)
                     w.writeString(replaced)
                 } else {
-                    try writeValue(raw, into: &w, depth: depth + 1)
+                    try writeMember(key, raw, first: &first, into: &w, depth: depth + 1, dropped: &dropped)
                 }
             }
             w.writeByte(125)  // }
         }
     }
 
-    /// The common exact types are written directly (the same bytes as the general path: an
-    /// exact `String`, `Int`, `Bool`, `Double` or `[String: Any]` matches the same case of
-    /// ``writeGeneral(_:into:depth:)``); anything else goes through that general path.
-    private func writeValue(_ raw: Any, into w: inout WireWriter, depth: Int) throws(InvalidInput) {
+    /// Writes `,` unless `first`, then `"key":`.
+    @inline(__always)
+    private static func openMember(_ key: String, first: inout Bool, into w: inout WireWriter) {
+        if !first { w.writeByte(44) }  // ,
+        first = false
+        w.writeString(key)
+        w.writeByte(58)  // :
+    }
+
+    /// Writes the member `key: raw`, or drops it (adding `key` to `dropped`) when `raw` converts
+    /// to no JSON value: decided before the key is written. The common exact types are written
+    /// directly (the same bytes as the general path: an exact `String`, `Int`, `Bool`, `Double` or
+    /// `[String: Any]` matches the same case of ``writeGeneralMember(_:_:first:into:depth:dropped:)``);
+    /// anything else goes through that general path.
+    private func writeMember(
+        _ key: String, _ raw: Any, first: inout Bool, into w: inout WireWriter, depth: Int, dropped: inout DroppedKeys
+    ) throws(InvalidInput) {
         let common = _openExistential(raw, do: classifyCommon)
         switch common {
-        case .string(let s): w.writeString(s)
-        case .int(let i): w.writeNumber(Double(i))
-        case .bool(let b): w.writeBool(b)
+        case .string(let s):
+            PiiScrubber.openMember(key, first: &first, into: &w)
+            w.writeString(s)
+        case .int(let i):
+            PiiScrubber.openMember(key, first: &first, into: &w)
+            w.writeNumber(Double(i))
+        case .bool(let b):
+            PiiScrubber.openMember(key, first: &first, into: &w)
+            w.writeBool(b)
         case .double(let d):
-            guard d.isFinite else { throw InvalidInput() }
+            guard d.isFinite else { return dropped.add(key) }
+            PiiScrubber.openMember(key, first: &first, into: &w)
             w.writeNumber(d)
         case .object(let o):
-            guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-            try write(o, into: &w, depth: depth)
+            guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
+            PiiScrubber.openMember(key, first: &first, into: &w)
+            try write(o, into: &w, depth: depth, dropped: &dropped)
         case .other:
-            try writeGeneral(raw, into: &w, depth: depth)
+            try writeGeneralMember(key, raw, first: &first, into: &w, depth: depth, dropped: &dropped)
         }
     }
 
     /// Any value: the scalar types and objects by dynamic cast, the rest through
-    /// ``convert(_:size:depth:)``.
-    func writeGeneral(_ raw: Any, into w: inout WireWriter, depth: Int) throws(InvalidInput) {
+    /// ``convert(_:size:depth:dropped:)`` (a value it refuses drops `key`).
+    private func writeGeneralMember(
+        _ key: String, _ raw: Any, first: inout Bool, into w: inout WireWriter, depth: Int, dropped: inout DroppedKeys
+    ) throws(InvalidInput) {
         switch raw {
         case let s as String:
+            PiiScrubber.openMember(key, first: &first, into: &w)
             w.writeString(s)
         case let b as Bool where !PiiScrubber.isBoxedNumber(raw):
+            PiiScrubber.openMember(key, first: &first, into: &w)
             w.writeBool(b)
         case let i as Int:
+            PiiScrubber.openMember(key, first: &first, into: &w)
             w.writeNumber(Double(i))
         case let d as Double:
-            guard d.isFinite else { throw InvalidInput() }
+            guard d.isFinite else { return dropped.add(key) }
+            PiiScrubber.openMember(key, first: &first, into: &w)
             w.writeNumber(d)
         case let o as [String: Any]:
-            guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
-            try write(o, into: &w, depth: depth)
+            guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
+            PiiScrubber.openMember(key, first: &first, into: &w)
+            try write(o, into: &w, depth: depth, dropped: &dropped)
         default:
             var ignored = 0
-            w.write(try convert(raw, size: &ignored, depth: depth))
+            let value: JSONValue
+            do throws(InvalidInput) {
+                value = try convert(raw, size: &ignored, depth: depth, dropped: &dropped)
+            } catch {
+                guard error == .unsupported else { throw error }
+                return dropped.add(key)
+            }
+            PiiScrubber.openMember(key, first: &first, into: &w)
+            w.write(value)
         }
     }
 
@@ -323,8 +397,17 @@ final class PiiScrubber: Sendable {
         return "t:\(n)"
     }
 
+    /// Converts and scrubs one value. Throws ``InvalidInput/unsupported`` when it converts to no
+    /// JSON value (a list holding such a value included: the list is not sent with a hole),
+    /// ``InvalidInput/tooDeep`` for nesting deeper than ``maxDepth``.
     func convert(_ raw: Any, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
-        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+        var dropped = DroppedKeys()
+        return try convert(raw, size: &size, depth: depth, dropped: &dropped)
+    }
+
+    /// ``convert(_:size:depth:)``, adding the keys dropped in nested objects to `dropped`.
+    func convert(_ raw: Any, size: inout Int, depth: Int, dropped: inout DroppedKeys) throws(InvalidInput) -> JSONValue {
+        guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
         switch raw {
         case let s as String:
             size += s.utf8.count * 6 + 2
@@ -336,36 +419,36 @@ final class PiiScrubber: Sendable {
             size += 24
             return .number(Double(i))
         case let d as Double:
-            guard d.isFinite else { throw InvalidInput() }
+            guard d.isFinite else { throw .unsupported }
             size += 25
             return .number(d)
         case let o as [String: Any]:
             size += 2
-            return .object(try object(o, size: &size, depth: depth))
+            return .object(try object(o, size: &size, depth: depth, dropped: &dropped))
         case let a as [Any]:
             size += 2
             var out: [JSONValue] = []
             out.reserveCapacity(a.count)
             for e in a {
                 size += 1
-                out.append(try convert(e, size: &size, depth: depth + 1))
+                out.append(try convert(e, size: &size, depth: depth + 1, dropped: &dropped))
             }
             return .array(out)
         case _ where PiiScrubber.isBoxedNull(raw):
             size += 4
             return .null
         case let v as JSONValue:
-            return try scrubValue(v, size: &size, depth: depth)
+            return try scrubValue(v, size: &size, depth: depth, dropped: &dropped)
         default:
-            return try convertOther(raw, size: &size, depth: depth)
+            return try convertOther(raw, size: &size, depth: depth, dropped: &dropped)
         }
     }
 
-    private func convertOther(_ raw: Any, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
+    private func convertOther(_ raw: Any, size: inout Int, depth: Int, dropped: inout DroppedKeys) throws(InvalidInput) -> JSONValue {
         size += 25
         switch raw {
         case let v as Float:
-            guard v.isFinite else { throw InvalidInput() }
+            guard v.isFinite else { throw .unsupported }
             return .number(Double(v))
         case let v as Int8: return .number(Double(v))
         case let v as Int16: return .number(Double(v))
@@ -381,26 +464,32 @@ final class PiiScrubber: Sendable {
             return .string(String(v))
         case let v as [String]:
             var s = 0
-            return try convert(v.map { $0 as Any }, size: &s, depth: depth)
+            return try convert(v.map { $0 as Any }, size: &s, depth: depth, dropped: &dropped)
+        case let v as any ScorePropertyConvertible:
+            // Foundation's `Date`, `URL`, `UUID` and `Decimal` on Apple platforms, and the app's types.
+            guard let value = v.scorePropertyValue else { throw .unsupported }
+            return try scrubValue(value, size: &size, depth: depth, dropped: &dropped)
+        case let v as any Encodable:
+            return try scrubValue(try PropertyEncoding.encode(v), size: &size, depth: depth, dropped: &dropped)
         default:
-            throw InvalidInput()
+            throw .unsupported
         }
     }
 
     /// Scrubs an already-typed JSON value (keys re-sorted by code point).
-    private func scrubValue(_ v: JSONValue, size: inout Int, depth: Int) throws(InvalidInput) -> JSONValue {
-        guard depth < PiiScrubber.maxDepth else { throw InvalidInput() }
+    private func scrubValue(_ v: JSONValue, size: inout Int, depth: Int, dropped: inout DroppedKeys) throws(InvalidInput) -> JSONValue {
+        guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
         switch v {
         case .object(let o):
             var dict: [String: Any] = [:]
             for e in o.entries { dict[e.key] = e.value }
-            return .object(try object(dict, size: &size, depth: depth))
+            return .object(try object(dict, size: &size, depth: depth, dropped: &dropped))
         case .array(let a):
             var out: [JSONValue] = []
-            for e in a { out.append(try scrubValue(e, size: &size, depth: depth + 1)) }
+            for e in a { out.append(try scrubValue(e, size: &size, depth: depth + 1, dropped: &dropped)) }
             return .array(out)
         case .number(let n):
-            guard n.isFinite else { throw InvalidInput() }
+            guard n.isFinite else { throw .unsupported }
             size += 25
             return v
         case .string(let s):

@@ -76,20 +76,27 @@ extension ScoreClient {
         }
         // A first look: consent, and the identity to stamp (pre-encoded).
         let v = view.withLock { $0 }
-        if !allowed(requires, v.consent) {
+        // While the stored consent is read, the event is built and waits for it (`ConsentKeeper`).
+        let parking = consentKeeper.reading
+        if !parking && !allowed(requires, v.consent) {
             // A dropped event is only validated, never scrubbed.
             var size = 0
-            do { _ = try PiiScrubber.validator.object(props, size: &size) } catch {
-                countInvalid("props hold a value that is not JSON")
+            var droppedKeys = DroppedKeys()
+            do { _ = try PiiScrubber.validator.object(props, size: &size, dropped: &droppedKeys) } catch {
+                countInvalid("props are nested deeper than \(PiiScrubber.maxDepth) levels")
                 return
             }
-            let dropped = state.withLock { s in
+            reportDropped(droppedKeys, traits: false)
+            let droppedUnder = state.withLock { s -> ConsentState? in
                 // Consent granted meanwhile: record after all.
-                if allowed(requires, s.consent) { return false }
+                if allowed(requires, s.consent) { return nil }
                 countDropped(&s, requires)
-                return true
+                return s.consent
             }
-            if dropped { return }
+            if let droppedUnder {
+                noteDroppedByConsent(droppedUnder)
+                return
+            }
         }
         let (anonEpoch, hasUserId, identity, generation) = (v.anonymousEpoch, v.hasUserId, v.identity, v.generation)
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
@@ -98,10 +105,12 @@ extension ScoreClient {
         // One writer takes the props, then the head (the props are scrubbed before the clock is
         // read and the event id minted, as ever); the envelope is copied out of it once, in order.
         var w = WireWriter(capacity: 512)
-        do { try scrubber.write(props, into: &w) } catch {
-            countInvalid("props hold a value that is not JSON")
+        var droppedKeys = DroppedKeys()
+        do { try scrubber.write(props, into: &w, dropped: &droppedKeys) } catch {
+            countInvalid("props are nested deeper than \(PiiScrubber.maxDepth) levels")
             return
         }
+        if droppedKeys.count > 0 { reportDropped(droppedKeys, traits: false) }
         let propsCount = w.count
         let now = clock.nowMs()
         // The production source's ids go straight to their packed form: no string is built.
@@ -123,10 +132,18 @@ extension ScoreClient {
             id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
             fields: nil, encoded: bytes)
+        if parking,
+            consentKeeper.park(
+                Parked(event: event, requires: requires, restamp: (headCount, identity.count, generation)))
+        {
+            return
+        }
+        var droppedUnder: ConsentState?
         // The hand-over: a lock and an append. What it takes off `dropLater` is freed after it.
         let (starts, taken) = state.withLock { s -> (WriterStarts, DropLaterTaken) in
             guard allowed(requires, s.consent) else {
                 countDropped(&s, requires)
+                droppedUnder = s.consent
                 return (WriterStarts(), DropLaterTaken())
             }
             if s.identityGeneration != generation {
@@ -144,6 +161,7 @@ extension ScoreClient {
         }
         withExtendedLifetime(taken) {}
         start(starts)
+        if let droppedUnder { noteDroppedByConsent(droppedUnder) }
     }
 
     /// Logs the removal of persisted events: joined to the removal still waiting to be written,

@@ -80,6 +80,8 @@ public final class ScoreClient: Sendable {
     let view: Locked<RecordingView>
     /// Left once the start-up load is merged (see `loadStored()`); `inspect()` waits on it.
     let loadDone = DispatchGroup()
+    /// The `no-consent` diagnostic and the stored consent (`ConsentKeeper.swift`).
+    let consentKeeper: ConsentKeeper
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
     ///
@@ -149,14 +151,21 @@ public final class ScoreClient: Sendable {
         self.maxQueueSize = max(1, c.maxQueueSize)
         self.replayCapacity = max(0, c.identifyReplayBufferSize)
         self.tokenTimeoutMs = Int64((max(0, c.tokenRefreshTimeoutSeconds) * 1000).rounded())
-        self.store = c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId), location: .standard())
-        self.transport = c.transport ?? ScoreClient.defaultTransport()
+        // In Xcode Previews nothing is written or sent (issue 37 item 7): memory only.
+        let inPreviews = c.runningForPreviews()
+        self.store =
+            inPreviews
+            ? InMemoryScoreStore()
+            : c.store ?? FileScoreStore(directory: FileScoreStore.defaultDirectory(siteId: c.siteId), location: .standard())
+        self.transport = inPreviews ? PreviewTransport() : c.transport ?? ScoreClient.defaultTransport()
         self.clock = c.clock
         self.scheduler = c.scheduler
         self.ids = c.idSource
         self.systemIds = c.idSource as? SystemScoreIdSource
         self.diagnose = Diagnostics.stamped(
             .score, c.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.score, prefix: "score-tracker"))
+        let consentDirectory = c.persistConsent ? (self.store as? FileScoreStore)?.directory : nil
+        self.consentKeeper = ConsentKeeper(directory: consentDirectory, reading: c.initialConsent == nil)
 
         // Start-up: no I/O here. The stored queue and identity are read by a background step
         // (see `loadStored()`); until it is done, recording calls queue in memory with a
@@ -168,6 +177,12 @@ public final class ScoreClient: Sendable {
         self.state = Locked(s)
         loadDone.enter()
         c.scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
+        if consentKeeper.reading { c.scheduler.spawnIO { [self] in readStoredConsent() } }
+        if inPreviews {
+            diagnose(Diagnostic(code: "previews", message: "running in Xcode Previews: events stay in memory, nothing is sent"))
+        } else if c.persistConsent && consentDirectory == nil {
+            diagnose(Diagnostic(code: "storage", message: "persistConsent needs a FileScoreStore: consent is not stored"))
+        }
     }
 
     /// Deprecated: the SDK version is baked into the build; `sdkVersion` is ignored.
@@ -207,7 +222,14 @@ public final class ScoreClient: Sendable {
     }
 
     /// Replaces the consent state. Withdrawing a category removes the queued events that require it.
+    /// With ``ScoreConfiguration/persistConsent``, the state is stored for the next launches.
     public func setConsent(_ consent: ConsentState) {
+        consentSetByApp(consent)
+        applyConsent(consent)
+    }
+
+    /// Puts `consent` in force (from the app, or the stored consent at launch).
+    func applyConsent(_ consent: ConsentState) {
         state.withLock { s in
             let withdrawn = s.consent.mask & ~consent.mask
             let added = consent.mask & ~s.consent.mask
@@ -225,34 +247,60 @@ public final class ScoreClient: Sendable {
 
     // MARK: - Recording
 
-    /// Tracks a typed event of the taxonomy; its consent `requires` come from the definition.
-    public func track(_ event: EventDefinition, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
+    /// Tracks a typed event of the taxonomy (`score.track(.pollVote, properties: ["pollId": "p1"])`);
+    /// its consent `requires` come from the definition. `properties` hold JSON values, `Date`,
+    /// `URL`, `UUID`, `Decimal` (Apple platforms), ``ScorePropertyConvertible`` and `Encodable`
+    /// values; a key whose value converts to none is dropped and reported.
+    public func track(_ event: EventDefinition, properties: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
         record(
-            type: "track", name: event.name, props: props, traits: nil, requires: ScoreClient.mask(event.requires),
+            type: "track", name: event.name, props: properties, traits: nil, requires: ScoreClient.mask(event.requires),
             critical: delivery == .critical)
+    }
+
+    /// The integration guide's spelling of `track(_:properties:delivery:)`.
+    public func track(_ event: EventDefinition, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
+        track(event, properties: props, delivery: delivery)
     }
 
     /// Tracks a named event. Without `requires:` it requires analytics; `requires: []` needs no
     /// particular category but is still dropped while nothing at all is granted.
     public func track(
-        _ name: String, props: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
+        _ name: String, properties: [String: Any] = [:], requires: [ConsentCategory] = [.analytics],
         delivery: DeliveryMode = .bestEffort
     ) {
         record(
-            type: "track", name: name, props: props, traits: nil, requires: ScoreClient.mask(requires),
+            type: "track", name: name, props: properties, traits: nil, requires: ScoreClient.mask(requires),
             critical: delivery == .critical)
+    }
+
+    /// The integration guide's spelling of `track(_:properties:requires:delivery:)`.
+    public func track(
+        _ name: String, props: [String: Any], requires: [ConsentCategory] = [.analytics], delivery: DeliveryMode = .bestEffort
+    ) {
+        track(name, properties: props, requires: requires, delivery: delivery)
     }
 
     /// Tracks a named event that requires advertising consent.
-    public func trackAdvertising(_ name: String, props: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
+    public func trackAdvertising(_ name: String, properties: [String: Any] = [:], delivery: DeliveryMode = .bestEffort) {
         record(
-            type: "track", name: name, props: props, traits: nil, requires: ConsentCategory.advertising.bit,
+            type: "track", name: name, props: properties, traits: nil, requires: ConsentCategory.advertising.bit,
             critical: delivery == .critical)
     }
 
+    /// The integration guide's spelling of ``trackAdvertising(_:properties:delivery:)``.
+    public func trackAdvertising(_ name: String, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
+        trackAdvertising(name, properties: props, delivery: delivery)
+    }
+
     /// Records a screen view (requires analytics).
-    public func screen(_ name: String, props: [String: Any] = [:]) {
-        record(type: "screen", name: name, props: props, traits: nil, requires: ConsentCategory.analytics.bit, critical: false)
+    public func screen(_ name: String, properties: [String: Any] = [:]) {
+        record(
+            type: "screen", name: name, props: properties, traits: nil, requires: ConsentCategory.analytics.bit, critical: false)
+    }
+
+    /// The integration guide's spelling of ``screen(_:properties:)``.
+    public func screen(_ name: String, props: [String: Any]) {
+        screen(name, properties: props)
     }
 
     /// Sets the fan's `userId` (persisted, even when consent drops the event), queues an
@@ -271,11 +319,17 @@ public final class ScoreClient: Sendable {
         }
         var size = 0
         let scrubbedTraits: JSONObject
-        do { scrubbedTraits = try scrubber.object(traits, size: &size) } catch {
-            countInvalid("identify traits hold a value that is not JSON")
+        var droppedKeys = DroppedKeys()
+        do { scrubbedTraits = try scrubber.object(traits, size: &size, dropped: &droppedKeys) } catch {
+            countInvalid("identify traits are nested deeper than \(PiiScrubber.maxDepth) levels")
             return
         }
+        reportDropped(droppedKeys, traits: true)
         let now = clock.nowMs()
+        // While the stored consent is read, the identify event waits for it (see `ConsentKeeper`).
+        let parking = consentKeeper.reading
+        var parked: QueuedEvent?
+        var droppedUnder: ConsentState?
         state.withLock { s in
             s.userId = userId
             s.identityGeneration += 1
@@ -284,18 +338,21 @@ public final class ScoreClient: Sendable {
             let buffered = s.replay
             s.replay = []
             let req = ConsentCategory.analytics.bit
-            if allowed(req, s.consent) {
+            if parking || allowed(req, s.consent) {
                 let fields = EnvelopeFields(
                     type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
                     anonymousId: s.anonymousId, sessionId: s.sessionId, userId: userId, siteId: siteId, props: JSONObject(),
                     traits: scrubbedTraits, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
                 if !fitsAlone(fields, sizeBound: size) {
                     s.invalid += 1
+                } else if parking {
+                    parked = makeEvent(&s, fields, requires: req, critical: false, notice: false)
                 } else {
                     enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: false))
                 }
             } else {
                 countDropped(&s, req)
+                droppedUnder = s.consent
             }
             if replayAnonymousEvents {
                 for entry in buffered where allowed(entry.requires, s.consent) {
@@ -309,6 +366,17 @@ public final class ScoreClient: Sendable {
                 }
             }
             kickWriters(&s)
+        }
+        if let droppedUnder { noteDroppedByConsent(droppedUnder) }
+        if let parked {
+            let p = Parked(event: parked, requires: parked.requires, restamp: nil)
+            if !consentKeeper.park(p) {
+                let consent = state.withLock { s -> ConsentState? in
+                    defer { kickWriters(&s) }
+                    return handOverParked(&s, p) ? nil : s.consent
+                }
+                if let consent { noteDroppedByConsent(consent) }
+            }
         }
     }
 

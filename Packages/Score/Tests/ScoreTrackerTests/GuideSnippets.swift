@@ -63,7 +63,8 @@ enum GuideSnippets {
 
     #if canImport(UIKit) && !os(watchOS)
         /// The guide's one-call lifecycle binding (`application(_:didFinishLaunchingWithOptions:)`),
-        /// compiled on Apple platforms only.
+        /// compiled on Apple platforms only. Deprecated: the guide's `unbindAppLifecycle()` is.
+        @available(*, deprecated)
         static func bind(_ score: ScoreClient) {
             score.bindToAppLifecycle()
             score.unbindAppLifecycle()

@@ -133,9 +133,9 @@ import TrackerCore
             let c = h.client(granted: true)
             let lc = LC(clock: h.clock, state: .foreground)
             c.pv()
-            c.bindToAppLifecycle(source: lc)
+            let binding = c.bindToAppLifecycle(source: lc)
             await h.settle()
-            c.unbindAppLifecycle()
+            binding.unbind()
             let before = h.tx.records.count
             c.pv()
             await lc.emit(.background)

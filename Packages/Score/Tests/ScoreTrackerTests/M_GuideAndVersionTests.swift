@@ -14,6 +14,8 @@ import TrackerCoreTestKit
         #expect(ScoreClient.sdkVersion == ScoreSDK.version)
     }
 
+    /// Marked deprecated: the guide's `unbindAppLifecycle()` is (issue 37 item 6).
+    @available(*, deprecated)
     @Test func guideSnippetsRun() async {
         let h = Harness()
         let c = h.client()
@@ -54,21 +56,24 @@ import TrackerCoreTestKit
         c.track("x", props: ["a": Opaque()])
         c.track("x", props: ["a": [1, Double.infinity]])
         c.identify(userId: "")
-        c.identify(userId: "u", traits: ["d": Date()])
+        c.identify(userId: "u", traits: ["d": Opaque()])
         c.screen(String(repeating: "x", count: 129))
-        #expect(c.inspect().queue.invalid == 5)
-        #expect(c.inspect().queue.depth == 0)
+        // Issue 37 item 9: a value that is not JSON drops its key only (one `invalid-property`
+        // diagnostic per call); the empty userId and the long name drop their calls.
+        #expect(c.inspect().queue.invalid == 2)
+        #expect(c.inspect().queue.depth == 3)
         // Diagnostics never carry the input.
         #expect(h.diagnostics.all.count == 5)
+        #expect(h.diagnostics.count("invalid-property") == 3)
         #expect(h.diagnostics.all.allSatisfy { !$0.message.contains("Opaque") })
         // Pathological nesting is refused, never a crash.
         var deep: Any = "leaf"
         for _ in 0..<200 { deep = ["k": deep] }
         c.track("deep", props: ["d": deep])
-        #expect(c.inspect().queue.invalid == 6)
+        #expect(c.inspect().queue.invalid == 3)
         var ok: Any = "leaf"
         for _ in 0..<40 { ok = ["k": ok] }
         c.track("nested", props: ["d": ok])
-        #expect(c.inspect().queue.depth == 1)
+        #expect(c.inspect().queue.depth == 4)
     }
 }

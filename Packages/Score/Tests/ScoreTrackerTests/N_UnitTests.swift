@@ -241,14 +241,32 @@ import TrackerCore
         }
     }
 
-    @Test func streamingScrubRefusesWhatTheTreePathRefuses() {
+    /// The streaming and tree paths drop the same keys (issue 37 item 9) and refuse the same
+    /// nesting.
+    @Test func streamingScrubDropsWhatTheTreePathDrops() throws {
         let scrubber = PiiScrubber(nil)
-        for bad: [String: Any] in [["d": Date()], ["n": Double.nan], ["deep": ["x": [Double.infinity]]]] {
-            var out: [UInt8] = []
-            #expect(throws: InvalidInput.self) { try scrubber.write(bad, into: &out) }
+        struct Opaque {}
+        for bad: [String: Any] in [
+            ["d": Opaque(), "k": 1], ["n": Double.nan],
+            ["deep": ["x": [Double.infinity], "y": ["z": Float.nan, "w": 2]] as [String: Any]],
+        ] {
+            var streamed: [UInt8] = []
+            var w = WireWriter()
+            var dropped = DroppedKeys()
+            try scrubber.write(bad, into: &w, dropped: &dropped)
+            w.appendBytes(to: &streamed)
             var size = 0
-            #expect(throws: InvalidInput.self) { try scrubber.object(bad, size: &size) }
+            var treeDropped = DroppedKeys()
+            let tree = WireJSON.encode(.object(try scrubber.object(bad, size: &size, dropped: &treeDropped)))
+            #expect(streamed == tree)
+            #expect(dropped.names == treeDropped.names && dropped.count > 0)
         }
+        var deep: [String: Any] = ["leaf": 1]
+        for _ in 0..<70 { deep = ["d": deep] }
+        var out: [UInt8] = []
+        #expect(throws: InvalidInput.self) { try scrubber.write(deep, into: &out) }
+        var size = 0
+        #expect(throws: InvalidInput.self) { try scrubber.object(deep, size: &size) }
     }
 
     /// A recorded event's bytes equal the full envelope encoder's (pre-encoded identity and tail).

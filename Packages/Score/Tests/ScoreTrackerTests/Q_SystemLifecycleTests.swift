@@ -154,7 +154,8 @@ import TrackerCoreTestKit
         let h = Harness()
         let c = h.client(granted: true)
         let system = FakeLifecycleSystem(appState: .background)
-        c.bindToAppLifecycle(source: MonitoredLifecycleSource(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop())))
+        let binding = c.bindToAppLifecycle(
+            source: MonitoredLifecycleSource(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop())))
         await h.settle()
         c.pv()
         system.post(.networkPath(satisfied: true))  // the first path: not a comeback
@@ -165,7 +166,7 @@ import TrackerCoreTestKit
         system.post(.networkPath(satisfied: true))
         await h.settle()
         #expect(h.tx.eventRequests.map(\.ids) == [[E(1)]])
-        c.unbindAppLifecycle()
+        binding.unbind()
         #expect(!system.isObserving)
     }
 }
