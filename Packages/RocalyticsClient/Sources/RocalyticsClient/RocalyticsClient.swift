@@ -67,6 +67,7 @@ public final class RocalyticsClient: Sendable {
     /// Creates the client and starts its start-up in the background (the reference client's
     /// `new RocalyticsClient(options)`; the same as ``init(configuration:)``).
     public init(options: RocalyticsConfiguration) {
+        let options = Self.previewSafe(options, inPreviews: XcodePreviews.isRunning)
         self.options = options
         transport = options.transport ?? CurlTransport.shared
         let marker = options.transport == nil ? "" : " (custom fetch)"
@@ -76,11 +77,21 @@ public final class RocalyticsClient: Sendable {
         recorded = RecordedRequests(
             storage: options.storage ?? FileKeyValueStorage(directory: RocalyticsConfiguration.defaultStorageDirectory()),
             scheduler: options.scheduler
-        ) { code, message in onDiagnostic(Diagnostic(code: code, message: message)) }
+        ) { code, message in onDiagnostic(Diagnostic(code: code, message: message, surface: .rocalyticsClient)) }
         options.scheduler.spawn { [recorded] in await recorded.load() }
         options.scheduler.spawn { [self] in
             await self.start()
         }
+    }
+
+    /// In Xcode Previews nothing is written or sent (issue 37 item 7): no platform services (so no
+    /// Keychain item is read or minted, and no request is made) and requests recorded in memory.
+    static func previewSafe(_ options: RocalyticsConfiguration, inPreviews: Bool) -> RocalyticsConfiguration {
+        guard inPreviews else { return options }
+        var safe = options
+        safe.platform = .none
+        safe.storage = InMemoryKeyValueStorage()
+        return safe
     }
 
     // MARK: - Ready and identity
