@@ -627,6 +627,44 @@ public final class OnboardingRunTracker: Sendable {
 
     // MARK: resume
 
+    /// Resumes the run the app was killed in (or that a reconfigure handed over) when it belongs
+    /// to `options`' onboarding and manifest and the stored state is read within
+    /// `resumeTimeout` seconds; otherwise starts a new run with `options` (<doc:Resume>).
+    ///
+    /// Replaces the race of `resume(expected:)` against a timer: the wait is bounded on the
+    /// tracker's scheduler, and a read that lands as the bound passes never resumes a run that
+    /// is then replaced. When the bound wins, the stored run stays stored: the new run abandons it
+    /// as a `start()` does (its unsent change is still sent).
+    ///
+    /// - Parameters:
+    ///   - options: the flow's identity, manifest and initial properties, as for `start(_:)`.
+    ///   - resumeTimeout: how long to wait for the stored-state read, in seconds (a
+    ///     `TimeInterval`); 3 by default, `0` starts at once unless the read is already done.
+    public func resumeOrStart(_ options: StartOptions, resumeTimeout: Double = 3) async -> OnboardingRun {
+        // A disposed tracker reports once, from start().
+        if state.withLock({ $0.run.disposed }) { return start(options) }
+        let readDeferred = self.readDeferred
+        if store != nil && !readDeferred.isComplete {
+            armSlowReadReport()
+            let ms = Int64(min(max(resumeTimeout.isNaN ? 0 : resumeTimeout, 0), 86_400) * 1000)
+            let read = await waitBounded(ms) { cb in readDeferred.onComplete { _ in cb() } }
+            if !read { return start(options) }
+        }
+        return (await resume(expected: options)) ?? start(options)
+    }
+
+    /// Reports, once, a stored-state read still running after `storageReadTimeoutMs` (the first
+    /// wait on the read arms it).
+    private func armSlowReadReport() {
+        let startSlow = state.withLock { s -> Bool in
+            defer { s.slowReadStarted = true }
+            return !s.slowReadStarted && !s.run.disposed && store != nil
+        }
+        if startSlow {
+            scheduler.schedule(afterMs: config.storageReadTimeoutMs) { [weak self] in self?.reportSlowRead() }
+        }
+    }
+
     /// Resolves the run that was in progress (killed, or handed over by a reconfigure), restored,
     /// or `nil`. Waits for the stored-state read however long it takes; returns `nil` promptly
     /// when the calling task is cancelled (leaving the stored run where it was).

@@ -1,5 +1,6 @@
 import Testing
 import TrackerCore
+import TrackerCoreTestKit
 
 @testable import OnboardingTracker
 
