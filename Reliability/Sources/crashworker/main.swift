@@ -3,7 +3,7 @@ import TrackerCore
 // The crash worker: a stand-in app process that the crash-durability harness kills with SIGKILL
 // at random moments and restarts on the same directory.
 //
-// Usage: crashworker <onboarding|paywall|paywall-end|score|score-reclaim> <directory> <server base URL> <seed> <steps> [drain]
+// Usage: crashworker <onboarding|paywall|paywall-end|score|score-reclaim|mixed> <directory> <server base URL> <seed> <steps> [drain]
 //
 // It records through one tracker into durable storage in <directory>, sends to the harness's
 // loopback server (real clock, system scheduler), and prints one line per persist point on
@@ -35,6 +35,8 @@ case "paywall-end":
     await PaywallEndWorker.run(directory: directory, url: baseURL)
 case "score":
     await ScoreWorker.run(directory: directory, url: baseURL, seed: seed, steps: steps, drain: drain)
+case "mixed":
+    await MixedWorker.run(directory: directory, url: baseURL, seed: seed, steps: steps, drain: drain)
 case "score-reclaim":
     await ScoreReclaimWorker.run(directory: directory, url: baseURL, seed: seed, steps: steps, drain: drain)
 default:
