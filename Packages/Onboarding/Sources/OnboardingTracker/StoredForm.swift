@@ -5,6 +5,16 @@ extension OnboardingRunTracker.State {
     /// outbox's ledger: the run it holds as resumable and the seq it reserves (``StoredRunMark``).
     /// Pure: composed under the tracker's lock when the outbox starts the write.
     mutating func storedState(destination: String?) -> OutboxWrite {
+        // Opted out: nothing recorded stays stored, only the switch.
+        if optedOut {
+            var o = JSONObject()
+            o.appendUnchecked("format", 1)
+            if let destination { o.appendUnchecked("destination", .string(destination)) }
+            o.appendUnchecked("current", .null)
+            o.appendUnchecked("outboxes", .object(JSONObject()))
+            o.appendUnchecked("optedOut", true)
+            return OutboxWrite(.value(.object(o)), records: [:])
+        }
         var current: JSONValue = .null
         var mark = StoredRunMark.none
         if run.current != nil, !run.current!.completed {

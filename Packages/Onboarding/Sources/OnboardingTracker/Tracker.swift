@@ -40,6 +40,12 @@ public final class OnboardingRunTracker: Sendable {
         /// Live, then handing over once disposed, then released (``DisposalPhase``).
         var disposal = DisposalPhase.live
         var heldForStorageReported = false
+        /// The app opted out (``OnboardingRunTracker/optOut()``): nothing is recorded, stored or sent.
+        var optedOut = false
+        /// The one `opted-out` diagnostic of this opt-out period was reported.
+        var optedOutReported = false
+        /// `optOut()` or `optIn()` was called this session: it overrides the stored switch.
+        var switchSetThisSession = false
         /// Each outbox body's JSON for the stored state, built once per snapshot.
         var storedBodies: [String: (seq: Int, json: JSONValue)] = [:]
     }
@@ -148,7 +154,14 @@ public final class OnboardingRunTracker: Sendable {
                 }
                 registry.armLateWrites(key: key, tracker: me2) { [weak self] in self?.lateWriteLanded() }
                 let raw = await self.readStored()
-                self.processRead(raw)
+                // The persisted opt-out (a member of the stored state), before anything read is
+                // applied: when set, nothing stored or recorded is sent.
+                if case .ok(let text?) = raw, (try? WireJSON.decode(text))?["optedOut"]?.boolValue == true,
+                    !self.state.withLock({ $0.switchSetThisSession })
+                {
+                    self.applyOptOut(persist: false)
+                }
+                self.processRead(self.state.withLock({ $0.optedOut }) ? .ok(nil) : raw)
                 return .skip
             })
         } else {
@@ -183,6 +196,10 @@ public final class OnboardingRunTracker: Sendable {
         var fx = Effects()
         if state.withLock({ $0.run.disposed }) {
             fx.diag("disposed", "start called on a disposed tracker")
+            finish(fx)
+            return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
+        }
+        if state.withLock({ s in optedOutCheck(&s, &fx) }) {
             finish(fx)
             return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
         }
@@ -249,7 +266,8 @@ public final class OnboardingRunTracker: Sendable {
     // MARK: Run methods
 
     /// Checks that `run` may record; returns false after reporting why not.
-    private func guardRun(_ run: OnboardingRun, _ s: State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
+    private func guardRun(_ run: OnboardingRun, _ s: inout State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
+        if optedOutCheck(&s, &fx) { return false }
         switch s.run.verdict(runId: run.runId, generation: run.generation, handleCompleted: run.isCompleted) {
         case .record:
             return true
@@ -286,7 +304,7 @@ public final class OnboardingRunTracker: Sendable {
     private func record(_ run: OnboardingRun, _ rule: (inout RunState, Int64) -> RecordingOutcome) {
         var fx = Effects()
         let entered: String? = state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.run.current else { return nil }
+            guard guardRun(run, &s, &fx), var r = s.run.current else { return nil }
             s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
             let outcome = rule(&r, nowRaw)
@@ -301,7 +319,7 @@ public final class OnboardingRunTracker: Sendable {
     func complete(_ run: OnboardingRun) {
         var fx = Effects()
         let completed: Bool = state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.run.current else { return false }
+            guard guardRun(run, &s, &fx), var r = s.run.current else { return false }
             s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
             let outcome = r.complete(nowMs: nowRaw)
@@ -318,7 +336,7 @@ public final class OnboardingRunTracker: Sendable {
     func background(_ run: OnboardingRun) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.run.current else { return }
+            guard guardRun(run, &s, &fx, allowCompleted: true), var r = s.run.current else { return }
             s.run.current = nil
             defer { s.run.current = r }
             guard r.hasEntries else {
@@ -410,17 +428,23 @@ public final class OnboardingRunTracker: Sendable {
             let id = item.payload.runId
             // Read from the outbox before this tracker's lock (one lock at a time).
             let covered = self.persister?.covers(key: id, seq: item.seq) ?? true
-            let (send, report) = self.state.withLock { s -> (Bool, Bool) in
+            let (send, report, optedOut) = self.state.withLock { s -> (Bool, Bool, Bool) in
                 s.staging -= 1
+                if s.optedOut { return (false, false, true) }
                 // A snapshot whose seq storage has not reserved is held until a write lands:
                 // sent now, a resumed run could send that seq again with another body. Only a
                 // write that finished can hold it: one still under way after `persistTimeoutMs`
                 // lets it go, as in the reference (a kill before that write lands is the cost,
                 // <doc:Delivery#Persist-before-send>); holding it behind a write that never
                 // completes would hold every later snapshot, the completion included (issue 29).
-                guard result != .timedOut, !covered else { return (true, false) }
+                guard result != .timedOut, !covered else { return (true, false, false) }
                 defer { s.heldForStorageReported = true }
-                return (false, !s.heldForStorageReported)
+                return (false, !s.heldForStorageReported, false)
+            }
+            if optedOut {
+                // Recorded before the opt-out: never sent (its delivery is stopped).
+                self.checkLeftover()
+                return
             }
             if send {
                 // A newer snapshot leaves: an older one held for storage is not worth sending.
@@ -572,6 +596,13 @@ public final class OnboardingRunTracker: Sendable {
                 disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: storedMark,
                 writing: writingMark)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
+                if s.optedOut {
+                    // Opted out: the predecessor's unsent snapshots are dropped, never sent.
+                    switch action {
+                    case .take, .deliver, .holdForStorage, .write: continue
+                    default: break
+                    }
+                }
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
                 case .destinationChangedReported: s.destinationChangedReported = true
@@ -623,6 +654,69 @@ public final class OnboardingRunTracker: Sendable {
     private func releaseIfDone() {
         guard state.withLock({ $0.disposal.release() }) else { return }
         config.registry.release(ObjectIdentifier(self))
+    }
+
+    // MARK: Opt-out
+
+    /// Whether the app opted out (``optOut()``); with storage, persisted across launches (known
+    /// once the stored state has been read).
+    public var isOptedOut: Bool { state.withLock { $0.optedOut } }
+
+    /// Opts out: the run in progress and every unsent snapshot are dropped (nothing recorded before
+    /// is sent after), the stored state is removed, and until ``optIn()`` every recording call is
+    /// dropped, with one `opted-out` diagnostic per opt-out period. With storage the switch is
+    /// persisted (the stored state keeps only `"optedOut": true`) and read at the next launch before
+    /// anything stored is sent; an `optOut()` or ``optIn()`` made before that read wins. Idempotent.
+    public func optOut() { applyOptOut(persist: true) }
+
+    /// Opts in again: recording resumes with the next `start()`; the persisted switch is removed.
+    public func optIn() {
+        var fx = Effects()
+        state.withLock { s in
+            guard !s.run.disposed else { return }
+            s.switchSetThisSession = true
+            s.optedOut = false
+            s.optedOutReported = false
+            // Written even when not known to be opted out (the stored switch may not be read yet).
+            requestWrite(&s, fx: &fx)
+        }
+        finish(fx)
+    }
+
+    /// Drops what is recorded and unsent, stops its deliveries and writes the switch (`persist`:
+    /// set by the app this session, so it wins over the stored one).
+    func applyOptOut(persist: Bool) {
+        var fx = Effects()
+        let stopped = state.withLock { s -> [DeliveryRuntime<OnboardingRunSnapshot>]? in
+            if persist && !s.run.disposed { s.switchSetThisSession = true }
+            guard !s.optedOut, !s.run.disposed else { return nil }
+            s.optedOut = true
+            s.optedOutReported = false
+            perform(s.run.handle(.flushed), &s, &fx)
+            s.run.current = nil
+            s.session = .started
+            s.outboxes = [:]
+            s.held = []
+            s.storedBodies = [:]
+            let deliveries = s.deliveryOrder.compactMap { s.deliveries[$0] }
+            s.deliveries = [:]
+            s.deliveryOrder = []
+            requestWrite(&s, fx: &fx)
+            return deliveries
+        }
+        for d in stopped ?? [] { d.stop() }
+        finish(fx)
+        checkLeftover()
+    }
+
+    /// While opted out: reports `opted-out` once per opt-out period and says to drop the call.
+    private func optedOutCheck(_ s: inout State, _ fx: inout Effects) -> Bool {
+        guard s.optedOut else { return false }
+        if !s.optedOutReported {
+            s.optedOutReported = true
+            fx.diag("opted-out", "the app opted out: recording calls are dropped until optIn()")
+        }
+        return true
     }
 
     // MARK: resume
