@@ -394,7 +394,7 @@ public final class OnboardingRunTracker: Sendable {
         finish(fx)
     }
 
-    func delivery(_ runId: String, _ s: inout State) -> DeliveryRuntime<OnboardingRunSnapshot> {
+    func delivery(_ runId: String, _ s: inout State, _ fx: inout Effects) -> DeliveryRuntime<OnboardingRunSnapshot> {
         if let d = s.deliveries[runId] { return d }
         let sink = config.sink
         let d = DeliveryRuntime<OnboardingRunSnapshot>(
@@ -404,7 +404,7 @@ public final class OnboardingRunTracker: Sendable {
         )
         s.deliveries[runId] = d
         s.deliveryOrder.append(runId)
-        if s.run.disposed { d.close() }
+        if s.run.disposed { fx.run { d.close() } }  // after the lock: one lock at a time
         return d
     }
 
@@ -421,7 +421,7 @@ public final class OnboardingRunTracker: Sendable {
         let item = Item(seq: seq, payload: payload)
         s.outboxes[r.runId] = item
         s.held.remove(r.runId)
-        let d = delivery(r.runId, &s)
+        let d = delivery(r.runId, &s, &fx)
         s.staging += 1
         let handOver: @Sendable (PersistResult) -> Void = { [weak self] result in
             guard let self else { return }
@@ -553,7 +553,7 @@ public final class OnboardingRunTracker: Sendable {
                 case .adoptOutbox(let id, let item, let deliver):
                     s.outboxes[id] = item
                     if deliver {
-                        let d = delivery(id, &s)
+                        let d = delivery(id, &s, &fx)
                         fx.run { d.enqueue(item) }
                     } else {
                         s.held.insert(id)
@@ -612,11 +612,11 @@ public final class OnboardingRunTracker: Sendable {
                     s.held.insert(id)
                 case .drop(let id): s.outboxes[id] = nil
                 case .deliver(let id, let item):
-                    let d = delivery(id, &s)
+                    let d = delivery(id, &s, &fx)
                     fx.run { d.enqueue(item) }
                 case .holdForStorage(let id, let item):
                     // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
-                    _ = delivery(id, &s)
+                    _ = delivery(id, &s, &fx)
                     fx.run { [weak self] in
                         self?.persister?.hold(key: id, seq: item.seq) { [weak self] in self?.releaseHeld(item) }
                     }
