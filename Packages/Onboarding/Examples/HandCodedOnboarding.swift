@@ -38,8 +38,8 @@ public enum HandCodedOnboarding {
     }
 
     // 2. When the onboarding opens: resume the killed run if the app restores the user's
-    //    position, otherwise start a new one. resume() waits for storage however long it
-    //    takes, so stop waiting after a few seconds.
+    //    position, otherwise start a new one. resumeOrStart waits for storage at most
+    //    resumeTimeout seconds, then starts.
     public static let main = StartOptions(
         onboarding: OnboardingInput(key: "main", version: "3"),
         // Every screen the flow can show, in order. Alternatives at one position share a slot.
@@ -55,26 +55,11 @@ public enum HandCodedOnboarding {
     )
 
     public static func openOnboarding(restorePosition: Bool, resumeTimeoutMs: Int = 3000) async -> OnboardingRun {
-        // Passing the options resumes only a killed run of this same onboarding.
-        let resumed = restorePosition ? await resumeWithin(main, ms: resumeTimeoutMs) : nil
-        // Resumed: show the screen your own navigation state restored. The tracker records it
-        // as a new entry for its last recorded step (none if truncated).
-        if let resumed { return resumed }
-        return OnboardingRun.start(main)
-    }
-
-    /// Races `resume(expected:)` against a timeout; the loser is cancelled (resume then returns nil).
-    static func resumeWithin(_ options: StartOptions, ms: Int) async -> OnboardingRun? {
-        await withTaskGroup(of: OnboardingRun?.self) { group in
-            group.addTask { await OnboardingRun.resume(expected: options) }
-            group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        guard restorePosition else { return OnboardingRun.start(main) }
+        // Passing the options resumes only a killed run of this same onboarding. Resumed: show
+        // the screen your own navigation state restored. The tracker records it as a new entry
+        // for its last recorded step (none if truncated).
+        return await OnboardingRun.resumeOrStart(main, resumeTimeout: Double(resumeTimeoutMs) / 1000)
     }
 
     // 3. Each screen reports when it is shown and when the user leaves it. A screen the flow

@@ -3,7 +3,7 @@ import TrackerCore
 // The crash worker: a stand-in app process that the crash-durability harness kills with SIGKILL
 // at random moments and restarts on the same directory.
 //
-// Usage: crashworker <onboarding|paywall|paywall-end|score|score-reclaim|client-purchase|client-journey> <directory> <server base URL> <seed> <steps> [drain]
+// Usage: crashworker <onboarding|paywall|paywall-end|score|score-reclaim|mixed|client-purchase|client-journey> <directory> <server base URL> <seed> <steps> [drain]
 //
 // It records through one tracker into durable storage in <directory>, sends to the harness's
 // loopback server (real clock, system scheduler), and prints one line per persist point on
@@ -39,6 +39,8 @@ case "client-purchase":
     await ClientWorker.run(directory: directory, url: baseURL, drain: drain)
 case "client-journey":
     await ClientWorker.run(directory: directory, url: baseURL, drain: drain, journey: true)
+case "mixed":
+    await MixedWorker.run(directory: directory, url: baseURL, seed: seed, steps: steps, drain: drain)
 case "score-reclaim":
     await ScoreReclaimWorker.run(directory: directory, url: baseURL, seed: seed, steps: steps, drain: drain)
 default:

@@ -61,6 +61,8 @@ public final class HandoffRegistry: Sendable {
     }
 
     private let records = Locked<[String: KeyRecord]>([:])
+    /// Disposed trackers kept until their hand-over duties are over (``DisposalPhase``).
+    private let kept = Locked<[ObjectIdentifier: OnboardingRunTracker]>([:])
 
     /// Creates an empty registry (a "fresh process").
     public init() {}
@@ -108,4 +110,18 @@ public final class HandoffRegistry: Sendable {
             r[key] = rec
         }
     }
+
+    /// Keeps a disposed tracker alive until ``release(_:)`` (idempotent).
+    func keep(_ tracker: OnboardingRunTracker) {
+        kept.withLock { $0[ObjectIdentifier(tracker)] = tracker }
+    }
+
+    /// Lets a disposed tracker go (released outside the lock: this may be the last reference).
+    func release(_ tracker: ObjectIdentifier) {
+        let gone = kept.withLock { $0.removeValue(forKey: tracker) }
+        _ = gone
+    }
+
+    /// How many disposed trackers are kept (for tests).
+    var keptCount: Int { kept.withLock { $0.count } }
 }

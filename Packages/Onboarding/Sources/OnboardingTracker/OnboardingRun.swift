@@ -75,6 +75,15 @@ extension OnboardingRun {
         return await t.resume(expected: expected)
     }
 
+    /// Resumes the killed or handed-over run of `options`' onboarding on the app-wide tracker when
+    /// the stored state is read within `resumeTimeout` seconds, else starts a new run
+    /// (``OnboardingRunTracker/resumeOrStart(_:resumeTimeout:)``). Before `configure` it returns
+    /// what ``start(_:)`` returns then.
+    public static func resumeOrStart(_ options: StartOptions, resumeTimeout: Double = 3) async -> OnboardingRun {
+        guard let t = app.value else { return start(options) }
+        return await t.resumeOrStart(options, resumeTimeout: resumeTimeout)
+    }
+
     /// Waits (bounded) for the app-wide tracker's stored-state read and queued writes.
     public static func idle() async {
         await app.value?.idle()

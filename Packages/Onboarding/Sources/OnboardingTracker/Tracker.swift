@@ -37,12 +37,17 @@ public final class OnboardingRunTracker: Sendable {
         /// not take what it had to reserve. A write that has merely not finished never sets it.
         /// Inherited from the predecessor at creation.
         var writeFailed = false
-        /// The drain published at `dispose()` (with storage).
-        var drain: Deferred<Void>?
+        /// Live, then handing over once disposed, then released (``DisposalPhase``).
+        var disposal = DisposalPhase.live
         var heldForStorageReported = false
+        /// The app opted out (``OnboardingRunTracker/optOut()``): nothing is recorded, stored or sent.
+        var optedOut = false
+        /// The one `opted-out` diagnostic of this opt-out period was reported.
+        var optedOutReported = false
+        /// `optOut()` or `optIn()` was called this session: it overrides the stored switch.
+        var switchSetThisSession = false
         /// Each outbox body's JSON for the stored state, built once per snapshot.
         var storedBodies: [String: (seq: Int, json: JSONValue)] = [:]
-        var leftover: Deferred<Leftover>?
     }
 
     struct Effects {
@@ -67,12 +72,6 @@ public final class OnboardingRunTracker: Sendable {
     let persister: SnapshotOutbox?
     let readDeferred = Deferred<Void>()
     let state = Locked(State())
-    private let selfId = Locked<ObjectIdentifier?>(nil)
-    /// Set by `dispose()`: the tracker keeps itself until its hand-over duties are over (its
-    /// leftover completed, its drain done), so that a tracker the app releases at once, as
-    /// `configure()` does, still adopts its predecessor's leftover, completes its own, lands its
-    /// queued writes and runs its read. Both are bounded (<doc:HandOver>, D6 and D8).
-    private let keepAlive = Locked<OnboardingRunTracker?>(nil)
 
     /// Creates an independent tracker. It claims the hand-over of the tracker disposed last on
     /// its storage key (in this process) and reads the stored state in the background.
@@ -99,7 +98,6 @@ public final class OnboardingRunTracker: Sendable {
         }
         store = persister?.store
         let me = ObjectIdentifier(self)
-        selfId.withLock { $0 = me }
         handlerBox.withLock { $0 = { [weak self] message in self?.emit([Diagnostic(code: "storage", message: message)]) } }
         let registry = configuration.registry
         let key = configuration.storageKey
@@ -125,7 +123,6 @@ public final class OnboardingRunTracker: Sendable {
             state.withLock { s in
                 s.handover = same ? .accepted(handoff.run, leftoverPending: true) : .refused(leftoverPending: true)
                 if same {
-                    if let mark = handoff.storedRun { persister?.setStored(mark.records) }
                     s.writeFailed = handoff.writeFailed
                     if case .run(let r) = handoff.run { s.session = .awaiting(resumable: r) }
                     for (id, item) in handoff.outboxes {
@@ -140,6 +137,8 @@ public final class OnboardingRunTracker: Sendable {
                     }
                 }
             }
+            // What the predecessor stored (the outbox's ledger, outside this tracker's lock).
+            if same, let mark = handoff.storedRun { persister?.setStored(mark.records) }
         }
         // 2. Queue the one read first: every write of this tracker is queued behind it (<doc:Storage#When-it-is-written>),
         //    even one caused by a delivery that starts from step 3 on another thread.
@@ -156,7 +155,14 @@ public final class OnboardingRunTracker: Sendable {
                 }
                 registry.armLateWrites(key: key, tracker: me2) { [weak self] in self?.lateWriteLanded() }
                 let raw = await self.readStored()
-                self.processRead(raw)
+                // The persisted opt-out (a member of the stored state), before anything read is
+                // applied: when set, nothing stored or recorded is sent.
+                if case .ok(let text?) = raw, (try? WireJSON.decode(text))?["optedOut"]?.boolValue == true,
+                    !self.state.withLock({ $0.switchSetThisSession })
+                {
+                    self.applyOptOut(persist: false)
+                }
+                self.processRead(self.state.withLock({ $0.optedOut }) ? .ok(nil) : raw)
                 return .skip
             })
         } else {
@@ -194,6 +200,10 @@ public final class OnboardingRunTracker: Sendable {
             finish(fx)
             return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
         }
+        if state.withLock({ s in optedOutCheck(&s, &fx) }) {
+            finish(fx)
+            return OnboardingRun(runId: IDs.uuidV7(nowMs: nowRaw), tracker: nil, generation: 0)
+        }
         var problems: [String] = []
         var ctx: RunContextInput?
         switch config.context {
@@ -210,7 +220,7 @@ public final class OnboardingRunTracker: Sendable {
         }
         for w in spec.warnings { fx.diag(w.code, w.message) }
         var props = JSONObject()
-        if let p = options.properties { applyProperties(p, to: &props, runId: nil, fx: &fx) }
+        if let p = options.properties { fx.diagnostics += RunState.merge(p, into: &props, runId: nil) }
 
         let run: OnboardingRun = state.withLock { s in
             if s.run.disposed { return OnboardingRun(runId: runId, tracker: nil, generation: 0) }
@@ -257,7 +267,8 @@ public final class OnboardingRunTracker: Sendable {
     // MARK: Run methods
 
     /// Checks that `run` may record; returns false after reporting why not.
-    private func guardRun(_ run: OnboardingRun, _ s: State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
+    private func guardRun(_ run: OnboardingRun, _ s: inout State, _ fx: inout Effects, allowCompleted: Bool = false) -> Bool {
+        if optedOutCheck(&s, &fx) { return false }
         switch s.run.verdict(runId: run.runId, generation: run.generation, handleCompleted: run.isCompleted) {
         case .record:
             return true
@@ -276,216 +287,57 @@ public final class OnboardingRunTracker: Sendable {
         return false
     }
 
-    private func now(_ r: RunState) -> Int64 { max(nowRaw, r.floor) }
-
     func enterStep(_ run: OnboardingRun, _ stepKey: String) {
-        var fx = Effects()
-        state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.run.current else { return }
-            s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.run.current = r }
-            guard r.manifestKeys.contains(stepKey) else {
-                fx.diag(
-                    "unknown-step",
-                    "a step key that is not in the manifest (\(stepKey.unicodeScalars.count) characters; not repeated here, it may not be a key)",
-                    r.runId)
-                return
-            }
-            let t = now(r)
-            if let last = r.steps.last, last.stepKey == stepKey, last.exitedAt == nil {
-                fx.diag("already-on-step", "step \"\(stepKey)\" is already the open entry", r.runId)
-                return
-            }
-            var changed = false
-            if r.truncated {
-                if let i = r.steps.indices.last, r.steps[i].exitedAt == nil {
-                    r.steps[i].setExit(t)
-                    changed = true
-                }
-                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            } else if r.steps.count >= maxEntries || r.measure(extra: r.entryCost(stepKey)) > recordingBudget {
-                r.truncated = true
-                if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
-                r.provisionalExit = false
-                changed = true
-                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            } else {
-                if let i = r.steps.indices.last, r.steps[i].exitedAt == nil { r.steps[i].setExit(t) }
-                r.append(r.newEntry(stepKey, enteredAt: t))
-                r.provisionalExit = false
-                r.lastActiveAt = t
-                changed = true
-                run.lastStepKey.withLock { $0 = stepKey }
-            }
-            if changed { recordChange(&r, s: &s, fx: &fx) }
-            s.run.current = r
-        }
-        finish(fx)
+        record(run) { r, now in r.enterStep(stepKey, nowMs: now) }
     }
 
     func exitStep(_ run: OnboardingRun, _ stepKey: String, _ answers: [AnswerInput]) {
-        var fx = Effects()
-        state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.run.current else { return }
-            s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
-            defer { s.run.current = r }
-            let n = r.steps.count
-            let target: Int
-            if n >= 1, r.steps[n - 1].stepKey == stepKey {
-                target = n - 1
-            } else if n >= 2, r.steps[n - 2].stepKey == stepKey {
-                target = n - 2
-            } else {
-                fx.diag(
-                    "not-current-step",
-                    "step \"\(r.manifestKeys.contains(stepKey) ? stepKey : "?")\" is neither the current nor the previous entry", r.runId)
-                return
-            }
-            let t = now(r)
-            var changed = false
-            var refused = false
-            // One diagnostic per call and code, with the count and the first names (not one per dropped answer).
-            var invalid = DropTally()
-            var overCap = DropTally()
-            for a in answers {
-                guard let json = StartValidation.answer(a) else {
-                    invalid.add(InputPatterns.isKey(a.questionKey) ? a.questionKey : "?")
-                    continue
-                }
-                if r.truncated || refused {
-                    refused = true
-                    continue
-                }
-                guard let ans = AnswerState(json: json) else {
-                    invalid.add(a.questionKey)
-                    continue
-                }
-                let (delta, idx) = r.steps[target].sizeDelta(for: ans)
-                if idx == nil && r.steps[target].answers.count >= 50 {
-                    overCap.add(a.questionKey)
-                    continue
-                }
-                if r.measure(extra: delta) > recordingBudget {
-                    r.truncated = true
-                    refused = true
-                    changed = true
-                    continue
-                }
-                r.applyAnswer(ans, entry: target, at: idx, delta: delta)
-                changed = true
-            }
-            if let m = invalid.message(one: "answer", many: "answers", "invalid and dropped") {
-                fx.diag("invalid-answer", m, r.runId)
-            }
-            if let m = overCap.message(one: "answer", many: "answers", "dropped: an entry holds at most 50 questions") {
-                fx.diag("too-many-answers", m, r.runId)
-            }
-            // Only a valid answer that recording refused reports `truncated`; answers that are
-            // all invalid report `invalid-answer` alone (<doc:InputValidation#Answers>).
-            if refused {
-                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            }
-            if target == n - 1 && r.steps[target].exitedAt == nil {
-                r.steps[target].setExit(t)
-                r.provisionalExit = !r.truncated
-                changed = true
-            }
-            if r.truncated { r.provisionalExit = false }
-            if changed { recordChange(&r, s: &s, fx: &fx) }
-            s.run.current = r
-        }
-        finish(fx)
-    }
-
-    /// Validates and merges `patch` into `props` (<doc:InputValidation#Properties>).
-    @discardableResult
-    func applyProperties(_ patch: RunProperties, to props: inout JSONObject, runId: String?, fx: inout Effects) -> Bool {
-        var changed = false
-        // One diagnostic per call and code, with the count and the first names (not one per dropped key).
-        var invalid = DropTally()
-        var overCap = DropTally()
-        for (k, v) in patch.entries {
-            guard let json = StartValidation.property(k, v) else {
-                invalid.add(InputPatterns.isPropertyKey(k) ? k : "?")
-                continue
-            }
-            if let old = props[k] {
-                if old != json {
-                    props[k] = json
-                    changed = true
-                }
-            } else if props.count >= 20 {
-                overCap.add(k)
-            } else {
-                props.appendUnchecked(k, json)
-                changed = true
-            }
-        }
-        if let m = invalid.message(one: "property", many: "properties", "invalid and dropped") {
-            fx.diag("invalid-property", m, runId)
-        }
-        if let m = overCap.message(one: "property", many: "properties", "dropped: a run holds at most 20 properties") {
-            fx.diag("too-many-properties", m, runId)
-        }
-        return changed
+        record(run) { r, now in r.exitStep(stepKey, answers: answers, nowMs: now) }
     }
 
     func setProperties(_ run: OnboardingRun, _ patch: RunProperties) {
+        record(run) { r, _ in r.setProperties(patch) }
+    }
+
+    /// Applies one recording rule (``RecordingOutcome``) to the live run of `run`, under the lock:
+    /// a change is written now and sent after the debounce window; the handle learns its step
+    /// after the lock.
+    private func record(_ run: OnboardingRun, _ rule: (inout RunState, Int64) -> RecordingOutcome) {
         var fx = Effects()
-        state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+        let entered: String? = state.withLock { s in
+            guard guardRun(run, &s, &fx), var r = s.run.current else { return nil }
             s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
-            var props = r.properties.wireJSON().objectValue ?? JSONObject()
-            let changed = applyProperties(patch, to: &props, runId: r.runId, fx: &fx)
-            guard changed else { return }
-            if r.truncated {
-                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-                return
-            }
-            let map = scalarMap(props)
-            let header = r.headerSize(properties: map)
-            if r.measure(header: header) > recordingBudget {
-                r.truncated = true
-                r.provisionalExit = false
-                fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            } else {
-                r.setProperties(map, header: header)
-            }
-            recordChange(&r, s: &s, fx: &fx)
-            s.run.current = r
+            let outcome = rule(&r, nowRaw)
+            fx.diagnostics += outcome.diagnostics
+            if outcome.changed { recordChange(&r, s: &s, fx: &fx) }
+            return outcome.entered
         }
+        if let entered { run.lastStepKey.withLock { $0 = entered } }
         finish(fx)
     }
 
     func complete(_ run: OnboardingRun) {
         var fx = Effects()
-        state.withLock { s in
-            guard guardRun(run, s, &fx), var r = s.run.current else { return }
+        let completed: Bool = state.withLock { s in
+            guard guardRun(run, &s, &fx), var r = s.run.current else { return false }
             s.run.current = nil  // keep the run's buffers uniquely referenced: recording stays O(1)
             defer { s.run.current = r }
-            guard r.hasEntries else {
-                fx.diag("no-steps", "complete() before any entry: nothing is sent", r.runId)
-                return
-            }
-            let t = now(r)
-            r.completed = true
-            r.completedAt = t
-            run.completedFlag.withLock { $0 = true }
-            let last = r.steps.count - 1
-            if !r.truncated || r.steps[last].exitedAt == nil { r.steps[last].setExit(t) }
-            r.provisionalExit = false
+            let outcome = r.complete(nowMs: nowRaw)
+            fx.diagnostics += outcome.diagnostics
+            guard outcome.changed else { return false }
             perform(s.run.handle(.flushed), &s, &fx)
-            buildAndStage(&r, s: &s, fx: &fx, flush: true, at: t)
-            s.run.current = r
+            buildAndStage(&r, s: &s, fx: &fx, flush: true, at: r.completedAt)
+            return true
         }
+        if completed { run.completedFlag.withLock { $0 = true } }
         finish(fx)
     }
 
     func background(_ run: OnboardingRun) {
         var fx = Effects()
         state.withLock { s in
-            guard guardRun(run, s, &fx, allowCompleted: true), var r = s.run.current else { return }
+            guard guardRun(run, &s, &fx, allowCompleted: true), var r = s.run.current else { return }
             s.run.current = nil
             defer { s.run.current = r }
             guard r.hasEntries else {
@@ -543,7 +395,7 @@ public final class OnboardingRunTracker: Sendable {
         finish(fx)
     }
 
-    func delivery(_ runId: String, _ s: inout State) -> DeliveryRuntime<OnboardingRunSnapshot> {
+    func delivery(_ runId: String, _ s: inout State, _ fx: inout Effects) -> DeliveryRuntime<OnboardingRunSnapshot> {
         if let d = s.deliveries[runId] { return d }
         let sink = config.sink
         let d = DeliveryRuntime<OnboardingRunSnapshot>(
@@ -553,7 +405,7 @@ public final class OnboardingRunTracker: Sendable {
         )
         s.deliveries[runId] = d
         s.deliveryOrder.append(runId)
-        if s.run.disposed { d.close() }
+        if s.run.disposed { fx.run { d.close() } }  // after the lock: one lock at a time
         return d
     }
 
@@ -561,7 +413,7 @@ public final class OnboardingRunTracker: Sendable {
     /// written first, handed to delivery once the write finished or `persistTimeoutMs` passed.
     func buildAndStage(_ r: inout RunState, s: inout State, fx: inout Effects, flush: Bool, at: Int64? = nil) {
         guard r.hasEntries else { return }
-        let t = at ?? now(r)
+        let t = at ?? r.time(nowRaw)
         let seq = r.lastSeq + 1
         let payload = r.snapshot(seq: seq, sentAt: t)
         r.lastSeq = seq
@@ -570,22 +422,30 @@ public final class OnboardingRunTracker: Sendable {
         let item = Item(seq: seq, payload: payload)
         s.outboxes[r.runId] = item
         s.held.remove(r.runId)
-        let d = delivery(r.runId, &s)
+        let d = delivery(r.runId, &s, &fx)
         s.staging += 1
         let handOver: @Sendable (PersistResult) -> Void = { [weak self] result in
             guard let self else { return }
             let id = item.payload.runId
-            let (send, report) = self.state.withLock { s -> (Bool, Bool) in
+            // Read from the outbox before this tracker's lock (one lock at a time).
+            let covered = self.persister?.covers(key: id, seq: item.seq) ?? true
+            let (send, report, optedOut) = self.state.withLock { s -> (Bool, Bool, Bool) in
                 s.staging -= 1
+                if s.optedOut { return (false, false, true) }
                 // A snapshot whose seq storage has not reserved is held until a write lands:
                 // sent now, a resumed run could send that seq again with another body. Only a
                 // write that finished can hold it: one still under way after `persistTimeoutMs`
                 // lets it go, as in the reference (a kill before that write lands is the cost,
                 // <doc:Delivery#Persist-before-send>); holding it behind a write that never
                 // completes would hold every later snapshot, the completion included (issue 29).
-                guard self.persister != nil, result != .timedOut, !self.mayLeave(item, s) else { return (true, false) }
+                guard result != .timedOut, !covered else { return (true, false, false) }
                 defer { s.heldForStorageReported = true }
-                return (false, !s.heldForStorageReported)
+                return (false, !s.heldForStorageReported, false)
+            }
+            if optedOut {
+                // Recorded before the opt-out: never sent (its delivery is stopped).
+                self.checkLeftover()
+                return
             }
             if send {
                 // A newer snapshot leaves: an older one held for storage is not worth sending.
@@ -647,47 +507,7 @@ public final class OnboardingRunTracker: Sendable {
     }
 
     func composeWrite() -> OutboxWrite {
-        state.withLock { s in s.persistenceOff ? .skip : compose(&s) }
-    }
-
-    /// The whole stored state, and what it records for the outbox's ledger: the run it holds as
-    /// resumable and the seq it reserves (``StoredRunMark``).
-    func compose(_ s: inout State) -> OutboxWrite {
-        var current: JSONValue = .null
-        var mark = StoredRunMark.none
-        if s.run.current != nil, !s.run.current!.completed {
-            // The live run reserves seqs ahead (issue 14 item 5).
-            let reserved = s.run.current!.lastSeq + seqReservation
-            current = s.run.current!.storedJSON(seqReserved: reserved)
-            mark = StoredRunMark(runId: s.run.current!.runId, reserved: reserved)
-        } else if case .awaiting(var r?) = s.session {
-            // Nothing was sent for it this session: its reservation stays what it was.
-            current = r.storedJSON(seqReserved: r.lastSeq)
-            mark = StoredRunMark(runId: r.runId, reserved: r.lastSeq)
-            s.session = .awaiting(resumable: r)
-        }
-        var outboxes = JSONObject()
-        var bodies: [String: (seq: Int, json: JSONValue)] = [:]
-        for (id, item) in s.outboxes.sorted(by: { $0.key < $1.key }) {
-            let body: JSONValue
-            if let b = s.storedBodies[id], b.seq == item.seq { body = b.json } else { body = item.payload.wireJSON() }
-            bodies[id] = (item.seq, body)
-            outboxes.appendUnchecked(id, .object(["seq": .number(Double(item.seq)), "body": body]))
-        }
-        s.storedBodies = bodies
-        if current == .null && outboxes.isEmpty { return OutboxWrite(.remove, records: mark.records) }
-        var o = JSONObject()
-        o.appendUnchecked("format", 1)
-        if let destination { o.appendUnchecked("destination", .string(destination)) }
-        o.appendUnchecked("current", current)
-        o.appendUnchecked("outboxes", .object(outboxes))
-        return OutboxWrite(.value(.object(o)), records: mark.records)
-    }
-
-    /// Whether `item` may go to delivery now: no stored state this tracker knows of (landed or
-    /// being written) could make a resumed run build its seq again.
-    func mayLeave(_ item: Item, _ s: State) -> Bool {
-        persister?.covers(key: item.payload.runId, seq: item.seq) ?? true
+        state.withLock { s in s.persistenceOff ? .skip : s.storedState(destination: destination) }
     }
 
     /// A write of this tracker finished: landed (its state is now what is stored) or failed.
@@ -729,12 +549,12 @@ public final class OnboardingRunTracker: Sendable {
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
                 case .persistenceOff: s.persistenceOff = true
-                case .storedRun(let mark): persister?.setStored(mark.records)
+                case .storedRun(let mark): if let persister { fx.run { persister.setStored(mark.records) } }
                 case .destinationChangedReported: s.destinationChangedReported = true
                 case .adoptOutbox(let id, let item, let deliver):
                     s.outboxes[id] = item
                     if deliver {
-                        let d = delivery(id, &s)
+                        let d = delivery(id, &s, &fx)
                         fx.run { d.enqueue(item) }
                     } else {
                         s.held.insert(id)
@@ -777,6 +597,13 @@ public final class OnboardingRunTracker: Sendable {
                 disposed: s.run.disposed, hasStore: store != nil, writeFailed: s.writeFailed, storedRun: storedMark,
                 writing: writingMark)
             for action in HandoverMachine.leftoverAnswered(left, accepted: accepted, ctx) {
+                if s.optedOut {
+                    // Opted out: the predecessor's unsent snapshots are dropped, never sent.
+                    switch action {
+                    case .take, .deliver, .holdForStorage, .write: continue
+                    default: break
+                    }
+                }
                 switch action {
                 case .diagnose(let code, let message): fx.diag(code, message)
                 case .destinationChangedReported: s.destinationChangedReported = true
@@ -786,11 +613,11 @@ public final class OnboardingRunTracker: Sendable {
                     s.held.insert(id)
                 case .drop(let id): s.outboxes[id] = nil
                 case .deliver(let id, let item):
-                    let d = delivery(id, &s)
+                    let d = delivery(id, &s, &fx)
                     fx.run { d.enqueue(item) }
                 case .holdForStorage(let id, let item):
                     // A snapshot the predecessor held for storage stays held here (issue 14 item 5).
-                    _ = delivery(id, &s)
+                    _ = delivery(id, &s, &fx)
                     fx.run { [weak self] in
                         self?.persister?.hold(key: id, seq: item.seq) { [weak self] in self?.releaseHeld(item) }
                     }
@@ -806,28 +633,132 @@ public final class OnboardingRunTracker: Sendable {
     /// Completes this tracker's leftover once disposed, the predecessor's leftover adopted, every
     /// staged send handed over and no attempt in flight (<doc:HandOver>, D6).
     func checkLeftover() {
-        let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
-            guard s.run.disposed, let left = s.leftover, !left.isComplete, s.handover.predecessorDone, s.staging == 0 else { return nil }
-            for d in s.deliveries.values where d.isBusy { return nil }
-            return (left, Leftover(unsent: s.outboxes, settled: s.settled))
+        // The deliveries are asked outside this tracker's lock (one lock at a time).
+        let deliveries = state.withLock { s -> [DeliveryRuntime<OnboardingRunSnapshot>]? in
+            guard s.disposal.leftoverPending, s.handover.predecessorDone, s.staging == 0 else { return nil }
+            return Array(s.deliveries.values)
         }
-        if let (d, v) = ready { d.complete(v) }
+        if let deliveries, !deliveries.contains(where: \.isBusy) {
+            let ready = state.withLock { s -> (Deferred<Leftover>, Leftover)? in
+                guard s.handover.predecessorDone, s.staging == 0, s.deliveries.count == deliveries.count,
+                    let left = s.disposal.takeLeftover()
+                else { return nil }
+                return (left, Leftover(unsent: s.outboxes, settled: s.settled))
+            }
+            if let (d, v) = ready { d.complete(v) }
+        }
         releaseIfDone()
     }
 
-    /// Lets a disposed tracker go once its leftover is complete and its drain done.
+    /// Lets a disposed tracker go once its leftover is complete and its drain done: the registry
+    /// kept it since `dispose()` (``DisposalPhase``).
     private func releaseIfDone() {
-        let done = state.withLock { s in s.leftover?.isComplete == true && s.drain?.isComplete != false }
-        guard done else { return }
-        // Released outside the lock: this may be the last reference.
-        let me = keepAlive.withLock { k -> OnboardingRunTracker? in
-            defer { k = nil }
-            return k
+        guard state.withLock({ $0.disposal.release() }) else { return }
+        config.registry.release(ObjectIdentifier(self))
+    }
+
+    // MARK: Opt-out
+
+    /// Whether the app opted out (``optOut()``); with storage, persisted across launches (known
+    /// once the stored state has been read).
+    public var isOptedOut: Bool { state.withLock { $0.optedOut } }
+
+    /// Opts out: the run in progress and every unsent snapshot are dropped (nothing recorded before
+    /// is sent after), the stored state is removed, and until ``optIn()`` every recording call is
+    /// dropped, with one `opted-out` diagnostic per opt-out period. With storage the switch is
+    /// persisted (the stored state keeps only `"optedOut": true`) and read at the next launch before
+    /// anything stored is sent; an `optOut()` or ``optIn()`` made before that read wins. Idempotent.
+    public func optOut() { applyOptOut(persist: true) }
+
+    /// Opts in again: recording resumes with the next `start()`; the persisted switch is removed.
+    public func optIn() {
+        var fx = Effects()
+        state.withLock { s in
+            guard !s.run.disposed else { return }
+            s.switchSetThisSession = true
+            s.optedOut = false
+            s.optedOutReported = false
+            // Written even when not known to be opted out (the stored switch may not be read yet).
+            requestWrite(&s, fx: &fx)
         }
-        _ = me
+        finish(fx)
+    }
+
+    /// Drops what is recorded and unsent, stops its deliveries and writes the switch (`persist`:
+    /// set by the app this session, so it wins over the stored one).
+    func applyOptOut(persist: Bool) {
+        var fx = Effects()
+        let stopped = state.withLock { s -> [DeliveryRuntime<OnboardingRunSnapshot>]? in
+            if persist && !s.run.disposed { s.switchSetThisSession = true }
+            guard !s.optedOut, !s.run.disposed else { return nil }
+            s.optedOut = true
+            s.optedOutReported = false
+            perform(s.run.handle(.flushed), &s, &fx)
+            s.run.current = nil
+            s.session = .started
+            s.outboxes = [:]
+            s.held = []
+            s.storedBodies = [:]
+            let deliveries = s.deliveryOrder.compactMap { s.deliveries[$0] }
+            s.deliveries = [:]
+            s.deliveryOrder = []
+            requestWrite(&s, fx: &fx)
+            return deliveries
+        }
+        for d in stopped ?? [] { d.stop() }
+        finish(fx)
+        checkLeftover()
+    }
+
+    /// While opted out: reports `opted-out` once per opt-out period and says to drop the call.
+    private func optedOutCheck(_ s: inout State, _ fx: inout Effects) -> Bool {
+        guard s.optedOut else { return false }
+        if !s.optedOutReported {
+            s.optedOutReported = true
+            fx.diag("opted-out", "the app opted out: recording calls are dropped until optIn()")
+        }
+        return true
     }
 
     // MARK: resume
+
+    /// Resumes the run the app was killed in (or that a reconfigure handed over) when it belongs
+    /// to `options`' onboarding and manifest and the stored state is read within
+    /// `resumeTimeout` seconds; otherwise starts a new run with `options` (<doc:Resume>).
+    ///
+    /// Replaces the race of `resume(expected:)` against a timer: the wait is bounded on the
+    /// tracker's scheduler, and a read that lands as the bound passes never resumes a run that
+    /// is then replaced. When the bound wins, the stored run stays stored: the new run abandons it
+    /// as a `start()` does (its unsent change is still sent).
+    ///
+    /// - Parameters:
+    ///   - options: the flow's identity, manifest and initial properties, as for `start(_:)`.
+    ///   - resumeTimeout: how long to wait for the stored-state read, in seconds (a
+    ///     `TimeInterval`); 3 by default, `0` starts at once unless the read is already done.
+    public func resumeOrStart(_ options: StartOptions, resumeTimeout: Double = 3) async -> OnboardingRun {
+        // A disposed tracker reports once, from start().
+        if state.withLock({ $0.run.disposed }) { return start(options) }
+        let readDeferred = self.readDeferred
+        if store != nil && !readDeferred.isComplete {
+            armSlowReadReport()
+            let ms = Int64(min(max(resumeTimeout.isNaN ? 0 : resumeTimeout, 0), 86_400) * 1000)
+            let read = await waitBounded(ms) { cb in readDeferred.onComplete { _ in cb() } }
+            if !read { return start(options) }
+        }
+        return (await resume(expected: options)) ?? start(options)
+    }
+
+    /// Reports, once, a stored-state read still running after `storageReadTimeoutMs` (the first
+    /// wait on the read arms it).
+    private func armSlowReadReport() {
+        let startSlow = state.withLock { s -> Bool in
+            defer { s.slowReadStarted = true }
+            return !s.slowReadStarted && !s.run.disposed && store != nil
+        }
+        if startSlow {
+            scheduler.schedule(afterMs: config.storageReadTimeoutMs) { [weak self] in self?.reportSlowRead() }
+        }
+    }
 
     /// Resolves the run that was in progress (killed, or handed over by a reconfigure), restored,
     /// or `nil`. Waits for the stored-state read however long it takes; returns `nil` promptly
@@ -877,7 +808,7 @@ public final class OnboardingRunTracker: Sendable {
             perform(s.run.handle(.begin), &s, &fx)
             if r.hasEntries {
                 let t = max(nowRaw, r.floor, r.lastActiveAt)
-                restore(&r, now: t, fx: &fx)
+                fx.diagnostics += r.restore(at: t).diagnostics
                 s.run.current = r
                 requestWrite(&s, fx: &fx)
                 buildAndStage(&r, s: &s, fx: &fx, flush: false)
@@ -902,40 +833,6 @@ public final class OnboardingRunTracker: Sendable {
         guard first else { return }
         let ms = config.storageReadTimeoutMs
         emit([Diagnostic(code: "storage", message: "the stored-state read has taken longer than \(ms) ms; still waiting")])
-    }
-
-    /// Drops null members so that absent == null when comparing (<doc:Delivery#What-the-ingest-answers>).
-    static func canonical(_ v: JSONValue) -> JSONValue {
-        switch v {
-        case .object(let o):
-            var out = JSONObject()
-            for (k, x) in o.entries where !x.isNull { out.appendUnchecked(k, canonical(x)) }
-            return .object(out)
-        case .array(let a): return .array(a.map(canonical))
-        default: return v
-        }
-    }
-
-    /// The restore rule (<doc:Resume#The-restore-rule>).
-    func restore(_ r: inout RunState, now t: Int64, fx: inout Effects) {
-        let last = r.steps.count - 1
-        if !r.truncated {
-            if let exit = r.steps[last].exitedAt {
-                if r.provisionalExit { r.steps[last].setExit(max(exit, r.lastActiveAt)) }
-            } else {
-                r.steps[last].setExit(max(r.lastActiveAt, r.steps[last].enteredAt))
-            }
-        }
-        r.provisionalExit = false
-        r.lastActiveAt = t
-        if r.truncated { return }
-        let key = r.steps[last].stepKey
-        if r.steps.count >= maxEntries || r.measure(extra: r.entryCost(key)) > recordingBudget {
-            r.truncated = true
-            fx.diag("truncated", "recording stopped at 500 entries or 261,120 bytes", r.runId)
-            return
-        }
-        r.append(r.newEntry(key, enteredAt: t))
     }
 
     // MARK: idle, dispose
@@ -972,6 +869,12 @@ public final class OnboardingRunTracker: Sendable {
     public func dispose() {
         var fx = Effects()
         let me = ObjectIdentifier(self)
+        // Kept by the registry until its hand-over duties are over (its leftover completed, its
+        // drain done), so that a tracker the app releases at once, as `configure()` does, still
+        // adopts its predecessor's leftover, completes its own, lands its queued writes and runs
+        // its read. Both are bounded (<doc:HandOver>, D6 and D8). Kept before the phase changes,
+        // so that a release can never come first.
+        config.registry.keep(self)
         let published: (Handoff, Deferred<Void>?)? = state.withLock { s in
             guard !s.run.disposed else { return nil }
             perform(s.run.handle(.disposing), &s, &fx)
@@ -983,19 +886,24 @@ public final class OnboardingRunTracker: Sendable {
                 run = s.handover.handedRun
             }
             let left = Deferred<Leftover>()
-            s.leftover = left
             let handoff = Handoff(
                 sink: sinkObject, destination: destination, run: run, outboxes: s.outboxes, leftover: left,
                 storedRun: persister.map { StoredRunMark(records: $0.ledger.stored) }, writeFailed: s.writeFailed)
             // Run-creation order: the last attempts go out in an order the inputs decide.
             for id in s.deliveryOrder { if let d = s.deliveries[id] { fx.run { d.close() } } }
             let drain = store != nil ? Deferred<Void>() : nil
-            s.drain = drain
+            s.disposal = .handingOver(leftover: left, drained: drain == nil)
             return (handoff, drain)
         }
-        guard let (handoff, drain) = published else { return }
-        keepAlive.withLock { $0 = self }
-        drain?.onComplete { [weak self] _ in self?.releaseIfDone() }
+        guard let (handoff, drain) = published else {
+            // Disposed before: let go again if that disposal is over.
+            if state.withLock({ $0.disposal.isReleased }) { config.registry.release(me) }
+            return
+        }
+        drain?.onComplete { [weak self] _ in
+            self?.state.withLock { $0.disposal.drained() }
+            self?.releaseIfDone()
+        }
         config.registry.publish(key: config.storageKey, tracker: me, handoff: handoff, drain: drain)
         finish(fx)
         if let drain, let store {
@@ -1039,55 +947,5 @@ public final class OnboardingRunTracker: Sendable {
             guard let r = s.run.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
-    }
-}
-
-/// A tracker's session (the run lifecycle before and after its first `start()` or `resume()`).
-enum SessionPhase: Sendable {
-    /// No `start()` or `resume()` yet; `resumable` is the run a `resume()` would continue (from
-    /// the predecessor's hand-over or the stored state), if any.
-    case awaiting(resumable: RunState?)
-    /// `start()` or `resume()` ran: the session's run is the tracker's `current`.
-    case started
-
-    var started: Bool {
-        if case .started = self { return true }
-        return false
-    }
-
-    var resumable: RunState? {
-        if case .awaiting(let r) = self { return r }
-        return nil
-    }
-}
-
-/// Validated properties (scalars only) in their contract type.
-func scalarMap(_ props: JSONObject) -> OrderedScalarMap {
-    (try? OrderedScalarMap(json: .object(props), path: "$")) ?? OrderedScalarMap()
-}
-
-/// Counts what one recording call dropped for one reason, so that the call reports it once: the
-/// diagnostic gives the count and names the first ``DropTally/namedAtMost`` entries (a key that
-/// does not match its pattern is named `"?"`, since it may hold anything).
-struct DropTally {
-    /// How many dropped entries one diagnostic names; the rest are counted ("and 3 more").
-    static let namedAtMost = 10
-    private(set) var count = 0
-    private var names: [String] = []
-
-    mutating func add(_ key: String) {
-        if names.count < Self.namedAtMost { names.append(key) }
-        count += 1
-    }
-
-    /// The diagnostic's message, `nil` when nothing was dropped: `property "x" invalid and
-    /// dropped`, or `12 properties ("a", "b", … and 2 more) invalid and dropped`.
-    func message(one: String, many: String, _ what: String) -> String? {
-        guard count > 0 else { return nil }
-        let quoted = names.map { "\"\($0)\"" }
-        if count == 1 { return "\(one) \(quoted[0]) \(what)" }
-        let rest = count - names.count
-        let list = quoted.joined(separator: ", ") + (rest > 0 ? " and \(rest) more" : "")
-        return "\(count) \(many) (\(list)) \(what)"
     }
 }

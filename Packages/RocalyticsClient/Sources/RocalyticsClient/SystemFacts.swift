@@ -1,4 +1,5 @@
 import Foundation
+import TrackerCore
 
 #if canImport(Glibc)
     import Glibc
@@ -108,38 +109,15 @@ public enum AppleDeviceFacts {
 
     /// A BCP 47 language tag as JavaScript's `Intl` gives it from an Apple locale identifier:
     /// `en_US` → `en-US`, `zh-Hans_CN` → `zh-Hans-CN`, `en_US@rg=gbzzzz` → `en-US`,
-    /// `de-DE-u-co-phonebk` → `de-DE`. Unicode (`-u-`) extensions and `@` keywords are dropped;
-    /// the language is lower case, the script title case, the region upper case. Empty → `en-US`.
+    /// `de-DE-u-co-phonebk` → `de-DE`. Core's rule (`SystemContext.bcp47(fromLocaleIdentifier:)`),
+    /// which the onboarding and paywall trackers' `ContextSource.system` use too. Empty → `en-US`.
     public static func bcp47(fromLocaleIdentifier identifier: String) -> String {
-        let base = identifier.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let parts = base.replacingOccurrences(of: "_", with: "-").split(separator: "-").map(String.init)
-        var out: [String] = []
-        var skipping = false
-        for (i, p) in parts.enumerated() {
-            if p.count == 1 {
-                skipping = p.lowercased() == "u"
-                if skipping { continue }
-            }
-            if skipping { continue }
-            if i == 0 {
-                out.append(p.lowercased())
-                continue
-            }
-            if p.count == 4, p.allSatisfy(\.isLetter), out.count == 1 {
-                out.append(p.prefix(1).uppercased() + p.dropFirst().lowercased())
-            } else if (p.count == 2 && p.allSatisfy(\.isLetter)) || (p.count == 3 && p.allSatisfy(\.isNumber)) {
-                out.append(p.uppercased())
-            } else {
-                out.append(p.lowercased())
-            }
-        }
-        if out.count > 1 { out.removeAll { $0 == "posix" } }  // en_US_POSIX
-        if out.isEmpty || out[0].isEmpty || out[0] == "posix" { return "en-US" }
-        return out.joined(separator: "-")
+        SystemContext.bcp47(fromLocaleIdentifier: identifier)
     }
 
-    /// The IANA zone id (`TimeZone.current.identifier`), `UTC` when empty.
-    public static func timeZone(_ identifier: String) -> String { identifier.isEmpty ? "UTC" : identifier }
+    /// The IANA zone id (`TimeZone.current.identifier`), `UTC` when empty (Core's
+    /// `SystemContext.timeZone(_:)`).
+    public static func timeZone(_ identifier: String) -> String { SystemContext.timeZone(identifier) }
 
     /// The install time as expo-application reads it: the creation date of the app's Documents
     /// directory. Throws when the directory or its date cannot be read.
