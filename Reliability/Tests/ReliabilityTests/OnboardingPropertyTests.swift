@@ -155,7 +155,7 @@ let onboardingCodes: Set<String> = [
         for _ in 0..<8 { await clock.advance(byMs: 60_000) }
         await clock.settle()
 
-        for d in diags.all where !onboardingCodes.contains(d.code) {
+        for d in diags.all where !onboardingCodes.contains(d.code.rawValue) {
             out.problems.append("diagnostic code \(d.code) is not in the spec's list")
         }
         for p in sink.received {

@@ -13,8 +13,8 @@ let paywallCodes: Set<String> = [
 ]
 /// The Score tracker's diagnostic codes (score-tracker.md).
 /// (`invalid-property`: a key dropped because its value is not JSON, issue 37 item 9;
-/// `no-consent`: events dropped while nothing is granted, once per such period, item 3.)
-let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "no-consent", "storage"]
+/// `consent`: events dropped while nothing is granted, once per such period, item 3.)
+let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "consent", "storage"]
 
 @Suite struct PaywallScorePropertyTests {
     static let context = RunContextInput(
@@ -138,7 +138,7 @@ let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "no-consent"
                 PayloadCapture.record(last.wireBytes(), schema: .paywallPresentationV1_1)
                 captured += 1
             }
-            for d in diags.all where !paywallCodes.contains(d.code) { problems.append("code \(d.code) not in the spec's list") }
+            for d in diags.all where !paywallCodes.contains(d.code.rawValue) { problems.append("code \(d.code) not in the spec's list") }
             tracker.dispose()
             for p in problems.prefix(5) { Issue.record("seed=\(seed) sequence \(n): \(p)") }
             if !problems.isEmpty { break }
@@ -214,7 +214,7 @@ let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "no-consent"
                     if e["props"]?.objectValue == nil { problems.append("props is not an object") }
                 }
             }
-            for d in diags.all where !scoreCodes.contains(d.code) { problems.append("code \(d.code) not in the list") }
+            for d in diags.all where !scoreCodes.contains(d.code.rawValue) { problems.append("code \(d.code) not in the list") }
             for p in problems.prefix(5) { Issue.record("seed=\(seed) sequence \(n): \(p)") }
             if !problems.isEmpty { break }
         }

@@ -24,13 +24,17 @@ public final class DiagnosticLog: Sendable {
     /// Every diagnostic reported, in order.
     public var all: [Diagnostic] { items.value }
     /// The codes of every diagnostic reported, in order.
-    public var codes: [String] { all.map(\.code) }
+    public var codes: [String] { all.map(\.code.rawValue) }
     /// Whether nothing was reported.
     public var isEmpty: Bool { items.withLock { $0.isEmpty } }
     /// The diagnostics with `code`, in order.
-    public func with(_ code: String) -> [Diagnostic] { all.filter { $0.code == code } }
+    public func with(_ code: DiagnosticCode) -> [Diagnostic] { all.filter { $0.code == code } }
     /// How many diagnostics with `code` were reported.
-    public func count(_ code: String) -> Int { items.withLock { $0.lazy.filter { $0.code == code }.count } }
+    public func count(_ code: DiagnosticCode) -> Int { items.withLock { $0.lazy.filter { $0.code == code }.count } }
+    /// The diagnostics whose code is spelled `code`, in order.
+    public func with(_ code: String) -> [Diagnostic] { with(DiagnosticCode(rawValue: code)) }
+    /// How many diagnostics with a code spelled `code` were reported.
+    public func count(_ code: String) -> Int { count(DiagnosticCode(rawValue: code)) }
     /// Forgets everything reported so far.
     public func clear() { items.withLock { $0 = [] } }
 }

@@ -224,7 +224,7 @@ import TrackerCoreTestKit
     }
 
     @Test func LC8_systemLogLevels() {
-        #expect(SystemLogLevel.isError("storage"))
+        #expect(SystemLogLevel.isError(.storage))
         #expect(SystemLogLevel.isError("identity-unavailable"))
         #expect(!SystemLogLevel.isError("invalid-start"))
         // Elsewhere than Apple platforms the handler is the standard-error printer: it must not crash.

@@ -65,7 +65,7 @@ extension OnboardingRun {
     /// `00000000-0000-0000-0000-000000000000` and prints a `not-configured` warning.
     public static func start(_ options: StartOptions) -> OnboardingRun {
         if let t = app.value { return t.start(options) }
-        consoleOutput.value(Diagnostic(code: "not-configured", message: "onboardingRun.start called before configure"))
+        consoleOutput.value(Diagnostic(code: .notConfigured, message: "onboardingRun.start called before configure", surface: .onboarding))
         return OnboardingRun(runId: "00000000-0000-0000-0000-000000000000", tracker: nil, generation: 0)
     }
 

@@ -80,7 +80,8 @@ public final class OnboardingRunTracker: Sendable {
         config = configuration
         clock = configuration.clock ?? SystemClock()
         scheduler = configuration.scheduler ?? SystemScheduler.shared
-        onDiagnostic = configuration.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk")
+        onDiagnostic = Diagnostics.stamped(
+            .onboarding, configuration.onDiagnostic ?? Diagnostics.systemLog(subsystem: LogSubsystem.onboarding, prefix: "rocalytics-sdk"))
         sinkObject = configuration.sink as AnyObject & Sendable
         destination = configuration.sink.destination
         let handlerBox = Locked<(@Sendable (String) -> Void)?>(nil)

@@ -130,7 +130,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             SnapshotOutbox(
                 storage: storage, key: configuration.storageKey, scheduler: configuration.scheduler, sharedQueue: true,
                 policy: .sendAndWrite, reportsEveryFailure: false
-            ) { message in report(Diagnostic(code: "storage", message: message)) }
+            ) { message in report(Diagnostic(code: .storage, message: message, surface: .paywall)) }
         }
         if let store = outbox?.store {
             // The first operation on the key: every later write waits for it and builds its map
@@ -243,7 +243,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     var lifecycleScheduler: any TrackerScheduler { config.scheduler }
 
     func report(_ code: String, _ message: String, runId: String? = nil) {
-        config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId))
+        config.onDiagnostic(Diagnostic(code: code, message: message, runId: runId, surface: .paywall))
     }
 
     /// Records a snapshot in the pending map and hands it to its presentation's delivery queue

@@ -11,7 +11,7 @@ import TrackerCoreTestKit
         let handle = try #require(h.tracker.start(INFO) as? PaywallPresentation)
         await h.advance(120_000)
         #expect(h.received.count == 1)
-        #expect(h.log.all == [Diagnostic(code: "rejected", message: "snapshot 1 rejected: schema", runId: handle.id)])
+        #expect(h.log.all == [Diagnostic(code: "rejected", message: "snapshot 1 rejected: schema", runId: handle.id, surface: .paywall)])
         h.expectConformant()
     }
 

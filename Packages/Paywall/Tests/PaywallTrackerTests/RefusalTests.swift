@@ -92,7 +92,7 @@ private struct ContextFailure: Error, CustomStringConvertible {
                 sink: sink, context: .value(CTX_IN), clock: clock, scheduler: clock,
                 onDiagnostic: { d in
                     let depth = seen.withLock {
-                        $0.append(d.code)
+                        $0.append(d.code.rawValue)
                         return $0.count
                     }
                     if depth == 1 { _ = box.value?.start(json: "again") }  // re-entrant call from the handler

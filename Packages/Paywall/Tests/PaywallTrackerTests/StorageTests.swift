@@ -80,7 +80,7 @@ private func paywallIds(_ text: String?) -> [String] {
         await h.tracker.idle()
         await h.advance(60_000)
         #expect(h.received.isEmpty)
-        #expect(h.log.all == [Diagnostic(code: "invalid-stored", message: "ignored stored entry x")])
+        #expect(h.log.all == [Diagnostic(code: "invalid-stored", message: "ignored stored entry x", surface: .paywall)])
     }
 
     @Test func P41_notJSON() async throws {
@@ -89,7 +89,7 @@ private func paywallIds(_ text: String?) -> [String] {
         await h.settle()
         await h.tracker.idle()
         #expect(h.received.isEmpty)
-        #expect(h.log.all == [Diagnostic(code: "invalid-stored", message: "stored presentations are not JSON; ignored")])
+        #expect(h.log.all == [Diagnostic(code: "invalid-stored", message: "stored presentations are not JSON; ignored", surface: .paywall)])
         _ = try #require(h.tracker.start(INFO))
         await h.settle()
         await h.tracker.idle()
@@ -163,7 +163,8 @@ private func paywallIds(_ text: String?) -> [String] {
                 Diagnostic(
                     code: "storage",
                     message:
-                        "reading stored presentations failed (injected read failure): left untouched; this session runs without persistence"
+                        "reading stored presentations failed (injected read failure): left untouched; this session runs without persistence",
+                    surface: .paywall
                 )
             ])
         #expect(h.received.count >= 2)  // delivery still works in memory

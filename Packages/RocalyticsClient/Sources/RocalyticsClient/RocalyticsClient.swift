@@ -101,7 +101,7 @@ public final class RocalyticsClient: Sendable {
     }
 
     private func report(_ code: String, _ message: String) {
-        options.onDiagnostic(Diagnostic(code: code, message: message))
+        options.onDiagnostic(Diagnostic(code: code, message: message, surface: .rocalyticsClient))
     }
 
     // MARK: - Start-up

@@ -351,3 +351,27 @@ import TrackerCore
         #expect(byName["after_reset"]?["anonymousId"]?.stringValue == relaunched.inspect().identity.anonymousId)
     }
 }
+
+/// A `Sendable` token provider type (issue 37 item 4).
+private actor CountingTokens: ScoreTokenProvider {
+    var calls = 0
+    func accessToken() async throws -> String? {
+        calls += 1
+        return "tok-\(calls)"
+    }
+}
+
+@Suite struct TokenProviderProtocolTests {
+    @Test func SC230_aSendableProviderTypeGivesTheFlushItsToken() async {
+        let h = Harness()
+        let c = h.client(granted: true)
+        let tokens = CountingTokens()
+        c.setTokenProvider(tokens)
+        c.identify(userId: "u1")
+        c.pv()
+        await h.flush(c)
+        #expect(h.tx.linkRequests.count == 1)
+        #expect(h.tx.linkRequests.first?.header("Authorization") == "Bearer tok-1")
+        #expect(await tokens.calls == 1)
+    }
+}
