@@ -13,8 +13,8 @@ let paywallCodes: Set<String> = [
 ]
 /// The Score tracker's diagnostic codes (score-tracker.md).
 /// (`invalid-property`: a key dropped because its value is not JSON, issue 37 item 9;
-/// `no-consent`: events dropped while nothing is granted, once per such period, item 3.)
-let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "no-consent", "storage"]
+/// `consent`: events dropped while nothing is granted, once per such period, item 3.)
+let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "consent", "storage"]
 
 @Suite struct PaywallScorePropertyTests {
     static let context = RunContextInput(

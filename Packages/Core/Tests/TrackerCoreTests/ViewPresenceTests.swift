@@ -19,23 +19,4 @@ import Testing
         #expect(p.appear() == true)  // re-appear
         #expect(p.visibleCount == 1)
     }
-
-    /// VP2 — Xcode Previews are recognised from XCODE_RUNNING_FOR_PREVIEWS.
-    @Test func VP2_xcodePreviewsFromTheEnvironment() {
-        #expect(XcodePreviews.isRunning(environmentValue: "1"))
-        #expect(XcodePreviews.isRunning(environmentValue: "YES"))
-        #expect(!XcodePreviews.isRunning(environmentValue: nil))
-        #expect(!XcodePreviews.isRunning(environmentValue: "0"))
-        #expect(!XcodePreviews.isRunning(environmentValue: ""))
-        // The test process is no preview (the variable is read, not assumed).
-        #expect(XcodePreviews.isRunning == (getenvValue(XcodePreviews.environmentVariable) == "1"))
-    }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-private func getenvValue(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }

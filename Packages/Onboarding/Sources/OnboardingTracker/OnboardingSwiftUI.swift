@@ -1,6 +1,6 @@
 // SwiftUI integration (issue 37 item 7): thin. When a step is entered and exited is decided by
 // Core's portable `ViewPresence` (tested on Linux); nothing is recorded while Xcode Previews
-// render (Core's `XcodePreviews`).
+// render (Core's `RuntimeEnvironment.isXcodePreview`).
 #if canImport(SwiftUI)
     import SwiftUI
     import TrackerCore
@@ -15,11 +15,11 @@
         func body(content: Content) -> some View {
             content
                 .onAppear {
-                    guard presence.appear(), !XcodePreviews.isRunning else { return }
+                    guard presence.appear(), !RuntimeEnvironment.isXcodePreview else { return }
                     run?.enterStep(stepKey)
                 }
                 .onDisappear {
-                    guard presence.disappear(), !XcodePreviews.isRunning else { return }
+                    guard presence.disappear(), !RuntimeEnvironment.isXcodePreview else { return }
                     run?.exitStep(stepKey, answers: answers())
                 }
         }

@@ -66,9 +66,9 @@ public struct ScoreConfiguration: Sendable {
     /// (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
     public var onDiagnostic: DiagnosticHandler?
 
-    /// Whether the process renders Xcode Previews (Core's `XcodePreviews.isRunning`); tests
-    /// replace it. In previews the client keeps everything in memory and sends nothing.
-    var runningForPreviews: @Sendable () -> Bool = { XcodePreviews.isRunning }
+    /// Whether the process renders Xcode Previews (Core's `RuntimeEnvironment.isXcodePreview`);
+    /// tests replace it. In previews the client keeps everything in memory and sends nothing.
+    var runningForPreviews: @Sendable () -> Bool = { RuntimeEnvironment.isXcodePreview }
 
     /// Creates a configuration of the three required values; every other property has the
     /// labelled ``ScoreClient`` initializer's default.

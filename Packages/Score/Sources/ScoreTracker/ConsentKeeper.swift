@@ -2,7 +2,7 @@ import TrackerCore
 
 /// Consent that is no longer silent, and that may be remembered (issue 37 item 3):
 ///
-/// - the `no-consent` diagnostic, once per period in which nothing is granted, when that period
+/// - the `consent` diagnostic, once per period in which nothing is granted, when that period
 ///   drops an event;
 /// - with ``ScoreConfiguration/persistConsent``, the consent the app sets is written to a small
 ///   file in the store's directory, and the next launch starts from it. The file is read by a
@@ -27,7 +27,7 @@ final class ConsentKeeper: Sendable {
 
     struct State {
         var phase = Phase.ready
-        /// The `no-consent` diagnostic was given in the current no-consent period.
+        /// The `consent` diagnostic was given in the current period without consent.
         var noticeGiven = false
         /// The consent to write next, and whether a write step runs.
         var toWrite: ConsentState?
@@ -89,8 +89,8 @@ final class ConsentKeeper: Sendable {
 }
 
 extension ScoreClient {
-    /// Reports the `no-consent` diagnostic when an event was just dropped while `consent` grants
-    /// nothing, once per no-consent period. Called outside the client's lock.
+    /// Reports the `consent` diagnostic when an event was just dropped while `consent` grants
+    /// nothing, once per period without consent. Called outside the client's lock.
     func noteDroppedByConsent(_ consent: ConsentState) {
         guard consent.mask == 0 else { return }
         let first = consentKeeper.state.withLock { s -> Bool in
@@ -101,14 +101,14 @@ extension ScoreClient {
         // Only the fact and what to do: never the event's name, props or the user.
         diagnose(
             Diagnostic(
-                code: "no-consent",
+                code: .consent,
                 message:
                     "events are dropped, not queued, while no consent category is granted: call setConsent(…) or "
                     + "grantAllConsent() once the user's choice is known (reported once until consent is granted)"))
     }
 
     /// The app set `consent`: it wins over a stored consent still being read, ends the current
-    /// no-consent period when it grants something, and is written when consent is persisted.
+    /// period without consent when it grants something, and is written when consent is persisted.
     func consentSetByApp(_ consent: ConsentState) {
         let write = consentKeeper.state.withLock { s -> Bool in
             if consent.mask != 0 { s.noticeGiven = false }

@@ -354,6 +354,10 @@ final class PiiScrubber: Sendable {
         _ key: String, _ raw: Any, first: inout Bool, into w: inout WireWriter, depth: Int, dropped: inout DroppedKeys
     ) throws(InvalidInput) {
         switch raw {
+        case is any ScorePropertyConvertible:
+            // First: on Apple platforms a `Decimal` also casts to `Bool` and `Int` (through
+            // `NSDecimalNumber`), and `Decimal(1)` must not be sent as `true`.
+            try writeConverted(key, raw, first: &first, into: &w, depth: depth, dropped: &dropped)
         case let s as String:
             PiiScrubber.openMember(key, first: &first, into: &w)
             w.writeString(s)
@@ -372,17 +376,25 @@ final class PiiScrubber: Sendable {
             PiiScrubber.openMember(key, first: &first, into: &w)
             try write(o, into: &w, depth: depth, dropped: &dropped)
         default:
-            var ignored = 0
-            let value: JSONValue
-            do throws(InvalidInput) {
-                value = try convert(raw, size: &ignored, depth: depth, dropped: &dropped)
-            } catch {
-                guard error == .unsupported else { throw error }
-                return dropped.add(key)
-            }
-            PiiScrubber.openMember(key, first: &first, into: &w)
-            w.write(value)
+            try writeConverted(key, raw, first: &first, into: &w, depth: depth, dropped: &dropped)
         }
+    }
+
+    /// Writes `key: raw` through ``convert(_:size:depth:dropped:)``, or drops `key` when `raw`
+    /// converts to no JSON value.
+    private func writeConverted(
+        _ key: String, _ raw: Any, first: inout Bool, into w: inout WireWriter, depth: Int, dropped: inout DroppedKeys
+    ) throws(InvalidInput) {
+        var ignored = 0
+        let value: JSONValue
+        do throws(InvalidInput) {
+            value = try convert(raw, size: &ignored, depth: depth, dropped: &dropped)
+        } catch {
+            guard error == .unsupported else { throw error }
+            return dropped.add(key)
+        }
+        PiiScrubber.openMember(key, first: &first, into: &w)
+        w.write(value)
     }
 
     private func token(for value: JSONValue) -> String {
@@ -409,6 +421,11 @@ final class PiiScrubber: Sendable {
     func convert(_ raw: Any, size: inout Int, depth: Int, dropped: inout DroppedKeys) throws(InvalidInput) -> JSONValue {
         guard depth < PiiScrubber.maxDepth else { throw .tooDeep }
         switch raw {
+        case let v as any ScorePropertyConvertible:
+            // First: on Apple platforms a `Decimal` also casts to `Bool` and `Int` (through
+            // `NSDecimalNumber`), and `Decimal(1)` must not be sent as `true`.
+            guard let value = v.scorePropertyValue else { throw .unsupported }
+            return try scrubValue(value, size: &size, depth: depth, dropped: &dropped)
         case let s as String:
             size += s.utf8.count * 6 + 2
             return .string(s)
@@ -465,10 +482,6 @@ final class PiiScrubber: Sendable {
         case let v as [String]:
             var s = 0
             return try convert(v.map { $0 as Any }, size: &s, depth: depth, dropped: &dropped)
-        case let v as any ScorePropertyConvertible:
-            // Foundation's `Date`, `URL`, `UUID` and `Decimal` on Apple platforms, and the app's types.
-            guard let value = v.scorePropertyValue else { throw .unsupported }
-            return try scrubValue(value, size: &size, depth: depth, dropped: &dropped)
         case let v as any Encodable:
             return try scrubValue(try PropertyEncoding.encode(v), size: &size, depth: depth, dropped: &dropped)
         default:

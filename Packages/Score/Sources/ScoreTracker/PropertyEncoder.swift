@@ -97,11 +97,12 @@ enum PropertyEncoding {
                 if PropertyEncoding.isFoundationValue(T.self) { throw Unsupported() }
             #endif
             switch value {
-            case let v as String: return .string(v)
-            case let v as Bool: return .bool(v)
             case let v as any ScorePropertyConvertible:
+                // First: on Apple platforms a `Decimal` also casts to `Bool` (through `NSDecimalNumber`).
                 guard let converted = v.scorePropertyValue else { throw Unsupported() }
                 return converted
+            case let v as String: return .string(v)
+            case let v as Bool: return .bool(v)
             case let v as Double: return try number(v)
             case let v as Float: return try number(Double(v))
             case let v as any BinaryInteger: return .number(Double(v))

@@ -114,6 +114,6 @@ extension ScoreClient {
     func reportDropped(_ dropped: DroppedKeys, traits: Bool) {
         guard let message = dropped.message(one: traits ? "trait" : "property", many: traits ? "traits" : "properties")
         else { return }
-        diagnose(Diagnostic(code: "invalid-property", message: message))
+        diagnose(Diagnostic(code: .invalidProperty, message: message))
     }
 }

@@ -80,7 +80,7 @@ public final class ScoreClient: Sendable {
     let view: Locked<RecordingView>
     /// Left once the start-up load is merged (see `loadStored()`); `inspect()` waits on it.
     let loadDone = DispatchGroup()
-    /// The `no-consent` diagnostic and the stored consent (`ConsentKeeper.swift`).
+    /// The `consent` diagnostic and the stored consent (`ConsentKeeper.swift`).
     let consentKeeper: ConsentKeeper
 
     /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
@@ -178,9 +178,7 @@ public final class ScoreClient: Sendable {
         loadDone.enter()
         c.scheduler.spawnIO { [self] in loadStoredIfUnclaimed() }
         if consentKeeper.reading { c.scheduler.spawnIO { [self] in readStoredConsent() } }
-        if inPreviews {
-            diagnose(Diagnostic(code: "previews", message: "running in Xcode Previews: events stay in memory, nothing is sent"))
-        } else if c.persistConsent && consentDirectory == nil {
+        if c.persistConsent && consentDirectory == nil && !inPreviews {
             diagnose(Diagnostic(code: "storage", message: "persistConsent needs a FileScoreStore: consent is not stored"))
         }
     }

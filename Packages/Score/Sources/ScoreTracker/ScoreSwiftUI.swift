@@ -1,6 +1,7 @@
 // SwiftUI integration (issue 37 item 7): thin. The decisions are portable and tested on Linux:
 // when a screen is entered (Core's `ViewPresence`) and whether Xcode Previews run (Core's
-// `XcodePreviews`, which makes the client inert, see `ScoreConfiguration.runningForPreviews`).
+// `RuntimeEnvironment.isXcodePreview`, which makes the client inert, see
+// `ScoreConfiguration.runningForPreviews`).
 #if canImport(SwiftUI)
     import SwiftUI
     import TrackerCore

@@ -7,7 +7,7 @@ import TrackerCoreTestKit
 
 /// Issue 37 item 3 (Score's part): consent is no longer silent, and may be remembered.
 @Suite struct W_ConsentNoticeTests {
-    /// SC194 — events dropped while nothing is granted are reported once per no-consent period,
+    /// SC194 — events dropped while nothing is granted are reported once per period without consent,
     /// not once per call; a drop while some category is granted is not reported.
     @Test func SC194_oneNoConsentDiagnosticPerPeriod() async {
         let h = Harness()
@@ -15,16 +15,16 @@ import TrackerCoreTestKit
         c.track(Events.shared.PollVote, props: ["pollId": "p"])
         c.screen("home")
         c.identify(userId: "u1")
-        #expect(h.diagnostics.count("no-consent") == 1)
+        #expect(h.diagnostics.count("consent") == 1)
         #expect(c.inspect().consent.droppedByConsent == 3)
         c.setConsent(analytics: false, personalization: true, advertising: false)
         c.track("needs_analytics")
-        #expect(h.diagnostics.count("no-consent") == 1)
+        #expect(h.diagnostics.count("consent") == 1)
         c.setConsent(.none)
         c.track("again")
         c.track("again")
-        #expect(h.diagnostics.count("no-consent") == 2)
-        let message = h.diagnostics.all.first { $0.code == "no-consent" }?.message ?? ""
+        #expect(h.diagnostics.count("consent") == 2)
+        let message = h.diagnostics.all.first { $0.code == "consent" }?.message ?? ""
         #expect(message.contains("setConsent") && !message.contains("u1"))
     }
 
@@ -67,7 +67,7 @@ import TrackerCoreTestKit
         #expect((i.consent.analytics, i.consent.personalization, i.consent.advertising) == (true, false, false))
         #expect(h2.tx.eventRequests.first?.names == ["poll_vote"])
         #expect(i.consent.droppedByCategory["advertising"] == 1)
-        #expect(h2.diagnostics.count("no-consent") == 0)
+        #expect(h2.diagnostics.count("consent") == 0)
 
         // Without the option: GDPR's starting consent, as before.
         let h3 = Harness(store: FileScoreStore(directory: dir, sync: false))
@@ -76,7 +76,7 @@ import TrackerCoreTestKit
         await h3.flush(c3)
         #expect(c3.inspect().consent.analytics == false)
         #expect(h3.tx.eventRequests.isEmpty)
-        #expect(h3.diagnostics.count("no-consent") == 1)
+        #expect(h3.diagnostics.count("consent") == 1)
         _ = (c1, c2)
     }
 

@@ -119,20 +119,20 @@ import TrackerCoreTestKit
             props: [
                 "at": Date(timeIntervalSince1970: 1_772_366_401.234), "url": URL(string: "https://x.test/a?b=1")!,
                 "id": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, "price": Decimal(string: "12.34")!,
-                "match": Match(), "ok": 1,
+                "match": Match(), "ok": 1, "one": Decimal(1),
             ])
         await h.flush(c)
         #if canImport(Darwin)
             #expect(
                 sentProps(h)
-                    == #"{"at":"2026-03-01T12:00:01.234Z","id":"e621e1f8-c36c-495a-93fc-0c247a3e6e5f","match":{"kickoff":"2026-03-01T12:00:01.234Z"},"ok":1,"price":12.34,"url":"https://x.test/a?b=1"}"#
+                    == #"{"at":"2026-03-01T12:00:01.234Z","id":"e621e1f8-c36c-495a-93fc-0c247a3e6e5f","match":{"kickoff":"2026-03-01T12:00:01.234Z"},"ok":1,"one":1,"price":12.34,"url":"https://x.test/a?b=1"}"#
             )
             #expect(h.diagnostics.count("invalid-property") == 0)
         #else
             #expect(sentProps(h) == #"{"ok":1}"#)
             #expect(
                 h.diagnostics.all.filter { $0.code == "invalid-property" }.map(\.message)
-                    == [#"5 properties ("at", "id", "match", "price", "url") invalid and dropped"#])
+                    == [#"6 properties ("at", "id", "match", "one", "price", "url") invalid and dropped"#])
         #endif
     }
 }
