@@ -156,7 +156,7 @@ extension DiagnosticCode {
     /// An event was invalid and was dropped.
     public static let invalidEvent: DiagnosticCode = "invalid-event"
     /// Events were dropped because nothing is granted yet (once per period without consent).
-    public static let noConsent: DiagnosticCode = "no-consent"
+    public static let consent: DiagnosticCode = "consent"
 }
 
 /// The surface (package) that reported a diagnostic.
@@ -204,7 +204,7 @@ public enum DiagnosticSeverity: Int, Sendable, Comparable, CustomStringConvertib
         case .internal, .internalError, .storage, .initFailed, .identityUnavailable, .nativeModulesUnavailable:
             .error
         case .destinationChanged, .draftVersion, .studioVariantDropped, .runReplaced, .invalidUUID,
-            .identityMigrationFailed, .identityLegacyWriteFailed, .optedOut, .noConsent:
+            .identityMigrationFailed, .identityLegacyWriteFailed, .optedOut, .consent:
             .info
         default:
             .warning

@@ -66,3 +66,15 @@ import TrackerCoreTestKit
         #expect(own.with(mine).count == 1 && global.with(mine).isEmpty)
     }
 }
+
+/// Xcode Previews (issue 37 item 7): the surfaces go inert when Xcode renders a preview.
+@Suite struct RuntimeEnvironmentTests {
+    @Test func XP1_xcodePreviewsAreRecognisedFromTheEnvironment() {
+        #expect(RuntimeEnvironment.isXcodePreview(environment: { $0 == "XCODE_RUNNING_FOR_PREVIEWS" ? "1" : nil }))
+        #expect(!RuntimeEnvironment.isXcodePreview(environment: { $0 == "XCODE_RUNNING_FOR_PREVIEWS" ? "0" : nil }))
+        #expect(!RuntimeEnvironment.isXcodePreview(environment: { _ in nil }))
+        // The test process is not a preview.
+        #expect(!RuntimeEnvironment.isXcodePreview)
+        #expect(RuntimeEnvironment.processValue("PATH") != nil)
+    }
+}

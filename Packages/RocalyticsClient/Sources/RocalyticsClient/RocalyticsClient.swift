@@ -67,7 +67,7 @@ public final class RocalyticsClient: Sendable {
     /// Creates the client and starts its start-up in the background (the reference client's
     /// `new RocalyticsClient(options)`; the same as ``init(configuration:)``).
     public init(options: RocalyticsConfiguration) {
-        let options = Self.previewSafe(options, inPreviews: XcodePreviews.isRunning)
+        let options = Self.previewSafe(options, inPreviews: RuntimeEnvironment.isXcodePreview)
         self.options = options
         transport = options.transport ?? CurlTransport.shared
         let marker = options.transport == nil ? "" : " (custom fetch)"
