@@ -3,7 +3,7 @@
 
 SWIFT      ?= swift
 PYTHON     ?= python3
-PACKAGES   := Core Onboarding Paywall RocalyticsClient Score
+PACKAGES   := Core Onboarding Paywall RocalyticsClient Score Rocalytics
 # Every payload a test captures is written here and validated against the JSON Schemas.
 CAPTURE_DIR := $(CURDIR)/.captured
 export TRACKER_CAPTURE_DIR := $(CAPTURE_DIR)

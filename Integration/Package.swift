@@ -16,6 +16,7 @@ let package = Package(
         .package(name: "Paywall", path: "../Packages/Paywall"),
         .package(name: "RocalyticsClient", path: "../Packages/RocalyticsClient"),
         .package(name: "Score", path: "../Packages/Score"),
+        .package(name: "Rocalytics", path: "../Packages/Rocalytics"),
     ],
     targets: [
         // The README's integration snippets. Compiled for (and run by) the test target only.
@@ -27,6 +28,7 @@ let package = Package(
                 .product(name: "PaywallTracker", package: "Paywall"),
                 .product(name: "RocalyticsClient", package: "RocalyticsClient"),
                 .product(name: "ScoreTracker", package: "Score"),
+                .product(name: "RocalyticsKit", package: "Rocalytics"),
             ],
             path: "Examples"
         ),
@@ -41,6 +43,7 @@ let package = Package(
                 .product(name: "RocalyticsClient", package: "RocalyticsClient"),
                 .product(name: "RocalyticsClientTestSupport", package: "RocalyticsClient"),
                 .product(name: "ScoreTracker", package: "Score"),
+                .product(name: "RocalyticsKit", package: "Rocalytics"),
             ]
         ),
     ],
