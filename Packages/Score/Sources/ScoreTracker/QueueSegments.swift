@@ -29,10 +29,13 @@ import TrackerCore
 ///
 /// Rolling: when the newest segment holds ``segmentBytes`` bytes or more, the next append
 /// creates the next segment (an `open` with `O_CREAT`, no sync: the directory is synced with the
-/// next ``sync()``). The bound is 128 KiB: about two and a half of the client's batches of
-/// 100 events (~49 KB), so a launch that reads only the oldest segment holding unsent events
-/// reads about one request's worth more than it sends, and at most 128 KiB of delivered
-/// records wait for their segment to be deleted.
+/// next ``sync()``). The bound is 512 KiB, about 1,070 of the SDK's events (490 bytes each on
+/// disk): a queue at the default cap (1,000) sits in one or two segments, so a launch that
+/// reads only the oldest segment holding unsent events reads what a launch at the default cap
+/// reads today (the launch target is that figure); at most 512 KiB of delivered
+/// records wait for their segment to be deleted; 100,000 queued events make about 100 files.
+/// (128 KiB, about two batches, was the first choice: it made 400 files at 100,000 events, more
+/// than an iOS app's default descriptor limit of 256 should a reader ever hold them all.)
 ///
 /// Locking: one lock of its own guards the chain; it is held for an append's `write` and for
 /// the bookkeeping of a roll or a deletion, never across an `fsync` (``sync()`` opens its own
@@ -68,18 +71,27 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var reader: (segment: Int, fd: Int32)?
     }
 
+    /// Opens (creating when absent) a segment for appending and reads its records: `AppendLog.open`
+    /// (tests replace it to inject faults).
+    typealias OpenSegment = @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
+
     let directory: String
     let syncs: Bool
+    let openSegment: OpenSegment
     /// The size at which the newest segment rolls (see the type's comment).
     let segmentBytes: Int
-    static let defaultSegmentBytes = 128 << 10
+    static let defaultSegmentBytes = 512 << 10
     private let state = Locked(State())
 
     /// A chain in `directory` (which must exist before ``open()``). No file I/O here.
-    init(directory: String, sync: Bool = true, segmentBytes: Int = SegmentedQueueLog.defaultSegmentBytes) {
+    init(
+        directory: String, sync: Bool = true, segmentBytes: Int = SegmentedQueueLog.defaultSegmentBytes,
+        openSegment: @escaping OpenSegment = { path, sync in try AppendLog.open(path: path, sync: sync) }
+    ) {
         self.directory = directory
         self.syncs = sync
         self.segmentBytes = segmentBytes
+        self.openSegment = openSegment
     }
 
     deinit {
@@ -125,7 +137,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
         if segments.isEmpty { segments = [0] }
         var newest: AppendLog?
         for (i, n) in segments.enumerated() {
-            let (log, records) = try AppendLog.open(path: path(n), sync: syncs)
+            let (log, records) = try openSegment(path(n), syncs)
             loaded.records += records
             loaded.locations += log.loadedOffsets.map { ScoreRecordLocation(generation: n, offset: $0) }
             loaded.damage.skippedRegions += log.damage.skippedRegions
@@ -175,7 +187,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             var number = n
             if log.byteCount >= segmentBytes && !records.isEmpty {
                 let next = n + 1
-                let (created, _) = try AppendLog.open(path: path(next), sync: syncs)
+                let (created, _) = try openSegment(path(next), syncs)
                 log.close()
                 s.newest = created
                 s.segments.append(next)
@@ -280,16 +292,18 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// record of the queue still wanted, as of a moment when every record written so far was
     /// accounted for), never the newest. First syncs what was written (the removals that made
     /// them dead), then unlinks each, then syncs the directory; all outside the append lock but
-    /// the bookkeeping. Returns the deleted segments' numbers. Runs on one thread at a time
+    /// the bookkeeping. With `before`, only segments numbered below it (the newest when `live`
+    /// was taken: records appended since may be in it). Returns the deleted segments' numbers. Runs on one thread at a time
     /// (the caller's rule), off the append path.
     @discardableResult
-    func reclaim(live: some Sequence<ScoreRecordLocation>) throws -> [Int] {
+    func reclaim(live: some Sequence<ScoreRecordLocation>, before bound: Int? = nil) throws -> [Int] {
         var pinned = Set<Int>()
         for l in live { pinned.insert(l.generation) }
         let dead: [Int] = state.withLock { s in
             var out: [Int] = []
             for n in s.segments.dropLast() {
                 if pinned.contains(n) { break }
+                if let bound, n >= bound { break }
                 out.append(n)
             }
             return out
@@ -318,5 +332,108 @@ final class SegmentedQueueLog: @unchecked Sendable {
         }
         if syncs { FileIO.syncDirectory(directory) }
         return deleted
+    }
+
+    /// Whether a segment other than the newest is numbered below `segment` (one that
+    /// ``reclaim(live:before:)`` may delete when the oldest live record is in `segment`).
+    func hasSegmentBefore(_ segment: Int) -> Bool {
+        state.withLock { s in s.segments.count > 1 && s.segments[0] < segment }
+    }
+
+    /// The newest segment's number (see ``reclaim(live:before:)``).
+    var newestSegment: Int? { state.withLock { $0.segments.last } }
+
+    /// Replaces the whole queue with `records` (the client's rewrite of events it holds in
+    /// memory): they are written to a new segment, which is synced with the directory, then
+    /// every older segment is deleted, oldest first. A kill in between leaves the older segments
+    /// too: their events then come back with the same ids as the new segment's, which the load
+    /// takes once (an id's first place, its last record). Returns the records' locations.
+    func replaceAll(_ records: [[UInt8]]) throws -> [ScoreRecordLocation] {
+        let (older, locations): ([Int], [ScoreRecordLocation]) = try state.withLock { s in
+            let next = (s.segments.last ?? -1) + 1
+            let (created, _) = try openSegment(path(next), syncs)
+            let offsets: [Int]
+            do { offsets = try created.append(records, sync: false) } catch {
+                created.close()
+                _ = FileFaults.unlink(path(next))
+                throw error
+            }
+            s.newest?.close()
+            let older = s.segments
+            s.newest = created
+            s.segments.append(next)
+            s.directoryUnsynced = true
+            s.unsynced.insert(next)
+            s.submitted += 1
+            return (older, offsets.map { ScoreRecordLocation(generation: next, offset: $0) })
+        }
+        try sync()
+        for n in older {
+            state.withLock { s in
+                s.segments.removeAll { $0 == n }
+                s.unsynced.remove(n)
+                if let r = s.reader, r.segment == n {
+                    _ = FileFaults.close(r.fd)
+                    s.reader = nil
+                }
+            }
+            if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
+                let e = errno
+                state.withLock { s in s.segments.insert(n, at: 0) }
+                throw AppendLogError("unlink", errno: e)
+            }
+        }
+        if syncs && !older.isEmpty { FileIO.syncDirectory(directory) }
+        return locations
+    }
+
+    /// One segment as the quick start-up read found it: its frames' offsets and their end.
+    struct FollowedSegment: Sendable {
+        var number: Int
+        var path: String
+        var offsets: [Int]
+        var end: Int
+    }
+
+    /// The quick start-up read (see `FileScoreStore.loadFollowingLengths(expect:visit:)`): every
+    /// segment's frames, oldest first, followed by their length fields and passed to `visit`
+    /// with their segment's number (``openSegment`` is not used: only the store that does not
+    /// replace it reads quickly); the older segments through read-only descriptors closed at
+    /// once, the newest opened for appending. `expect` is called first with the segments' total
+    /// size (estimated for a chain). `nil` (nothing opened) when some segment's frames do not
+    /// tile it or `visit` said stop; the caller then calls ``open()``, which checks and repairs.
+    func openFollowingLengths(
+        expect: (_ totalBytes: Int) -> Void,
+        visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+    ) -> [FollowedSegment]? {
+        var numbers = SegmentedQueueLog.listSegments(directory)
+        if numbers.isEmpty { numbers = [0] }
+        // A single segment reports its own size; a chain, about a full segment each.
+        if numbers.count > 1 { expect(numbers.count * segmentBytes) }
+        var out: [FollowedSegment] = []
+        for n in numbers.dropLast() {
+            guard let walked = (try? AppendLog.followLengths(path: path(n), visit: { _, o, p, c in visit(n, o, p, c) })) ?? nil
+            else { return nil }
+            out.append(FollowedSegment(number: n, path: path(n), offsets: walked.offsets, end: walked.end))
+        }
+        let n = numbers[numbers.count - 1]
+        guard
+            let (log, frames) =
+                (try? AppendLog.openFollowingLengths(
+                    path: path(n), sync: syncs, expect: numbers.count == 1 ? expect : { _ in },
+                    visit: { _, o, p, c in visit(n, o, p, c) })) ?? nil
+        else { return nil }
+        out.append(FollowedSegment(number: n, path: path(n), offsets: frames.offsets, end: frames.end))
+        // A compaction of earlier versions killed before its rename (`queue.log.tmp`): the
+        // newest segment's open removed it when it is `queue.log`.
+        if n != 0 { _ = FileFaults.unlink(directory + "/queue.log.tmp") }
+        state.withLock { s in
+            if let r = s.reader { _ = FileFaults.close(r.fd) }
+            s.newest?.close()
+            s = State()
+            s.segments = numbers
+            s.newest = log
+        }
+        return out
     }
 }

@@ -67,7 +67,7 @@ extension ScoreClient {
             let (recorded, notices) = state.withLock { s in (s.queue.count, s.noticeCount) }
             if mergeDecidesOnStoredFields(scratch, recorded: recorded, recordedNotices: notices, nowMs: clock.nowMs()) {
                 checkedDamage = ScoreClient.damage(of: framed)
-                if let d = checkedDamage { ScoreClient.removeDamaged(d, generation: framed.generation, from: &scratch) }
+                if let d = checkedDamage { ScoreClient.removeDamaged(d, from: &scratch) }
                 quick = nil
             }
         } else {

@@ -20,6 +20,10 @@ import TrackerCoreTestKit
 ///           (open, removals, appends that roll, the deletion of `queue.log`) stopped after
 ///           step k for every k (every later file call fails, as after a kill), then a fresh
 ///           open: every event once, none twice, none whose removal was written back.
+///   SC193 — migration through the client: a relaunch over a legacy `queue.log` larger than a
+///           segment (1,200 events in one file, as the single-file store wrote them) queues every
+///           event once, sends each once, and once they are all sent `queue.log` is deleted and a
+///           relaunch finds nothing.
 ///   SC192 — a damaged segment (a byte flipped, or the whole file overwritten) is reported in
 ///           the load's damage and its intact records are kept; the other segments are
 ///           unaffected; nothing crashes.
@@ -239,6 +243,39 @@ import TrackerCoreTestKit
         #expect(k > 10)
     }
 
+    @Test func SC193_aRelaunchOverALegacyLogSendsEveryEventOnceThenDeletesIt() async throws {
+        let made = Self.tempDir("sc193-made")
+        let dir = Self.tempDir("sc193")
+        defer {
+            try? FileManager.default.removeItem(atPath: made)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        // 1,200 events: today's store writes them in two segments; one file holding their records
+        // in order is what the single-file store wrote.
+        let h1 = Harness(store: FileScoreStore(directory: made, sync: false))
+        let c1 = h1.client(maxQueueSize: 2_000, granted: true)
+        for _ in 0..<1_200 { c1.pv() }
+        await h1.settle()
+        let tracked = try queuedIdsOnDisk(made)
+        #expect(tracked.count == 1_200)
+        try Data(try queueLogBytes(made)).write(to: URL(fileURLWithPath: dir + "/queue.log"))
+        try FileManager.default.copyItem(atPath: made + "/identity.json", toPath: dir + "/identity.json")
+        #expect(Self.files(dir) == ["identity.json", "queue.log"])
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(maxQueueSize: 2_000, granted: true)
+        #expect(c.inspect().queue.depth == 1_200)
+        h.tx.answerAll(.status(200))
+        for _ in 0..<12 { await h.flush(c) }
+        await h.settle()
+        let sent = h.tx.batches.flatMap { $0 }
+        #expect(sent.count == 1_200 && Set(sent) == Set(tracked))
+        #expect(c.inspect().queue.depth == 0)
+        // The removals rolled the log past `queue.log`, whose events are all sent: deleted.
+        #expect(!Self.files(dir).contains("queue.log"), "\(Self.files(dir))")
+        let h2 = Harness(store: FileScoreStore(directory: dir, sync: false))
+        #expect(h2.client(maxQueueSize: 2_000, granted: true).inspect().queue.depth == 0)
+    }
+
     @Test func SC192_aDamagedSegmentIsReportedAndSkipped() throws {
         let dir = Self.tempDir("sc192")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -264,4 +301,16 @@ import TrackerCoreTestKit
         #expect(loaded.damage.tornTailBytes == intact.count)
         #expect(Self.live(loaded.records) == Array(0..<10) + Array(20..<40))
     }
+}
+
+/// The queue log's bytes as one frame sequence: its segments' files, oldest first.
+func queueLogBytes(_ dir: String) throws -> [UInt8] {
+    try SegmentedQueueLog.listSegments(dir).flatMap { n in
+        try Array(Data(contentsOf: URL(fileURLWithPath: n == 0 ? dir + "/queue.log" : dir + "/queue.\(n).log")))
+    }
+}
+
+/// The ids of the events the queue log in `dir` holds, in order (the client's own reading).
+func queuedIdsOnDisk(_ dir: String) throws -> [String] {
+    QueueSegmentsTests.queuedIds(AppendLog.parse(try queueLogBytes(dir)).records)
 }
