@@ -58,8 +58,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
     }
 
     private struct State {
-        /// The segments' numbers, oldest first (the last is the newest, open for appending).
-        var segments: [Int] = []
+        /// The segments, oldest first (the last is the newest, open for appending).
+        var chain: SegmentChain
         var newest: AppendLog?
         /// Segments written since their last sync (the newest, and rolled ones).
         var unsynced: Set<Int> = []
@@ -81,7 +81,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// The size at which the newest segment rolls (see the type's comment).
     let segmentBytes: Int
     static let defaultSegmentBytes = 512 << 10
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     /// A chain in `directory` (which must exist before ``open()``). No file I/O here.
     init(
@@ -92,6 +92,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
         self.syncs = sync
         self.segmentBytes = segmentBytes
         self.openSegment = openSegment
+        self.state = Locked(State(chain: SegmentChain(segments: [], segmentBytes: segmentBytes)))
     }
 
     deinit {
@@ -150,8 +151,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
         state.withLock { s in
             if let r = s.reader { _ = FileFaults.close(r.fd) }
             s.newest?.close()
-            s = State()
-            s.segments = segments
+            s = State(chain: SegmentChain(segments: segments, segmentBytes: segmentBytes))
             s.newest = newest
         }
         return loaded
@@ -182,15 +182,19 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// that starts after this call ends. Returns their locations and the write's ticket.
     func submit(_ records: [[UInt8]]) throws -> (locations: [ScoreRecordLocation], ticket: Ticket) {
         try state.withLock { s in
-            guard let log = s.newest, let n = s.segments.last else { throw AppendLogError("append", errno: EBADF) }
+            guard let log = s.newest, let placement = s.chain.place(recordCount: records.count, newestBytes: log.byteCount) else {
+                throw AppendLogError("append", errno: EBADF)
+            }
             var current = log
-            var number = n
-            if log.byteCount >= segmentBytes && !records.isEmpty {
-                let next = n + 1
+            let number: Int
+            switch placement {
+            case .newest(let n):
+                number = n
+            case .roll(_, let next):
                 let (created, _) = try openSegment(path(next), syncs)
                 log.close()
                 s.newest = created
-                s.segments.append(next)
+                _ = s.chain.appendSegment()
                 s.directoryUnsynced = true
                 current = created
                 number = next
@@ -242,8 +246,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// starts there.
     func read(at location: ScoreRecordLocation) throws -> [UInt8]? {
         try state.withLock { s -> [UInt8]? in
-            guard s.segments.contains(location.generation) else { return nil }
-            if location.generation == s.segments.last, let log = s.newest {
+            guard s.chain.contains(location.generation) else { return nil }
+            if location.generation == s.chain.newest, let log = s.newest {
                 return try log.read(at: location.offset)
             }
             if s.reader?.segment != location.generation {
@@ -286,7 +290,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
     }
 
     /// The segments, oldest first.
-    var segments: [Int] { state.withLock { $0.segments } }
+    var segments: [Int] { state.withLock { $0.chain.segments } }
 
     /// Deletes the oldest segments, in order, that hold none of the `live` locations (every
     /// record of the queue still wanted, as of a moment when every record written so far was
@@ -299,22 +303,14 @@ final class SegmentedQueueLog: @unchecked Sendable {
     func reclaim(live: some Sequence<ScoreRecordLocation>, before bound: Int? = nil) throws -> [Int] {
         var pinned = Set<Int>()
         for l in live { pinned.insert(l.generation) }
-        let dead: [Int] = state.withLock { s in
-            var out: [Int] = []
-            for n in s.segments.dropLast() {
-                if pinned.contains(n) { break }
-                if let bound, n >= bound { break }
-                out.append(n)
-            }
-            return out
-        }
+        let dead = state.withLock { s in s.chain.deletable(pinned: pinned, below: bound) }
         guard !dead.isEmpty else { return [] }
         try sync()
         var deleted: [Int] = []
         for n in dead {
             // Out of the chain first: a read of it finds nothing rather than a file going away.
             state.withLock { s in
-                s.segments.removeAll { $0 == n }
+                s.chain.remove(n)
                 s.unsynced.remove(n)
                 if let r = s.reader, r.segment == n {
                     _ = FileFaults.close(r.fd)
@@ -324,7 +320,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
                 let e = errno
                 // Still on disk: back into the chain, at its place (the older ones are gone).
-                state.withLock { s in s.segments.insert(n, at: 0) }
+                state.withLock { s in s.chain.restoreOldest(n) }
                 if syncs && !deleted.isEmpty { FileIO.syncDirectory(directory) }
                 throw AppendLogError("unlink", errno: e)
             }
@@ -337,11 +333,11 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// Whether a segment other than the newest is numbered below `segment` (one that
     /// ``reclaim(live:before:)`` may delete when the oldest live record is in `segment`).
     func hasSegmentBefore(_ segment: Int) -> Bool {
-        state.withLock { s in s.segments.count > 1 && s.segments[0] < segment }
+        state.withLock { s in s.chain.hasSegment(before: segment) }
     }
 
     /// The newest segment's number (see ``reclaim(live:before:)``).
-    var newestSegment: Int? { state.withLock { $0.segments.last } }
+    var newestSegment: Int? { state.withLock { $0.chain.newest } }
 
     /// Replaces the whole queue with `records` (the client's rewrite of events it holds in
     /// memory): they are written to a new segment, which is synced with the directory, then
@@ -350,7 +346,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// takes once (an id's first place, its last record). Returns the records' locations.
     func replaceAll(_ records: [[UInt8]]) throws -> [ScoreRecordLocation] {
         let (older, locations): ([Int], [ScoreRecordLocation]) = try state.withLock { s in
-            let next = (s.segments.last ?? -1) + 1
+            let next = (s.chain.newest ?? -1) + 1
             let (created, _) = try openSegment(path(next), syncs)
             let offsets: [Int]
             do { offsets = try created.append(records, sync: false) } catch {
@@ -359,9 +355,9 @@ final class SegmentedQueueLog: @unchecked Sendable {
                 throw error
             }
             s.newest?.close()
-            let older = s.segments
+            let older = s.chain.segments
             s.newest = created
-            s.segments.append(next)
+            _ = s.chain.appendSegment()
             s.directoryUnsynced = true
             s.unsynced.insert(next)
             s.submitted += 1
@@ -370,7 +366,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
         try sync()
         for n in older {
             state.withLock { s in
-                s.segments.removeAll { $0 == n }
+                s.chain.remove(n)
                 s.unsynced.remove(n)
                 if let r = s.reader, r.segment == n {
                     _ = FileFaults.close(r.fd)
@@ -379,7 +375,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             }
             if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
                 let e = errno
-                state.withLock { s in s.segments.insert(n, at: 0) }
+                state.withLock { s in s.chain.restoreOldest(n) }
                 throw AppendLogError("unlink", errno: e)
             }
         }
@@ -430,8 +426,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
         state.withLock { s in
             if let r = s.reader { _ = FileFaults.close(r.fd) }
             s.newest?.close()
-            s = State()
-            s.segments = numbers
+            s = State(chain: SegmentChain(segments: numbers, segmentBytes: segmentBytes))
             s.newest = log
         }
         return out

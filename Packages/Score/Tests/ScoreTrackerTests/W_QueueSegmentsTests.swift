@@ -24,6 +24,9 @@ import TrackerCoreTestKit
 ///           segment (1,200 events in one file, as the single-file store wrote them) queues every
 ///           event once, sends each once, and once they are all sent `queue.log` is deleted and a
 ///           relaunch finds nothing.
+///   SC194 — the chain's decisions without I/O (`SegmentChain`): an append rolls only when the
+///           newest segment is at its bound and the append holds records; a reclamation deletes
+///           the oldest segments up to the first pinned one, below its bound, never the newest.
 ///   SC192 — a damaged segment (a byte flipped, or the whole file overwritten) is reported in
 ///           the load's damage and its intact records are kept; the other segments are
 ///           unaffected; nothing crashes.
@@ -274,6 +277,28 @@ import TrackerCoreTestKit
         #expect(!Self.files(dir).contains("queue.log"), "\(Self.files(dir))")
         let h2 = Harness(store: FileScoreStore(directory: dir, sync: false))
         #expect(h2.client(maxQueueSize: 2_000, granted: true).inspect().queue.depth == 0)
+    }
+
+    @Test func SC194_theChainDecidesRollsAndDeletionsOnValues() {
+        var chain = SegmentChain(segments: [0], segmentBytes: 100)
+        #expect(chain.place(recordCount: 1, newestBytes: 99) == .newest(segment: 0))
+        #expect(chain.place(recordCount: 0, newestBytes: 100) == .newest(segment: 0))
+        #expect(chain.place(recordCount: 1, newestBytes: 100) == .roll(from: 0, into: 1))
+        #expect(SegmentChain(segments: [], segmentBytes: 100).place(recordCount: 1, newestBytes: 0) == nil)
+        for _ in 0..<4 { _ = chain.appendSegment() }
+        #expect(chain.segments == [0, 1, 2, 3, 4])
+        // Nothing live: all but the newest; below a bound: only those.
+        #expect(chain.deletable(pinned: [], below: nil) == [0, 1, 2, 3])
+        #expect(chain.deletable(pinned: [], below: 2) == [0, 1])
+        // A pinned segment stops the deletion: the dead ones after it stay.
+        #expect(chain.deletable(pinned: [1, 4], below: nil) == [0])
+        #expect(chain.deletable(pinned: [0], below: nil) == [])
+        #expect(chain.hasSegment(before: 2) && !chain.hasSegment(before: 0))
+        chain.remove(0)
+        chain.remove(1)
+        chain.restoreOldest(1)
+        #expect(chain.segments == [1, 2, 3, 4])
+        #expect(!SegmentChain(segments: [7], segmentBytes: 100).hasSegment(before: 9))
     }
 
     @Test func SC192_aDamagedSegmentIsReportedAndSkipped() throws {
