@@ -378,6 +378,21 @@ extension ScoreClient {
         return true
     }
 
+    /// After the start-up load (and its check): asks the writer for a reclamation when a
+    /// ``FileScoreStore`` holds a segment older than the oldest queued event's, which a launch
+    /// with nothing to append would otherwise keep (a previous run killed after its last
+    /// removals, before deleting the segments they emptied).
+    func reclaimSegmentsIfDue() {
+        guard let file = store as? FileScoreStore else { return }
+        state.withLock { s in
+            guard s.loaded, !s.checkPending, !s.compacting,
+                file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
+            else { return }
+            s.writeOps.append(.compact)
+            kickWriters(&s)
+        }
+    }
+
     /// A reclamation begun by ``compactOffThePath()`` ended (it synced what it deleted itself).
     func compactionEnded(failed: Bool) {
         state.withLock { $0.compacting = false }

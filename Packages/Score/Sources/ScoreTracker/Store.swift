@@ -171,8 +171,8 @@ public final class InMemoryScoreStore: ScoreStore {
 /// Locked device (Core's rule, `StorageLocation.readFailure(errno:platform:)`): when a load finds
 /// the files protected (a launch before the first unlock), ``load()`` throws
 /// `StorageLocation.ProtectedDataUnavailable` and, until a load succeeds, the store refuses to
-/// write the identity or to rewrite (compact) the queue log: what it holds is never overwritten
-/// or compacted away by a client that could not read it.
+/// write the identity, to rewrite the queue log or to delete any of its segments: what it holds is
+/// never overwritten or deleted by a client that could not read it.
 public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The directory holding the files.
     public let directory: String

@@ -27,6 +27,8 @@ import TrackerCoreTestKit
 ///   SC194 — the chain's decisions without I/O (`SegmentChain`): an append rolls only when the
 ///           newest segment is at its bound and the append holds records; a reclamation deletes
 ///           the oldest segments up to the first pinned one, below its bound, never the newest.
+///   SC195 — a launch with nothing to append deletes the segments a previous run emptied but
+///           was killed before deleting (every event in them sent, their removals written).
 ///   SC192 — a damaged segment (a byte flipped, or the whole file overwritten) is reported in
 ///           the load's damage and its intact records are kept; the other segments are
 ///           unaffected; nothing crashes.
@@ -299,6 +301,26 @@ import TrackerCoreTestKit
         chain.restoreOldest(1)
         #expect(chain.segments == [1, 2, 3, 4])
         #expect(!SegmentChain(segments: [7], segmentBytes: 100).hasSegment(before: 9))
+    }
+
+    @Test func SC195_aLaunchDeletesTheSegmentsAKilledRunEmptied() async throws {
+        let dir = Self.tempDir("sc195")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h1 = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c1 = h1.client(maxQueueSize: 2_000, granted: true)
+        for _ in 0..<1_500 { c1.pv() }
+        await h1.settle()
+        #expect(Self.files(dir) == ["identity.json", "queue.1.log", "queue.log"])
+        // Every event sent, its removal written, then the run killed before any deletion.
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        _ = try log.submit([QueueRecord.remove(Self.queuedIds(try log.open().records))])
+        #expect(Self.files(dir) == ["identity.json", "queue.1.log", "queue.log"])
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(maxQueueSize: 2_000, granted: true)
+        #expect(c.inspect().queue.depth == 0)
+        await h.settle()
+        #expect(Self.files(dir) == ["identity.json", "queue.1.log"])
+        _ = c1
     }
 
     @Test func SC192_aDamagedSegmentIsReportedAndSkipped() throws {
