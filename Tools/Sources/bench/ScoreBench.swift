@@ -163,6 +163,16 @@ private func fileSize(_ p: String) -> Double {
     Double((try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0)
 }
 
+/// The queue log's files in `dir`: `queue.log` and the later segments `queue.<n>.log`.
+private func queueLogFiles(_ dir: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix("queue.") && $0.hasSuffix(".log") }
+}
+
+/// The queue log's size in bytes: all its segments.
+private func queueLogSize(_ dir: String) -> Double {
+    queueLogFiles(dir).reduce(0) { $0 + fileSize(dir + "/" + $1) }
+}
+
 private struct ScoreRSSFailure: Error, CustomStringConvertible { var description: String }
 
 /// Runs `score-rss --queue N` (next to this executable) and returns its figures.
@@ -239,7 +249,7 @@ func scoreBenchCases() -> [BenchCase] {
             out["caller_minor_faults"] = counters1.minorFaults - counters0.minorFaults
             out["track_calls_per_s_1_thread"] = Double(n) / trackWall
             out["persisted_events_per_s"] = Double(n) / persistWall
-            out["disk_bytes_per_event"] = fileSize(store.inner.queuePath) / Double(n)
+            out["disk_bytes_per_event"] = queueLogSize(store.inner.directory) / Double(n)
             out["cpu_us_per_event"] = cpu / Double(n) * 1e6
             out["peak_rss_mb"] = peakRSSMB()
             out["rss_after_track_calls_mb"] = rssAfterTrack
@@ -279,7 +289,7 @@ func scoreBenchCases() -> [BenchCase] {
             out["shed"] = Double(c.inspect().queue.shed)
             usleep(300_000)
             out["cpu_us_per_event"] = (cpuSeconds() - cpu0) / Double(n) * 1e6
-            out["disk_bytes"] = fileSize(store.inner.queuePath)
+            out["disk_bytes"] = queueLogSize(store.inner.directory)
             out["heap_in_use_after_persisted_mb"] = heapInUseMB()
             out["peak_rss_mb"] = peakRSSMB()
             out["rss_before_client_mb"] = baseline
@@ -380,7 +390,7 @@ func scoreBenchCases() -> [BenchCase] {
                     let cold = round >= rounds
                     let copy = tempDir("launch-\(tag)-copy")
                     defer { try? FileManager.default.removeItem(atPath: copy) }
-                    for f in ["queue.log", "identity.json"] {
+                    for f in queueLogFiles(dir) + ["identity.json"] {
                         try? FileManager.default.copyItem(atPath: dir + "/" + f, toPath: copy + "/" + f)
                         if cold { evictFromPageCache(copy + "/" + f) }
                     }

@@ -14,7 +14,7 @@ import TrackerCore
 // thread sees the event's add record in the file (it reads the file every 0.2 ms, so the figures
 // are up to 0.2 ms late).
 
-/// Reads a queue log as it grows (and again from the start when a compaction replaced it) and
+/// Reads a queue log as it grows, segment after segment (`queue.log`, then `queue.<n>.log`), and
 /// notes when each add record carrying `"seq":N` first appeared.
 private final class LogWatcher: @unchecked Sendable {
     let path: String
@@ -44,20 +44,28 @@ private final class LogWatcher: @unchecked Sendable {
         stopped.wait()
     }
 
+    /// Segment `n` of the queue log whose first segment is `path` (`queue.log`, then
+    /// `queue.<n>.log` beside it).
+    private func segmentPath(_ n: Int) -> String {
+        n == 0 ? path : String(path.dropLast(".log".count)) + ".\(n).log"
+    }
+
     private func watch() {
         var fd: Int32 = -1
-        var inode: UInt64 = 0
+        var segment = 0
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         let marker = Array(#""seq":"#.utf8)
         while !stop.load(ordering: .relaxed) {
-            var st = stat()
-            if stat(path, &st) == 0, UInt64(st.st_ino) != inode || fd < 0 {
-                if fd >= 0 { close(fd) }
-                fd = open(path, O_RDONLY)
-                inode = UInt64(st.st_ino)
+            if fd < 0 {
+                fd = open(segmentPath(segment), O_RDONLY)
+                // Deleted before it was read (every event in it delivered): the next one.
+                if fd < 0 && access(segmentPath(segment + 1), F_OK) == 0 { segment += 1 }
                 pending = []
             }
+            // Checked before the read: once the next segment exists, the writer appends no more
+            // to this one, so the read below drains it.
+            let rolled = access(segmentPath(segment + 1), F_OK) == 0
             if fd >= 0 {
                 while true {
                     let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
@@ -79,6 +87,11 @@ private final class LogWatcher: @unchecked Sendable {
                     at += 8 + len
                 }
                 if at > 0 { pending.removeFirst(at) }
+                if rolled {
+                    close(fd)
+                    fd = -1
+                    segment += 1
+                }
             }
             usleep(200)
         }

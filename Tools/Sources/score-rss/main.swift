@@ -42,6 +42,8 @@ while let a = args.popFirst() {
 let dir = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/score-rss-\(getpid())"
 defer {
     for f in ["queue.log", "queue.log.tmp", "identity.json", "identity.json.tmp"] { unlink(dir + "/" + f) }
+    // The queue log's later segments (`queue.<n>.log`).
+    for n in 1..<2_000 { unlink(dir + "/queue.\(n).log") }
     rmdir(dir)
 }
 let rssBefore = status("VmRSS")
@@ -63,8 +65,13 @@ var last = -1
 var stable = 0
 while stable < 5 {
     usleep(20_000)
-    var st = stat()
-    let size = stat(dir + "/queue.log", &st) == 0 ? Int(st.st_size) : 0
+    // The queue log's size: its segments, `queue.log` then `queue.<n>.log` (the oldest may be
+    // deleted already).
+    var size = 0
+    for n in 0..<2_000 {
+        var st = stat()
+        if stat(n == 0 ? dir + "/queue.log" : dir + "/queue.\(n).log", &st) == 0 { size += Int(st.st_size) }
+    }
     stable = size == last ? stable + 1 : 0
     last = size
 }

@@ -10,7 +10,7 @@ import TrackerCore
 #endif
 
 // The persistence internals (split out of `ScoreClient.swift`, issue 35 item 6): the queue
-// writer, the log's sync, compaction and the identity writer, and reading the stored queue.
+// writer, the log's sync, space reclamation and the identity writer, and reading the stored queue.
 extension ScoreClient {
     // MARK: - Internals: persistence
 
@@ -206,6 +206,14 @@ extension ScoreClient {
                 {
                     compact = true
                 }
+                // A file store deletes whole segments: as soon as the oldest one can hold no
+                // queued event (the oldest queued event lies in a later one), without waiting
+                // for the dead records to pile up (a deletion is cheap: nothing is rewritten).
+                if !compact, !s.checkPending, appended, let file = store as? FileScoreStore,
+                    file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
+                {
+                    compact = true
+                }
                 // One compaction at a time: a later one is asked for again by the dead records.
                 if s.compacting { compact = false }
                 if compact { s.deadRecords = 0 }
@@ -217,8 +225,8 @@ extension ScoreClient {
             }
             for w in removalsWritten { w.finish() }
             toDrop = []
-            // A file store's compaction writes its new file off this path (appends go on); any
-            // other store's runs here, between appends.
+            // A file store's reclamation (deleting sent segments) runs off this path (appends go
+            // on); any other store's compaction runs here, between appends.
             var compactedHere = false
             if compact, !compactOffThePath() {
                 await compactLog()
@@ -328,37 +336,38 @@ extension ScoreClient {
         if sync { startQueueSync(now: clock.nowMs()) }
     }
 
-    /// Starts a ``FileScoreStore``'s compaction by location, when the store is one and every
-    /// queued persisted event is located; returns whether it did. Runs on the queue writer,
-    /// between appends, so every record written so far is accounted for: the snapshot (the kept
-    /// records, read back, and the log's end) is taken here; the new file's write and `fsync`
-    /// run on ``syncThread`` (a task of the scheduler's with a test's scheduler), and only the
-    /// copy of the records appended meanwhile and the rename hold appends, like an append.
+    /// Starts a ``FileScoreStore``'s space reclamation, when the store is one and every queued
+    /// persisted event is located; returns whether it did. Runs on the queue writer, between
+    /// appends, so every record written so far is accounted for: the live locations and the
+    /// newest segment are taken here; the deletion of the oldest segments holding none of them
+    /// (after a sync of the removals) runs on ``syncThread`` (a task of the scheduler's with a
+    /// test's scheduler). Nothing is rewritten and no event moves: appends go on meanwhile.
     func compactOffThePath() -> Bool {
         guard let file = store as? FileScoreStore else { return false }
-        let snapshot: [(QueuedEvent, ScoreRecordLocation)]? = state.withLock { s in
-            var out: [(QueuedEvent, ScoreRecordLocation)] = []
+        let live: [ScoreRecordLocation]? = state.withLock { s in
+            var out: [ScoreRecordLocation] = []
             out.reserveCapacity(s.queue.count)
             for e in s.queue where e.persisted {
                 guard let location = e.location else { return nil }
-                out.append((e, location))
+                out.append(location)
             }
             s.compacting = true
             return out
         }
-        guard let snapshot else { return false }
-        let begun: FileScoreStore.CompactionSnapshot
+        guard let live else { return false }
+        let bound: Int?
         do {
-            begun = try file.compactionSnapshot(keeping: snapshot.map(\.1))
+            bound = try file.reclaimBound()
         } catch {
-            compactionEnded(kept: [], moved: nil, failed: true)
+            compactionEnded(failed: true)
             return true
         }
         let finish: @Sendable () -> Void = { [self] in
             do {
-                compactionEnded(kept: snapshot.map(\.0), moved: try file.finishCompaction(begun), failed: false)
+                try file.reclaim(live: live, before: bound)
+                compactionEnded(failed: false)
             } catch {
-                compactionEnded(kept: [], moved: nil, failed: true)
+                compactionEnded(failed: true)
             }
         }
         if scheduler is SystemScheduler {
@@ -369,21 +378,25 @@ extension ScoreClient {
         return true
     }
 
-    /// A compaction begun by ``compactOffThePath()`` ended: the kept events' new locations,
-    /// then a sync for its rename and the records it carried over, at once (the writer may be
-    /// idle by now: no later append would sync them).
-    func compactionEnded(kept: [QueuedEvent], moved: [ScoreRecordLocation?]?, failed: Bool) {
-        let renamed: Bool = state.withLock { s in
-            s.compacting = false
-            if let moved, moved.count == kept.count {
-                for (e, loc) in zip(kept, moved) { e.location = loc }
-            }
-            guard moved != nil else { return false }
-            s.sync.appended()
-            return true
+    /// After the start-up load (and its check): asks the writer for a reclamation when a
+    /// ``FileScoreStore`` holds a segment older than the oldest queued event's, which a launch
+    /// with nothing to append would otherwise keep (a previous run killed after its last
+    /// removals, before deleting the segments they emptied).
+    func reclaimSegmentsIfDue() {
+        guard let file = store as? FileScoreStore else { return }
+        state.withLock { s in
+            guard s.loaded, !s.checkPending, !s.compacting,
+                file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
+            else { return }
+            s.writeOps.append(.compact)
+            kickWriters(&s)
         }
-        if failed { diagnose(Diagnostic(code: "storage", message: "could not compact the queue log")) }
-        if renamed { startQueueSync(now: clock.nowMs()) }
+    }
+
+    /// A reclamation begun by ``compactOffThePath()`` ended (it synced what it deleted itself).
+    func compactionEnded(failed: Bool) {
+        state.withLock { $0.compacting = false }
+        if failed { diagnose(Diagnostic(code: "storage", message: "could not reclaim the queue log's space")) }
     }
 
     /// Rewrites the queue log with the queued events only.

@@ -37,10 +37,9 @@ struct QuickIndex {
     private let anonymousId: QueueRecord.AnonymousIdBytes
     private let epoch: UInt32
     private var names = NameInterner()
-    /// The add records' events, in order, located in ``generation``; a removed one is marked as
-    /// not in the queue.
+    /// The add records' events, in order, each located as it was indexed; a removed one is
+    /// marked as not in the queue.
     private var events: [QueuedEvent] = []
-    private var generation = 0
     /// The notices among the events still queued.
     private var notices = 0
     /// The add records' ids, in order, and the ids of the remove records with how many add
@@ -54,7 +53,7 @@ struct QuickIndex {
     private var frames = 0
 
     /// An index for events compared with `anonymousId` (recorded under the client's
-    /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:generation:)`` sizes its
+    /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:)`` sizes its
     /// tables.
     init(anonymousId: String, epoch: UInt32) {
         self.anonymousId = QueueRecord.AnonymousIdBytes(anonymousId)
@@ -62,13 +61,11 @@ struct QuickIndex {
         self.slot = EventIdSlots()
     }
 
-    /// Before the first frame: sizes the tables for a log of `fileBytes` bytes (about one event
-    /// per ``QuickIndex/bytesPerEventEstimate`` bytes: a log of smaller records grows them once),
-    /// and takes the `generation` the frames' offsets belong to (the events are located as they
-    /// are indexed).
-    mutating func expect(fileBytes: Int, generation: Int) {
+    /// Before the first frame: sizes the tables for a log of `fileBytes` bytes (all its
+    /// segments; about one event per ``QuickIndex/bytesPerEventEstimate`` bytes: a log of
+    /// smaller records grows them once).
+    mutating func expect(fileBytes: Int) {
         guard frames == 0 else { return }
-        self.generation = generation
         let expected = fileBytes / QuickIndex.bytesPerEventEstimate
         slot = EventIdSlots(expected: expected)
         events.reserveCapacity(expected)
@@ -79,8 +76,8 @@ struct QuickIndex {
     /// props is 400 to 500 bytes).
     static let bytesPerEventEstimate = 400
 
-    /// Takes in the frame at `offset`; `false` when the careful load must run instead.
-    mutating func visit(offset: Int, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32) -> Bool {
+    /// Takes in the frame at `location`; `false` when the careful load must run instead.
+    mutating func visit(location: ScoreRecordLocation, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32) -> Bool {
         frames += 1
         // An empty frame holds no record (step 2 checks its checksum field).
         guard let kind = r.first else { return true }
@@ -93,7 +90,7 @@ struct QuickIndex {
             if let add = QueueRecord.canonicalAdd(b, anonymousId: anonymousId) {
                 return append(
                     hi: add.hi, lo: add.lo, name: names.name(UnsafeBufferPointer(rebasing: b[add.name])), timestampMs: add.timestampMs,
-                    sameAnonymous: add.sameAnonymous, flags: r[1], requires: r[2], offset: offset)
+                    sameAnonymous: add.sameAnonymous, flags: r[1], requires: r[2], location: location)
             }
         }
         if kind == 82 && CRC32.checksum(r) != checksum { return false }
@@ -102,7 +99,7 @@ struct QuickIndex {
             guard case .uuid(let hi, let lo) = id else { return false }
             return append(
                 hi: hi, lo: lo, name: names.intern(name), timestampMs: timestampMs, sameAnonymous: sameAnonymous, flags: flags,
-                requires: requires, offset: offset)
+                requires: requires, location: location)
         case .remove(let ids)?:
             for case .uuid(let hi, let lo) in ids { removedIds.append((events.count, hi, lo)) }
             return true
@@ -114,7 +111,7 @@ struct QuickIndex {
     /// The event of an add record (``resolve()`` finds an id added twice).
     private mutating func append(
         hi: UInt64, lo: UInt64, name: String, timestampMs: Int64, sameAnonymous: Bool, flags: UInt8, requires: UInt8,
-        offset: Int
+        location: ScoreRecordLocation
     ) -> Bool {
         addedIds.append((hi, lo))
         let e = QueuedEvent(
@@ -123,7 +120,7 @@ struct QuickIndex {
             hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
             notice: flags & 2 != 0, requires: requires, fields: nil, encoded: nil)
         e.persisted = true
-        e.location = ScoreRecordLocation(generation: generation, offset: offset)
+        e.location = location
         if e.notice { notices += 1 }
         events.append(e)
         return true
@@ -323,9 +320,9 @@ extension ScoreClient {
         var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
         guard
             let framed = store.loadFollowingLengths(
-                expect: { index.expect(fileBytes: $0, generation: $1) },
-                visit: { _, offset, payload, checksum in
-                    index.visit(offset: offset, payload: payload, checksum: checksum)
+                expect: { index.expect(fileBytes: $0) },
+                visit: { location, payload, checksum in
+                    index.visit(location: location, payload: payload, checksum: checksum)
                 })
         else { return nil }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
@@ -335,47 +332,52 @@ extension ScoreClient {
         return (framed, identity, storedAnon, scratch)
     }
 
-    /// The damaged frames of a quick load: the offsets of their records, and the diagnostic.
+    /// The damaged frames of a quick load: the locations of their records, and the diagnostic.
     struct LoadedFrameDamage {
-        var offsets: Set<Int>
+        var locations: Set<ScoreRecordLocation>
         var diagnostic: Diagnostic
     }
 
-    /// Checks every frame `framed` read against its checksum; `nil` when all pass. When the file
-    /// cannot be read back to check them, no offset, and a diagnostic saying so (each record is
+    /// Checks every frame `framed` read against its checksum, one segment at a time (each read
+    /// through a descriptor of its own, closed once checked); `nil` when all pass. When a segment
+    /// cannot be read back to check it, no location, and a diagnostic saying so (each record is
     /// still checked when it is read back to be sent: a damaged one is never sent).
     static func damage(of framed: FileScoreStore.FramedContents) -> LoadedFrameDamage? {
-        let bad: [Int]
-        do { bad = try framed.frames.damagedFrames() } catch {
-            return LoadedFrameDamage(
-                offsets: [],
-                diagnostic: Diagnostic(
-                    code: "storage",
-                    message: "could not read the stored queue back to check it (\(error)); each event is checked when it is sent"))
-        }
-        guard !bad.isEmpty else { return nil }
-        let offsets = framed.frames.offsets
-        // Regions: runs of neighbouring damaged frames, as the careful load counts them.
         var regions = 0
         var bytes = 0
-        var previous = -2
-        var damagedOffsets = Set<Int>()
-        for i in bad {
-            if i != previous + 1 { regions += 1 }
-            previous = i
-            damagedOffsets.insert(offsets[i])
-            bytes += (i + 1 < offsets.count ? offsets[i + 1] : framed.frames.end) - offsets[i]
+        var damaged = Set<ScoreRecordLocation>()
+        for segment in framed.segments {
+            let bad: [Int]
+            do {
+                bad = try AppendLog.FrameReader.open(path: segment.path, offsets: segment.offsets, end: segment.end).damagedFrames()
+            } catch {
+                return LoadedFrameDamage(
+                    locations: [],
+                    diagnostic: Diagnostic(
+                        code: "storage",
+                        message: "could not read the stored queue back to check it (\(error)); each event is checked when it is sent"))
+            }
+            let offsets = segment.offsets
+            // Regions: runs of neighbouring damaged frames, as the careful load counts them.
+            var previous = -2
+            for i in bad {
+                if i != previous + 1 { regions += 1 }
+                previous = i
+                damaged.insert(ScoreRecordLocation(generation: segment.number, offset: offsets[i]))
+                bytes += (i + 1 < offsets.count ? offsets[i + 1] : segment.end) - offsets[i]
+            }
         }
-        return LoadedFrameDamage(offsets: damagedOffsets, diagnostic: queueDamaged(bytes: bytes, regions: regions))
+        guard !damaged.isEmpty else { return nil }
+        return LoadedFrameDamage(locations: damaged, diagnostic: queueDamaged(bytes: bytes, regions: regions))
     }
 
-    /// Takes the events whose add record is damaged out of `s` (located in `generation`, which
-    /// no compaction changes while the check runs: see `checkPending`).
-    static func removeDamaged(_ damage: LoadedFrameDamage, generation: Int, from s: inout ClientState) {
-        guard !damage.offsets.isEmpty else { return }
+    /// Takes the events whose add record is damaged out of `s` (their locations do not change
+    /// while the check runs: no segment is deleted meanwhile, see `checkPending`).
+    static func removeDamaged(_ damage: LoadedFrameDamage, from s: inout ClientState) {
+        guard !damage.locations.isEmpty else { return }
         let damaged = s.queue.filter { e in
             guard let location = e.location else { return false }
-            return location.generation == generation && damage.offsets.contains(location.offset)
+            return damage.locations.contains(location)
         }
         guard !damaged.isEmpty else { return }
         // Not logged as removed: the careful load would not have seen these events at all.
@@ -392,7 +394,7 @@ extension ScoreClient {
     /// is damaged; the diagnostic to report, if any.
     func checkLoadedFrames(_ framed: FileScoreStore.FramedContents) -> Diagnostic? {
         guard let damage = ScoreClient.damage(of: framed) else { return nil }
-        state.withLock { s in ScoreClient.removeDamaged(damage, generation: framed.generation, from: &s) }
+        state.withLock { s in ScoreClient.removeDamaged(damage, from: &s) }
         return damage.diagnostic
     }
 

@@ -67,7 +67,7 @@ extension ScoreClient {
             let (recorded, notices) = state.withLock { s in (s.queue.count, s.noticeCount) }
             if mergeDecidesOnStoredFields(scratch, recorded: recorded, recordedNotices: notices, nowMs: clock.nowMs()) {
                 checkedDamage = ScoreClient.damage(of: framed)
-                if let d = checkedDamage { ScoreClient.removeDamaged(d, generation: framed.generation, from: &scratch) }
+                if let d = checkedDamage { ScoreClient.removeDamaged(d, from: &scratch) }
                 quick = nil
             }
         } else {
@@ -125,6 +125,7 @@ extension ScoreClient {
             // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
             // that calls `inspect()` does not wait: the state is marked loaded).
             loadDone.leave()
+            reclaimSegmentsIfDue()
             startPending(pendingFlush, background)
             return
         }
@@ -137,6 +138,7 @@ extension ScoreClient {
         if let damage = checkLoadedFrames(framed) { diagnostics.append(damage) }
         state.withLock { $0.load.checkEnded() }
         loadDone.leave()
+        reclaimSegmentsIfDue()
         for d in diagnostics { diagnose(d) }
     }
 

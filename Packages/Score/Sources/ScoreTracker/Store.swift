@@ -15,9 +15,10 @@ import TrackerCore
 
 /// Where a queue record lives in a store that can read records back.
 public struct ScoreRecordLocation: Sendable, Hashable {
-    /// The log file's generation (bumped by each compaction).
+    /// The number of the queue log's segment holding the record (`FileScoreStore`: 0 for
+    /// `queue.log`, `n` for `queue.<n>.log`; a record never moves while its segment exists).
     public let generation: Int
-    /// The record's frame offset in that generation's file.
+    /// The record's frame offset in that segment's file.
     public let offset: Int
 
     /// Creates a location.
@@ -158,9 +159,11 @@ public final class InMemoryScoreStore: ScoreStore {
     }
 }
 
-/// The default store: `queue.log` (an `AppendLog`) and `identity.json` in one owner-only
-/// directory. A compaction's rename is synced by the next ``syncQueue()``; until then a power
-/// loss may bring back the log from before the compaction, which holds the same events. Default
+/// The default store: the queue log, a chain of `AppendLog` segments (`queue.log`, then
+/// `queue.1.log`, `queue.2.log`…: appends go to the newest, which rolls at 512 KiB, and the
+/// oldest are deleted once every event in them is removed; the single `queue.log` of earlier
+/// versions is the first segment, kept as it is), and `identity.json`, in one owner-only
+/// directory. Default
 /// directory (``defaultDirectory(siteId:)``): Core's `StorageLocation`, that is
 /// `Rocalytics/score-<siteId>` in Caches on tvOS and in Application Support on the other Apple
 /// platforms; `$XDG_DATA_HOME` or `~/.local/share`, then `score-tracker/<siteId>`, elsewhere.
@@ -168,8 +171,8 @@ public final class InMemoryScoreStore: ScoreStore {
 /// Locked device (Core's rule, `StorageLocation.readFailure(errno:platform:)`): when a load finds
 /// the files protected (a launch before the first unlock), ``load()`` throws
 /// `StorageLocation.ProtectedDataUnavailable` and, until a load succeeds, the store refuses to
-/// write the identity or to rewrite (compact) the queue log: what it holds is never overwritten
-/// or compacted away by a client that could not read it.
+/// write the identity, to rewrite the queue log or to delete any of its segments: what it holds is
+/// never overwritten or deleted by a client that could not read it.
 public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// The directory holding the files.
     public let directory: String
@@ -179,18 +182,15 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     private let sync: Bool
     /// The platform whose rules classify failed reads (`.current`; tests pass another).
     let platform: StorageLocation.Platform
-    /// Guards `log`, `generation`, `forward`, `renameUnsynced` and `dataProtected`.
+    /// Guards `opened` and `dataProtected`.
     private let lock = Locked(())
     /// Whether the last load found the stored files protected (see the type's comment).
     private var dataProtected = false
-    private var log: AppendLog?
-    private var generation = 0
-    private var forward: [Int: Int] = [:]
-    /// The records appended while the last compaction wrote its new file were copied onto it:
-    /// an offset of the previous generation at or past `from` moved by `by` bytes.
-    private var carried: (from: Int, by: Int)?
-    /// Whether a compaction's rename still waits for the directory's sync (see ``syncQueue()``).
-    private var renameUnsynced = false
+    /// Whether the segments are open for appending (a read-only load leaves them closed; each
+    /// later write retries opening them).
+    private var opened = false
+    /// The queue log: a chain of segments (`SegmentedQueueLog`, issue 35), `queue.log` first.
+    let segments: SegmentedQueueLog
     /// Opens the queue log for appending (tests replace it to inject faults).
     let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
     /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
@@ -199,7 +199,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// whose log opening a test replaced, so that its faults reach the load.
     let opensQuickly: Bool
 
-    /// The queue log's path.
+    /// The queue log's first segment's path (`queue.log`, the single log of earlier versions;
+    /// later segments are `queue.<n>.log` beside it).
     public var queuePath: String { directory + "/queue.log" }
     /// The identity file's path.
     public var identityPath: String { directory + "/identity.json" }
@@ -218,6 +219,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
         self.opensQuickly = true
+        self.segments = SegmentedQueueLog(directory: directory, sync: sync)
     }
 
     /// A store whose failed reads are classified by `platform`'s rules, for tests.
@@ -229,6 +231,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
         self.opensQuickly = true
+        self.segments = SegmentedQueueLog(directory: directory, sync: sync)
     }
 
     /// A store with fault hooks, for tests.
@@ -244,6 +247,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = openForAppending
         self.beforeSync = beforeSync
         self.opensQuickly = false
+        self.segments = SegmentedQueueLog(directory: directory, sync: sync, openSegment: openForAppending)
     }
 
     /// The default directory for `siteId` on this platform (see the type's comment).
@@ -305,12 +309,6 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         if dataProtected { throw StorageLocation.ProtectedDataUnavailable() }
     }
 
-    private func openLog() throws -> (AppendLog, [[UInt8]]) {
-        try ensureDirectory()
-        let (log, records) = try openForAppending(queuePath, sync)
-        return (log, records)
-    }
-
     public func load() throws -> ScoreStoreContents {
         try lock.withLock { _ in try loadLocked() }
     }
@@ -335,12 +333,10 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         return identity
     }
 
-    /// What ``loadFollowingLengths(expect:visit:)`` opened: the queue log's frames as the file was, for
-    /// their checksums to be checked after the start-up (or walked again).
+    /// What ``loadFollowingLengths(expect:visit:)`` read: each segment's frames as the files
+    /// were, for their checksums to be checked after the start-up.
     struct FramedContents {
-        var frames: AppendLog.FrameReader
-        /// The generation the frames' offsets belong to (see ``ScoreRecordLocation``).
-        var generation: Int
+        var segments: [SegmentedQueueLog.FollowedSegment]
     }
 
     /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(expect:visit:)``).
@@ -348,63 +344,62 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         lock.withLock { _ in readIdentity() }
     }
 
-    /// The quick start-up read (see `AppendLog.openFollowingLengths`): opens the queue log and
-    /// calls `visit` with each frame as it is read. `nil` when the frames do not tile the file,
-    /// when `visit` said stop, when the log cannot be opened for writing, or for a store whose
-    /// log opening a test replaced; the caller then calls ``load()``, which checks and repairs.
-    /// `expect` is called before the first frame with the log's size and the generation its
-    /// offsets will belong to (``FramedContents/generation``, when the read succeeds).
+    /// The quick start-up read (see `SegmentedQueueLog.openFollowingLengths(expect:visit:)`):
+    /// opens the queue log's segments and calls `visit` with each frame, with its location, as
+    /// it is read. `nil` when the frames do not tile some segment, when `visit` said stop, when
+    /// the log cannot be opened for writing, or for a store whose log opening a test replaced;
+    /// the caller then calls ``load()``, which checks and repairs. `expect` is called before the
+    /// first frame with the segments' total size.
     func loadFollowingLengths(
-        expect: (_ fileBytes: Int, _ generation: Int) -> Void = { _, _ in },
-        visit: (_ index: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+        expect: (_ fileBytes: Int) -> Void = { _ in },
+        visit: (_ location: ScoreRecordLocation, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
     ) -> FramedContents? {
         guard opensQuickly else { return nil }
         return lock.withLock { _ -> FramedContents? in
-            let next = generation + 1
             guard (try? ensureDirectory()) != nil,
-                let (log, frames) =
-                    (try? AppendLog.openFollowingLengths(
-                        path: queuePath, sync: sync, expect: { expect($0, next) }, visit: visit)) ?? nil
+                let followed = segments.openFollowingLengths(
+                    expect: expect,
+                    visit: { n, offset, payload, checksum in
+                        visit(ScoreRecordLocation(generation: n, offset: offset), payload, checksum)
+                    })
             else { return nil }
-            self.log = log
-            generation = next
-            forward = [:]
-            carried = nil
-            return FramedContents(frames: frames, generation: generation)
+            opened = true
+            return FramedContents(segments: followed)
         }
     }
 
     private func loadLocked() throws -> ScoreStoreContents {
         let identity = readIdentity()
         try refuseWhileProtected()
-        let log: AppendLog
-        let records: [[UInt8]]
+        let loaded: SegmentedQueueLog.Loaded
         do {
-            (log, records) = try openLog()
+            try ensureDirectory()
+            loaded = try segments.open()
         } catch let error where isProtected(error) {
             dataProtected = true
             throw StorageLocation.ProtectedDataUnavailable()
         } catch {
-            // Not writable (a read-only directory or file system, no space to create the file):
+            // Not writable (a read-only directory or file system, no space to create a file):
             // read what is stored so it can still be sent. Without locations the client keeps
             // the events' bytes in memory; each later write retries opening the log.
-            guard let bytes = try? FileIO.readBytes(queuePath) else { throw error }
-            self.log = nil
-            let scanned = AppendLog.scan(bytes)
-            return ScoreStoreContents(queueRecords: scanned.records, identity: identity, readOnly: true, queueDamage: scanned.damage)
+            guard let read = SegmentedQueueLog.readOnly(directory) else { throw error }
+            opened = false
+            return ScoreStoreContents(queueRecords: read.records, identity: identity, readOnly: true, queueDamage: read.damage)
         }
-        self.log = log
-        generation += 1
-        forward = [:]
-        carried = nil
-        let locations = log.loadedOffsets.map { ScoreRecordLocation(generation: generation, offset: $0) }
-        return ScoreStoreContents(queueRecords: records, queueLocations: locations, identity: identity, queueDamage: log.damage)
+        opened = true
+        return ScoreStoreContents(
+            queueRecords: loaded.records, queueLocations: loaded.locations, identity: identity, queueDamage: loaded.damage)
     }
 
-    private func withLog<T>(_ body: (AppendLog) throws -> T) throws -> T {
+    /// Runs `body` with the segments open for appending (opening them again after a failed load).
+    private func withOpenSegments<T>(_ body: () throws -> T) throws -> T {
         try lock.withLock { _ in
-            if log == nil { log = try openLog().0 }
-            return try body(log!)
+            if !opened {
+                try ensureDirectory()
+                _ = try segments.open()
+                opened = true
+            }
+            return try body()
         }
     }
 
@@ -413,9 +408,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     }
 
     public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        try withLog { log in
-            try log.append(records).map { ScoreRecordLocation(generation: generation, offset: $0) }
-        }
+        let locations = try appendDeferringSyncNow(records)
+        try syncNow()
+        return locations
     }
 
     /// Writes the records at once and leaves their `fsync` to ``syncQueue()``.
@@ -423,16 +418,16 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         try appendDeferringSyncNow(records)
     }
 
-    /// ``appendQueueRecordsDeferringSync(_:)``'s work, on the calling thread.
+    /// ``appendQueueRecordsDeferringSync(_:)``'s work, on the calling thread: a `write` to the
+    /// newest segment (which rolls at its size bound), never an `fsync`.
     func appendDeferringSyncNow(_ records: [[UInt8]]) throws -> [ScoreRecordLocation] {
-        try withLog { log in
-            try log.append(records, sync: false).map { ScoreRecordLocation(generation: generation, offset: $0) }
-        }
+        try withOpenSegments { try segments.submit(records).locations }
     }
 
-    /// Syncs the log file (and a compaction's rename) to the device outside the store's lock:
-    /// appends and reads go on while the `fsync` runs (it can take seconds on a busy device).
-    /// The appends it covers are those written before it started.
+    /// Syncs the segments written since their last sync (and the directory after a segment was
+    /// created or deleted) to the device outside every lock: appends and reads go on while the
+    /// `fsync` runs (it can take seconds on a busy device). The appends it covers are those
+    /// written before it started.
     public func syncQueue() async throws {
         try syncNow()
     }
@@ -440,117 +435,49 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// ``syncQueue()``'s work, on the calling thread.
     func syncNow() throws {
         guard sync else { return }
-        let rename: Bool = lock.withLock { _ in
-            defer { renameUnsynced = false }
-            return renameUnsynced
-        }
         beforeSync?()
-        // A descriptor of its own: the log's may be replaced by a compaction meanwhile (that
-        // compaction syncs its new file itself; its rename is synced by the next call).
-        let fd = FileFaults.open(queuePath, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return }
-            throw AppendLogError("open", errno: errno)
-        }
-        defer { _ = FileFaults.close(fd) }
-        if FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }  // durableSync, with faults
-        if rename {
-            let dfd = FileFaults.open(directory, O_RDONLY | O_CLOEXEC)
-            if dfd >= 0 {
-                _ = FileFaults.fsync(dfd)
-                _ = FileFaults.close(dfd)
-            }
-        }
+        try segments.sync()
     }
 
+    /// Replaces the queue log with `records` (the client's rewrite of events it holds in
+    /// memory): a new segment, synced, then the older ones deleted (see
+    /// `SegmentedQueueLog.replaceAll(_:)`).
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
-        try withLog { (log: AppendLog) -> Void in
+        try withOpenSegments {
             try refuseWhileProtected()
-            _ = try log.rewrite(records, deferDirectorySync: true)
-            forward = [:]
-            carried = nil
-            generation += 1
-            renameUnsynced = true
+            _ = try segments.replaceAll(records)
         }
-    }
-
-    /// The current offset of `location`, following one compaction.
-    private func currentOffset(_ location: ScoreRecordLocation) -> Int? {
-        if location.generation == generation { return location.offset }
-        if location.generation == generation - 1 {
-            if let moved = forward[location.offset] { return moved }
-            if let carried, location.offset >= carried.from { return location.offset + carried.by }
-        }
-        return nil
     }
 
     public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? {
-        try withLog { log in
-            guard let offset = currentOffset(location) else { return nil }
-            return try log.read(at: offset)
-        }
+        try segments.read(at: location)
     }
 
+    /// Reclaims the space of the records not at `keeping` (see ``reclaim(live:before:)``); the
+    /// kept records do not move: their locations are returned as given.
     public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
-        try finishCompaction(compactionSnapshot(keeping: keeping))
+        let bound = try reclaimBound()
+        try reclaim(live: keeping, before: bound)
+        return keeping
     }
 
-    /// The first step of a compaction that never holds appends for long (issue 35): the kept
-    /// records, read under the lock, and where the log ends now. The caller takes it when every
-    /// record up to that end is accounted for (the client's queue writer, between appends), then
-    /// calls ``finishCompaction(_:)`` off the append path.
-    struct CompactionSnapshot: Sendable {
-        var records: [[UInt8]]
-        var oldOffsets: [Int]
-        /// For each location kept, its index in `records` (`nil`: unreadable, dropped).
-        var slot: [Int?]
-        var end: Int
-        var generation: Int
-    }
-
-    func compactionSnapshot(keeping: [ScoreRecordLocation]) throws -> CompactionSnapshot {
-        try withLog { log in
+    /// The newest segment's number now: taken with the live locations (between appends, when
+    /// every record written so far is accounted for), it bounds ``reclaim(live:before:)``.
+    func reclaimBound() throws -> Int? {
+        try withOpenSegments {
             try refuseWhileProtected()
-            var snap = CompactionSnapshot(records: [], oldOffsets: [], slot: [], end: 0, generation: generation)
-            snap.records.reserveCapacity(keeping.count)
-            for loc in keeping {
-                if let offset = currentOffset(loc), let r = try log.read(at: offset) {
-                    snap.slot.append(snap.records.count)
-                    snap.records.append(r)
-                    snap.oldOffsets.append(offset)
-                } else {
-                    snap.slot.append(nil)
-                }
-            }
-            snap.end = log.byteCount
-            return snap
+            return segments.newestSegment
         }
     }
 
-    /// The rest of the compaction begun by ``compactionSnapshot(keeping:)``: the new file is
-    /// written and synced outside the lock (appends go on meanwhile); then, under the lock like
-    /// an append, the records appended since the snapshot are copied onto it (written, not
-    /// synced: the next ``syncQueue()`` syncs them with the rename) and it is renamed over the
-    /// log. Returns the kept records' new locations; `nil` (nothing changed) when the log was
-    /// replaced meanwhile. One compaction at a time (the client's rule).
-    func finishCompaction(_ snap: CompactionSnapshot) throws -> [ScoreRecordLocation?]? {
-        let prepared = try AppendLog.prepareRewrite(path: queuePath, records: snap.records, sync: sync)
-        return try withLog { log -> [ScoreRecordLocation?]? in
-            guard generation == snap.generation, log.byteCount >= snap.end else {
-                prepared.discard()
-                return nil
-            }
-            try refuseWhileProtected()
-            let carriedAt = try log.completeRewrite(prepared, carryingFrom: snap.end, deferDirectorySync: true)
-            renameUnsynced = true
-            var map: [Int: Int] = [:]
-            map.reserveCapacity(prepared.offsets.count)
-            for (old, new) in zip(snap.oldOffsets, prepared.offsets) { map[old] = new }
-            forward = map
-            carried = (from: snap.end, by: carriedAt - snap.end)
-            generation += 1
-            return snap.slot.map { $0.map { ScoreRecordLocation(generation: generation, offset: prepared.offsets[$0]) } }
-        }
+    /// Deletes the oldest segments below `bound` holding none of the `live` locations, after
+    /// syncing the removals written so far (see `SegmentedQueueLog.reclaim(live:before:)`). Off
+    /// the append path: appends go on meanwhile (to the newest segment, never deleted).
+    @discardableResult
+    func reclaim(live: [ScoreRecordLocation], before bound: Int?) throws -> [Int] {
+        try lock.withLock { _ in try refuseWhileProtected() }
+        if sync { beforeSync?() }
+        return try segments.reclaim(live: live, before: bound)
     }
 
     public func saveIdentity(_ bytes: [UInt8]) async throws {

@@ -7,33 +7,34 @@ import TrackerCoreTestKit
 
 /// The file store keeps queued events on disk only (read back when sent) and compacts its log.
 ///
-///   SC187 — a compaction writes its new file while appends go on: the records appended between
-///           its snapshot and its rename are carried onto the new file, readable at the locations
-///           their append returned, and a relaunch finds the kept and the carried records, once
-///           (issue 35 items 1 and 2).
+///   SC187 — a reclamation never loses a record appended after its live locations were taken:
+///           it deletes only segments older than the newest one at that moment, and the records
+///           appended meanwhile stay readable where their append put them; a relaunch finds them
+///           once (issue 35 items 1 and 2; before the segments, the records appended during a
+///           compaction were carried onto its new file).
 @Suite struct FileStoreTests {
-    @Test func SC187_recordsAppendedDuringACompactionAreCarriedOver() async throws {
+    @Test func SC187_recordsAppendedDuringAReclamationAreKept() async throws {
         let dir = NSTemporaryDirectory() + "score-sc187-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = FileScoreStore(directory: dir)
         _ = try store.load()
-        let first = try #require(try await store.appendQueueRecordsLocated([[65, 1], [65, 2], [82, 1], [65, 3]]))
-        // Keep records 2 and 3 (the removal and record 1 are dead).
-        let snap = try store.compactionSnapshot(keeping: [first[1], first[3]])
-        // Appended while the new file is written.
-        let during = try #require(try await store.appendQueueRecordsLocated([[65, 4], [82, 2]]))
-        let moved = try #require(try store.finishCompaction(snap))
-        #expect(moved.count == 2 && moved.allSatisfy { $0 != nil })
-        #expect(try store.readQueueRecord(at: moved[0]!) == [65, 2])
-        #expect(try store.readQueueRecord(at: moved[1]!) == [65, 3])
-        // The carried records, at the locations their append returned.
-        #expect(try store.readQueueRecord(at: during[0]) == [65, 4])
-        #expect(try store.readQueueRecord(at: during[1]) == [82, 2])
-        // Appends go on after it, and a relaunch reads kept + carried + later, in order.
-        _ = try await store.appendQueueRecordsLocated([[65, 5]])
+        // 300 KB records: two fill `queue.log` past its 512 KiB bound, the third rolls.
+        func big(_ k: UInt8) -> [UInt8] { [65, k] + [UInt8](repeating: k, count: 300_000) }
+        let first = try #require(try await store.appendQueueRecordsLocated([big(1)]))
+        _ = try await store.appendQueueRecordsLocated([big(2)])
+        let third = try #require(try await store.appendQueueRecordsLocated([big(3)]))
+        #expect(first[0].generation == 0 && third[0].generation == 1)
+        // The live locations are taken (none: records 1 to 3 delivered), then records are
+        // appended before the reclamation runs, into the newest segment and a new one.
+        let bound = try store.reclaimBound()
+        let during = try #require(try await store.appendQueueRecordsLocated([[82, 1], big(4), big(5)]))
+        #expect(Set(during.map(\.generation)) == [1] || Set(during.map(\.generation)) == [1, 2])
+        #expect(try store.reclaim(live: [], before: bound) == [0])
+        #expect(!FileManager.default.fileExists(atPath: dir + "/queue.log"))
+        for (loc, r) in zip(during, [[82, 1], big(4), big(5)]) { #expect(try store.readQueueRecord(at: loc) == r) }
+        _ = try await store.appendQueueRecordsLocated([[65, 6]])
         let reloaded = try FileScoreStore(directory: dir).load()
-        #expect(reloaded.queueRecords == [[65, 2], [65, 3], [65, 4], [82, 2], [65, 5]])
-        #expect(!FileManager.default.fileExists(atPath: dir + "/queue.log.tmp"))
+        #expect(reloaded.queueRecords == [big(3), [82, 1], big(4), big(5), [65, 6]])
     }
 
     @Test func eventsAreReadBackFromDiskAndTheLogCompacts() async throws {
@@ -41,19 +42,24 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        for n in 1...700 { c.track("e\(n)", props: ["n": n]) }
+        // About 1.5 KB an event: the log rolls into a second segment after about 350 of them.
+        let pad = String(repeating: "p", count: 1000)
+        for n in 1...700 { c.track("e\(n)", props: ["n": n, "pad": pad]) }
         await h.settle()
         // Persisted events hold no bytes in memory.
         let held = c.state.withLock { s in s.queue.filter { $0.encoded != nil || $0.fields != nil }.count }
         #expect(held == 0)
-        let path = dir + "/queue.log"
-        let sizeBefore = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
-        // Six batches succeed, the seventh fails: 606 dead records > 100 live ones → compaction.
+        let sizeBefore = try queueLogBytes(dir).count
+        #expect(FileManager.default.fileExists(atPath: dir + "/queue.1.log"))
+        // Six batches succeed, the seventh fails: 606 dead records > 100 live ones → the
+        // segments holding only delivered events (here `queue.log`) are deleted.
         h.tx.script { _, i in i < 6 ? .status(200) : .status(500) }
         await h.flush(c)
         #expect(c.inspect().queue.depth == 100)
-        let sizeAfter = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
-        #expect(sizeAfter < sizeBefore / 5)
+        await h.settle()
+        #expect(!FileManager.default.fileExists(atPath: dir + "/queue.log"))
+        let sizeAfter = try queueLogBytes(dir).count
+        #expect(sizeAfter < sizeBefore * 3 / 4)
         // The remaining events are read back from their new locations.
         h.tx.answerAll(.status(200))
         await h.flush(c)
@@ -225,7 +231,8 @@ import TrackerCoreTestKit
         await h.settle()
         #expect(spy.count("compact") == 1)
         #expect(c.inspect().queue.depth == 200)
-        #expect(try AppendLog.open(path: dir + "/queue.log").records.count == 200)
+        // Nothing to delete yet (one segment, the newest): the log still loads the 200 queued.
+        #expect(try queuedIdsOnDisk(dir).count == 200)
     }
 
     /// The manual clock, except that I/O steps are counted and do pause (without real time):

@@ -324,7 +324,7 @@ public final class AppendLog {
     }
 
     /// Whether the last of `offsets` is a non-empty frame matching its checksum (read back).
-    private static func lastFrameIsIntact(_ fd: Int32, offsets: [Int], end: Int) -> Bool {
+    static func lastFrameIsIntact(_ fd: Int32, offsets: [Int], end: Int) -> Bool {
         guard let last = offsets.last else { return true }
         var frame = [UInt8](repeating: 0, count: end - last)
         guard (try? preadAll(fd, &frame, at: last)) == true, frame.count > frameOverhead else { return false }
