@@ -4,7 +4,7 @@ import Testing
 import TrackerCore
 import TrackerCoreTestKit
 
-/// R37 (issue 35, migration): a device updated with events queued in the single `queue.log` of
+/// R41 (issue 35, migration): a device updated with events queued in the single `queue.log` of
 /// earlier versions (larger than a segment) starts sending them, and the process is killed with
 /// SIGKILL at seeded moments while the log rolls past `queue.log` and deletes it. A last launch
 /// then delivers the rest: every event is delivered, and one is delivered twice only in a later
@@ -46,7 +46,7 @@ import TrackerCoreTestKit
         try FileManager.default.copyItem(atPath: made.path + "/identity.json", toPath: dir + "/identity.json")
     }
 
-    @Test func R37_aKillDuringTheMigrationOfALegacyLogLosesNothing() async throws {
+    @Test func R41_aKillDuringTheMigrationOfALegacyLogLosesNothing() async throws {
         let seed = Soak.seed("score-migration")
         var rng = SplitMix64(seed: seed)
         let dir = TempDir("score-migration")
@@ -131,7 +131,7 @@ import TrackerCoreTestKit
         for p in problems.prefix(20) { Issue.record("score-migration seed=\(seed): \(p)") }
         let unique = Set(delivered).count
         print(
-            "[reliability] R37: \(kills) SIGKILLs while migrating, \(unique) of \(Self.events) delivered, \(delivered.count - unique) resent"
+            "[reliability] R41: \(kills) SIGKILLs while migrating, \(unique) of \(Self.events) delivered, \(delivered.count - unique) resent"
         )
     }
 }

@@ -1,6 +1,6 @@
 /// The queue log's segment chain as a value: where an append goes and which segments a
 /// reclamation deletes, decided without I/O (``SegmentedQueueLog`` carries the decisions out
-/// under its lock). Tested directly (SC194).
+/// under its lock). Tested directly (SC256).
 struct SegmentChain: Equatable, Sendable {
     /// The segments' numbers, oldest first; the last is the newest, open for appending.
     private(set) var segments: [Int]

@@ -7,29 +7,29 @@ import TrackerCoreTestKit
 
 /// The queue log's segment chain (`SegmentedQueueLog`, issue 35 items 1 and 2).
 ///
-///   SC188 — appends go to the newest segment, which rolls at its size bound into
+///   SC250 — appends go to the newest segment, which rolls at its size bound into
 ///           `queue.<n>.log` (0600); every record is read back at its location and a reopen
 ///           reads them all once, in order; no append rewrites or syncs a whole file.
-///   SC189 — the oldest segments holding no live record are deleted, in order, after the
+///   SC251 — the oldest segments holding no live record are deleted, in order, after the
 ///           removals are synced; never the newest, never one after a segment still holding a
 ///           live record; a reopen finds the same queue.
-///   SC190 — migration: a `queue.log` written by the single-file store of earlier versions is
+///   SC252 — migration: a `queue.log` written by the single-file store of earlier versions is
 ///           segment 0, adopted as it is: every event in it is queued once, later appends roll
 ///           past it and it is deleted once its events are removed.
-///   SC191 — migration with a kill at every step: the first launch over a legacy `queue.log`
+///   SC253 — migration with a kill at every step: the first launch over a legacy `queue.log`
 ///           (open, removals, appends that roll, the deletion of `queue.log`) stopped after
 ///           step k for every k (every later file call fails, as after a kill), then a fresh
 ///           open: every event once, none twice, none whose removal was written back.
-///   SC193 — migration through the client: a relaunch over a legacy `queue.log` larger than a
+///   SC255 — migration through the client: a relaunch over a legacy `queue.log` larger than a
 ///           segment (1,200 events in one file, as the single-file store wrote them) queues every
 ///           event once, sends each once, and once they are all sent `queue.log` is deleted and a
 ///           relaunch finds nothing.
-///   SC194 — the chain's decisions without I/O (`SegmentChain`): an append rolls only when the
+///   SC256 — the chain's decisions without I/O (`SegmentChain`): an append rolls only when the
 ///           newest segment is at its bound and the append holds records; a reclamation deletes
 ///           the oldest segments up to the first pinned one, below its bound, never the newest.
-///   SC195 — a launch with nothing to append deletes the segments a previous run emptied but
+///   SC257 — a launch with nothing to append deletes the segments a previous run emptied but
 ///           was killed before deleting (every event in them sent, their removals written).
-///   SC192 — a damaged segment (a byte flipped, or the whole file overwritten) is reported in
+///   SC254 — a damaged segment (a byte flipped, or the whole file overwritten) is reported in
 ///           the load's damage and its intact records are kept; the other segments are
 ///           unaffected; nothing crashes.
 @Suite struct QueueSegmentsTests {
@@ -63,7 +63,7 @@ import TrackerCoreTestKit
         ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
     }
 
-    @Test func SC188_appendsRollIntoNewSegmentsAndAReopenReadsEveryRecordOnce() throws {
+    @Test func SC250_appendsRollIntoNewSegmentsAndAReopenReadsEveryRecordOnce() throws {
         let dir = Self.tempDir("sc188")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let log = SegmentedQueueLog(directory: dir, segmentBytes: 1000)
@@ -97,7 +97,7 @@ import TrackerCoreTestKit
         #expect(reopened.damage == .none)
     }
 
-    @Test func SC189_deadSegmentsAreDeletedOldestFirstAndNeverPastALiveOne() throws {
+    @Test func SC251_deadSegmentsAreDeletedOldestFirstAndNeverPastALiveOne() throws {
         let dir = Self.tempDir("sc189")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let log = SegmentedQueueLog(directory: dir, segmentBytes: 1000)
@@ -151,7 +151,7 @@ import TrackerCoreTestKit
         return s.queue.map { $0.id.string }
     }
 
-    @Test func SC190_aLegacyQueueLogIsAdoptedAsTheFirstSegment() async throws {
+    @Test func SC252_aLegacyQueueLogIsAdoptedAsTheFirstSegment() async throws {
         let (dir, queued) = try await Self.legacyLog("sc190", total: 150)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(Self.files(dir).contains("queue.log"))
@@ -198,7 +198,7 @@ import TrackerCoreTestKit
         }
     }
 
-    @Test func SC191_aKillAtEveryStepOfTheMigrationLosesNoEventAndDuplicatesNone() async throws {
+    @Test func SC253_aKillAtEveryStepOfTheMigrationLosesNoEventAndDuplicatesNone() async throws {
         let (legacy, _) = try await Self.legacyLog("sc191", total: 150)
         defer { try? FileManager.default.removeItem(atPath: legacy) }
         let original = Self.queuedIds(try AppendLog.open(path: legacy + "/queue.log").records)
@@ -248,7 +248,7 @@ import TrackerCoreTestKit
         #expect(k > 10)
     }
 
-    @Test func SC193_aRelaunchOverALegacyLogSendsEveryEventOnceThenDeletesIt() async throws {
+    @Test func SC255_aRelaunchOverALegacyLogSendsEveryEventOnceThenDeletesIt() async throws {
         let made = Self.tempDir("sc193-made")
         let dir = Self.tempDir("sc193")
         defer {
@@ -281,7 +281,7 @@ import TrackerCoreTestKit
         #expect(h2.client(maxQueueSize: 2_000, granted: true).inspect().queue.depth == 0)
     }
 
-    @Test func SC194_theChainDecidesRollsAndDeletionsOnValues() {
+    @Test func SC256_theChainDecidesRollsAndDeletionsOnValues() {
         var chain = SegmentChain(segments: [0], segmentBytes: 100)
         #expect(chain.place(recordCount: 1, newestBytes: 99) == .newest(segment: 0))
         #expect(chain.place(recordCount: 0, newestBytes: 100) == .newest(segment: 0))
@@ -303,7 +303,7 @@ import TrackerCoreTestKit
         #expect(!SegmentChain(segments: [7], segmentBytes: 100).hasSegment(before: 9))
     }
 
-    @Test func SC195_aLaunchDeletesTheSegmentsAKilledRunEmptied() async throws {
+    @Test func SC257_aLaunchDeletesTheSegmentsAKilledRunEmptied() async throws {
         let dir = Self.tempDir("sc195")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h1 = Harness(store: FileScoreStore(directory: dir, sync: false))
@@ -323,7 +323,7 @@ import TrackerCoreTestKit
         _ = c1
     }
 
-    @Test func SC192_aDamagedSegmentIsReportedAndSkipped() throws {
+    @Test func SC254_aDamagedSegmentIsReportedAndSkipped() throws {
         let dir = Self.tempDir("sc192")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let log = SegmentedQueueLog(directory: dir, segmentBytes: 1000)
