@@ -25,3 +25,14 @@ public enum RuntimeEnvironment {
         return String(cString: value)
     }
 }
+
+/// The sink a tracker uses in Xcode Previews: it sends nothing and answers ``SinkResult/ignored``,
+/// so the snapshot is settled and dropped (issue 37 item 7).
+public final class PreviewSink<Payload: Sendable>: Sink, Sendable {
+    /// Creates the sink.
+    public init() {}
+    /// `nil`: no destination, so no hand-over ever targets it.
+    public var destination: String? { nil }
+    /// Answers `ignored` without sending.
+    public func send(_ payload: Payload) async throws -> SinkResult { .ignored }
+}

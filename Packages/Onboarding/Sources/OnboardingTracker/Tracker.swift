@@ -76,6 +76,7 @@ public final class OnboardingRunTracker: Sendable {
     /// Creates an independent tracker. It claims the hand-over of the tracker disposed last on
     /// its storage key (in this process) and reads the stored state in the background.
     public init(configuration: OnboardingRunConfiguration) {
+        let configuration = Self.previewSafe(configuration, inPreviews: RuntimeEnvironment.isXcodePreview)
         config = configuration
         clock = configuration.clock ?? SystemClock()
         scheduler = configuration.scheduler ?? SystemScheduler.shared
@@ -947,5 +948,17 @@ public final class OnboardingRunTracker: Sendable {
             guard let r = s.run.current, r.hasEntries else { return nil }
             return (r.measure(), r.completionFormBytes(now: max(nowRaw, r.floor)).count)
         }
+    }
+}
+
+extension OnboardingRunTracker {
+    /// In Xcode Previews nothing is written or sent (issue 37 item 7): no storage, and a sink that
+    /// sends nothing (``PreviewSink``).
+    static func previewSafe(_ configuration: OnboardingRunConfiguration, inPreviews: Bool) -> OnboardingRunConfiguration {
+        guard inPreviews else { return configuration }
+        var safe = configuration
+        safe.sink = PreviewSink<OnboardingRunSnapshot>()
+        safe.storage = nil
+        return safe
     }
 }

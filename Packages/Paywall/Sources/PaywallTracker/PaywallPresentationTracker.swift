@@ -122,6 +122,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// Creates a tracker. With storage, the stored unsent snapshots are read first (before any
     /// write) and resent.
     public init(configuration: PaywallTrackerConfiguration) {
+        let configuration = Self.previewSafe(configuration, inPreviews: RuntimeEnvironment.isXcodePreview)
         config = configuration
         let report = configuration.onDiagnostic
         outbox = configuration.storage.map { storage in
@@ -539,5 +540,17 @@ public final class PaywallPresentation: PaywallPresentationHandle, Sendable {
         } else {
             tracker.report(result.rawValue, "\(call) ignored: \(result.rawValue)", runId: id)
         }
+    }
+}
+
+extension PaywallPresentationTracker {
+    /// In Xcode Previews nothing is written or sent (issue 37 item 7): no storage, and a sink that
+    /// sends nothing (``PreviewSink``).
+    static func previewSafe(_ configuration: PaywallTrackerConfiguration, inPreviews: Bool) -> PaywallTrackerConfiguration {
+        guard inPreviews else { return configuration }
+        var safe = configuration
+        safe.sink = PreviewSink<PaywallSnapshot>()
+        safe.storage = nil
+        return safe
     }
 }
