@@ -4,15 +4,10 @@
 
 import ScoreTracker
 
-/// The app's credentials source (Auth0.swift's `CredentialsManager`, for example).
-public protocol AccessTokenSource: Sendable {
-    /// A valid access token, renewed when it expired.
-    func accessToken() async throws -> String
-}
-
-/// When the fan signs in: every flush from now on carries a fresh access token, and the device's
-/// anonymous id is linked to the fan on the next flush.
-public func onFanSignedIn(_ score: ScoreClient, credentials: any AccessTokenSource, userId: String) {
-    score.setTokenProvider { try await credentials.accessToken() }
+/// When the fan signs in: every flush from now on carries a fresh access token from `tokens` (your
+/// auth SDK's credentials, wrapped in a `ScoreTokenProvider`), and the device's anonymous id is
+/// linked to the fan on the next flush.
+public func onFanSignedIn(_ score: ScoreClient, tokens: some ScoreTokenProvider, userId: String) {
+    score.setTokenProvider(tokens)
     score.identify(userId: userId)  // optional: set userId now
 }

@@ -16,10 +16,10 @@ import TrackerCoreTestKit
 //   token; every event is sent once; the token never shows in `inspect()`.
 
 /// Stands in for Auth0's `CredentialsManager`: hands out `tok-1`, `tok-2`, … in turn.
-final class RotatingCredentials: AccessTokenSource, @unchecked Sendable {
+final class RotatingCredentials: ScoreTokenProvider, @unchecked Sendable {
     private let issued = Locked(0)
     var calls: Int { issued.value }
-    func accessToken() async throws -> String {
+    func accessToken() async throws -> String? {
         let n = issued.withLock {
             $0 += 1
             return $0
@@ -43,7 +43,7 @@ final class RotatingCredentials: AccessTokenSource, @unchecked Sendable {
         score.track("poll_vote", props: ["pollId": "motm-r12", "choice": "player_7"])
 
         let credentials = RotatingCredentials()
-        onFanSignedIn(score, credentials: credentials, userId: "auth0|abc123")
+        onFanSignedIn(score, tokens: credentials, userId: "auth0|abc123")
         try await score.flush()
         score.track("article_read", props: ["articleId": "a-1"])
         try await score.flush()
