@@ -1,18 +1,31 @@
-import OnboardingTracker
-import PaywallTracker
-import RocalyticsClient
+import RocalyticsKit
 import ScoreTracker
 import SwiftUI
-import TrackerCore
 
 @main
 struct TrackerExampleApp: App {
+    let rocalytics: Rocalytics
+    let score: ScoreClient
+
+    /// The whole set-up, synchronous and free of file I/O: the Rocalytics client with the
+    /// onboarding and paywall trackers (system ids and context, default stores, lifecycle bound),
+    /// and the Score client.
+    init() {
+        rocalytics = Rocalytics.start(
+            RocalyticsSetup(client: RocalyticsConfiguration(keychainAccessGroup: Tracking.sharedKeychainGroup)))
+        score = Tracking.score()
+        score.setConsent(analytics: true, personalization: false, advertising: false)
+        score.bindToAppLifecycle()
+    }
+
     var body: some Scene {
-        WindowGroup { ContentView() }
+        WindowGroup { ContentView(rocalytics: rocalytics, score: score) }
     }
 }
 
 struct ContentView: View {
+    let rocalytics: Rocalytics
+    let score: ScoreClient
     @State private var status = "Starting…"
 
     var body: some View {
@@ -21,37 +34,25 @@ struct ContentView: View {
             Text(status).font(.footnote).multilineTextAlignment(.center)
         }
         .padding()
-        .task { status = await Self.run() }
+        .task { status = await record() }
     }
 
-    /// Sets up every surface, records one onboarding step, one paywall and one Score event.
-    static func run() async -> String {
-        do {
-            let score = Tracking.score(directory: try await Tracking.directory("score"))
-            score.setConsent(analytics: true, personalization: false, advertising: false)
-            score.bindToAppLifecycle()  // UIKit lifecycle: the app only (unavailable in the widget extension)
-            score.track("app_opened", props: ["source": "example"])
-
-            let rocalytics = Tracking.rocalytics()
-            let storage = FileKeyValueStorage(directory: try await Tracking.directory("trackers"))
-            Tracking.configureOnboarding(client: rocalytics, storage: storage)
-            let run = OnboardingRun.start(
-                StartOptions(
-                    onboarding: OnboardingInput(key: "main", version: "1"),
-                    manifest: [ManifestStepInput(stepKey: "welcome")]))
-            run.enterStep("welcome")
-            run.complete()
-
-            let paywall = Tracking.paywall(client: rocalytics, storage: storage)
-            let info = PaywallPresentationInfo(
+    /// Records one onboarding step, one paywall and one Score event.
+    func record() async -> String {
+        score.track("app_opened", properties: ["source": "example"])
+        let run = await OnboardingRun.resumeOrStart(
+            StartOptions(
+                onboarding: OnboardingInput(key: "main", version: "1"),
+                manifest: [ManifestStepInput(stepKey: "welcome")]),
+            resumeTimeout: 3)
+        run.enterStep("welcome")
+        run.complete()
+        let presentation = rocalytics.paywalls.start(
+            PaywallPresentationInfo(
                 moment: "launch", paywallId: "pw-1", audienceId: nil,
-                renderMode: .custom, billing: .store, surface: .present)
-            let presentation = paywall.start(info)
-            presentation?.shown()
-            presentation?.end(.dismissed)
-            return "Recorded: onboarding run, paywall presentation, Score event"
-        } catch {
-            return "Storage unavailable: \(error)"
-        }
+                renderMode: .custom, billing: .store, surface: .present))
+        presentation?.shown()
+        presentation?.end(.dismissed)
+        return "Recorded: onboarding run, paywall presentation, Score event"
     }
 }

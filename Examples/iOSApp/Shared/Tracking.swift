@@ -5,8 +5,8 @@ import RocalyticsClient
 import ScoreTracker
 import TrackerCore
 
-/// The four SDK surfaces, set up as an app would (shared by the app and its widget extension,
-/// so both link and use every one of them).
+/// What the app and its widget extension share: the Score client and the Rocalytics client's
+/// configuration (the app starts the onboarding and paywall trackers with `Rocalytics.start`).
 enum Tracking {
     static let endpoint = "https://collector.example.com"
 
@@ -21,6 +21,14 @@ enum Tracking {
         Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String ?? "1.0"
     }
 
+    /// The app's Score client on its default store (no file I/O here: fits in `App.init()`).
+    static func score() -> ScoreClient {
+        ScoreClient(
+            publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
+            appVersion: appVersion(), os: "ios", locale: Locale.current.identifier)
+    }
+
+    /// A Score client on its own folder (the widget's, apart from the app's queue).
     static func score(directory: String) -> ScoreClient {
         ScoreClient(
             publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
@@ -40,31 +48,5 @@ enum Tracking {
 
     static func rocalytics() -> RocalyticsClient {
         RocalyticsClient(configuration: RocalyticsConfiguration(keychainAccessGroup: sharedKeychainGroup))
-    }
-
-    static func configureOnboarding(client: RocalyticsClient, storage: any KeyValueStorage) {
-        let version = appVersion()
-        OnboardingRun.configure(
-            OnboardingRunConfiguration(
-                sink: createRocalyticsOnboardingSink(client),
-                context: .provider {
-                    RunContextInput(
-                        appVersion: version, build: nil, platform: .ios, osVersion: nil,
-                        locale: "en-US", timezone: TimeZone.current.identifier)
-                },
-                storage: storage))
-    }
-
-    static func paywall(client: RocalyticsClient, storage: any KeyValueStorage) -> PaywallPresentationTracker {
-        let version = appVersion()
-        return PaywallPresentationTracker(
-            configuration: PaywallTrackerConfiguration(
-                sink: createRocalyticsPaywallSink(client, for: PaywallSnapshot.self),
-                context: .provider {
-                    RunContextInput(
-                        appVersion: version, build: nil, platform: .ios, osVersion: nil,
-                        locale: "en-US", timezone: TimeZone.current.identifier)
-                },
-                storage: storage))
     }
 }
