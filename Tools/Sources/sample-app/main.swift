@@ -114,29 +114,15 @@ let mainFlow = StartOptions(
     properties: ["signup_source": "email"]
 )
 
-/// `resume(expected:)` waits for storage however long it takes: stop waiting after 5 s.
-func resumeWithin(_ options: StartOptions, seconds: Double) async -> OnboardingRun? {
-    await withTaskGroup(of: OnboardingRun?.self) { group in
-        group.addTask { await onboarding.resume(expected: options) }
-        group.addTask {
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 // MARK: The onboarding: resume a killed run, or start one and record two screens
 
-let run: OnboardingRun
-if let resumed = await resumeWithin(mainFlow, seconds: 5) {
-    say("resumed run=\(resumed.runId) at step \(resumed.currentStepKey ?? "-")")
+// A killed run of this flow is resumed when the stored state is read within 5 s; a resumed run
+// has recorded steps, a new one none.
+let run = await onboarding.resumeOrStart(mainFlow, resumeTimeout: 5)
+if let step = run.currentStepKey {
+    say("resumed run=\(run.runId) at step \(step)")
     score.track("app_opened", props: ["resumed": true])
-    run = resumed
 } else {
-    run = onboarding.start(mainFlow)
     say("started run=\(run.runId)")
     score.track("app_opened", props: ["resumed": false])
     run.enterStep("welcome")
