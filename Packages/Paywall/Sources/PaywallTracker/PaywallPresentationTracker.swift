@@ -94,6 +94,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
 
     private struct State: Sendable {
         var disposed = false
+        /// The opt-out switch (``optOut()``); read from storage at launch unless set before.
+        var optedOut = false
+        /// ``optOut()`` or ``optIn()`` was called: the launch read no longer decides the switch.
+        var optChosen = false
+        /// The one `opted-out` diagnostic of this opt-out period was reported.
+        var optOutReported = false
         var deliveries: [String: DeliveryRuntime<PaywallSnapshot>] = [:]
         /// Presentations restored from storage (no handle this session).
         var restored: Set<String> = []
@@ -175,6 +181,15 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     private func startPresentation(_ validation: Result<ValidatedInfo, InfoProblems>) -> PaywallPresentation? {
         if state.withLock({ $0.disposed }) {
             report("disposed", "start() ignored: the tracker was disposed")
+            return nil
+        }
+        let (optedOut, firstRefusal) = state.withLock { s -> (Bool, Bool) in
+            guard s.optedOut else { return (false, false) }
+            defer { s.optOutReported = true }
+            return (true, !s.optOutReported)
+        }
+        if optedOut {
+            if firstRefusal { report("opted-out", "start() ignored while opted out (reported once per opt-out)") }
             return nil
         }
         let fixed: ValidatedInfo
@@ -307,8 +322,10 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     private func runtimeLocked(_ s: inout State, id: String) -> DeliveryRuntime<PaywallSnapshot> {
         if let r = s.deliveries[id] { return r }
         let sink = config.sink
+        let optedOut: @Sendable () -> Bool = { [weak self] in self?.isOptedOut ?? true }
         let r = DeliveryRuntime<PaywallSnapshot>(
-            send: { try await sink.send($0) }, scheduler: config.scheduler, retry: config.retry,
+            // Opted out, nothing is sent: the snapshot is settled as ignored (and unstored).
+            send: { optedOut() ? .ignored : try await sink.send($0) }, scheduler: config.scheduler, retry: config.retry,
             attemptTimeoutMs: config.attemptTimeoutMs,
             onSettled: { [weak self] item, result in self?.settled(id: id, item, result) },
             onTransient: { [weak self] _, _ in self?.rewriteIfUnstored(id: id) }
@@ -389,6 +406,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
             self.state.withLock { s -> OutboxWrite in
                 if s.persistenceOff || (s.disposed && store.isSuperseded) { return .skip }
                 let records = s.pending.mapValues(\.seq)
+                if s.optedOut { return OutboxWrite(.text(Self.optedOutMarker), records: records) }
                 if s.pending.isEmpty { return OutboxWrite(.remove, records: records) }
                 var entries: [(key: String, seq: Int, body: [UInt8])] = []
                 entries.reserveCapacity(s.pendingOrder.count)
@@ -428,6 +446,12 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         }
         guard case .object(let map) = value else {
             report("invalid-stored", "stored presentations are not an object; ignored")
+            return
+        }
+        if map["optedOut"]?.boolValue == true {
+            // The stored opt-out (``optOut()``): nothing was stored beside it. A call made since
+            // launch decides instead.
+            state.withLock { s in if !s.optChosen { s.optedOut = true } }
             return
         }
         for (id, entry) in map.entries {
@@ -552,5 +576,42 @@ extension PaywallPresentationTracker {
         safe.sink = PreviewSink<PaywallSnapshot>()
         safe.storage = nil
         return safe
+    }
+}
+
+extension PaywallPresentationTracker {
+    /// The stored value while opted out (``optOut()``): the switch alone, as nothing is kept beside it.
+    static let optedOutMarker = #"{"optedOut":true}"#
+
+    /// Whether ``optOut()`` is in force (this session's call, or the stored switch once the launch
+    /// read has found it).
+    public var isOptedOut: Bool { state.withLock { $0.optedOut } }
+
+    /// Stops sending (issue 37 item 3): every unsent snapshot is settled as ignored instead of
+    /// sent, `start()` returns `nil` (one `opted-out` diagnostic per opt-out period), and the switch
+    /// is stored (the stored value becomes `{"optedOut":true}`, as nothing else is kept) so later
+    /// launches stay opted out until ``optIn()``. A launch reads the switch with the stored value; a
+    /// `start()` made before that read finishes is recorded and, if the read finds the switch on,
+    /// is settled as ignored when its send comes (with the Rocalytics sink the client's own stored
+    /// opt-out also answers `ignored`).
+    public func optOut() { setOptedOut(true) }
+
+    /// Sends again (stored).
+    public func optIn() { setOptedOut(false) }
+
+    private func setOptedOut(_ on: Bool) {
+        state.withLock { s in
+            s.optedOut = on
+            s.optChosen = true
+            if !on { s.optOutReported = false }
+            if on {
+                // Forgotten: nothing recorded before the opt-out is stored or sent after it (the
+                // deliveries settle what they hold as ignored).
+                s.pending = [:]
+                s.pendingBytes = [:]
+                s.pendingOrder = []
+            }
+        }
+        persist()
     }
 }

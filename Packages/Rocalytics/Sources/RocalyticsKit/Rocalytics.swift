@@ -118,19 +118,20 @@ public final class Rocalytics: Sendable {
         self.bindings = Locked(made)
     }
 
-    /// Stops sending on all three surfaces and forgets what they had not sent yet; persisted, so
-    /// later launches stay opted out until ``optIn()``. The client and the onboarding tracker keep
-    /// their own switch; the paywall tracker's snapshots go through the client's sink, which
-    /// answers `ignored` while the client is opted out, so none is sent.
+    /// Stops sending on all three surfaces and forgets what they had not sent yet; each surface
+    /// stores its switch, so later launches stay opted out until ``optIn()`` (and while a tracker's
+    /// launch read is still running, its sink, the client's, answers `ignored` anyway).
     public func optOut() {
         client.optOut()
         onboarding.optOut()
+        paywalls.optOut()
     }
 
-    /// Sends again on all three surfaces (persisted).
+    /// Sends again on all three surfaces (stored).
     public func optIn() {
         client.optIn()
         onboarding.optIn()
+        paywalls.optIn()
     }
 
     /// Whether ``optOut()`` is in force (the client's persisted switch).

@@ -63,7 +63,7 @@ import TrackerCoreTestKit
         await clock.settle()
         let before = transport.requests.count
         rocalytics.optOut()
-        #expect(rocalytics.isOptedOut && rocalytics.onboarding.isOptedOut)
+        #expect(rocalytics.isOptedOut && rocalytics.onboarding.isOptedOut && rocalytics.paywalls.isOptedOut)
         let run = OnboardingRun.start(
             StartOptions(onboarding: OnboardingInput(key: "main", version: "1"), manifest: [ManifestStepInput(stepKey: "welcome")]))
         run.enterStep("welcome")
@@ -78,7 +78,7 @@ import TrackerCoreTestKit
         }
         #expect(transport.requests.count == before, "\(transport.requests.dropFirst(before).map(\.url))")
         rocalytics.optIn()
-        #expect(!rocalytics.isOptedOut && !rocalytics.onboarding.isOptedOut)
+        #expect(!rocalytics.isOptedOut && !rocalytics.onboarding.isOptedOut && !rocalytics.paywalls.isOptedOut)
     }
 
     @Test func RK3_versionConstantMatchesChangelog() throws {

@@ -453,7 +453,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         try segments.read(at: location)
     }
 
-    /// Reclaims the space of the records not at `keeping` (see ``reclaim(live:before:)``); the
+    /// Reclaims the space of the records not at `keeping` (see `SegmentedQueueLog.reclaim(live:before:)`); the
     /// kept records do not move: their locations are returned as given.
     public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
         let bound = try reclaimBound()
