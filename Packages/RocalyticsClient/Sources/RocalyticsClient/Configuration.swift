@@ -45,9 +45,9 @@ public struct RocalyticsConfiguration: Sendable {
     public var keychainAccessGroup: String?
     /// Where the requests of the `record…` methods (``RocalyticsClient/recordPurchase(_:)-(TrackPurchaseParams)``,
     /// ``RocalyticsClient/recordIdentify(_:)``, ``RocalyticsClient/record(_:properties:)``) wait
-    /// until they are sent, and where ``RocalyticsClient/optOut()`` is kept. `nil`: a
-    /// `FileKeyValueStorage` in ``RocalyticsConfiguration/defaultStorageDirectory()``, created on
-    /// first write on the store's own I/O queue (the constructor does no file I/O). Default: `nil`.
+    /// until they are sent, and where ``RocalyticsClient/optOut()`` is kept. `nil`: Core's
+    /// `StandardFileStorage` in ``RocalyticsConfiguration/defaultStorageDirectory()``, whose folder
+    /// is prepared on the store's own queue (the constructor does no file I/O). Default: `nil`.
     public var storage: (any KeyValueStorage)?
 
     /// Creates a configuration; every argument has the default documented on its property.

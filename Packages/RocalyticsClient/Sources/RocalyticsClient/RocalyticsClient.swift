@@ -75,7 +75,7 @@ public final class RocalyticsClient: Sendable {
         paywallPresentationDestination = "\(options.baseURL)/functions/v1/paywall-presentations\(marker)"
         let onDiagnostic = options.onDiagnostic
         recorded = RecordedRequests(
-            storage: options.storage ?? FileKeyValueStorage(directory: RocalyticsConfiguration.defaultStorageDirectory()),
+            storage: options.storage ?? StandardFileStorage(name: "rocalytics-client"),
             scheduler: options.scheduler
         ) { code, message in onDiagnostic(Diagnostic(code: code, message: message, surface: .rocalyticsClient)) }
         options.scheduler.spawn { [recorded] in await recorded.load() }
