@@ -322,7 +322,9 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     private func runtimeLocked(_ s: inout State, id: String) -> DeliveryRuntime<PaywallSnapshot> {
         if let r = s.deliveries[id] { return r }
         let sink = config.sink
-        let optedOut: @Sendable () -> Bool = { [weak self] in self?.isOptedOut ?? true }
+        // The switch itself, not the tracker: a released tracker's queued sends still go.
+        let switchState = state
+        let optedOut: @Sendable () -> Bool = { switchState.withLock { $0.optedOut } }
         let r = DeliveryRuntime<PaywallSnapshot>(
             // Opted out, nothing is sent: the snapshot is settled as ignored (and unstored).
             send: { optedOut() ? .ignored : try await sink.send($0) }, scheduler: config.scheduler, retry: config.retry,
