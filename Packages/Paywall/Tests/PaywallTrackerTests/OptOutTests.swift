@@ -61,3 +61,30 @@ import TrackerCoreTestKit
         #expect(second.log.codes == ["opted-out"])
     }
 }
+
+/// P82: the opt-out check does not depend on the tracker's lifetime: a tracker the app released
+/// still sends what it queued (its retry comes after the release).
+@Suite struct PaywallOptOutLifetimeTests {
+    @Test func P82_aReleasedTrackersQueuedSendStillGoes() async throws {
+        let clock = ManualClock()
+        let sink = RecordingSink<PaywallSnapshot>(clock: clock) { n, _ in n == 1 ? .result(.transient) : .result(.accepted) }
+        var tracker: PaywallPresentationTracker? = PaywallPresentationTracker(
+            configuration: PaywallTrackerConfiguration(
+                sink: sink,
+                context: .value(
+                    RunContextInput(
+                        appVersion: "1.0", build: "1", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")),
+                clock: clock, scheduler: clock))
+        _ = try #require(tracker?.start(INFO))
+        await clock.settle()
+        #expect(sink.received.count == 1)
+        weak let released = tracker
+        tracker = nil
+        #expect(released == nil, "the test holds the tracker elsewhere")
+        for _ in 0..<20 {
+            await clock.settle()
+            await clock.advance(byMs: 1_000)
+        }
+        #expect(sink.received.count == 2, "the retry after the release was not sent")
+    }
+}
