@@ -92,7 +92,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// At most this many unsent presentations are kept in storage.
     public static let maxStoredPresentations = 20
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var disposed = false
         /// The opt-out switch (``optOut()``); read from storage at launch unless set before.
         var optedOut = false
@@ -117,7 +117,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     }
 
     private let config: PaywallTrackerConfiguration
-    private let state = Locked(State())
+    let state = Locked(State())
     /// Snapshots handed over by the outbox, on their way to their delivery queue (``handOff``).
     private let outgoing = Locked<(items: [(DeliveryRuntime<PaywallSnapshot>, Outbound<PaywallSnapshot>)], draining: Bool)>(([], false))
     /// Core's snapshot outbox (send and write together, a run of failed writes reported once):
@@ -396,7 +396,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
     /// so its successor reads its last unsent snapshots. Once that successor has read the map it
     /// owns it: a disposed tracker's later writes (an answer settling one of its presentations)
     /// are skipped, or they would replace the successor's entries with this tracker's.
-    private func persist() {
+    func persist() {
         outbox?.request(compose: persistCompose())
     }
 
@@ -578,42 +578,5 @@ extension PaywallPresentationTracker {
         safe.sink = PreviewSink<PaywallSnapshot>()
         safe.storage = nil
         return safe
-    }
-}
-
-extension PaywallPresentationTracker {
-    /// The stored value while opted out (``optOut()``): the switch alone, as nothing is kept beside it.
-    static let optedOutMarker = #"{"optedOut":true}"#
-
-    /// Whether ``optOut()`` is in force (this session's call, or the stored switch once the launch
-    /// read has found it).
-    public var isOptedOut: Bool { state.withLock { $0.optedOut } }
-
-    /// Stops sending (issue 37 item 3): every unsent snapshot is settled as ignored instead of
-    /// sent, `start()` returns `nil` (one `opted-out` diagnostic per opt-out period), and the switch
-    /// is stored (the stored value becomes `{"optedOut":true}`, as nothing else is kept) so later
-    /// launches stay opted out until ``optIn()``. A launch reads the switch with the stored value; a
-    /// `start()` made before that read finishes is recorded and, if the read finds the switch on,
-    /// is settled as ignored when its send comes (with the Rocalytics sink the client's own stored
-    /// opt-out also answers `ignored`).
-    public func optOut() { setOptedOut(true) }
-
-    /// Sends again (stored).
-    public func optIn() { setOptedOut(false) }
-
-    private func setOptedOut(_ on: Bool) {
-        state.withLock { s in
-            s.optedOut = on
-            s.optChosen = true
-            if !on { s.optOutReported = false }
-            if on {
-                // Forgotten: nothing recorded before the opt-out is stored or sent after it (the
-                // deliveries settle what they hold as ignored).
-                s.pending = [:]
-                s.pendingBytes = [:]
-                s.pendingOrder = []
-            }
-        }
-        persist()
     }
 }

@@ -49,7 +49,7 @@ public final class RocalyticsClient: Sendable {
     private let options: RocalyticsConfiguration
     private let transport: any HTTPTransport
     private let state = Locked(State())
-    private let recorded: RecordedRequests
+    let recorded: RecordedRequests
 
     /// Where ``sendOnboardingRun(_:)`` delivers: `<baseURL>/functions/v1/onboarding-response`,
     /// with ` (custom fetch)` appended when a transport was injected, so that a test double
@@ -524,30 +524,6 @@ public final class RocalyticsClient: Sendable {
         }
     }
 
-    // MARK: - Opt-out
-
-    /// Whether the app opted this device out of Rocalytics (``optOut()``). Persisted: read from
-    /// ``RocalyticsConfiguration/storage`` during start-up, so it reflects an earlier launch's
-    /// choice once ``ready()`` has returned.
-    public var isOptedOut: Bool { recorded.isOptedOut }
-
-    /// Opts this device out, for this launch and the next ones (kept in
-    /// ``RocalyticsConfiguration/storage``): nothing is sent any more. Requests recorded and not
-    /// yet sent are dropped (an attempt already on the wire is not recalled, and never retried);
-    /// the `track…`, `identify` and `trackOnboarding` calls return without sending;
-    /// ``getDemandScore(_:)`` throws; the sinks answer `ignored`, so the trackers drop their
-    /// snapshots; start-up sends no identify, install or install ping. The roca id is kept.
-    /// Never throws, never waits.
-    public func optOut() { recorded.optOut() }
-
-    /// Undoes ``optOut()``: sending resumes with what is recorded from now on. The start-up
-    /// requests skipped meanwhile (the install) are sent at the next launch.
-    public func optIn() { recorded.optIn() }
-
-    /// Resolves once the recorded requests' and the opt-out's storage operations so far have
-    /// finished (for tests and for an app about to exit).
-    public func storageIdle() async { await recorded.idle() }
-
     // MARK: - Sinks
 
     /// Delivers one onboarding-run snapshot to `/onboarding-response` as ``toOnboardingRunBody(_:)``
@@ -599,42 +575,5 @@ public final class RocalyticsClient: Sendable {
         } catch {
             return SinkResult(.transient, reason: errorText(error))
         }
-    }
-}
-
-/// A tracker sink that delivers onboarding-run snapshots to Rocalytics through
-/// ``RocalyticsClient/sendOnboardingRun(_:)``. Its destination is the client's
-/// ``RocalyticsClient/onboardingRunDestination``, so a sink built anew on each configure keeps
-/// the same destination.
-public final class RocalyticsOnboardingSink<Payload: WireEncodable>: Sink {
-    /// The client that delivers.
-    public let client: RocalyticsClient
-    /// ``RocalyticsClient/onboardingRunDestination``.
-    public var destination: String? { client.onboardingRunDestination }
-
-    /// A sink over `client`.
-    public init(client: RocalyticsClient) { self.client = client }
-
-    /// ``RocalyticsClient/sendOnboardingRun(_:)``; never throws.
-    public func send(_ payload: Payload) async throws -> SinkResult {
-        await client.sendOnboardingRun(payload)
-    }
-}
-
-/// A paywall tracker sink that delivers presentation snapshots to Rocalytics through
-/// ``RocalyticsClient/sendPaywallPresentation(_:)``, with destination
-/// ``RocalyticsClient/paywallPresentationDestination``.
-public final class RocalyticsPaywallSink<Payload: WireEncodable>: Sink {
-    /// The client that delivers.
-    public let client: RocalyticsClient
-    /// ``RocalyticsClient/paywallPresentationDestination``.
-    public var destination: String? { client.paywallPresentationDestination }
-
-    /// A sink over `client`.
-    public init(client: RocalyticsClient) { self.client = client }
-
-    /// ``RocalyticsClient/sendPaywallPresentation(_:)``; never throws.
-    public func send(_ payload: Payload) async throws -> SinkResult {
-        await client.sendPaywallPresentation(payload)
     }
 }

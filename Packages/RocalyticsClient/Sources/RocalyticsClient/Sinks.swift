@@ -78,3 +78,40 @@ extension Sink where Self == RocalyticsPaywallSink<PaywallPresentationSnapshotV1
         RocalyticsPaywallSink(client: client)
     }
 }
+
+/// A tracker sink that delivers onboarding-run snapshots to Rocalytics through
+/// ``RocalyticsClient/sendOnboardingRun(_:)``. Its destination is the client's
+/// ``RocalyticsClient/onboardingRunDestination``, so a sink built anew on each configure keeps
+/// the same destination.
+public final class RocalyticsOnboardingSink<Payload: WireEncodable>: Sink {
+    /// The client that delivers.
+    public let client: RocalyticsClient
+    /// ``RocalyticsClient/onboardingRunDestination``.
+    public var destination: String? { client.onboardingRunDestination }
+
+    /// A sink over `client`.
+    public init(client: RocalyticsClient) { self.client = client }
+
+    /// ``RocalyticsClient/sendOnboardingRun(_:)``; never throws.
+    public func send(_ payload: Payload) async throws -> SinkResult {
+        await client.sendOnboardingRun(payload)
+    }
+}
+
+/// A paywall tracker sink that delivers presentation snapshots to Rocalytics through
+/// ``RocalyticsClient/sendPaywallPresentation(_:)``, with destination
+/// ``RocalyticsClient/paywallPresentationDestination``.
+public final class RocalyticsPaywallSink<Payload: WireEncodable>: Sink {
+    /// The client that delivers.
+    public let client: RocalyticsClient
+    /// ``RocalyticsClient/paywallPresentationDestination``.
+    public var destination: String? { client.paywallPresentationDestination }
+
+    /// A sink over `client`.
+    public init(client: RocalyticsClient) { self.client = client }
+
+    /// ``RocalyticsClient/sendPaywallPresentation(_:)``; never throws.
+    public func send(_ payload: Payload) async throws -> SinkResult {
+        await client.sendPaywallPresentation(payload)
+    }
+}
