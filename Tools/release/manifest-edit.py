@@ -38,7 +38,9 @@ RELEASED_NAMES = {
     "Paywall": "rocalytics-paywall",
     "RocalyticsClient": "rocalytics-client",
     "Score": "rocalytics-score",
+    "Rocalytics": "rocalytics-kit",
 }
+OTHER_PATH_DEPENDENCY = re.compile(r'\.package\(\s*name:\s*"[^"]+",\s*path:\s*"\.\./[^"]+"\s*\)')
 CORE_PRODUCT_PACKAGE = re.compile(r'(\bpackage:\s*)"Core"')
 
 
@@ -82,6 +84,12 @@ def core_dependency(text, url, version):
                            'Core\'s path dependency `.package(name: "Core", path: "../Core")`')
     if not CORE_PRODUCT_PACKAGE.search(edited):
         raise EditError('no `package: "Core"` product reference in the manifest')
+    others = OTHER_PATH_DEPENDENCY.findall(edited)
+    if others:
+        # The umbrella (`Packages/Rocalytics`) joins several packages: each would need its own
+        # released URL; until the release tool rewrites them all, it refuses instead of
+        # publishing a manifest that points at sibling folders.
+        raise EditError(f"path dependencies other than Core remain: {', '.join(others)}")
     return CORE_PRODUCT_PACKAGE.sub(lambda m: f'{m.group(1)}"{identity(url)}"', edited)
 
 

@@ -58,6 +58,11 @@ class ManifestEditTests(unittest.TestCase):
         with self.assertRaises(me.EditError):
             me.xcframework(CORE + CORE, URL, SUM)
 
+    def test_RM7_a_manifest_with_other_path_dependencies_is_refused(self):
+        umbrella = (root / "Packages" / "Rocalytics" / "Package.swift").read_text(encoding="utf-8")
+        with self.assertRaises(me.EditError):
+            me.core_dependency(umbrella, "https://git.example.com/rocalytics-core.git", "0.1.0")
+
     def test_RM6_released_names_are_distinctive_and_cover_every_package(self):
         # The identity `core` is generic enough to collide in an app's dependency graph (issue 38, item 9).
         packages = sorted(p.parent.name for p in (root / "Packages").glob("*/Package.swift"))
