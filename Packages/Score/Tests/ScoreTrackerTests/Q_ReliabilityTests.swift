@@ -825,12 +825,18 @@ import TrackerCoreTestKit
         private var opened = false
         private var waitingCount = 0
         var waiting: Int { lock.withLock { waitingCount } }
+        /// Signalled at every `write` under the directory (before it runs).
+        private let writeCalls = DispatchSemaphore(value: 0)
+        /// Signalled at every `fsync` under the directory, as it starts waiting.
+        private let fsyncCalls = DispatchSemaphore(value: 0)
         func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+            if call == .write { writeCalls.signal() }
             guard call == .fsync else { return nil }
             let held: Bool = lock.withLock {
                 if !opened { waitingCount += 1 }
                 return !opened
             }
+            fsyncCalls.signal()
             if held {
                 // Bounded: a test that never opens the gate lets the syncs go after 20 s.
                 _ = gate.wait(timeout: .now() + 20)
@@ -842,6 +848,15 @@ import TrackerCoreTestKit
         func open() {
             lock.withLock { opened = true }
             gate.signal()
+        }
+        /// Waits for the next `write` call under the directory, at most `ms` milliseconds (the
+        /// call is seen before it runs, so the caller reads the file again either way).
+        func awaitWriteCall(ms: Int) {
+            _ = writeCalls.wait(timeout: .now() + .milliseconds(ms))
+        }
+        /// Waits for the next `fsync` call under the directory, at most `ms` milliseconds.
+        func awaitFsyncCall(ms: Int) {
+            _ = fsyncCalls.wait(timeout: .now() + .milliseconds(ms))
         }
     }
 
@@ -859,14 +874,17 @@ import TrackerCoreTestKit
         let c = ScoreClient(
             publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", initialConsent: .all,
             store: store, transport: RecordingTransport(statuses: { _ in 500 }), onDiagnostic: { _ in })
-        _ = c.inspect()  // loaded; the new identity's atomic write now waits in its fsync
+        _ = c.inspect()  // loaded; the new identity's atomic write goes to its fsync
+        // Bounded, real time: that fsync is held before anything is tracked.
+        for _ in 0..<200 where fsyncs.waiting == 0 { fsyncs.awaitFsyncCall(ms: 50) }
         for n in 0..<5 { c.track("held", props: ["n": n]) }
-        // Bounded, real time (system threads): the five adds in the file while the syncs wait.
+        // Bounded, real time (system threads): the five adds in the file while the syncs wait. The
+        // file is read again after each write call the store makes (or 50 ms without one).
         var adds = 0
-        for _ in 0..<5_000 where adds < 5 {
+        for _ in 0..<200 where adds < 5 {
             let bytes = (try? FileIO.readBytes(store.queuePath)) ?? []
             adds = AppendLog.parse(bytes).records.filter { $0.first == UInt8(ascii: "A") }.count
-            if adds < 5 { try await Task.sleep(nanoseconds: 1_000_000) }
+            if adds < 5 { fsyncs.awaitWriteCall(ms: 50) }
         }
         #expect(fsyncs.waiting >= 1, "no fsync was held: the test proves nothing")
         #expect(adds == 5, "\(adds) of 5 events reached the file while an fsync was held: appends waited for it")
