@@ -44,7 +44,7 @@ extension ScoreClient {
             guard let f = s.flight else {
                 // The flush may already be done, its removal still being written: the task
                 // waits for that write too (see `complete`).
-                if let w = s.removalWaits.last, let source, let taskId {
+                if let w = s.finishing.last, let source, let taskId {
                     w.backgroundTasks.append((source, taskId))
                     return false
                 }

@@ -56,6 +56,12 @@ struct LoadMachine: Equatable {
 /// log. When the backlog is empty it naps a few times (a burst of recording calls then only
 /// appends to the backlog, no task is woken per call), then exits. A failed append stops it
 /// until a retry timer (100 ms, doubling to 30 s).
+///
+/// Write operations are numbered in the order they are queued; the machine counts how many the
+/// writer has written (appended, or found nothing to write for) and how many it has taken so far
+/// (written, or in its hands). A *ticket* is such a count: whoever needs the operations queued
+/// so far written (a flush waiting for its removal) takes ``ticket(backlog:)`` and is done once
+/// ``written`` reaches it.
 struct QueueWriterMachine: Equatable {
     enum Phase: Equatable {
         case idle
@@ -84,6 +90,10 @@ struct QueueWriterMachine: Equatable {
     private(set) var failures = 0
     /// Whether the scheduler cannot pause (no naps then).
     private(set) var napsUnavailable = false
+    /// Operations written (see the type's comment).
+    private(set) var written = 0
+    /// Operations taken: operation `taken + k` is the backlog's `k`th.
+    private(set) var taken = 0
 
     init(napsUs: [Int]) { self.napsUs = napsUs }
 
@@ -100,6 +110,21 @@ struct QueueWriterMachine: Equatable {
     mutating func tookWork() {
         if case .running = phase { phase = .running(naps: 0) }
     }
+
+    /// The writer took a backlog of `count` operations (`0`: it found none).
+    mutating func took(_ count: Int) {
+        taken = written + count
+        if count > 0 { tookWork() }
+    }
+
+    /// The writer is done with `count` more operations; returns ``written``.
+    mutating func wrote(_ count: Int) -> Int {
+        written += count
+        return written
+    }
+
+    /// The ticket of the operations queued so far, `backlog` of them not taken yet.
+    func ticket(backlog: Int) -> Int { taken + backlog }
 
     /// The backlog is empty. `unsynced`: appends wait for a sync, due in `syncWaitMs` (0 or
     /// less: now); `syncTimerArmed`: the idle writer's sync timer is armed. The caller arms the
@@ -140,6 +165,8 @@ struct QueueWriterMachine: Equatable {
         let first = !failing
         failing = true
         failures += 1
+        // The operations in the writer's hands go back to the backlog.
+        taken = written
         phase = .backingOff
         return (first, min(retryMaxMs, retryMs << Int64(min(9, failures - 1))))
     }

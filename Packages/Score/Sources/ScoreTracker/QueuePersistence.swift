@@ -66,11 +66,8 @@ extension ScoreClient {
                     let ops = s.writeOps
                     s.writeOps = []
                     s.pendingRemoval = nil
-                    s.writeOpsTaken = s.writeOpsWritten + ops.count
-                    if !ops.isEmpty {
-                        s.writer.tookWork()
-                        return (ops, nil)
-                    }
+                    s.writer.took(ops.count)
+                    if !ops.isEmpty { return (ops, nil) }
                     // Idle: appends left unsynced are synced now when due (then look again),
                     // otherwise by a timer.
                     let step = s.writer.backlogEmpty(
@@ -189,9 +186,8 @@ extension ScoreClient {
             added = []
             snapshot = []
             ops = []
-            let (resume, removalsWritten): ((Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
-                s.writeOpsWritten += opCount
-                let removalsWritten = takeRemovalWaits(&s)
+            let flushes: FlushWakeups = state.withLock { s in
+                _ = s.writer.wrote(opCount)
                 if appended {
                     let recovered = s.storeFailing
                     s.writer.appended()
@@ -217,13 +213,9 @@ extension ScoreClient {
                 // One compaction at a time: a later one is asked for again by the dead records.
                 if s.compacting { compact = false }
                 if compact { s.deadRecords = 0 }
-                // An event that left the queue unwritten is never written: not waited for.
-                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
-                    return ((f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f)), removalsWritten)
-                }
-                return (nil, removalsWritten)
+                return writerProgressed(&s)
             }
-            for w in removalsWritten { w.finish() }
+            flushes.answer()
             toDrop = []
             // A file store's reclamation (deleting sent segments) runs off this path (appends go
             // on); any other store's compaction runs here, between appends.
@@ -232,7 +224,7 @@ extension ScoreClient {
                 await compactLog()
                 compactedHere = true
             }
-            if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
+            flushes.resume(self)
             // A compaction's rename is synced with the appends (see `FileScoreStore`).
             if appended || compactedHere {
                 let now = clock.nowMs()
@@ -256,22 +248,16 @@ extension ScoreClient {
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
-        let (first, delay, resume, unwritten): (Bool, Int64, (Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
+        let (first, delay, flushes): (Bool, Int64, FlushWakeups) = state.withLock { s in
             s.writeOps = Array(ops) + s.writeOps
-            s.writeOpsTaken = s.writeOpsWritten
-            // The removals cannot be written now: the flushes waiting for them go on.
-            let unwritten = takeRemovalWaits(&s, all: true)
             s.pendingRemoval = nil
             s.dropLater.append(contentsOf: released)
             let (first, delay) = s.writer.appendFailed(retryMs: ScoreClient.writeRetryMs, retryMaxMs: ScoreClient.writeRetryMaxMs)
-            var resume: (Int, [FlushMachine.Action])?
-            if let f = s.flight, f.machine.phase == .waitingPersist {
-                // Sent from memory: they cannot be persisted now.
-                resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
-            }
-            return (first, delay, resume, unwritten)
+            // The removals cannot be written now: the flushes waiting for them go on, and the
+            // one waiting for persistence sends from memory.
+            return (first, delay, writerProgressed(&s))
         }
-        for w in unwritten { w.finish() }
+        flushes.answer()
         if first {
             diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory and writing is retried"))
         }
@@ -282,7 +268,7 @@ extension ScoreClient {
                 kickWriters(&s)
             }
         }
-        if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
+        flushes.resume(self)
         releaseDropLaterOnExit()
     }
 

@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// A flush in progress; guarded by the client's lock.
+/// A flush, from its start until its callers are answered; guarded by the client's lock.
 final class Flight: @unchecked Sendable {
     let id: Int
     /// Where the flush is (see ``FlushMachine``); the fields below are the runtime's data.
@@ -11,11 +11,37 @@ final class Flight: @unchecked Sendable {
     var sent = 0
     var tokenTimer: TimerToken?
     var budgetTimer: TimerToken?
+    /// The timeout of the wait for the removal (``FlushMachine/Phase/awaitingRemoval(ticket:ok:)``).
+    var removalTimer: TimerToken?
     var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
 
     init(id: Int, machine: FlushMachine) {
         self.id = id
         self.machine = machine
+    }
+
+    /// The callers' answer and the background tasks, taken out of the flight: deliver it with
+    /// ``FlightAnswer/deliver()`` (after the client's lock when it can).
+    func takeAnswer(ok: Bool) -> FlightAnswer {
+        let answer = FlightAnswer(
+            result: ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued")),
+            waiters: waiters, backgroundTasks: backgroundTasks)
+        waiters = []
+        backgroundTasks = []
+        return answer
+    }
+}
+
+/// A completed flush's answer to its callers (see ``Flight/takeAnswer(ok:)``).
+struct FlightAnswer {
+    let result: Result<Void, ScoreError>
+    let waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>]
+    let backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
+
+    /// Completes the callers and ends the background tasks.
+    func deliver() {
+        for w in waiters { w.resume(returning: result) }
+        for (source, task) in backgroundTasks { source.endBackgroundTask(task) }
     }
 }
 
@@ -25,38 +51,6 @@ struct ReplayEntry: Sendable {
     var timestampMs: Int64
     var requires: UInt8
     var bytes: [UInt8]
-}
-
-/// A finished flush whose callers wait for its delivered events' removal to reach the queue log
-/// (see `ScoreClient.complete`): a kill after `flush()` returns never sends them again.
-final class RemovalWait: @unchecked Sendable {
-    let id: Int
-    /// The queue writer is done once `ClientState.writeOpsWritten` reaches this.
-    let target: Int
-    let result: Result<Void, ScoreError>
-    var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>]
-    var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
-    var timer: TimerToken?
-
-    init(
-        id: Int, target: Int, result: Result<Void, ScoreError>,
-        waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>],
-        backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
-    ) {
-        self.id = id
-        self.target = target
-        self.result = result
-        self.waiters = waiters
-        self.backgroundTasks = backgroundTasks
-    }
-
-    /// Completes the callers and ends the background tasks (after the client's lock).
-    func finish() {
-        for w in waiters { w.resume(returning: result) }
-        for (source, task) in backgroundTasks { source.endBackgroundTask(task) }
-        waiters = []
-        backgroundTasks = []
-    }
 }
 
 enum WriteOp {
@@ -112,14 +106,6 @@ struct ClientState {
     /// thread keeps the two threads from contending for the allocator's lock (a recording call's
     /// slowest cases). The writer empties it itself when it goes idle.
     var dropLater: [QueuedEvent] = []
-    /// Write operations numbered in the order they are queued: how many the queue writer has
-    /// written (appended, or found nothing to write for), and how many it has taken so far
-    /// (written, or in its hands). Operation `writeOpsTaken + k` is `writeOps[k]`.
-    var writeOpsWritten = 0
-    var writeOpsTaken = 0
-    /// Finished flushes waiting for their removals to be written, oldest first.
-    var removalWaits: [RemovalWait] = []
-    var nextRemovalWaitId = 1
     /// The queue writer's and the log sync's lifecycles (see `Lifecycles.swift`).
     var writer = QueueWriterMachine(napsUs: ScoreClient.writerNapsUs)
     var sync = QueueSyncMachine(intervalMs: ScoreClient.queueSyncIntervalMs)
@@ -134,7 +120,11 @@ struct ClientState {
     var identityDirty = false
     var identityWriterRunning = false
     // flushing
+    /// The flush in flight (sending).
     var flight: Flight?
+    /// Flushes done sending whose callers wait for their removal to be written, oldest first
+    /// (``FlushMachine/Phase/awaitingRemoval(ticket:ok:)``).
+    var finishing: [Flight] = []
     var nextFlightId = 1
     // lifecycle
     var autoFlushMs: Int64?

@@ -722,7 +722,7 @@ import TrackerCoreTestKit
         #expect(store.heldCount == 1)
         await h.advance(100)  // the 500 arrives: nothing was delivered, nothing is to be removed
         #expect(returned.withLock { $0 }, "a flush that delivered nothing waited for an unrelated write")
-        #expect(c.state.withLock { $0.removalWaits.isEmpty })
+        #expect(c.state.withLock { $0.finishing.isEmpty })
         store.release()
         await h.settle()
         let result = try #require(await bounded(t, "the failed flush"))
@@ -752,7 +752,7 @@ import TrackerCoreTestKit
         #expect(h.tx.batches == [[E(3)]])  // the stored E1 and E2 are held (SC184)
         // Delivered, its removal unwritable: returned at once, no time passed, nothing waits.
         #expect(returned.withLock { $0 }, "the flush waited for a removal a failing store cannot write")
-        #expect(c2.state.withLock { $0.removalWaits.isEmpty })
+        #expect(c2.state.withLock { $0.finishing.isEmpty })
         let result = try #require(await bounded(t, "the flush on a failing store"))
         #expect((try? result.get()) != nil)
         _ = c
