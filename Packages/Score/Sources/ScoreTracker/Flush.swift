@@ -234,7 +234,7 @@ extension ScoreClient {
                 let e = f.selected[i]
                 i += 1
                 guard e.inQueue, !e.sending, !heldWhileFailing(e, s) else { continue }
-                let bytes = e.encoded ?? e.fields?.encode()
+                let bytes = e.encoded
                 out.append((e, bytes, bytes == nil ? e.location : nil))
             }
             return .candidates(out)
@@ -278,8 +278,10 @@ extension ScoreClient {
             var tooLarge: [QueuedEvent] = []
             for (e, known, _) in candidates where e.inQueue && !e.sending {
                 guard var bytes = known ?? read[ObjectIdentifier(e)] else { continue }
-                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId {
-                    bytes = EnvelopeBytes.withUserId(bytes, uid)
+                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId,
+                    let layout = EnvelopeLayout.of(bytes, known: e.layout)
+                {
+                    bytes = EnvelopeBytes.withUserId(bytes, layout, uid)
                 }
                 if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
                     // No request can carry it (a stored event from an older build, say): sending it
@@ -350,9 +352,12 @@ extension ScoreClient {
     private func delivered(_ s: inout ClientState, _ batch: [QueuedEvent], _ encoded: [[UInt8]]) -> Int {
         let present = batch.filter(\.inQueue)
         removeFromQueue(&s, present)
-        for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty && !containsUserId(bytes) {
+        for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty {
             guard replayCapacity > 0 else { break }
-            s.replay.append(ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes))
+            // Sent anonymously (no userId was added at send time).
+            guard let layout = EnvelopeLayout.of(bytes, known: e.layout), !layout.hasUserId(bytes) else { continue }
+            s.replay.append(
+                ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes, layout: layout))
             if s.replay.count > replayCapacity { s.replay.removeFirst(s.replay.count - replayCapacity) }
         }
         return present.count
@@ -381,11 +386,6 @@ extension ScoreClient {
                     message: "an event answered 413 (too large) by \(ScoreClient.maxRejectedAlone) flushes was dropped"))
         }
         runAfterLock(flightId, after)
-    }
-
-    private func containsUserId(_ bytes: [UInt8]) -> Bool {
-        guard let site = EnvelopeBytes.find(EnvelopeBytes.siteIdMarker, in: bytes) else { return false }
-        return EnvelopeBytes.find(Array(#","userId":"#.utf8), in: Array(bytes[..<site])) != nil
     }
 
     /// Step 5: the link-anonymous request, when due.

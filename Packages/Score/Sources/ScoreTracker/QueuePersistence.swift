@@ -104,14 +104,14 @@ extension ScoreClient {
             at = end
             var toDrop: [QueuedEvent] = []
             var records: [[UInt8]] = []
-            // Each added event with its encoding, record index and fields (released after the
+            // Each added event with its encoding and record index (released after the
             // lock, not inside it).
-            var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
+            var added: [(QueuedEvent, [UInt8], Int)] = []
             var compact = false
             records.reserveCapacity(ops.count)
             added.reserveCapacity(ops.count)
             // Snapshot the adds' state, 16 at a time under the lock (short holds).
-            var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
+            var snapshot: [(Bool, [UInt8]?)] = []
             snapshot.reserveCapacity(ops.count)
             var c = 0
             while c < ops.count {
@@ -119,7 +119,7 @@ extension ScoreClient {
                     var taken = 0
                     while c < ops.count && taken < 16 {
                         if case .add(let e) = ops[c] {
-                            snapshot.append((e.inQueue, e.fields, e.encoded))
+                            snapshot.append((e.inQueue, e.encoded))
                             if !e.inQueue { toDrop.append(e) }
                             taken += 1
                         }
@@ -131,11 +131,11 @@ extension ScoreClient {
             for op in ops {
                 switch op {
                 case .add(let e):
-                    let (live, fields, encoded) = snapshot[nextAdd]
+                    let (live, encoded) = snapshot[nextAdd]
                     nextAdd += 1
                     guard live else { continue }
-                    let env = encoded ?? fields?.encode() ?? []
-                    added.append((e, env, records.count, fields))
+                    let env = encoded ?? []
+                    added.append((e, env, records.count))
                     records.append(QueueRecord.add(e, envelope: env))
                 case .remove(let idList):
                     records.append(QueueRecord.remove(idList))
@@ -167,7 +167,7 @@ extension ScoreClient {
                 let j = min(added.count, i + 16)
                 state.withLock { _ in
                     for k in i..<j {
-                        let (e, env, index, _) = added[k]
+                        let (e, env, index) = added[k]
                         if let locations {
                             // On disk and readable back: keep only the location in memory (the
                             // bytes are released by a recording call, see `dropLater`).
@@ -176,7 +176,6 @@ extension ScoreClient {
                         } else {
                             e.encoded = env
                         }
-                        e.fields = nil
                         e.persisted = true
                         if !e.inQueue { leftMeanwhile.append(e.id) }
                     }
@@ -546,7 +545,7 @@ extension ScoreClient {
                     id: id, name: names.intern(name), timestampMs: timestampMs,
                     anonymousEpoch: sameAnonymous ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
                     hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
-                    notice: flags & 2 != 0, requires: requires, fields: nil, encoded: envelope)
+                    notice: flags & 2 != 0, requires: requires, encoded: envelope)
                 e.location = location
                 e.persisted = true
                 if let k = slot[id] {

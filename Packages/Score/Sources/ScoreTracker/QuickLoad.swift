@@ -118,7 +118,7 @@ struct QuickIndex {
             id: .uuid(hi, lo), name: name, timestampMs: timestampMs,
             anonymousEpoch: sameAnonymous ? epoch : QueuedEvent.otherAnonymous,
             hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
-            notice: flags & 2 != 0, requires: requires, fields: nil, encoded: nil)
+            notice: flags & 2 != 0, requires: requires, encoded: nil)
         e.persisted = true
         e.location = location
         if e.notice { notices += 1 }

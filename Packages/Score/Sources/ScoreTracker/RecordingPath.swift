@@ -99,6 +99,7 @@ extension ScoreClient {
             }
         }
         let (anonEpoch, hasUserId, identity, generation) = (v.anonymousEpoch, v.hasUserId, v.identity, v.generation)
+        // (`v.layout(headCount:)` gives where the identity sits in the envelope built below.)
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
@@ -131,7 +132,7 @@ extension ScoreClient {
         var event = QueuedEvent(
             id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
-            fields: nil, encoded: bytes)
+            encoded: bytes, layout: v.layout(headCount: headCount))
         if parking,
             consentKeeper.park(
                 Parked(event: event, requires: requires, restamp: (headCount, identity.count, generation)))
@@ -148,12 +149,13 @@ extension ScoreClient {
             }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
+                let current = identityBytes(&s)
                 let restamped = EnvelopeWriter.restamp(
-                    bytes, headCount: headCount, oldIdentityCount: identity.count, identity: identityBytes(&s))
+                    bytes, headCount: headCount, oldIdentityCount: identity.count, identity: current)
                 event = QueuedEvent(
                     id: id, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
                     hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
-                    fields: nil, encoded: restamped)
+                    encoded: restamped, layout: EnvelopeLayout(headCount: headCount, identity: current))
             }
             enqueue(&s, event)
             let taken = ScoreClient.takeDropLater(&s)
@@ -262,21 +264,27 @@ extension ScoreClient {
         return s.identityBytes
     }
 
-    /// Whether the envelope fits a request body on its own.
-    func fitsAlone(_ fields: EnvelopeFields, sizeBound: Int) -> Bool {
-        if sizeBound < 400_000 { return true }
-        return fields.encode().count + ScoreClient.bodyOverhead <= ScoreClient.maxBodyBytes
+    /// Whether an envelope of `count` bytes fits a request body on its own.
+    static func fitsAlone(_ count: Int) -> Bool {
+        count + ScoreClient.bodyOverhead <= ScoreClient.maxBodyBytes
     }
 
     /// Bytes of a body around its events: `{"sentAt":"…","events":[` and `]}`.
     static let bodyOverhead = #"{"sentAt":"2026-03-01T12:00:00.000Z","events":[]}"#.utf8.count
 
-    func makeEvent(_ s: inout ClientState, _ f: EnvelopeFields, requires: UInt8, critical: Bool, notice: Bool) -> QueuedEvent {
-        let e = QueuedEvent(
-            eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
-            anonymousEpoch: s.anonymousEpoch, hasUserId: f.userId != nil, critical: critical, notice: notice,
-            requires: requires, fields: f, encoded: nil)
-        return e
+    /// An event built under the lock (an `identify`, a `delivery_failed` notice) with the current
+    /// identity: its envelope built by ``EnvelopeWriter`` at once, as a recording call's is.
+    func makeEvent(
+        _ s: inout ClientState, type: String, name: String, eventId: String, timestampMs: Int64, props: JSONObject,
+        traits: JSONObject?, requires: UInt8, notice: Bool
+    ) -> QueuedEvent {
+        let (bytes, layout) = EnvelopeWriter.envelope(
+            type: type, name: name, eventId: eventId, timestampMs: timestampMs, identity: identityBytes(&s),
+            props: props, traits: traits, tail: envelopeTail)
+        return QueuedEvent(
+            eventId: eventId, name: name, timestampMs: timestampMs, anonymousEpoch: s.anonymousEpoch,
+            hasUserId: s.userId != nil, critical: false, notice: notice, requires: requires, encoded: bytes,
+            layout: layout)
     }
 
     /// Adds `e` to the queue under the cap rules of section 7.
@@ -321,11 +329,10 @@ extension ScoreClient {
         props.appendUnchecked("originalEventId", .string(lost.eventId))
         props.appendUnchecked("originalEventName", .string(lost.name))
         props.appendUnchecked("reason", .string(reason))
-        let fields = EnvelopeFields(
-            type: "track", name: "delivery_failed", eventId: ids.newEventId(nowMs: now), timestampMs: now,
-            anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId, props: props,
-            traits: nil, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-        enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: true))
+        let notice = makeEvent(
+            &s, type: "track", name: "delivery_failed", eventId: ids.newEventId(nowMs: now), timestampMs: now,
+            props: props, traits: nil, requires: req, notice: true)
+        enqueue(&s, notice)
     }
 
     /// Removes `events` from the queue and logs their removal.
@@ -351,11 +358,8 @@ extension ScoreClient {
             e.inQueue = false
             marked += 1
             if e.notice { notices += 1 }
-            // The writer skips an unpersisted add: release its fields and bytes now.
-            if !e.persisted {
-                e.fields = nil
-                e.encoded = nil
-            }
+            // The writer skips an unpersisted add: release its bytes now.
+            if !e.persisted { e.encoded = nil }
             // An unpersisted add is skipped by the writer instead (which logs a removal when
             // the event left while its add was being written).
             if e.persisted { persisted.append(e.id) }

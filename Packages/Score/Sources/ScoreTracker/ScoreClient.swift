@@ -337,16 +337,15 @@ public final class ScoreClient: Sendable {
             s.replay = []
             let req = ConsentCategory.analytics.bit
             if parking || allowed(req, s.consent) {
-                let fields = EnvelopeFields(
-                    type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
-                    anonymousId: s.anonymousId, sessionId: s.sessionId, userId: userId, siteId: siteId, props: JSONObject(),
-                    traits: scrubbedTraits, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-                if !fitsAlone(fields, sizeBound: size) {
+                let e = makeEvent(
+                    &s, type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
+                    props: JSONObject(), traits: scrubbedTraits, requires: req, notice: false)
+                if !ScoreClient.fitsAlone(e.encoded?.count ?? 0) {
                     s.invalid += 1
                 } else if parking {
-                    parked = makeEvent(&s, fields, requires: req, critical: false, notice: false)
+                    parked = e
                 } else {
-                    enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: false))
+                    enqueue(&s, e)
                 }
             } else {
                 countDropped(&s, req)
@@ -355,11 +354,12 @@ public final class ScoreClient: Sendable {
             if replayAnonymousEvents {
                 for entry in buffered where allowed(entry.requires, s.consent) {
                     let newId = ids.newEventId(nowMs: now)
-                    let bytes = EnvelopeBytes.replayCopy(entry.bytes, originalEventId: entry.eventId, newEventId: newId, userId: userId)
+                    let bytes = EnvelopeBytes.replayCopy(
+                        entry.bytes, entry.layout, originalEventId: entry.eventId, newEventId: newId, userId: userId)
                     let e = QueuedEvent(
                         eventId: newId, name: "", timestampMs: entry.timestampMs,
                         anonymousEpoch: s.anonymousEpoch, hasUserId: true, critical: false, notice: false,
-                        requires: entry.requires, fields: nil, encoded: bytes)
+                        requires: entry.requires, encoded: bytes)
                     enqueue(&s, e)
                 }
             }

@@ -51,6 +51,8 @@ struct ReplayEntry: Sendable {
     var timestampMs: Int64
     var requires: UInt8
     var bytes: [UInt8]
+    /// Where the identity sits in `bytes` (a replay copy edits it by offset).
+    var layout: EnvelopeLayout
 }
 
 enum WriteOp {
@@ -169,6 +171,8 @@ final class RecordingView: Sendable {
     let hasUserId: Bool
     /// The identity part of an envelope (see `EnvelopeWriter.identity`).
     let identity: [UInt8]
+    /// Where the userId sits in `identity` (see ``EnvelopeLayout``); -1 if unknown.
+    let userIdOffset: Int
     let generation: Int
 
     init(consent: ConsentState, anonymousEpoch: UInt32, hasUserId: Bool, identity: [UInt8], generation: Int) {
@@ -176,7 +180,13 @@ final class RecordingView: Sendable {
         self.anonymousEpoch = anonymousEpoch
         self.hasUserId = hasUserId
         self.identity = identity
+        self.userIdOffset = identity.withUnsafeBufferPointer { EnvelopeLayout.userIdOffset(inIdentity: $0) } ?? -1
         self.generation = generation
+    }
+
+    /// The layout of an envelope built with ``identity`` after a head of `headCount` bytes.
+    func layout(headCount: Int) -> EnvelopeLayout? {
+        userIdOffset < 0 ? nil : EnvelopeLayout(identityAt: headCount, userIdAt: headCount + userIdOffset)
     }
 }
 
