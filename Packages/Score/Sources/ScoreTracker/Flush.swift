@@ -53,7 +53,7 @@ extension ScoreClient {
             // from memory rather than held back (they would be lost with the app all the same).
             let (machine, actions) = FlushMachine.start(
                 needsPersist: !s.storeFailing && !allPersisted,
-                hasProvider: s.provider != nil, batchLimit: ScoreClient.maxBatchEvents)
+                hasProvider: s.tokens.provider != nil, batchLimit: ScoreClient.maxBatchEvents)
             let f = Flight(id: s.nextFlightId, machine: machine)
             s.nextFlightId += 1
             // What the queue writer has done so far (its later progress is fed as it comes).
@@ -99,7 +99,7 @@ extension ScoreClient {
                 let left = delivered(&s, batch, encoded)
                 f.sent += left
                 // Their removal is queued: the writer's ticket for it (done once written).
-                let ticket = s.writer.ticket(backlog: s.writeOps.count)
+                let ticket = s.writer.ticket(backlog: s.writer.backlog.count)
                 if left > 0, ticket > s.writer.written { _ = f.machine.handle(.removalQueued(ticket: ticket)) }
                 // Cursor: skip past the batch's events in selection order.
                 var remaining = batch.count
@@ -117,7 +117,7 @@ extension ScoreClient {
                 }
                 e.rejectedAlone += 1
                 if e.rejectedAlone >= ScoreClient.maxRejectedAlone, e.inQueue {
-                    s.invalid += 1
+                    s.counts.invalid += 1
                     removeFromQueue(&s, [e])
                     kickWriters(&s)
                     droppedRejected = true
@@ -174,13 +174,10 @@ extension ScoreClient {
 
     /// Step 4: consult the token provider (single-flight, bounded by the token timeout).
     private func consultToken(_ s: inout ClientState, _ f: Flight) {
-        guard let provider = s.provider else { return }
+        guard let provider = s.tokens.provider else { return }
         let flightId = f.id
         f.tokenTimer = scheduler.schedule(afterMs: tokenTimeoutMs) { [self] in tokenTimedOut(flightId) }
-        if !s.providerRunning {
-            s.providerRunning = true
-            s.providerGeneration += 1
-            let generation = s.providerGeneration
+        if let generation = s.tokens.claim() {
             scheduler.spawn { [self] in
                 let token: String?
                 do { token = try await provider() } catch { token = nil }
@@ -200,8 +197,7 @@ extension ScoreClient {
 
     private func providerFinished(_ generation: Int, _ token: String?) {
         let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
-            if generation == s.providerGeneration { s.providerRunning = false }
-            if let token { s.token = token }
+            s.tokens.finished(generation: generation, token: token)
             guard let f = s.flight else { return nil }
             return (f.id, runLocked(f.machine.handle(.tokenSettled), &s, f))
         }
@@ -296,7 +292,7 @@ extension ScoreClient {
                 encoded.append(bytes)
             }
             if !tooLarge.isEmpty {
-                s.invalid += tooLarge.count
+                s.counts.invalid += tooLarge.count
                 removeFromQueue(&s, tooLarge)
                 kickWriters(&s)
                 droppedTooLarge = tooLarge.count
@@ -313,7 +309,7 @@ extension ScoreClient {
                 body.append(contentsOf: b)
             }
             body.append(contentsOf: "]}".utf8)
-            let req = HTTPRequest(url: endpoint + "/api/events", method: "POST", headers: headers(s.token), body: body)
+            let req = HTTPRequest(url: endpoint + "/api/events", method: "POST", headers: headers(s.tokens.token), body: body)
             return (req, batch, encoded)
         }
         if !unreadable.isEmpty {
@@ -401,7 +397,7 @@ extension ScoreClient {
                 s.lastSkip = .consent
                 return nil
             }
-            guard let token = s.token else {
+            guard let token = s.tokens.token else {
                 s.lastSkip = .noToken
                 return nil
             }
@@ -423,7 +419,7 @@ extension ScoreClient {
             state.withLock { s in
                 if ok {
                     s.linked.insert(key)
-                    s.identityDirty = true
+                    s.identityWriter.changed()
                     if let uid = s.userId, linkKey(s.anonymousId, uid) == key { s.lastSkip = nil }
                     kickWriters(&s)
                 } else {
@@ -439,18 +435,15 @@ extension ScoreClient {
     /// timers; another flush may start. Its callers are answered by the action that follows.
     func recordOutcome(_ s: inout ClientState, _ f: Flight, ok: Bool) {
         if s.flight === f { s.flight = nil }
-        s.lastFlushAt = clock.nowMs()
-        s.lastFlushOk = ok
-        s.lastFlushSent = f.sent
-        s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
+        s.lastFlush.record(ok: ok, sent: f.sent, at: clock.nowMs())
         if let t = f.tokenTimer { scheduler.cancel(t) }
         if let t = f.budgetTimer { scheduler.cancel(t) }
         f.tokenTimer = nil
         f.budgetTimer = nil
         // Nothing left to do: no periodic wake-up until work arrives (see `armAutoFlushIfIdle`).
-        if let t = s.autoFlushTimer, !hasAutoFlushWork(&s) {
+        if let t = s.periodic.timer, !hasAutoFlushWork(&s) {
             scheduler.cancel(t)
-            s.autoFlushTimer = nil
+            s.periodic.timer = nil
         }
     }
 
@@ -514,7 +507,7 @@ extension ScoreClient {
             if f.machine.phase == .waitingPersist,
                 s.storeFailing || f.selected.allSatisfy({ $0.persisted || !$0.inQueue })
             {
-                w.resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
+                w.resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.tokens.provider != nil)), &s, f))
             }
         }
         if !s.finishing.isEmpty { w.answers = answerFinishing(&s, s.finishing, event) }

@@ -62,7 +62,7 @@ struct LoadMachine: Equatable {
 /// (written, or in its hands). A *ticket* is such a count: whoever needs the operations queued
 /// so far written (a flush waiting for its removal) takes ``ticket(backlog:)`` and is done once
 /// ``written`` reaches it.
-struct QueueWriterMachine: Equatable {
+struct QueueWriterMachine {
     enum Phase: Equatable {
         case idle
         /// `naps`: naps taken since the backlog was last found non-empty.
@@ -94,6 +94,22 @@ struct QueueWriterMachine: Equatable {
     private(set) var written = 0
     /// Operations taken: operation `taken + k` is the backlog's `k`th.
     private(set) var taken = 0
+    /// The operations queued and not taken yet, in order.
+    private(set) var backlog: [WriteOp] = []
+    /// The index in `backlog` of its removal operation, if any (see ``queueRemoval(_:)``).
+    private var pendingRemoval: Int?
+    /// Events the writer is done with, released a few per recording call: the bytes of events
+    /// now located on disk and the last references of events that left the queue. They were
+    /// allocated on the recording thread; freeing them there rather than on the writer's thread
+    /// keeps the two threads from contending for the allocator's lock (a recording call's
+    /// slowest cases). The writer empties it itself when it goes idle.
+    var dropLater: [QueuedEvent] = []
+    /// Dead records in the log (removed events and removal records): a compaction is due when
+    /// they pile up.
+    var deadRecords = 0
+    /// Whether a compaction's new file is being written off the writer's path (see
+    /// `ScoreClient.compactOffThePath`): one at a time.
+    var compacting = false
 
     init(napsUs: [Int]) { self.napsUs = napsUs }
 
@@ -104,6 +120,47 @@ struct QueueWriterMachine: Equatable {
         guard hasWork, phase == .idle else { return false }
         phase = .running(naps: 0)
         return true
+    }
+
+    /// Queues an operation.
+    mutating func queue(_ op: WriteOp) { backlog.append(op) }
+
+    /// Queues the removal of persisted events: joined to the removal still waiting to be
+    /// written, when there is one (one record and one allocation per write instead of one per
+    /// event). Any place in the backlog is safe: the events' add records are already on disk.
+    mutating func queueRemoval(_ ids: [CompactEventId]) {
+        deadRecords += ids.count
+        if let i = pendingRemoval, i < backlog.count, case .remove(var joined) = backlog[i] {
+            backlog[i] = .compact  // placeholder while `joined` is uniquely held
+            joined.append(contentsOf: ids)
+            backlog[i] = .remove(joined)
+        } else {
+            pendingRemoval = backlog.count
+            backlog.append(.remove(ids))
+            deadRecords += 1
+        }
+    }
+
+    /// Takes the whole backlog (the writer's task; see ``took(_:)``).
+    mutating func takeBacklog() -> [WriteOp] {
+        let ops = backlog
+        backlog = []
+        pendingRemoval = nil
+        took(ops.count)
+        return ops
+    }
+
+    /// An append failed: `ops` (the failed operations, then the rest of what the writer took)
+    /// go back to the backlog's front, in order, numbered as before.
+    mutating func putBack(_ ops: [WriteOp]) {
+        backlog = ops + backlog
+        pendingRemoval = nil
+    }
+
+    /// The start-up merge replaces what was queued before the load (nothing is written before).
+    mutating func clearBacklog() {
+        backlog = []
+        pendingRemoval = nil
     }
 
     /// The writer took a non-empty backlog.

@@ -33,11 +33,8 @@ extension ScoreClient {
         // Before the start-up load nothing is written: the log is not read yet, and the events
         // recorded meanwhile still carry the placeholder anonymous id.
         guard s.loaded else { return w }
-        w.queue = s.writer.claim(hasWork: !s.writeOps.isEmpty)
-        if s.identityDirty && !s.identityWriterRunning {
-            s.identityWriterRunning = true
-            w.identity = true
-        }
+        w.queue = s.writer.claim(hasWork: !s.writer.backlog.isEmpty)
+        w.identity = s.identityWriter.claim()
         return w
     }
 
@@ -63,10 +60,7 @@ extension ScoreClient {
                 let now = clock.nowMs()
                 let next: QueueWriterMachine.IdleStep?
                 (pending, next) = state.withLock { s in
-                    let ops = s.writeOps
-                    s.writeOps = []
-                    s.pendingRemoval = nil
-                    s.writer.took(ops.count)
+                    let ops = s.writer.takeBacklog()
                     if !ops.isEmpty { return (ops, nil) }
                     // Idle: appends left unsynced are synced now when due (then look again),
                     // otherwise by a timer.
@@ -99,7 +93,7 @@ extension ScoreClient {
             let end = min(pending.count, at + ScoreClient.writerBatch)
             let opCount = end - at
             var ops = Array(pending[at..<end])
-            // Drop the backlog's hold on this batch (see `ClientState.dropLater`).
+            // Drop the backlog's hold on this batch (see `QueueWriterMachine.dropLater`).
             for k in at..<end { pending[k] = .remove([]) }
             at = end
             var toDrop: [QueuedEvent] = []
@@ -151,7 +145,7 @@ extension ScoreClient {
                     appended = true
                 } catch {
                     // Nothing of this append counts as written: its operations and the rest of
-                    // the backlog go back to the front of `writeOps`, in order, for a retry.
+                    // the backlog go back to the front of the writer's backlog, in order, for a retry.
                     records = []
                     added = []
                     snapshot = []
@@ -191,13 +185,13 @@ extension ScoreClient {
                     let recovered = s.storeFailing
                     s.writer.appended()
                     // The stored events held while writes failed can be sent again.
-                    if recovered, s.autoFlushMs != nil, s.autoFlushTimer == nil, hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
+                    if recovered, s.periodic.everyMs != nil, s.periodic.timer == nil, hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
                 }
-                s.dropLater.append(contentsOf: toDrop)
+                s.writer.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 // Not while a quick load's check runs: it finds damaged events by their location.
-                if !compact, !s.checkPending, s.deadRecords > ScoreClient.compactionMinDead,
-                    s.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
+                if !compact, !s.checkPending, s.writer.deadRecords > ScoreClient.compactionMinDead,
+                    s.writer.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
                 {
                     compact = true
                 }
@@ -210,8 +204,8 @@ extension ScoreClient {
                     compact = true
                 }
                 // One compaction at a time: a later one is asked for again by the dead records.
-                if s.compacting { compact = false }
-                if compact { s.deadRecords = 0 }
+                if s.writer.compacting { compact = false }
+                if compact { s.writer.deadRecords = 0 }
                 return writerProgressed(&s)
             }
             flushes.answer()
@@ -242,15 +236,14 @@ extension ScoreClient {
     static let writeRetryMaxMs: Int64 = 30_000
 
     /// A queue-log append failed (ENOSPC, EROFS, EIO…): `ops` (the failed operations, then the
-    /// rest of the writer's backlog) go back to the front of `writeOps` unpersisted, and the
+    /// rest of the writer's backlog) go back to the front of the writer's backlog unpersisted, and the
     /// writer stops until a retry timer (100 ms, doubling to 30 s) starts it again. Recording calls
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
         let (first, delay, flushes): (Bool, Int64, FlushWakeups) = state.withLock { s in
-            s.writeOps = Array(ops) + s.writeOps
-            s.pendingRemoval = nil
-            s.dropLater.append(contentsOf: released)
+            s.writer.putBack(Array(ops))
+            s.writer.dropLater.append(contentsOf: released)
             let (first, delay) = s.writer.appendFailed(retryMs: ScoreClient.writeRetryMs, retryMaxMs: ScoreClient.writeRetryMaxMs)
             // The removals cannot be written now: the flushes waiting for them go on, and the
             // one waiting for persistence sends from memory.
@@ -336,7 +329,7 @@ extension ScoreClient {
                 guard let location = e.location else { return nil }
                 out.append(location)
             }
-            s.compacting = true
+            s.writer.compacting = true
             return out
         }
         guard let live else { return false }
@@ -370,17 +363,17 @@ extension ScoreClient {
     func reclaimSegmentsIfDue() {
         guard let file = store as? FileScoreStore else { return }
         state.withLock { s in
-            guard s.loaded, !s.checkPending, !s.compacting,
+            guard s.loaded, !s.checkPending, !s.writer.compacting,
                 file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
             else { return }
-            s.writeOps.append(.compact)
+            s.writer.queue(.compact)
             kickWriters(&s)
         }
     }
 
     /// A reclamation begun by ``compactOffThePath()`` ended (it synced what it deleted itself).
     func compactionEnded(failed: Bool) {
-        state.withLock { $0.compacting = false }
+        state.withLock { $0.writer.compacting = false }
         if failed { diagnose(Diagnostic(code: "storage", message: "could not reclaim the queue log's space")) }
     }
 
@@ -456,11 +449,7 @@ extension ScoreClient {
     /// written.
     func nextIdentityBytes() -> [UInt8]? {
         state.withLock { s in
-            guard s.identityDirty else {
-                s.identityWriterRunning = false
-                return nil
-            }
-            s.identityDirty = false
+            guard s.identityWriter.take() else { return nil }
             var o = JSONObject()
             o.appendUnchecked("anonymousId", .string(s.anonymousId))
             o.appendUnchecked("userId", s.userId.map { .string($0) } ?? .null)
@@ -567,6 +556,6 @@ extension ScoreClient {
             s.queue.append(e)
             if e.notice { s.noticeCount += 1 }
         }
-        s.deadRecords = records.count - s.queue.count
+        s.writer.deadRecords = records.count - s.queue.count
     }
 }

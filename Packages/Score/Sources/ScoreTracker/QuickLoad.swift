@@ -164,7 +164,7 @@ struct QuickIndex {
         if removed > 0 { queued.removeAll { !$0.inQueue } }
         s.queue = EventQueue(queued)
         s.noticeCount = notices
-        s.deadRecords = frames - s.queue.count
+        s.writer.deadRecords = frames - s.queue.count
     }
 }
 

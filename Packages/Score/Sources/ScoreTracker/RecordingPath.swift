@@ -27,15 +27,15 @@ extension ScoreClient {
     }
 
     func countDropped(_ s: inout ClientState, _ requires: UInt8) {
-        s.droppedByConsent += 1
+        s.counts.droppedByConsent += 1
         let granted = s.consent.mask
         for (i, c) in ConsentCategory.allCases.enumerated() where requires & c.bit != 0 && granted & c.bit == 0 {
-            s.droppedByCategory[i] += 1
+            s.counts.droppedByCategory[i] += 1
         }
     }
 
     func countInvalid(_ message: String) {
-        state.withLock { $0.invalid += 1 }
+        state.withLock { $0.counts.invalid += 1 }
         diagnose(Diagnostic(code: "invalid-event", message: message))
     }
 
@@ -173,22 +173,14 @@ extension ScoreClient {
     /// needed to learn that the store works again: when no other operation is queued, an empty
     /// removal record (a dead record of one byte) is.
     static func probeStoreIfHolding(_ s: inout ClientState) {
-        guard s.storeFailing, s.writeOps.isEmpty, s.queue.contains(where: { $0.persisted }) else { return }
-        s.writeOps.append(.remove([]))
-        s.deadRecords += 1
+        guard s.storeFailing, s.writer.backlog.isEmpty, s.queue.contains(where: { $0.persisted }) else { return }
+        s.writer.queue(.remove([]))
+        s.writer.deadRecords += 1
     }
 
+    /// See ``QueueWriterMachine/queueRemoval(_:)``.
     static func logRemoval(_ s: inout ClientState, _ ids: [CompactEventId]) {
-        s.deadRecords += ids.count
-        if let i = s.pendingRemoval, i < s.writeOps.count, case .remove(var joined) = s.writeOps[i] {
-            s.writeOps[i] = .compact  // placeholder while `joined` is uniquely held
-            joined.append(contentsOf: ids)
-            s.writeOps[i] = .remove(joined)
-        } else {
-            s.pendingRemoval = s.writeOps.count
-            s.writeOps.append(.remove(ids))
-            s.deadRecords += 1
-        }
+        s.writer.queueRemoval(ids)
     }
 
     /// Empties `dropLater` when the writer goes idle, a few events per lock hold, freeing outside
@@ -198,9 +190,9 @@ extension ScoreClient {
             // What is taken here is freed when `bytes` and `events` go, after the lock.
             var bytes: [[UInt8]] = []
             let events: [QueuedEvent] = state.withLock { s in
-                let n = min(16, s.dropLater.count)
-                let taken = Array(s.dropLater.suffix(n))
-                s.dropLater.removeLast(n)
+                let n = min(16, s.writer.dropLater.count)
+                let taken = Array(s.writer.dropLater.suffix(n))
+                s.writer.dropLater.removeLast(n)
                 for e in taken where e.persisted && e.location != nil {
                     if let b = e.encoded { bytes.append(b) }
                     e.encoded = nil
@@ -224,7 +216,7 @@ extension ScoreClient {
     static func takeDropLater(_ s: inout ClientState) -> DropLaterTaken {
         var taken = DropLaterTaken()
         func take() -> (QueuedEvent, [UInt8]?)? {
-            guard let e = s.dropLater.popLast() else { return nil }
+            guard let e = s.writer.dropLater.popLast() else { return nil }
             var bytes: [UInt8]?
             if e.persisted, e.location != nil {
                 bytes = e.encoded
@@ -253,15 +245,14 @@ extension ScoreClient {
     func identityBytes(_ s: inout ClientState) -> [UInt8] { ScoreClient.identityBytes(&s, siteId: siteId) }
 
     static func identityBytes(_ s: inout ClientState, siteId: String) -> [UInt8] {
-        if s.identityBytesGeneration != s.identityGeneration {
+        if s.identityCache.generation != s.identityGeneration {
             var out = [UInt8]()
             EnvelopeWriter.identity(
                 anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId,
                 into: &out)
-            s.identityBytes = out
-            s.identityBytesGeneration = s.identityGeneration
+            s.identityCache = (s.identityGeneration, out)
         }
-        return s.identityBytes
+        return s.identityCache.bytes
     }
 
     /// Whether an envelope of `count` bytes fits a request body on its own.
@@ -292,7 +283,7 @@ extension ScoreClient {
         if e.notice {
             s.queue.append(e)
             s.noticeCount += 1
-            s.writeOps.append(.add(e))
+            s.writer.queue(.add(e))
             if s.noticeCount > ScoreClient.maxNotices, let i = s.queue.firstIndex(where: { $0.notice }) {
                 let old = s.queue[i]
                 removeFromQueue(&s, [old])
@@ -301,10 +292,10 @@ extension ScoreClient {
         }
         if s.queue.count - s.noticeCount >= maxQueueSize {
             if let i = s.queue.firstIndex(where: { !$0.critical && !$0.notice }) {
-                s.shed += 1
+                s.counts.shed += 1
                 removeFromQueue(&s, [s.queue[i]])
             } else if !e.critical {
-                s.shed += 1
+                s.counts.shed += 1
                 return
             } else if let i = s.queue.firstIndex(where: { $0.critical }) {
                 let lost = s.queue[i]
@@ -313,13 +304,13 @@ extension ScoreClient {
             }
         }
         s.queue.append(e)
-        s.writeOps.append(.add(e))
-        if s.autoFlushMs != nil && s.autoFlushTimer == nil { armAutoFlushIfIdle(&s) }
+        s.writer.queue(.add(e))
+        if s.periodic.everyMs != nil && s.periodic.timer == nil { armAutoFlushIfIdle(&s) }
     }
 
     /// Counts a lost critical event and queues its `delivery_failed` notice.
     func criticalLost(_ s: inout ClientState, _ lost: QueuedEvent, reason: String, now: Int64, pendingAdd: QueuedEvent? = nil) {
-        s.criticalLost += 1
+        s.counts.criticalLost += 1
         let req = ConsentCategory.analytics.bit
         guard allowed(req, s.consent) else {
             countDropped(&s, req)
@@ -367,7 +358,7 @@ extension ScoreClient {
         if marked == 0 {
             // None was queued: nothing to take out.
         } else if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
-            s.queue.remove(at: i, releasing: &s.dropLater)
+            s.queue.remove(at: i, releasing: &s.writer.dropLater)
         } else if let removed = ScoreClient.leavingFront(s.queue, marked) {
             // A delivered batch of the oldest events: cut the front, not a pass over the queue.
             s.queue.removeFirst(removed)
@@ -388,7 +379,7 @@ extension ScoreClient {
         guard !expired.isEmpty else { return }
         removeFromQueue(&s, expired)
         for e in expired where !e.notice {
-            s.expired += 1
+            s.counts.expired += 1
             if e.critical { criticalLost(&s, e, reason: "age_evicted", now: now) }
         }
     }

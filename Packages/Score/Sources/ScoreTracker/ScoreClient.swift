@@ -332,7 +332,7 @@ public final class ScoreClient: Sendable {
             s.userId = userId
             s.identityGeneration += 1
             publishView(&s)
-            s.identityDirty = true
+            s.identityWriter.changed()
             let buffered = s.replay
             s.replay = []
             let req = ConsentCategory.analytics.bit
@@ -341,7 +341,7 @@ public final class ScoreClient: Sendable {
                     &s, type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
                     props: JSONObject(), traits: scrubbedTraits, requires: req, notice: false)
                 if !ScoreClient.fitsAlone(e.encoded?.count ?? 0) {
-                    s.invalid += 1
+                    s.counts.invalid += 1
                 } else if parking {
                     parked = e
                 } else {
@@ -389,7 +389,7 @@ public final class ScoreClient: Sendable {
         state.withLock { s in
             if let fallback, !s.loaded, s.fallbackAnonymousId == nil { s.fallbackAnonymousId = fallback }
             s.userId = nil
-            s.token = nil
+            s.tokens.token = nil
             s.anonymousId = anon
             s.anonymousEpoch = s.anonymousEpoch &+ 1 == QueuedEvent.otherAnonymous ? 0 : s.anonymousEpoch &+ 1
             s.sessionId = session
@@ -397,7 +397,7 @@ public final class ScoreClient: Sendable {
             publishView(&s)
             s.replay = []
             s.lastSkip = nil
-            s.identityDirty = true
+            s.identityWriter.changed()
             kickWriters(&s)
         }
     }
@@ -407,12 +407,12 @@ public final class ScoreClient: Sendable {
     /// Sets the token provider, consulted before each flush (single-flight, bounded by
     /// `tokenRefreshTimeoutSeconds`). A throw or `nil` keeps the last known token.
     public func setTokenProvider(_ provider: @escaping @Sendable () async throws -> String?) {
-        state.withLock { $0.provider = provider }
+        state.withLock { $0.tokens.provider = provider }
     }
 
     /// Sets the last known token; `nil` clears it.
     public func setToken(_ token: String?) {
-        state.withLock { $0.token = token }
+        state.withLock { $0.tokens.token = token }
     }
 
     /// Why the link-anonymous request has not happened, or `nil`.

@@ -172,14 +172,13 @@ extension ScoreClient {
         s.linked.formUnion(identity.linked)
         s.identityGeneration += 1
         publishView(&s)
-        if identity.anonymousId == nil || !identity.discarded.isEmpty { s.identityDirty = true }
+        if identity.anonymousId == nil || !identity.discarded.isEmpty { s.identityWriter.changed() }
 
         // The queue: the stored events first, then the recorded ones one by one.
         s.queue = scratch.queue
         s.noticeCount = scratch.noticeCount
-        s.deadRecords = scratch.deadRecords
-        s.writeOps = []
-        s.pendingRemoval = nil
+        s.writer.deadRecords = scratch.writer.deadRecords
+        s.writer.clearBacklog()
         if s.withdrawnBeforeLoad != 0 {
             let withdrawn = s.withdrawnBeforeLoad
             let gone = s.queue.filter { $0.requires & withdrawn != 0 }
@@ -196,7 +195,7 @@ extension ScoreClient {
             ScoreClient.probeStoreIfHolding(&s)
         }
         applyRetention(&s, now: clock.nowMs())
-        if s.autoFlushMs != nil && s.autoFlushTimer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
+        if s.periodic.everyMs != nil && s.periodic.timer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
         let pending = s.flushBeforeLoad
         s.flushBeforeLoad = PendingFlush()
         let background = s.backgroundBeforeLoad

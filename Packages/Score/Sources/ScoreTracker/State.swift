@@ -65,15 +65,11 @@ enum WriteOp {
 struct ClientState {
     // consent
     var consent: ConsentState
-    var droppedByConsent = 0
-    var droppedByCategory = [0, 0, 0]
+    /// What `inspect()` reports as counts.
+    var counts = QueueCounts()
     // queue
     var queue = EventQueue()
     var noticeCount = 0
-    var shed = 0
-    var expired = 0
-    var invalid = 0
-    var criticalLost = 0
     // identity
     var anonymousId: String
     /// Bumped with each new `anonymousId`: queued events remember the epoch they were recorded
@@ -83,44 +79,25 @@ struct ClientState {
     var userId: String?
     /// Bumped whenever `anonymousId`, `sessionId` or `userId` changes.
     var identityGeneration = 0
-    /// The identity part of an envelope (see `ScoreClient.identityBytes`) and its generation.
-    var identityBytes: [UInt8] = []
-    var identityBytesGeneration = -1
+    /// The identity part of an envelope (see `ScoreClient.identityBytes`), encoded for the
+    /// generation it holds.
+    var identityCache: (generation: Int, bytes: [UInt8]) = (-1, [])
     var linked: Set<String> = []
-    var token: String?
-    var provider: (@Sendable () async throws -> String?)?
-    var providerRunning = false
-    var providerGeneration = 0
+    var tokens = TokenSource()
     var lastSkip: LinkSkipReason?
     var replay: [ReplayEntry] = []
-    // last flush
-    var lastFlushAt: Int64?
-    var lastFlushOk: Bool?
-    var lastFlushSent = 0
-    var consecutiveFailures = 0
+    var lastFlush = FlushOutcome()
     // persistence
-    var writeOps: [WriteOp] = []
-    /// The index in `writeOps` of its removal operation, if any (see `ScoreClient.logRemoval`).
-    var pendingRemoval: Int?
-    /// Events the queue writer is done with, released a few per recording call: the bytes of
-    /// events now located on disk and the last references of events that left the queue. They
-    /// were allocated on the recording thread; freeing them there rather than on the writer's
-    /// thread keeps the two threads from contending for the allocator's lock (a recording call's
-    /// slowest cases). The writer empties it itself when it goes idle.
-    var dropLater: [QueuedEvent] = []
-    /// The queue writer's and the log sync's lifecycles (see `Lifecycles.swift`).
+    /// The queue writer's lifecycle and data (its backlog, the log's dead records, …) and the
+    /// log sync's (see `Lifecycles.swift`).
     var writer = QueueWriterMachine(napsUs: ScoreClient.writerNapsUs)
     var sync = QueueSyncMachine(intervalMs: ScoreClient.queueSyncIntervalMs)
     /// Whether the last queue-log write failed: the failed operations wait at the front of
-    /// `writeOps` for a retry, and a flush does not wait for events to be persisted meanwhile.
+    /// the writer's backlog for a retry, and a flush does not wait for events to be persisted
+    /// meanwhile.
     var storeFailing: Bool { writer.failing }
     var writerRunning: Bool { writer.running }
-    var deadRecords = 0
-    /// Whether a compaction's new file is being written off the writer's path (see
-    /// `ScoreClient.compactOffThePath`): one at a time.
-    var compacting = false
-    var identityDirty = false
-    var identityWriterRunning = false
+    var identityWriter = IdentityWriterMachine()
     // flushing
     /// The flush in flight (sending).
     var flight: Flight?
@@ -128,15 +105,8 @@ struct ClientState {
     /// (``FlushMachine/Phase/awaitingRemoval(ticket:ok:)``).
     var finishing: [Flight] = []
     var nextFlightId = 1
-    // lifecycle
-    var autoFlushMs: Int64?
-    var autoFlushTimer: TimerToken?
-    var inBackground = false
-    var backgroundSinceMs: Int64?
-    var binding: LifecycleBinding?
-    /// When the periodic flush's period started: a timer armed when work arrives after an idle
-    /// spell fires on the period's next tick (see `ScoreClient.armAutoFlushIfIdle`).
-    var autoFlushAnchorMs: Int64 = 0
+    /// The periodic flush and the lifecycle (see `ScoreClient.armAutoFlushIfIdle`).
+    var periodic = PeriodicFlush()
     // start-up load (see `ScoreClient.loadStored()`)
     /// Where the load is (see ``LoadMachine``). Until it is merged nothing is written, sent
     /// or shown.
@@ -194,7 +164,7 @@ final class RecordingView: Sendable {
 ///
 /// Removing the first one (what a full queue does on every new event) moves a front index instead
 /// of shifting the whole array; the dead front is cut off once ``frontSlack`` long, its references
-/// handed to the caller's release list (see `ClientState.dropLater`) rather than freed all at once.
+/// handed to the caller's release list (see `QueueWriterMachine.dropLater`) rather than freed all at once.
 struct EventQueue: RandomAccessCollection {
     /// How many removed events the front holds at most before it is cut off.
     static let frontSlack = 64

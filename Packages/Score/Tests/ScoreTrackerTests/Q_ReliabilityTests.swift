@@ -546,7 +546,7 @@ import TrackerCoreTestKit
         // Advertising withdrawn before the writer ran: the ad impression leaves unwritten.
         c.setConsent(ConsentState(analytics: true, personalization: true, advertising: false))
         await h.settle()
-        #expect(c.state.withLock { $0.flight == nil && $0.lastFlushOk == true })
+        #expect(c.state.withLock { $0.flight == nil && $0.lastFlush.ok == true })
         #expect(h.tx.batches == [[E(1)]])
         // A later flush is its own (it does not join a stuck one).
         c.pv()
