@@ -99,7 +99,8 @@ extension ScoreClient {
             }
         }
         let (anonEpoch, hasUserId, identity, generation) = (v.anonymousEpoch, v.hasUserId, v.identity, v.generation)
-        // (`v.layout(headCount:)` gives where the identity sits in the envelope built below.)
+        // Where the userId sits in `identity` (the envelope's layout once its head is built).
+        let userIdOffset = v.userIdOffset
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
@@ -132,7 +133,8 @@ extension ScoreClient {
         var event = QueuedEvent(
             id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
-            encoded: bytes, layout: v.layout(headCount: headCount))
+            encoded: bytes,
+            layout: userIdOffset < 0 ? nil : EnvelopeLayout(identityAt: headCount, userIdAt: headCount + userIdOffset))
         if parking,
             consentKeeper.park(
                 Parked(event: event, requires: requires, restamp: (headCount, identity.count, generation)))

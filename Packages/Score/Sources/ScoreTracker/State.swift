@@ -153,11 +153,6 @@ final class RecordingView: Sendable {
         self.userIdOffset = identity.withUnsafeBufferPointer { EnvelopeLayout.userIdOffset(inIdentity: $0) } ?? -1
         self.generation = generation
     }
-
-    /// The layout of an envelope built with ``identity`` after a head of `headCount` bytes.
-    func layout(headCount: Int) -> EnvelopeLayout? {
-        userIdOffset < 0 ? nil : EnvelopeLayout(identityAt: headCount, userIdAt: headCount + userIdOffset)
-    }
 }
 
 /// The queued events in order.
