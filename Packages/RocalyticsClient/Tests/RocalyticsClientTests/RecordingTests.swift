@@ -318,3 +318,68 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         #expect(IdentifyParams(adjustAttribution: AdjustAttribution(network: "n")).adjustAttribution?.network == "n")
     }
 }
+
+/// G110–G112: the recorded-request queue is bounded (1,000 requests): purchases are the last to go,
+/// and one `storage-cap` diagnostic is given per run of drops.
+@Suite struct RecordedQueueCapTests {
+    private func purchase(_ n: Int) -> TrackPurchaseParams {
+        TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "tx-\(n)", productId: "p")
+    }
+    private func storedCount(_ h: ClientFixture) -> Int {
+        let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
+        return text.components(separatedBy: #""kind":"#).count - 1
+    }
+    private func tracks(_ h: ClientFixture) -> [HTTPRequest] { h.requests.filter { $0.url == "\(API)/track" } }
+
+    @Test func G110_aFullQueueDropsTheOldestNonPurchaseOnceWithOneDiagnostic() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        h.client.recordPurchase(purchase(0))
+        for _ in 0..<1_004 { h.client.record(.trialStarted) }
+        h.client.recordPurchase(purchase(1))
+        await h.client.ready()
+        await h.clock.settle()
+        await h.client.storageIdle()
+        #expect(storedCount(h) == 1_000)
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        #expect(h.log.all.allSatisfy { !$0.message.contains("tx-") })
+
+        // Kept, in order: the purchase on the wire, the 998 newest trial events, the last purchase.
+        let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
+        let kinds = text.components(separatedBy: #""kind":"#).dropFirst().map { String($0.prefix(12)) }
+        #expect(kinds.first?.hasPrefix(#""purchase""#) == true)
+        #expect(kinds.last?.hasPrefix(#""purchase""#) == true)
+        #expect(kinds.dropFirst().dropLast().allSatisfy { $0.hasPrefix(#""track""#) })
+        #expect(text.contains(#""tx-0""#) && text.contains(#""tx-1""#))
+        #expect(tracks(h).allSatisfy { bodyText($0).contains("tx-0") })  // only the head was tried
+    }
+
+    @Test func G111_aSecondRunOfDropsAfterTheQueueWentBelowCapacityIsReportedAgain() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        await h.client.ready()
+        for _ in 0..<1_010 { h.client.record(.trialStarted) }
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        h.client.optOut()  // empties the queue: below capacity again
+        h.client.optIn()
+        for _ in 0..<1_002 { h.client.record(.trialStarted) }
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 2)
+    }
+
+    @Test func G112_aQueueOfOnlyPurchasesDropsItsOldestPurchaseNotOnTheWire() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        await h.client.ready()
+        for n in 0..<1_001 { h.client.recordPurchase(purchase(n)) }
+        await h.clock.settle()
+        await h.client.storageIdle()
+        #expect(storedCount(h) == 1_000)
+        let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
+        #expect(text.contains(#""tx-0""#))  // on the wire: kept
+        #expect(!text.contains(#""tx-1""#))  // the oldest purchase not on the wire
+        #expect(text.contains(#""tx-1000""#))
+        #expect(h.log.all.contains { $0.code == "storage-cap" && $0.message.contains("purchases") })
+    }
+}
