@@ -36,7 +36,7 @@ import TrackerCoreTestKit
             publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "http://127.0.0.1:9", appVersion: "4.2.0", os: "ios",
             store: InMemoryScoreStore(), clock: clock, scheduler: clock)
         score.grantAllConsent()
-        score.track("", props: [:])
+        score.track("", properties: [:])
 
         let mine = log.all.filter { $0.surface != .unspecified }
         let byCode = Dictionary(mine.map { ($0.code, $0.surface) }, uniquingKeysWith: { a, _ in a })

@@ -40,9 +40,8 @@ public func onPurchase(
 ) async throws -> String? {
     let originalTransactionIdentifier = transaction["originalTransactionIdentifier"]?.stringValue ?? ""
     try await rocalytics.trackPurchase(
-        TrackPurchaseParams(
-            isTrial: isTrial, value: price, currency: currency,
-            originalTransactionIdentifier: originalTransactionIdentifier, product: product, transaction: transaction))
+        originalTransactionIdentifier: originalTransactionIdentifier, price: price, currency: currency,
+        isTrial: isTrial, product: product, transaction: transaction)
     return getEventId("purchase", ["original_transaction_identifier": .string(originalTransactionIdentifier)])
 }
 
@@ -64,9 +63,8 @@ public func onPurchaseRecorded(
     currency: String, isTrial: Bool
 ) {
     rocalytics.recordPurchase(
-        TrackPurchaseParams(
-            isTrial: isTrial, value: price, currency: currency, originalTransactionIdentifier: originalTransactionIdentifier,
-            productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: price,
+        currency: currency, isTrial: isTrial)
 }
 
 /// 5. A privacy switch, kept across launches: opted out, nothing is sent (start-up requests

@@ -21,9 +21,8 @@ public func gettingStartedIdentifyAndTrack(
     try await rocalytics.identify(ids)  // nil values are dropped
 
     try await rocalytics.trackPurchase(
-        TrackPurchaseParams(
-            isTrial: false, value: 9.99, currency: "EUR",
-            originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: 9.99,
+        currency: "EUR")
 }
 
 /// "Record what must not be lost".
@@ -32,9 +31,8 @@ public func gettingStartedRecord(
 ) {
     rocalytics.recordIdentify(ids)  // from synchronous code: never throws, never waits
     rocalytics.recordPurchase(
-        TrackPurchaseParams(
-            isTrial: false, value: 9.99, currency: "EUR",
-            originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: 9.99,
+        currency: "EUR")
 }
 
 /// "Let users opt out".

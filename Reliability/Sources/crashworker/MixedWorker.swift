@@ -54,7 +54,7 @@ enum MixedWorker {
         var shown = false
         for n in 1...max(1, count) {
             // Score: the app's own events, a few per action, and a flush now and then.
-            for _ in 0...rng.below(3) { score.track("mixed_event", props: ["n": n]) }
+            for _ in 0...rng.below(3) { score.track("mixed_event", properties: ["n": n]) }
             if rng.below(4) == 0 { Task { try? await score.flush() } }
             switch rng.below(3) {
             case 0:

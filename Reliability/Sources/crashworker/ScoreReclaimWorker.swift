@@ -31,7 +31,7 @@ enum ScoreReclaimWorker {
         // `seed` differs per life: the seqs of one life never repeat another's.
         let base = Int(seed % 1_000) * 1_000_000
         for n in 0..<max(1, count) {
-            client.track("reclaim_event", props: ["seq": base + n])
+            client.track("reclaim_event", properties: ["seq": base + n])
             Out.line("T \(base + n) \(MonotonicClock.nowNs())")
             usleep(1_000)
         }

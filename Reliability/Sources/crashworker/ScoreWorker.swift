@@ -12,7 +12,7 @@ enum ScoreWorker {
         let client = ScoreClient(
             publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
             appVersion: "1.0.0", os: "Linux",
-            pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), initialConsent: .all,
+            pii: .classify([PiiRule(field: "email", action: .hash)]), initialConsent: .all,
             store: AnnouncingStore(FileScoreStore(directory: directory)),
             onDiagnostic: { d in
                 Out.line("D \(d.code)")
@@ -28,7 +28,7 @@ enum ScoreWorker {
         }
         for n in 1...max(1, count) {
             for _ in 0...rng.below(3) {
-                client.track("crash_event", props: ["n": n, "email": Secrets.email, "note": "é😀\u{0}"])
+                client.track("crash_event", properties: ["n": n, "email": Secrets.email, "note": "é😀\u{0}"])
             }
             if rng.below(3) == 0 {
                 try? await client.flush()

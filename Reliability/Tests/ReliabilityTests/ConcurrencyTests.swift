@@ -266,7 +266,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         await onThreads(Self.threads) { t in
             var rng = SplitMix64(seed: UInt64(t) &+ 7)
             for i in 0..<Self.callsPerThread {
-                client.track("conc_event", props: ["k": "\(t)-\(i)"])
+                client.track("conc_event", properties: ["k": "\(t)-\(i)"])
                 switch rng.below(300) {
                 case 0: clock.spawn { try? await client.flush() }
                 case 1: client.onBackground()

@@ -27,7 +27,7 @@ import TrackerCoreTestKit
             os: "Linux", initialConsent: .all, store: FileScoreStore(directory: made.path, sync: false),
             transport: RecordingTransport(statuses: { _ in 500 }), clock: clock, scheduler: clock, onDiagnostic: { _ in })
         let pad = String(repeating: "p", count: 300)
-        for n in 0..<events { client.track("reclaim_event", props: ["seq": n, "pad": pad]) }
+        for n in 0..<events { client.track("reclaim_event", properties: ["seq": n, "pad": pad]) }
         await clock.settle()
         await clock.advance(byMs: 100)
         await clock.settle()

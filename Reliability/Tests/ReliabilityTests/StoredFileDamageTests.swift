@@ -41,7 +41,7 @@ import TrackerCoreTestKit
     private func scoreFiles(_ dir: String) async -> (log: [UInt8], identity: [UInt8]) {
         let (client, clock) = scoreClient(dir, diags: DiagnosticLog())
         client.identify(userId: "fan_1", traits: [:], replayAnonymousEvents: false)
-        for i in 1..<Self.scoreEvents { client.track("view", props: ["n": i]) }
+        for i in 1..<Self.scoreEvents { client.track("view", properties: ["n": i]) }
         await clock.settle()
         await clock.advance(byMs: 100)
         await clock.settle()

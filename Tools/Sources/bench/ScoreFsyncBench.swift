@@ -178,7 +178,7 @@ func scoreFsyncLagCase() -> BenchCase {
                 let now = MonotonicClock.nowNs()
                 if due > now { usleep(UInt32((due - now) / 1_000)) }
                 called[i] = MonotonicClock.nowNs()
-                c.track("poll_vote", props: ["pollId": "motm-r12", "choice": "player_7", "seq": i])
+                c.track("poll_vote", properties: ["pollId": "motm-r12", "choice": "player_7", "seq": i])
             }
             // Until every event was seen in the file, or 10 s.
             var waited = 0

@@ -80,7 +80,7 @@ private let probes: [Probe] = [
         source: """
             import ScoreTracker
             let client = ScoreClient(publishableKey: "pk_probe", siteId: "probe", endpoint: "https://score.example.com")
-            client.track("probe_event", props: ["n": CommandLine.arguments.count])
+            client.track("probe_event", properties: ["n": CommandLine.arguments.count])
             print("probe", client.inspect().queue.depth)
             """),
 ]

@@ -348,7 +348,16 @@ public final class RocalyticsClient: Sendable {
     /// An unknown ``PurchaseType`` is not sent (`unknown-purchase-type`); the purchase still is.
     /// Returns without sending when inert.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    @available(
+        *, deprecated,
+        message: "use trackPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:...), the same request"
+    )
     public func trackPurchase(_ params: TrackPurchaseParams) async throws {
+        try await sendPurchase(params)
+    }
+
+    /// The request of ``trackPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:purchaseType:product:transaction:redemptionResult:)``.
+    func sendPurchase(_ params: TrackPurchaseParams) async throws {
         guard let session = await sendingSession() else { return }
         try await sendTrack(
             session, name: TrackEventName.purchase.rawValue, properties: purchaseProperties(params),
@@ -480,7 +489,16 @@ public final class RocalyticsClient: Sendable {
     /// `recorded-request-rejected` diagnostic. Storage failures (a full or read-only disk) are
     /// reported as `storage` diagnostics: the request is still sent while the app runs. Nothing is
     /// recorded while opted out (``optOut()``).
+    @available(
+        *, deprecated,
+        message: "use recordPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:...), the same request"
+    )
     public func recordPurchase(_ params: TrackPurchaseParams) {
+        record(purchase: params)
+    }
+
+    /// The recording of ``recordPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:purchaseType:product:transaction:redemptionResult:)``.
+    func record(purchase params: TrackPurchaseParams) {
         recorded.record(.purchase(transaction: params.originalTransactionIdentifier), body: purchaseProperties(params))
     }
 

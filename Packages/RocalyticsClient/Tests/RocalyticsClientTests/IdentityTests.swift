@@ -126,8 +126,7 @@ import TrackerCoreTestKit
         try await h.client.identify(["user_id": "u"])
         try await h.client.trackCustomEvent("x")
         try await h.client.trackOnboarding(stepId: "welcome")
-        try await h.client.trackPurchase(
-            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t", productId: "p"))
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t", productId: "p", price: 1, currency: "EUR")
         let message = await errorMessage { _ = try await h.client.getDemandScore() }
         #expect(message == "[ROCALYTICS] demand-score unavailable: client failed to initialize")
         #expect(h.requests.isEmpty)

@@ -65,7 +65,7 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
                 options: .init(
                     platform: .custom(FixturePlatform.ios()), transport: transport, clock: clock, scheduler: clock, installPing: false))
             await client.ready()
-            try await client.trackPurchase(D30_PURCHASE)
+            try await client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
             try await client.trackOnboarding(stepId: "welcome", answers: ["goal": "x"])
             try await client.identify(["email": "user@example.com"])
             _ = await client.sendOnboardingRun(COMPLETED)

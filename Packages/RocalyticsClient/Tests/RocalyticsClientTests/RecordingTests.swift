@@ -29,7 +29,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G77_aRecordedPurchaseSurvivesAFailingServerAndIsSentOnceItRecovers() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(tracks(h).count == 1)
@@ -49,8 +49,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 
     @Test func G78_aRecordedPurchaseIsTheAwaitedOnesRequest() async throws {
         let h = ClientFixture(store: RETURNING())
-        try await h.client.trackPurchase(D30_PURCHASE)
-        h.client.recordPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.settle()
         #expect(tracks(h).count == 2)
         #expect(tracks(h)[0] == tracks(h)[1])
@@ -60,7 +60,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G79_aStoredPurchaseIsSentAfterARelaunch() async throws {
         let server = SwitchableServer()
         let first = ClientFixture(store: RETURNING(), transport: server.transport())
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         #expect(tracks(first).count == 1)  // failed; the process is then "killed" (its clock never moves again)
@@ -83,7 +83,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let first = ClientFixture(store: store)
         await first.client.ready()
         #expect(first.client.isInert)
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.advance(byMs: 60_000)
         #expect(first.requests.isEmpty)
         await first.client.storageIdle()
@@ -101,7 +101,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         faults.writesAlwaysFail = true
         let disk = FaultInjectingStorage(faults: faults)
         let h = ClientFixture(store: RETURNING(), storage: disk)
-        h.client.recordPurchase(D30_PURCHASE)  // never throws
+        // Never throws.
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.recordIdentify(["user_id": "u-1"])
         await h.client.ready()
         await h.clock.settle()
@@ -117,7 +118,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let h = ClientFixture(store: RETURNING())
         h.client.recordIdentify(["user_id": "u-1", "email": nil, "revenue_cat_id": "rc-1"])
         h.client.record(.trialStarted, properties: ["plan": "pro"])
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(h.paths.count == 4)
@@ -129,7 +130,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G83_aRefusedRecordedRequestIsDroppedWithADiagnostic() async throws {
         let server = SwitchableServer(status: 400)
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.record(.trialStarted)
         await h.client.ready()
         await h.clock.settle()
@@ -142,7 +143,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let server = SwitchableServer()
         let backing = InMemoryKeyValueStorage()
         let first = ClientFixture(store: RETURNING(), transport: server.transport(), storage: backing)
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         let stored = try #require(backing.snapshot["rocalytics-recorded-requests"])
@@ -152,8 +153,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         faults.failNextGets = 2
         let flaky = FaultInjectingStorage(backing: backing, faults: faults)
         let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock(), storage: flaky)
-        second.client.recordPurchase(
-            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t-9", productId: "p"))
+        second.client.recordPurchase(originalTransactionIdentifier: "t-9", productId: "p", price: 1, currency: "EUR")
         await second.client.ready()
         await second.clock.settle()
         await second.client.storageIdle()
@@ -175,7 +175,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let h = ClientFixture(store: RETURNING(), storage: disk)
         await h.client.ready()
         await h.clock.settle()
-        h.client.recordPurchase(D30_PURCHASE)  // returns at once: the write is held
+        // Returns at once: the write is held.
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.advance(byMs: 4_900)
         #expect(tracks(h).isEmpty)  // write first, then send
         await h.clock.advance(byMs: 100)
@@ -191,18 +192,18 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G84_optingOutDropsWhatWasRecordedAndNothingIsSentAfter() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(tracks(h).count == 1)
         h.client.optOut()
         #expect(h.client.isOptedOut)
         server.failing.withLock { $0 = false }
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.recordIdentify(["user_id": "u-1"])
         try await h.client.track(.trialStarted)
         try await h.client.identify(["user_id": "u-1"])
-        try await h.client.trackPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.advance(byMs: 120_000)
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
         await h.client.storageIdle()
@@ -241,7 +242,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G86_storedRequestsAreDroppedAtALaunchThatFindsTheOptOut() async throws {
         let server = SwitchableServer()
         let first = ClientFixture(store: RETURNING(), transport: server.transport())
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         try await first.storage.setItem("rocalytics-opted-out", "true")  // another launch opted out
@@ -287,6 +288,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 
 /// G90: issue 37, item 10: labelled arguments beside the parameter bag, the same request.
 @Suite struct LabelledPurchaseTests {
+    /// Deprecated: it pins the reference's spelling (`trackPurchase(TrackPurchaseParams)`), which is.
+    @available(*, deprecated)
     @Test func G90_theLabelledPurchaseFormsSendTheParameterBagsRequest() async throws {
         let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")

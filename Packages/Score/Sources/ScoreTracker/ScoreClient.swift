@@ -256,6 +256,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of `track(_:properties:delivery:)`.
+    @available(*, deprecated, renamed: "track(_:properties:delivery:)")
     public func track(_ event: EventDefinition, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
         track(event, properties: props, delivery: delivery)
     }
@@ -272,6 +273,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of `track(_:properties:requires:delivery:)`.
+    @available(*, deprecated, renamed: "track(_:properties:requires:delivery:)")
     public func track(
         _ name: String, props: [String: Any], requires: [ConsentCategory] = [.analytics], delivery: DeliveryMode = .bestEffort
     ) {
@@ -286,6 +288,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of ``trackAdvertising(_:properties:delivery:)``.
+    @available(*, deprecated, renamed: "trackAdvertising(_:properties:delivery:)")
     public func trackAdvertising(_ name: String, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
         trackAdvertising(name, properties: props, delivery: delivery)
     }
@@ -297,6 +300,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of ``screen(_:properties:)``.
+    @available(*, deprecated, renamed: "screen(_:properties:)")
     public func screen(_ name: String, props: [String: Any]) {
         screen(name, properties: props)
     }

@@ -31,7 +31,7 @@ import TrackerCoreTestKit
         let p = Provider(h.clock) { _ in .never }
         c.setTokenProvider { try await p.call() }
         c.identify(userId: "u1", traits: ["email": "fan@example.com"])
-        for n in 1...4 { c.track("e2e", props: ["n": n]) }
+        for n in 1...4 { c.track("e2e", properties: ["n": n]) }
 
         // 1: the provider hangs past its 5 s bound; the request carries the last known token; 500.
         // The link request still follows it (a link never depends on the batches).

@@ -44,7 +44,7 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         // About 1.5 KB an event: the log rolls into a second segment after about 350 of them.
         let pad = String(repeating: "p", count: 1000)
-        for n in 1...700 { c.track("e\(n)", props: ["n": n, "pad": pad]) }
+        for n in 1...700 { c.track("e\(n)", properties: ["n": n, "pad": pad]) }
         await h.settle()
         // Persisted events hold no bytes in memory.
         let held = c.state.withLock { s in s.queue.filter { $0.encoded != nil || $0.fields != nil }.count }

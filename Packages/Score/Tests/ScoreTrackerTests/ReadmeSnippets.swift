@@ -52,7 +52,7 @@ configuration.store = FileScoreStore(directory: dataDirectory + "/score-remember
         #expect(i.queue.depth == 4)  // the advertising event was dropped
         #expect(i.consent.droppedByConsent == 1)
         #expect(i.identity.userId == "user-42")
-        #expect(score.inspectJSON() == score.inspectJson())
+        #expect(score.inspectJSON() == WireJSON.encodeString(score.inspect().json()))
         let remembered = ReadmeSnippets.remembered(dataDirectory: dir)
         #expect(remembered.inspect().consent.analytics == false)
     }

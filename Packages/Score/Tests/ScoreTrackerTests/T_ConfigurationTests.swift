@@ -16,10 +16,10 @@ import TrackerCoreTestKit
     private func run(_ h: Harness, _ c: ScoreClient) async -> (requests: [Recorded], inspect: InspectSnapshot, json: String) {
         c.grantAllConsent()
         c.pv()
-        c.track("custom_tap", props: ["email": "fan@example.com", "n": 3])
+        c.track("custom_tap", properties: ["email": "fan@example.com", "n": 3])
         c.identify(userId: "u-42", traits: ["phone": "+33 6 12 34 56 78"])
         await h.flush(c)
-        return (h.tx.records, c.inspect(), c.inspectJson())
+        return (h.tx.records, c.inspect(), c.inspectJSON())
     }
 
     @Test func SC147_configurationAndLabelledInitBuildTheSameTracker() async {

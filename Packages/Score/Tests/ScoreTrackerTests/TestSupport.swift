@@ -21,8 +21,8 @@ func S(_ n: Int) -> String { "00000005-0000-4000-8000-" + pad12(n) }
 let CTX = #"{"os":"iOS 18.1","appVersion":"4.2.0","device":"iPhone","locale":"en-GB"}"#
 let CTX2 = #"{"os":"iOS 18.1","appVersion":"4.2.0"}"#
 var SDKJSON: String { #"{"name":"\#(ScoreClient.sdkName)","version":"\#(ScoreClient.sdkVersion)"}"# }
-let PII4 = PiiOptions.Classify(rules: [
-    PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
+let PII4 = PiiOptions.classify([
+    PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .redact),
     PiiRule(field: "memberNumber", action: .tokenize), PiiRule(field: "dateOfBirth", action: .drop),
 ])
 
@@ -221,9 +221,9 @@ final class Harness: @unchecked Sendable {
 
 extension ScoreClient {
     func pv(delivery: DeliveryMode = .bestEffort) {
-        track(Events.shared.PollVote, props: ["pollId": "motm-r12", "choice": "player_7"], delivery: delivery)
+        track(.pollVote, properties: ["pollId": "motm-r12", "choice": "player_7"], delivery: delivery)
     }
-    func ad(delivery: DeliveryMode = .bestEffort) { track(Events.shared.AdImpression, delivery: delivery) }
+    func ad(delivery: DeliveryMode = .bestEffort) { track(.adImpression, delivery: delivery) }
     func critical(_ name: String) { track(name, delivery: .critical) }
 }
 
