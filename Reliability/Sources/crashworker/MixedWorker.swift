@@ -31,13 +31,13 @@ enum MixedWorker {
             configuration: OnboardingRunConfiguration(
                 sink: HTTPSink<OnboardingRunSnapshot>(url: url + "/onboarding", timeoutMs: 10_000), context: .value(context),
                 storage: FileKeyValueStorage(directory: directory), debounceMs: 0,
-                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.2), attemptTimeoutMs: 10_000,
                 onDiagnostic: report))
         let paywall = PaywallPresentationTracker(
             configuration: PaywallTrackerConfiguration(
                 sink: HTTPSink<PaywallSnapshot>(url: url + "/paywall", timeoutMs: 10_000), context: .value(context),
                 storage: FileKeyValueStorage(directory: directory),
-                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.2), attemptTimeout: 10,
                 onDiagnostic: report))
         Out.line(WorkerLine.ready)
         if drain {
