@@ -37,8 +37,9 @@ final class RotatingCredentials: ScoreTokenProvider, @unchecked Sendable {
         let clock = ManualClock()
         let log = DiagnosticLog()
         let score = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: collector.baseURL, appVersion: "4.2.0", os: "ios",
-            store: FileScoreStore(directory: dir.path), clock: clock, scheduler: clock, onDiagnostic: log.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: collector.baseURL, appVersion: "4.2.0", os: "ios",
+                store: FileScoreStore(directory: dir.path), clock: clock, scheduler: clock, onDiagnostic: log.handler))
         score.setConsent(analytics: true, personalization: false, advertising: false)
         score.track("poll_vote", properties: ["pollId": "motm-r12", "choice": "player_7"])
 

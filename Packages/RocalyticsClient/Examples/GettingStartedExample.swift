@@ -15,10 +15,7 @@ public func gettingStartedCreate() -> RocalyticsClient {
 public func gettingStartedIdentifyAndTrack(
     _ rocalytics: RocalyticsClient, userId: String, revenueCatId: String?, originalTransactionIdentifier: String, productId: String
 ) async throws {
-    var ids = IdentifyParams()
-    ids.userId = userId
-    ids.revenueCatId = revenueCatId
-    try await rocalytics.identify(ids)  // nil values are dropped
+    try await rocalytics.identify(userId: userId, revenueCatId: revenueCatId)  // nil values are not sent
 
     try await rocalytics.trackPurchase(
         originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: 9.99,
@@ -27,9 +24,9 @@ public func gettingStartedIdentifyAndTrack(
 
 /// "Record what must not be lost".
 public func gettingStartedRecord(
-    _ rocalytics: RocalyticsClient, ids: IdentifyParams, originalTransactionIdentifier: String, productId: String
+    _ rocalytics: RocalyticsClient, userId: String, originalTransactionIdentifier: String, productId: String
 ) {
-    rocalytics.recordIdentify(ids)  // from synchronous code: never throws, never waits
+    rocalytics.recordIdentify(userId: userId)  // from synchronous code: never throws, never waits
     rocalytics.recordPurchase(
         originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: 9.99,
         currency: "EUR")

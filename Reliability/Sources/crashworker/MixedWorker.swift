@@ -23,9 +23,10 @@ enum MixedWorker {
             appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
         let report: DiagnosticHandler = { d in Out.line("D \(d.code)") }
         let score = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux", initialConsent: .all,
-            store: FileScoreStore(directory: directory + "/score"), onDiagnostic: report)
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux", initialConsent: .all,
+                store: FileScoreStore(directory: directory + "/score"), onDiagnostic: report))
         score.setToken(Secrets.token)
         let onboarding = OnboardingRunTracker(
             configuration: OnboardingRunConfiguration(

@@ -14,10 +14,11 @@ import TrackerCore
 enum ScoreReclaimWorker {
     static func run(directory: String, url: String, seed: UInt64, steps count: Int, drain: Bool) async {
         let client = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux", initialConsent: .all,
-            store: FileScoreStore(directory: directory),
-            onDiagnostic: { d in Out.line("D \(d.code)") })
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux", initialConsent: .all,
+                store: FileScoreStore(directory: directory),
+                onDiagnostic: { d in Out.line("D \(d.code)") }))
         client.setToken(Secrets.token)
         Out.line(WorkerLine.ready)
         // Flushes every 10 ms, on a task of its own.

@@ -10,14 +10,15 @@ enum ScoreWorker {
         var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter(prefix: "score-tracker")
         let client = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux",
-            pii: .classify([PiiRule(field: "email", action: .hash)]), initialConsent: .all,
-            store: AnnouncingStore(FileScoreStore(directory: directory)),
-            onDiagnostic: { d in
-                Out.line("D \(d.code)")
-                printer(d)
-            })
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux",
+                pii: .classify([PiiRule(field: "email", action: .hash)]), initialConsent: .all,
+                store: AnnouncingStore(FileScoreStore(directory: directory)),
+                onDiagnostic: { d in
+                    Out.line("D \(d.code)")
+                    printer(d)
+                }))
         client.setToken(Secrets.token)
         Out.line(WorkerLine.ready)
         if drain {

@@ -260,9 +260,10 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let transport = RecordingTransport(statuses: { i in i % 10 == 4 ? 500 : 200 })
         let diags = DiagnosticLog()
         let client = ScoreClient(
-            publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
-            maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
-            scheduler: clock, onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
+                maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
+                scheduler: clock, onDiagnostic: diags.handler))
         await onThreads(Self.threads) { t in
             var rng = SplitMix64(seed: UInt64(t) &+ 7)
             for i in 0..<Self.callsPerThread {

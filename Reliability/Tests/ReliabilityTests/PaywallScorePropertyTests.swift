@@ -174,10 +174,11 @@ let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "consent", "
             let transport = RecordingTransport(statuses: { i in [200, 200, 500, 0, 413, 200][i % 6] })
             let diags = DiagnosticLog()
             let client = ScoreClient(
-                publishableKey: "pk_test_prop", siteId: "prop-site", endpoint: "https://score.example/", appVersion: "1.0",
-                os: "Linux", pii: .denylist(["email"]), initialConsent: rng.chance(80) ? .all : nil,
-                store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler)
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_test_prop", siteId: "prop-site", endpoint: "https://score.example/", appVersion: "1.0",
+                    os: "Linux", pii: .denylist(["email"]), initialConsent: rng.chance(80) ? .all : nil,
+                    store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
             var problems: [String] = []
             for _ in 0..<(3 + rng.below(30)) {
                 var props: [String: Any] = [:]

@@ -173,10 +173,11 @@ func mode(_ path: String) -> mode_t? {
         let transport = RecordingTransport(statuses: { i in [401, 500, 0, 413, 200][i % 5] })
         let diags = DiagnosticLog()
         let client = ScoreClient(
-            publishableKey: TestSecrets.publishableKey, siteId: "sec-site", endpoint: "https://score.example", appVersion: "1",
-            pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .redact)]),
-            initialConsent: .all, store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
-            onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: TestSecrets.publishableKey, siteId: "sec-site", endpoint: "https://score.example", appVersion: "1",
+                pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .redact)]),
+                initialConsent: .all, store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
+                onDiagnostic: diags.handler))
         client.setToken(TestSecrets.token)
         client.setTokenProvider { TestSecrets.token }
         client.identify(userId: "user-1", traits: ["email": TestSecrets.email, "phone": "+33 6 12 34 56 78"])
@@ -236,9 +237,10 @@ func mode(_ path: String) -> mode_t? {
         // Score: its own file store.
         let scoreDir = root.path + "/score/nested"
         let score = ScoreClient(
-            publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
-            store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
+                store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
+                clock: clock, scheduler: clock, onDiagnostic: { _ in }))
         score.identify(userId: "u1")
         score.track("e")
         _ = await onClock(clock) { (try? await score.flush()) != nil }

@@ -31,9 +31,11 @@ import TrackerCoreTestKit
     private func scoreClient(_ dir: String, diags: DiagnosticLog) -> (ScoreClient, ManualClock) {
         let clock = ManualClock()
         let client = ScoreClient(
-            publishableKey: "pk_test_damage", siteId: "damage", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
-            initialConsent: .all, store: FileScoreStore(directory: dir, sync: false), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_damage", siteId: "damage", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
+                initialConsent: .all, store: FileScoreStore(directory: dir, sync: false),
+                transport: RecordingTransport(statuses: { _ in 500 }),
+                clock: clock, scheduler: clock, onDiagnostic: diags.handler))
         return (client, clock)
     }
 

@@ -106,10 +106,11 @@ private func makeClient(
     _ store: any ScoreStore, maxQueueSize: Int = 200_000, transport: any HTTPTransport = NullTransport()
 ) -> ScoreClient {
     let c = ScoreClient(
-        publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
-        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-        pii: .classify([PiiRule(field: "email", action: .hash)]), maxQueueSize: maxQueueSize,
-        store: store, transport: transport, onDiagnostic: { _ in })
+        configuration: ScoreConfiguration(
+            publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+            appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+            pii: .classify([PiiRule(field: "email", action: .hash)]), maxQueueSize: maxQueueSize,
+            store: store, transport: transport, onDiagnostic: { _ in }))
     c.grantAllConsent()
     return c
 }

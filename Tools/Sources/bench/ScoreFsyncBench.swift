@@ -147,9 +147,10 @@ func scoreFsyncLagCase() -> BenchCase {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let store = FileScoreStore(directory: dir)
             let c = ScoreClient(
-                publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid", appVersion: "4.2.0",
-                os: "iOS 18.1", device: "iPhone", locale: "en-GB", store: store,
-                transport: StatusTransport(status: status), onDiagnostic: { _ in })
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid", appVersion: "4.2.0",
+                    os: "iOS 18.1", device: "iPhone", locale: "en-GB", store: store,
+                    transport: StatusTransport(status: status), onDiagnostic: { _ in }))
             c.grantAllConsent()
             _ = c.inspect()  // loaded: the log file exists
             let n = 2_000

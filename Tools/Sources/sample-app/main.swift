@@ -64,7 +64,7 @@ let showDiagnostic: DiagnosticHandler = { d in say("diagnostic \(d.code): \(d.me
 // MARK: App start-up: the four SDKs, each with its files in the data directory
 
 let rocalytics = RocalyticsClient(
-    options: RocalyticsConfiguration(
+    configuration: RocalyticsConfiguration(
         platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
         baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
 
@@ -92,10 +92,11 @@ let paywalls = PaywallPresentationTracker(
         onDiagnostic: showDiagnostic))
 
 let score = ScoreClient(
-    publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
-    appVersion: "2.4.0", os: "ios", locale: "en-US",
-    pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
-    store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic)
+    configuration: ScoreConfiguration(
+        publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
+        appVersion: "2.4.0", os: "ios", locale: "en-US",
+        pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
+        store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic))
 score.setConsent(analytics: true, personalization: false, advertising: false)
 
 await rocalytics.ready()
@@ -144,11 +145,9 @@ run.complete()
 
 // MARK: Sign-in, a paywall purchase, Score events
 
-var ids = IdentifyParams()
-ids.userId = "user-42"
 let transaction = "2000000912345678"  // the join key shared by the purchase and the presentation
 do {
-    try await rocalytics.identify(ids)
+    try await rocalytics.identify(userId: "user-42")
     try await rocalytics.trackPurchase(
         originalTransactionIdentifier: transaction, productId: "pro_yearly", price: 59.99, currency: "EUR")
     try await rocalytics.trackCustomEvent("tutorial_finished", properties: ["lessons": 3])

@@ -49,11 +49,12 @@ defer {
 let rssBefore = status("VmRSS")
 let anonBefore = status("RssAnon")
 let client = ScoreClient(
-    publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
-    appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-    pii: .classify([PiiRule(field: "email", action: .hash)]),
-    maxQueueSize: maxQueue ?? 1_000,
-    store: FileScoreStore(directory: dir), transport: NoTransport(), onDiagnostic: { _ in })
+    configuration: ScoreConfiguration(
+        publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+        pii: .classify([PiiRule(field: "email", action: .hash)]),
+        maxQueueSize: maxQueue ?? 1_000,
+        store: FileScoreStore(directory: dir), transport: NoTransport(), onDiagnostic: { _ in }))
 client.grantAllConsent()
 let props: [String: Any] = ["pollId": "motm-r12", "choice": "player_7", "round": 12, "email": "fan@example.com", "live": true]
 let n = 100_000

@@ -59,15 +59,15 @@ public final class RocalyticsClient: Sendable {
     /// with the same ` (custom fetch)` marker.
     public let paywallPresentationDestination: String
 
-    /// Creates the client and starts its start-up in the background.
-    public convenience init(configuration: RocalyticsConfiguration = RocalyticsConfiguration()) {
-        self.init(options: configuration)
+    /// The reference client's spelling (`new RocalyticsClient(options)`) of ``init(configuration:)``.
+    @available(*, deprecated, renamed: "init(configuration:)")
+    public convenience init(options: RocalyticsConfiguration) {
+        self.init(configuration: options)
     }
 
-    /// Creates the client and starts its start-up in the background (the reference client's
-    /// `new RocalyticsClient(options)`; the same as ``init(configuration:)``).
-    public init(options: RocalyticsConfiguration) {
-        let options = Self.previewSafe(options, inPreviews: RuntimeEnvironment.isXcodePreview)
+    /// Creates the client and starts its start-up in the background.
+    public init(configuration: RocalyticsConfiguration = RocalyticsConfiguration()) {
+        let options = Self.previewSafe(configuration, inPreviews: RuntimeEnvironment.isXcodePreview)
         self.options = options
         transport = options.transport ?? CurlTransport.shared
         let marker = options.transport == nil ? "" : " (custom fetch)"

@@ -136,7 +136,7 @@ import TrackerCoreTestKit
     @Test func C25_theDefaultPlatformOnLinuxIsInertAndDoesNotThrow() async throws {
         let log = DiagnosticLog()
         let transport = RecordingTransport.rocalytics()
-        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: transport, onDiagnostic: log.handler))
+        let client = RocalyticsClient(configuration: .init(platform: .systemDefault, transport: transport, onDiagnostic: log.handler))
         await client.ready()
         #expect(client.rocaId == nil)
         #expect(log.codes == ["native-modules-unavailable"])

@@ -84,7 +84,7 @@ import TrackerCoreTestKit
         let clock = ManualClock(startMs: start)
         let log = DiagnosticLog()
         let client = RocalyticsClient(
-            options: .init(
+            configuration: .init(
                 platform: .custom(platform), transport: transport, clock: clock, scheduler: clock, onDiagnostic: log.handler,
                 identifyOnStart: true, installPing: false))
 

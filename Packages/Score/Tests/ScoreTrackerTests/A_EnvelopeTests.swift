@@ -40,8 +40,9 @@ import TrackerCoreTestKit
     @Test func SC3_guideCallShapesEndpointString() async {
         let h = Harness()
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/", store: h.store,
-            transport: h.tx, clock: h.clock, scheduler: h.clock, idSource: h.ids)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/", store: h.store,
+                transport: h.tx, clock: h.clock, scheduler: h.clock, idSource: h.ids))
         c.grantAllConsent()
         c.pv()
         await h.flush(c)

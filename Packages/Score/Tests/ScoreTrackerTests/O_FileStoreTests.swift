@@ -268,8 +268,9 @@ import TrackerCoreTestKit
         let h = Harness()
         let scheduler = NappingScheduler(h.clock)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-            store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids))
         c.grantAllConsent()
         await h.settle()
         // The identity file's writer has run; count the queue writers from here.

@@ -214,9 +214,10 @@ final class LaterIds: ScoreIdSource {
             let tx3 = TX(clock: clock3)
             tx3.answerAll(.error)
             let c3 = ScoreClient(
-                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-                store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
-                scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in })
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                    store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
+                    scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in }))
             c3.grantAllConsent()
             c3.track("after", properties: ["n": 1])
             await clock3.settle()

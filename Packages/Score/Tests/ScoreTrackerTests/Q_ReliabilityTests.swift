@@ -872,8 +872,9 @@ import TrackerCoreTestKit
         }
         let store = FileScoreStore(directory: dir)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", initialConsent: .all,
-            store: store, transport: RecordingTransport(statuses: { _ in 500 }), onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", initialConsent: .all,
+                store: store, transport: RecordingTransport(statuses: { _ in 500 }), onDiagnostic: { _ in }))
         _ = c.inspect()  // loaded; the new identity's atomic write goes to its fsync
         // Bounded, real time: that fsync is held before anything is tracked.
         for _ in 0..<200 where fsyncs.waiting == 0 { fsyncs.awaitFsyncCall(ms: 50) }

@@ -14,10 +14,11 @@ import ScoreTracker
 enum ReadmeSnippets {
     static func setUp(base: String, dataDirectory: String, showDiagnostic: @escaping DiagnosticHandler) -> ScoreClient {
 let score = ScoreClient(
-    publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
-    appVersion: "2.4.0", os: "ios", locale: "en-US",
-    pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
-    store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic)
+    configuration: ScoreConfiguration(
+        publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
+        appVersion: "2.4.0", os: "ios", locale: "en-US",
+        pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
+        store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic))
 score.setConsent(analytics: true, personalization: false, advertising: false)
         return score
     }

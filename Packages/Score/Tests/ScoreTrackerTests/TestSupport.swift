@@ -184,10 +184,11 @@ final class Harness: @unchecked Sendable {
         replay: Int = 100, maxQueueSize: Int = 1_000, granted: Bool = false
     ) -> ScoreClient {
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: endpoint, appVersion: "4.2.0", os: "iOS 18.1",
-            device: device ? "iPhone" : nil, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
-            identifyReplayBufferSize: replay, maxQueueSize: maxQueueSize, store: store, transport: tx, clock: clock,
-            scheduler: clock, idSource: ids, onDiagnostic: { [diagnostics] d in diagnostics.add(d) })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: endpoint, appVersion: "4.2.0", os: "iOS 18.1",
+                device: device ? "iPhone" : nil, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+                identifyReplayBufferSize: replay, maxQueueSize: maxQueueSize, store: store, transport: tx, clock: clock,
+                scheduler: clock, idSource: ids, onDiagnostic: { [diagnostics] d in diagnostics.add(d) }))
         if granted { c.grantAllConsent() }
         return c
     }

@@ -102,8 +102,9 @@ import TrackerCoreTestKit
         let store = InMemoryScoreStore()
         let tx = TX(clock: clock)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", store: store,
-            transport: tx, clock: clock, scheduler: clock, idSource: SystemScoreIdSource(), onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", store: store,
+                transport: tx, clock: clock, scheduler: clock, idSource: SystemScoreIdSource(), onDiagnostic: { _ in }))
         c.grantAllConsent()
         await clock.settle()
         c.track("poll_vote", properties: ["a": 1])
