@@ -55,4 +55,17 @@ import TrackerCoreTestKit
         #expect(tx.requests.map(\.timeoutMs) == [2_500, 2_500])
         #expect(tx.requests[0] == tx.requests[1])
     }
+
+    /// S264 — a request's bounds read and set in seconds are its milliseconds (a custom transport
+    /// handing them to an API in seconds); the milliseconds stay what the transports read.
+    @Test func S264_requestTimeoutsInSeconds() {
+        var request = HTTPRequest(url: "https://collector.test/runs", timeoutMs: 15_000)
+        #expect(request.timeout == 15 && request.connectTimeout == nil)
+        request.timeout = 2.5
+        request.connectTimeout = 0.0006
+        #expect(request.timeoutMs == 2_500 && request.connectTimeoutMs == 1)
+        #expect(request.connectTimeout == 0.001)
+        request.connectTimeout = nil
+        #expect(request.connectTimeoutMs == nil)
+    }
 }
