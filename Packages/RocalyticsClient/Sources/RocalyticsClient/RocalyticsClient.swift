@@ -338,7 +338,8 @@ public final class RocalyticsClient: Sendable {
         try await sendTrack(session, name: name.rawValue, properties: properties.javaScriptOrdered())
     }
 
-    /// Alias of ``track(_:properties:)``.
+    /// Alias of ``track(_:properties:)`` (the TypeScript README's `trackEvent(...)`).
+    @available(*, deprecated, renamed: "track(_:properties:)")
     public func trackEvent(_ name: TrackEventName, properties: JSONObject = [:]) async throws {
         try await track(name, properties: properties)
     }

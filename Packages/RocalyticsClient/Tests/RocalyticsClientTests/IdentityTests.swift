@@ -122,7 +122,7 @@ import TrackerCoreTestKit
         await h.client.ready()
         #expect(h.client.rocaId == nil)
         try await h.client.track(.purchase)
-        try await h.client.trackEvent(.install)
+        try await h.client.track(.install)
         try await h.client.identify(["user_id": "u"])
         try await h.client.trackCustomEvent("x")
         try await h.client.trackOnboarding(stepId: "welcome")

@@ -321,3 +321,19 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         #expect(IdentifyParams(adjustAttribution: AdjustAttribution(network: "n")).adjustAttribution?.network == "n")
     }
 }
+
+/// G94: issue 37, item 10: `trackEvent(_:properties:)`, the TypeScript README's alias, is
+/// deprecated for `track(_:properties:)` and sends the same request.
+@Suite struct TrackEventAliasTests {
+    /// Deprecated: it pins the alias, which is.
+    @available(*, deprecated)
+    @Test func G94_trackEventIsTracksRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        try await h.client.track(.subscriptionStarted, properties: ["plan": "pro"])
+        try await h.client.trackEvent(.subscriptionStarted, properties: ["plan": "pro"])
+        await h.clock.settle()
+        let tracks = h.requests.filter { $0.url == "\(API)/track" }
+        #expect(tracks.count == 2 && tracks[0] == tracks[1])
+        #expect(tracks.first.map(bodyText)?.contains(#""name":"subscription_started""#) == true)
+    }
+}
