@@ -10,14 +10,15 @@ enum ScoreWorker {
         var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter(prefix: "score-tracker")
         let client = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux",
-            pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), initialConsent: .all,
-            store: AnnouncingStore(FileScoreStore(directory: directory)),
-            onDiagnostic: { d in
-                Out.line("D \(d.code)")
-                printer(d)
-            })
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux",
+                pii: .classify([PiiRule(field: "email", action: .hash)]), initialConsent: .all,
+                store: AnnouncingStore(FileScoreStore(directory: directory)),
+                onDiagnostic: { d in
+                    Out.line("D \(d.code)")
+                    printer(d)
+                }))
         client.setToken(Secrets.token)
         Out.line(WorkerLine.ready)
         if drain {
@@ -28,7 +29,7 @@ enum ScoreWorker {
         }
         for n in 1...max(1, count) {
             for _ in 0...rng.below(3) {
-                client.track("crash_event", props: ["n": n, "email": Secrets.email, "note": "é😀\u{0}"])
+                client.track("crash_event", properties: ["n": n, "email": Secrets.email, "note": "é😀\u{0}"])
             }
             if rng.below(3) == 0 {
                 try? await client.flush()

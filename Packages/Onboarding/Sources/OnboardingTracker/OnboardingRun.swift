@@ -79,7 +79,7 @@ extension OnboardingRun {
     /// the stored state is read within `resumeTimeout` seconds, else starts a new run
     /// (``OnboardingRunTracker/resumeOrStart(_:resumeTimeout:)``). Before `configure` it returns
     /// what ``start(_:)`` returns then.
-    public static func resumeOrStart(_ options: StartOptions, resumeTimeout: Double = 3) async -> OnboardingRun {
+    public static func resumeOrStart(_ options: StartOptions, resumeTimeout: TimeInterval = 3) async -> OnboardingRun {
         guard let t = app.value else { return start(options) }
         return await t.resumeOrStart(options, resumeTimeout: resumeTimeout)
     }

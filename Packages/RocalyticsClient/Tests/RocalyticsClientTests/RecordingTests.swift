@@ -29,7 +29,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G77_aRecordedPurchaseSurvivesAFailingServerAndIsSentOnceItRecovers() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(tracks(h).count == 1)
@@ -49,8 +49,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 
     @Test func G78_aRecordedPurchaseIsTheAwaitedOnesRequest() async throws {
         let h = ClientFixture(store: RETURNING())
-        try await h.client.trackPurchase(D30_PURCHASE)
-        h.client.recordPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.settle()
         #expect(tracks(h).count == 2)
         #expect(tracks(h)[0] == tracks(h)[1])
@@ -60,7 +60,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G79_aStoredPurchaseIsSentAfterARelaunch() async throws {
         let server = SwitchableServer()
         let first = ClientFixture(store: RETURNING(), transport: server.transport())
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         #expect(tracks(first).count == 1)  // failed; the process is then "killed" (its clock never moves again)
@@ -83,7 +83,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let first = ClientFixture(store: store)
         await first.client.ready()
         #expect(first.client.isInert)
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.advance(byMs: 60_000)
         #expect(first.requests.isEmpty)
         await first.client.storageIdle()
@@ -101,7 +101,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         faults.writesAlwaysFail = true
         let disk = FaultInjectingStorage(faults: faults)
         let h = ClientFixture(store: RETURNING(), storage: disk)
-        h.client.recordPurchase(D30_PURCHASE)  // never throws
+        // Never throws.
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.recordIdentify(["user_id": "u-1"])
         await h.client.ready()
         await h.clock.settle()
@@ -117,7 +118,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let h = ClientFixture(store: RETURNING())
         h.client.recordIdentify(["user_id": "u-1", "email": nil, "revenue_cat_id": "rc-1"])
         h.client.record(.trialStarted, properties: ["plan": "pro"])
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(h.paths.count == 4)
@@ -129,7 +130,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G83_aRefusedRecordedRequestIsDroppedWithADiagnostic() async throws {
         let server = SwitchableServer(status: 400)
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.record(.trialStarted)
         await h.client.ready()
         await h.clock.settle()
@@ -142,7 +143,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let server = SwitchableServer()
         let backing = InMemoryKeyValueStorage()
         let first = ClientFixture(store: RETURNING(), transport: server.transport(), storage: backing)
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         let stored = try #require(backing.snapshot["rocalytics-recorded-requests"])
@@ -152,8 +153,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         faults.failNextGets = 2
         let flaky = FaultInjectingStorage(backing: backing, faults: faults)
         let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock(), storage: flaky)
-        second.client.recordPurchase(
-            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t-9", productId: "p"))
+        second.client.recordPurchase(originalTransactionIdentifier: "t-9", productId: "p", price: 1, currency: "EUR")
         await second.client.ready()
         await second.clock.settle()
         await second.client.storageIdle()
@@ -175,7 +175,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let h = ClientFixture(store: RETURNING(), storage: disk)
         await h.client.ready()
         await h.clock.settle()
-        h.client.recordPurchase(D30_PURCHASE)  // returns at once: the write is held
+        // Returns at once: the write is held.
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.advance(byMs: 4_900)
         #expect(tracks(h).isEmpty)  // write first, then send
         await h.clock.advance(byMs: 100)
@@ -191,18 +192,18 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G84_optingOutDropsWhatWasRecordedAndNothingIsSentAfter() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(tracks(h).count == 1)
         h.client.optOut()
         #expect(h.client.isOptedOut)
         server.failing.withLock { $0 = false }
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.recordIdentify(["user_id": "u-1"])
         try await h.client.track(.trialStarted)
         try await h.client.identify(["user_id": "u-1"])
-        try await h.client.trackPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.advance(byMs: 120_000)
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
         await h.client.storageIdle()
@@ -241,7 +242,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G86_storedRequestsAreDroppedAtALaunchThatFindsTheOptOut() async throws {
         let server = SwitchableServer()
         let first = ClientFixture(store: RETURNING(), transport: server.transport())
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         try await first.storage.setItem("rocalytics-opted-out", "true")  // another launch opted out
@@ -287,6 +288,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 
 /// G90: issue 37, item 10: labelled arguments beside the parameter bag, the same request.
 @Suite struct LabelledPurchaseTests {
+    /// Deprecated: it pins the reference's spelling (`trackPurchase(TrackPurchaseParams)`), which is.
+    @available(*, deprecated)
     @Test func G90_theLabelledPurchaseFormsSendTheParameterBagsRequest() async throws {
         let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
@@ -322,8 +325,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 /// G110–G112: the recorded-request queue is bounded (1,000 requests): purchases are the last to go,
 /// and one `storage-cap` diagnostic is given per run of drops.
 @Suite struct RecordedQueueCapTests {
-    private func purchase(_ n: Int) -> TrackPurchaseParams {
-        TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "tx-\(n)", productId: "p")
+    private func recordPurchase(_ h: ClientFixture, _ n: Int) {
+        h.client.recordPurchase(originalTransactionIdentifier: "tx-\(n)", productId: "p", price: 1, currency: "EUR")
     }
     private func storedCount(_ h: ClientFixture) -> Int {
         let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
@@ -334,9 +337,9 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G110_aFullQueueDropsTheOldestNonPurchaseOnceWithOneDiagnostic() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(purchase(0))
+        recordPurchase(h, 0)
         for _ in 0..<1_004 { h.client.record(.trialStarted) }
-        h.client.recordPurchase(purchase(1))
+        recordPurchase(h, 1)
         await h.client.ready()
         await h.clock.settle()
         await h.client.storageIdle()
@@ -372,7 +375,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
         await h.client.ready()
-        for n in 0..<1_001 { h.client.recordPurchase(purchase(n)) }
+        for n in 0..<1_001 { recordPurchase(h, n) }
         await h.clock.settle()
         await h.client.storageIdle()
         #expect(storedCount(h) == 1_000)
@@ -381,5 +384,21 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         #expect(!text.contains(#""tx-1""#))  // the oldest purchase not on the wire
         #expect(text.contains(#""tx-1000""#))
         #expect(h.log.all.contains { $0.code == "storage-cap" && $0.message.contains("purchases") })
+    }
+}
+
+/// G94: issue 37, item 10: `trackEvent(_:properties:)`, the TypeScript README's alias, is
+/// deprecated for `track(_:properties:)` and sends the same request.
+@Suite struct TrackEventAliasTests {
+    /// Deprecated: it pins the alias, which is.
+    @available(*, deprecated)
+    @Test func G94_trackEventIsTracksRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        try await h.client.track(.subscriptionStarted, properties: ["plan": "pro"])
+        try await h.client.trackEvent(.subscriptionStarted, properties: ["plan": "pro"])
+        await h.clock.settle()
+        let tracks = h.requests.filter { $0.url == "\(API)/track" }
+        #expect(tracks.count == 2 && tracks[0] == tracks[1])
+        #expect(tracks.first.map(bodyText)?.contains(#""name":"subscription_started""#) == true)
     }
 }

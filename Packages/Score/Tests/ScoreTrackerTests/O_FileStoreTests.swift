@@ -44,7 +44,7 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         // About 1.5 KB an event: the log rolls into a second segment after about 350 of them.
         let pad = String(repeating: "p", count: 1000)
-        for n in 1...700 { c.track("e\(n)", props: ["n": n, "pad": pad]) }
+        for n in 1...700 { c.track("e\(n)", properties: ["n": n, "pad": pad]) }
         await h.settle()
         // Persisted events hold no bytes in memory.
         let held = c.state.withLock { s in s.queue.filter { $0.encoded != nil || $0.fields != nil }.count }
@@ -268,8 +268,9 @@ import TrackerCoreTestKit
         let h = Harness()
         let scheduler = NappingScheduler(h.clock)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-            store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids))
         c.grantAllConsent()
         await h.settle()
         // The identity file's writer has run; count the queue writers from here.

@@ -89,7 +89,7 @@ final class LaterIds: ScoreIdSource {
         let h = Harness(store: store)
         let c = h.client(granted: true)
         h.tx.answerAll(.error)
-        for n in 1...count { c.track("e\(n)", props: ["n": n]) }
+        for n in 1...count { c.track("e\(n)", properties: ["n": n]) }
         await h.settle()
         return c.state.withLock { s in s.queue.map(\.eventId) }
     }
@@ -128,7 +128,7 @@ final class LaterIds: ScoreIdSource {
         let h = Harness(store: HalfLocatedStore(FileScoreStore(directory: dir, sync: false)))
         let c = h.client(granted: true)
         h.tx.answerAll(.error)
-        for n in 1...30 { c.track("late\(n)", props: ["n": n]) }
+        for n in 1...30 { c.track("late\(n)", properties: ["n": n]) }
         await h.settle()
         h.tx.script { _, i in i < 6 ? .status(200) : .status(500) }
         await h.flush(c)
@@ -151,7 +151,7 @@ final class LaterIds: ScoreIdSource {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        for n in 1...700 { c.track("e\(n)", props: ["n": n]) }
+        for n in 1...700 { c.track("e\(n)", properties: ["n": n]) }
         await h.settle()
         // Six batches delivered, the seventh refused: 606 dead records > 100 live → compaction.
         h.tx.script { _, i in i < 6 ? .status(200) : .status(500) }
@@ -160,7 +160,7 @@ final class LaterIds: ScoreIdSource {
         #expect(try queuedIdsOnDisk(dir).count == 100)
         // Appends after the reclamation go on in the newest segment.
         h.tx.answerAll(.error)
-        for n in 701...750 { c.track("e\(n)", props: ["n": n]) }
+        for n in 701...750 { c.track("e\(n)", properties: ["n": n]) }
         await h.settle()
         let written = c.state.withLock { s in s.queue.map(\.eventId) }
         #expect(written.count == 150)
@@ -180,11 +180,11 @@ final class LaterIds: ScoreIdSource {
         // A log with adds, a removal (10 delivered) and later adds.
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        for n in 1...10 { c.track("a\(n)", props: ["n": n]) }
+        for n in 1...10 { c.track("a\(n)", properties: ["n": n]) }
         await h.settle()
         await h.flush(c)
         h.tx.answerAll(.error)
-        for n in 1...12 { c.track("b\(n)", props: ["n": n]) }
+        for n in 1...12 { c.track("b\(n)", properties: ["n": n]) }
         await h.settle()
         let full = try Array(Data(contentsOf: URL(fileURLWithPath: dir + "/queue.log")))
         let (records, offsets, end) = AppendLog.parseWithOffsets(full)
@@ -214,11 +214,12 @@ final class LaterIds: ScoreIdSource {
             let tx3 = TX(clock: clock3)
             tx3.answerAll(.error)
             let c3 = ScoreClient(
-                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-                store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
-                scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in })
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                    store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
+                    scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in }))
             c3.grantAllConsent()
-            c3.track("after", props: ["n": 1])
+            c3.track("after", properties: ["n": 1])
             await clock3.settle()
             let (sent3, storage3, _) = await Self.relaunch(FileScoreStore(directory: d, sync: false))
             #expect(sent3 == [LaterIds.event], "cut at \(cut)")

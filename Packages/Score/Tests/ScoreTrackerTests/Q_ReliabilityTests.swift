@@ -439,10 +439,10 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         var props: [String: Any] = [:]
         for k in 0..<100_000 { props["k\(k)"] = k % 100 == 0 ? Double.nan : k }
-        c.track("many", props: props)
+        c.track("many", properties: props)
         c.identify(userId: "u1", traits: props)
         c.setConsent(analytics: false, personalization: false, advertising: false)
-        c.track("denied", props: props)
+        c.track("denied", properties: props)
         // Issue 37 item 9: the NaN keys are dropped, one `invalid-property` diagnostic per call;
         // "many" and the identify event are then too large for a request (the identify counted
         // only, as before), and "denied" is dropped by consent.
@@ -454,7 +454,7 @@ import TrackerCoreTestKit
         c.grantAllConsent()
         var fine: [String: Any] = [:]
         for k in 0..<10_000 { fine["k\(k)"] = k }
-        c.track("fine", props: fine)
+        c.track("fine", properties: fine)
         #expect(h.diagnostics.all.count == before)
         // A failing store across many writes: one.
         let store = FullDiskStore()
@@ -540,7 +540,7 @@ import TrackerCoreTestKit
         await h.settle()
         // Recorded, their write held until the settle; a flush starts and waits for them.
         c.pv()
-        c.track(Events.shared.AdImpression)
+        c.track(.adImpression)
         c.startFlush()
         #expect(c.state.withLock { $0.flight?.machine.phase } == .waitingPersist)
         // Advertising withdrawn before the writer ran: the ad impression leaves unwritten.
@@ -872,12 +872,13 @@ import TrackerCoreTestKit
         }
         let store = FileScoreStore(directory: dir)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", initialConsent: .all,
-            store: store, transport: RecordingTransport(statuses: { _ in 500 }), onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", initialConsent: .all,
+                store: store, transport: RecordingTransport(statuses: { _ in 500 }), onDiagnostic: { _ in }))
         _ = c.inspect()  // loaded; the new identity's atomic write goes to its fsync
         // Bounded, real time: that fsync is held before anything is tracked.
         for _ in 0..<200 where fsyncs.waiting == 0 { fsyncs.awaitFsyncCall(ms: 50) }
-        for n in 0..<5 { c.track("held", props: ["n": n]) }
+        for n in 0..<5 { c.track("held", properties: ["n": n]) }
         // Bounded, real time (system threads): the five adds in the file while the syncs wait. The
         // file is read again after each write call the store makes (or 50 ms without one).
         var adds = 0
