@@ -383,13 +383,24 @@ public final class OnboardingRunTracker: Sendable {
         case .write:
             requestWrite(&s, fx: &fx)
         case .scheduleTimer(let ms, let gen):
-            let token = scheduler.schedule(afterMs: ms) { [weak self] in self?.debounceFired(gen) }
-            perform(s.run.handle(.timerScheduled(token, generation: gen)), &s, &fx)
+            // After the lock (the scheduler has a lock of its own): the machine learns the token
+            // then, and cancels it when the window closed meanwhile.
+            fx.run { [weak self] in self?.scheduleDebounce(afterMs: ms, generation: gen) }
         case .cancelTimer(let token):
-            scheduler.cancel(token)
+            let scheduler = self.scheduler
+            fx.run { scheduler.cancel(token) }
         }
     }
 
+    private func scheduleDebounce(afterMs ms: Int64, generation gen: UInt64) {
+        let token = scheduler.schedule(afterMs: ms) { [weak self] in self?.debounceFired(gen) }
+        var fx = Effects()
+        state.withLock { s in perform(s.run.handle(.timerScheduled(token, generation: gen)), &s, &fx) }
+        finish(fx)
+    }
+
+    /// The debounce timer fired: the outcome is computed under the lock, its effects (the write,
+    /// the hand-over to delivery, diagnostics) performed after it.
     private func debounceFired(_ gen: UInt64) {
         var fx = Effects()
         state.withLock { s in perform(s.run.handle(.timerFired(generation: gen)), &s, &fx) }
