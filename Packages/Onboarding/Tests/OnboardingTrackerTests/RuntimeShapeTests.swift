@@ -114,3 +114,270 @@ final class ProbingStorage: KeyValueStorage {
         #expect(log.codes == ["unknown-step"], "\(log.codes)")
     }
 }
+
+// The tracker's rules, driven on a bare `State` without a tracker, storage or delivery: each
+// returns effects as values (issue 36 item 4).
+//
+// S239 the debounce window as effects: a change writes and asks for a timer (nothing is
+//      scheduled by the rule); the timer's firing stages the change; `complete()` cancels the
+//      timer and stages the completion, flushed.
+// S240 a staged snapshot's hand-over: sent when covered or when its write timed out, held (the
+//      first hold reported once) when a landed write does not cover it, dropped once opted out.
+// S241 opt-out: the deliveries are stopped in creation order before anything else, the run and
+//      the unsent snapshots dropped, the switch written; calls are then refused with one
+//      `opted-out` per period; optIn() writes the switch again.
+// S242 resume: a stored run of another identity is reported as a mismatch and kept; a matching
+//      one is restored, written and its change staged; a disposed state reports; the
+//      resumeOrStart bound clamps NaN, negative and huge values.
+// S243 start: a live run in progress is replaced (its unsent change staged first, then
+//      `run-replaced`), a resumable one abandoned with its change staged; an invalid start is
+//      refused with its problems; a uuid option that is not a UUID falls back to a UUIDv7.
+// S244 dispose: the unsent change is staged while live, the deliveries are closed in creation
+//      order, the hand-over carries the run in progress; a second dispose does nothing; the
+//      leftover is taken once, only when nothing is staged.
+@Suite struct TrackerRulesTests {
+    typealias State = OnboardingRunTracker.State
+
+    static let clock = ManualClock()
+    static func env(now: Int64 = T0, debounceMs: Int64 = 0, hasStore: Bool = true) -> RuleEnv {
+        RuleEnv(now: now, debounceMs: debounceMs, hasStore: hasStore) { _ in
+            Delivery(send: { _ in .accepted }, scheduler: clock)
+        }
+    }
+
+    static var spec: RunSpec {
+        var problems: [String] = []
+        let spec = StartValidation.spec(OPTIONS, context: CONTEXT, problems: &problems)
+        #expect(problems.isEmpty)
+        return spec
+    }
+
+    /// A started state with its run's handle.
+    static func started(_ s: inout State, runId: String = "00000000-0000-4000-8000-000000000001", debounceMs: Int64 = 0) -> RunHandle {
+        var fx = Effects()
+        let begun = s.start(runId: runId, spec: spec, properties: OrderedScalarMap(), env(debounceMs: debounceMs), &fx)
+        #expect(begun != nil)
+        return RunHandle(runId: runId, generation: begun?.generation ?? 0)
+    }
+
+    /// The effects' actions, named.
+    static func names(_ fx: Effects) -> [String] {
+        fx.actions.map { a in
+            switch a {
+            case .write: "write"
+            case .stage(let item, _, let flush): "stage \(item.seq)" + (flush ? " flush" : "")
+            case .enqueue(_, let item): "enqueue \(item.seq)"
+            case .flush: "flush"
+            case .close: "close"
+            case .stop: "stop"
+            case .holdForStorage(let item): "hold \(item.seq)"
+            case .setStored: "setStored"
+            case .scheduleTimer(let ms, _): "schedule \(ms)"
+            case .cancelTimer: "cancel"
+            }
+        }
+    }
+
+    static func codes(_ fx: Effects) -> [String] { fx.diagnostics.map(\.code.rawValue) }
+
+    @Test func S239_theDebounceWindowAsEffects() {
+        var s = State()
+        let h = Self.started(&s, debounceMs: 500)
+        var fx = Effects()
+        let entered = s.record(h, Self.env(debounceMs: 500), &fx) { r, now in r.enterStep("welcome", nowMs: now) }
+        #expect(entered == "welcome")
+        #expect(Self.names(fx) == ["schedule 500", "write"], "\(Self.names(fx))")
+        guard case .open(let gen, nil) = s.run.window else {
+            Issue.record("the window is not open waiting for its token: \(s.run.window)")
+            return
+        }
+        fx = Effects()
+        s.perform(s.run.handle(.timerScheduled(TimerToken(id: 7), generation: gen)), Self.env(), &fx)
+        #expect(fx.actions.isEmpty)
+        fx = Effects()
+        s.perform(s.run.handle(.timerFired(generation: gen)), Self.env(now: T0 + 500), &fx)
+        #expect(Self.names(fx) == ["stage 1"], "\(Self.names(fx))")
+        #expect(s.staging == 1 && s.outboxes[h.runId]?.seq == 1 && s.deliveries[h.runId] != nil)
+
+        fx = Effects()
+        _ = s.record(h, Self.env(now: T0 + 600, debounceMs: 500), &fx) { r, now in r.enterStep("goal", nowMs: now) }
+        #expect(Self.names(fx) == ["schedule 500", "write"])
+        if case .open(let g, nil) = s.run.window {
+            fx = Effects()
+            s.perform(s.run.handle(.timerScheduled(TimerToken(id: 8), generation: g)), Self.env(), &fx)
+        }
+        fx = Effects()
+        let completed = s.complete(h, Self.env(now: T0 + 700), &fx)
+        #expect(completed)
+        #expect(Self.names(fx) == ["cancel", "stage 2 flush"], "\(Self.names(fx))")
+        #expect(s.outboxes[h.runId]?.payload.isCompleted == true && s.staging == 2)
+    }
+
+    @Test func S240_aStagedSnapshotsHandOver() {
+        var s = State()
+        let h = Self.started(&s)
+        var fx = Effects()
+        _ = s.record(h, Self.env(), &fx) { r, now in r.enterStep("welcome", nowMs: now) }
+        guard let item = s.outboxes[h.runId] else {
+            Issue.record("nothing staged")
+            return
+        }
+        s.staging = 4
+        fx = Effects()
+        var v = s.handedOver(item, result: .landed, covered: true, &fx)
+        #expect(v == .send && s.staging == 3)
+        v = s.handedOver(item, result: .timedOut, covered: false, &fx)
+        #expect(v == .send && s.staging == 2)
+        #expect(fx.diagnostics.isEmpty)
+        v = s.handedOver(item, result: .landed, covered: false, &fx)
+        #expect(v == .hold)
+        #expect(Self.codes(fx) == ["storage"] && fx.diagnostics[0].message.contains("seq 1"))
+        v = s.handedOver(item, result: .failed, covered: false, &fx)
+        #expect(v == .hold)
+        #expect(Self.codes(fx) == ["storage"], "the hold is reported once")
+        s.optedOut = true
+        s.staging = 1
+        v = s.handedOver(item, result: .landed, covered: true, &fx)
+        #expect(v == .dropped && s.staging == 0)
+    }
+
+    @Test func S241_optOutAndOptIn() {
+        var s = State()
+        let h = Self.started(&s, debounceMs: 500)
+        var fx = Effects()
+        _ = s.record(h, Self.env(debounceMs: 500), &fx) { r, now in r.enterStep("welcome", nowMs: now) }
+        for id in ["run-b", "run-a"] { _ = s.delivery(id, Self.env(), &fx) }
+        let order = s.deliveryOrder.compactMap { s.deliveries[$0] }
+        s.outboxes["run-b"] = s.outboxes[h.runId]
+        if case .open(let g, nil) = s.run.window {
+            s.perform(s.run.handle(.timerScheduled(TimerToken(id: 3), generation: g)), Self.env(), &fx)
+        }
+        fx = Effects()
+        s.optOut(persist: true, Self.env(), &fx)
+        #expect(Self.names(fx) == ["stop", "stop", "cancel", "write"], "\(Self.names(fx))")
+        var stopped: [Delivery] = []
+        for case .stop(let d) in fx.actions { stopped.append(d) }
+        #expect(stopped.count == order.count && zip(stopped, order).allSatisfy { $0 === $1 }, "stopped in creation order")
+        #expect(s.optedOut && s.switchSetThisSession && s.run.current == nil && s.outboxes.isEmpty && s.deliveries.isEmpty)
+
+        fx = Effects()
+        _ = s.record(h, Self.env(), &fx) { r, now in r.enterStep("goal", nowMs: now) }
+        let refused = s.refusesStart(&fx)
+        #expect(refused)
+        #expect(Self.codes(fx) == ["opted-out"] && fx.actions.isEmpty, "one opted-out per period: \(Self.codes(fx))")
+        fx = Effects()
+        s.optOut(persist: true, Self.env(), &fx)
+        #expect(fx.actions.isEmpty, "idempotent")
+        s.optIn(&fx)
+        #expect(!s.optedOut && Self.names(fx) == ["write"])
+        fx = Effects()
+        let refusedAgain = s.refusesStart(&fx)
+        #expect(!refusedAgain && fx.diagnostics.isEmpty)
+    }
+
+    @Test func S242_resume() {
+        var stored = RunRecordingTests.run(entries: ["welcome", "goal"])
+        stored.lastActiveAt = T0 + 1000
+        var s = State()
+        s.session = .awaiting(resumable: stored)
+        var fx = Effects()
+        var other = OPTIONS
+        other.onboarding = OnboardingInput(key: "other", version: "3")
+        let mismatch = s.resume(ResumeExpectation(other), Self.env(), &fx)
+        #expect(mismatch == nil)
+        #expect(Self.codes(fx) == ["resume-mismatch"] && s.resumable != nil && !s.sessionStarted)
+        fx = Effects()
+        let invalid = s.resume(.invalid, Self.env(), &fx)
+        #expect(invalid == nil && Self.codes(fx) == ["resume-mismatch"])
+
+        fx = Effects()
+        let begun = s.resume(.any, Self.env(now: T0 + 60_000), &fx)
+        #expect(begun?.runId == stored.runId && begun?.stepKey == "goal" && s.sessionStarted)
+        #expect(Self.names(fx) == ["write", "stage 1"], "\(Self.names(fx))")
+        #expect(s.run.current?.steps.map(\.stepKey).prefix(2) == ["welcome", "goal"] && s.outboxes[stored.runId]?.seq == 1)
+        fx = Effects()
+        let again = s.resume(.any, Self.env(), &fx)
+        #expect(again == nil && fx.diagnostics.isEmpty, "the session started already")
+
+        var disposed = State()
+        fx = Effects()
+        _ = disposed.dispose(sink: Self.clock, destination: nil, storedRun: nil, hasStore: false, Self.env(), &fx)
+        fx = Effects()
+        let none = disposed.resume(.any, Self.env(), &fx)
+        #expect(none == nil && Self.codes(fx) == ["disposed"])
+
+        #expect(ResumeWait.ms(3) == 3000 && ResumeWait.ms(.nan) == 0 && ResumeWait.ms(-1) == 0)
+        #expect(ResumeWait.ms(1e12) == 86_400_000 && ResumeWait.ms(0.25) == 250)
+    }
+
+    @Test func S243_start() {
+        var s = State()
+        var abandoned = RunRecordingTests.run(entries: ["welcome"])
+        abandoned.dirty = true
+        s.session = .awaiting(resumable: abandoned)
+        let first = Self.started(&s, runId: "00000000-0000-4000-8000-0000000000aa")
+        #expect(s.outboxes[LifecycleMachineTests.runA]?.seq == 1, "the abandoned run's change was staged")
+        #expect(s.resumable == nil && s.sessionStarted)
+        var fx = Effects()
+        _ = s.record(first, Self.env(debounceMs: 500), &fx) { r, now in r.enterStep("welcome", nowMs: now) }
+        fx = Effects()
+        let begun = s.start(
+            runId: "00000000-0000-4000-8000-0000000000bb", spec: Self.spec, properties: OrderedScalarMap(), Self.env(), &fx)
+        #expect(begun?.generation == first.generation + 1)
+        #expect(Self.names(fx).prefix(1) == ["stage 1"] && Self.names(fx).last == "write", "\(Self.names(fx))")
+        #expect(Self.codes(fx) == ["run-replaced"] && fx.diagnostics[0].runId == first.runId)
+        #expect(s.outboxes[first.runId]?.seq == 1 && s.run.current?.runId == "00000000-0000-4000-8000-0000000000bb")
+
+        let (_, problems) = StartValidation.request(OPTIONS, context: .provider { throw CancellationError() })
+        fx = Effects()
+        let refused = StartValidation.accept(Self.spec, problems: problems, OPTIONS, &fx)
+        #expect(refused == nil)
+        #expect(Self.codes(fx) == ["invalid-start"] && fx.diagnostics[0].message.contains("the context closure failed"))
+        fx = Effects()
+        let id = RunIds.mint({ "not a uuid" }, nowMs: T0, &fx)
+        #expect(IDs.isLowercaseUUID(id) && Self.codes(fx) == ["invalid-uuid"])
+        fx = Effects()
+        let given = RunIds.mint({ "00000000-0000-4000-8000-0000000000CC" }, nowMs: T0, &fx)
+        #expect(given == "00000000-0000-4000-8000-0000000000cc")
+        #expect(fx.diagnostics.isEmpty)
+    }
+
+    @Test func S244_dispose() {
+        var s = State()
+        let h = Self.started(&s, debounceMs: 500)
+        var fx = Effects()
+        _ = s.record(h, Self.env(debounceMs: 500), &fx) { r, now in r.enterStep("welcome", nowMs: now) }
+        _ = s.delivery("run-z", Self.env(), &fx)
+        fx = Effects()
+        let published = s.dispose(sink: Self.clock, destination: DESTINATION, storedRun: nil, hasStore: true, Self.env(), &fx)
+        #expect(s.deliveryOrder == ["run-z", h.runId])
+        let order = s.deliveryOrder.compactMap { s.deliveries[$0] }
+        #expect(Self.names(fx) == ["stage 1", "close", "close"], "\(Self.names(fx))")
+        var closed: [Delivery] = []
+        for case .close(let d) in fx.actions { closed.append(d) }
+        #expect(zip(closed, order).allSatisfy { $0 === $1 } && closed.count == 2, "closed in creation order")
+        guard let (handoff, drain) = published else {
+            Issue.record("nothing published")
+            return
+        }
+        #expect(drain != nil && handoff.outboxes[h.runId]?.seq == 1 && handoff.destination == DESTINATION)
+        if case .run(let r) = handoff.run { #expect(r.runId == h.runId) } else { Issue.record("no run handed over") }
+        fx = Effects()
+        let second = s.dispose(sink: Self.clock, destination: nil, storedRun: nil, hasStore: true, Self.env(), &fx)
+        #expect(second == nil)
+        #expect(fx.actions.isEmpty)
+        fx = Effects()
+        _ = s.record(h, Self.env(), &fx) { r, now in r.enterStep("goal", nowMs: now) }
+        #expect(Self.codes(fx) == ["disposed"] && fx.actions.isEmpty)
+
+        #expect(s.leftoverCandidates == nil, "a snapshot is staged")
+        _ = s.handedOver(s.outboxes[h.runId]!, result: .landed, covered: true, &fx)
+        #expect(s.leftoverCandidates?.count == 2)
+        let early = s.takeLeftover(idle: 1)
+        #expect(early == nil, "a delivery was created since")
+        let taken = s.takeLeftover(idle: 2)
+        #expect(taken?.0 === handoff.leftover && taken?.1.unsent[h.runId]?.seq == 1)
+        let twice = s.takeLeftover(idle: 2)
+        #expect(twice == nil, "taken once")
+    }
+}
