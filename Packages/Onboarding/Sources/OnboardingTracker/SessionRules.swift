@@ -139,7 +139,7 @@ extension OnboardingRunTracker.State {
         }
         r.setProperties(properties, header: r.headerSize(properties: properties))
         run.current = r
-        requestWrite(&fx)
+        requestWrite(env, &fx)
         return BegunRun(runId: runId, generation: run.generation)
     }
 
@@ -168,11 +168,11 @@ extension OnboardingRunTracker.State {
             let t = max(env.now, r.floor, r.lastActiveAt)
             fx.diagnostics += r.restore(at: t).diagnostics
             run.current = r
-            requestWrite(&fx)
+            requestWrite(env, &fx)
             stage(&r, env, &fx, flush: false)
         }
         run.current = r
-        if !r.hasEntries { requestWrite(&fx) }
+        if !r.hasEntries { requestWrite(env, &fx) }
         return BegunRun(runId: r.runId, generation: run.generation, stepKey: r.steps.last?.stepKey)
     }
 
@@ -206,17 +206,17 @@ extension OnboardingRunTracker.State {
         outboxes = [:]
         held = []
         storedBodies = [:]
-        requestWrite(&fx)
+        requestWrite(env, &fx)
     }
 
     /// `optIn()`: recording resumes with the next start; the switch is written (even when not
     /// known to be opted out: the stored switch may not be read yet).
-    mutating func optIn(_ fx: inout Effects) {
+    mutating func optIn(_ env: RuleEnv, _ fx: inout Effects) {
         guard !run.disposed else { return }
         switchSetThisSession = true
         optedOut = false
         optedOutReported = false
-        requestWrite(&fx)
+        requestWrite(env, &fx)
     }
 
     /// `dispose()`: the unsent change is staged while still live, the deliveries are closed in

@@ -10,7 +10,7 @@ import TrackerCore
 /// (`TrackerRules.swift`, `SessionRules.swift`), and performs the ``Effects`` the rule returned
 /// after it (writes, hand-overs to delivery, timers, diagnostics). No other lock is taken inside
 /// the tracker's.
-public final class OnboardingRunTracker: Sendable {
+public final class OnboardingRunTracker: Sendable, DeliveryMaker {
     let config: OnboardingRunConfiguration
     let clock: any TrackerClock
     let scheduler: any TrackerScheduler
@@ -114,7 +114,7 @@ public final class OnboardingRunTracker: Sendable {
 
     /// What a rule needs from the runtime: the time, read now (before the lock).
     private func env() -> RuleEnv {
-        RuleEnv(now: clock.nowMs(), debounceMs: config.debounceMs, hasStore: store != nil) { [unowned self] in newDelivery($0) }
+        RuleEnv(now: clock.nowMs(), debounceMs: config.debounceMs, hasStore: store != nil, maker: self)
     }
 
     func emit(_ diagnostics: [Diagnostic]) {
@@ -170,7 +170,7 @@ public final class OnboardingRunTracker: Sendable {
         change { s, env, fx in s.perform(s.run.handle(.timerFired(generation: gen)), env, &fx) }
     }
 
-    private func newDelivery(_ runId: String) -> Delivery {
+    func makeDelivery(_ runId: String) -> Delivery {
         let sink = config.sink
         return Delivery(
             send: { try await sink.send($0) }, scheduler: scheduler, retry: config.retry, attemptTimeoutMs: config.attemptTimeoutMs,
@@ -206,7 +206,7 @@ public final class OnboardingRunTracker: Sendable {
 
     private func settled(_ item: Item, _ result: SinkResult) {
         let rejected: String?? = result.outcome == .rejected ? .some(result.reason) : nil
-        change { s, _, fx in s.settled(item, rejected: rejected, &fx) }
+        change { s, env, fx in s.settled(item, rejected: rejected, env, &fx) }
         checkLeftover()
     }
 
@@ -299,7 +299,7 @@ public final class OnboardingRunTracker: Sendable {
 
     /// A write of a disposed predecessor landed after this tracker's read: write our state again.
     private func lateWriteLanded() {
-        change { s, _, fx in s.lateWriteLanded(&fx) }
+        change { s, env, fx in s.lateWriteLanded(env, &fx) }
     }
 
     // MARK: Hand-over
@@ -348,7 +348,7 @@ public final class OnboardingRunTracker: Sendable {
 
     /// Opts in again: recording resumes with the next `start()`; the persisted switch is removed.
     public func optIn() {
-        change { s, _, fx in s.optIn(&fx) }
+        change { s, env, fx in s.optIn(env, &fx) }
     }
 
     /// Drops what is recorded and unsent, stops its deliveries and writes the switch (`persist`:

@@ -33,9 +33,10 @@ extension OnboardingRunTracker.State {
         return true
     }
 
-    /// A write of the whole state (not once disposed: the successor writes the key then).
-    mutating func requestWrite(_ fx: inout Effects) {
-        if !run.disposed { fx.run(.write) }
+    /// A write of the whole state (not once disposed: the successor writes the key then; never
+    /// without storage).
+    mutating func requestWrite(_ env: RuleEnv, _ fx: inout Effects) {
+        if env.hasStore && !run.disposed { fx.run(.write) }
     }
 
     /// The delivery of run `runId`, created on first use (closed at once when disposed).
@@ -137,7 +138,7 @@ extension OnboardingRunTracker.State {
         case .reportReplaced(let runId):
             fx.diag("run-replaced", "a new run was started; this run records nothing more", runId)
         case .write:
-            requestWrite(&fx)
+            requestWrite(env, &fx)
         case .scheduleTimer(let ms, let gen):
             fx.run(.scheduleTimer(afterMs: ms, generation: gen))
         case .cancelTimer(let token):
@@ -194,14 +195,14 @@ extension OnboardingRunTracker.State {
     }
 
     /// Delivery settled snapshot `item` (`rejected`: the reason the ingest gave, when it refused it).
-    mutating func settled(_ item: Item, rejected: String??, _ fx: inout Effects) {
+    mutating func settled(_ item: Item, rejected: String??, _ env: RuleEnv, _ fx: inout Effects) {
         let id = item.payload.runId
         settled[id] = max(settled[id] ?? 0, item.seq)
         if let o = outboxes[id], o.seq <= item.seq { outboxes[id] = nil }
         if let rejected {
             fx.diag("rejected", "snapshot seq \(item.seq) was rejected: \(rejected ?? "no reason")", id)
         }
-        requestWrite(&fx)
+        requestWrite(env, &fx)
     }
 
     /// What ``StoredReadMachine`` needs to know of this state.
@@ -231,18 +232,18 @@ extension OnboardingRunTracker.State {
                 }
             case .keepResumable(let r): session = .awaiting(resumable: r)
             case .stage(var r): stage(&r, env, &fx, flush: false)
-            case .write: requestWrite(&fx)
+            case .write: requestWrite(env, &fx)
             }
         }
     }
 
     /// A write of a disposed predecessor landed after this tracker's read: write this state
     /// again when it has anything of its own to store.
-    mutating func lateWriteLanded(_ fx: inout Effects) {
+    mutating func lateWriteLanded(_ env: RuleEnv, _ fx: inout Effects) {
         let hasRun: Bool
         if case .nothing = handover.handedRun { hasRun = false } else { hasRun = true }
         guard !run.disposed, sessionStarted || hasRun || handover.isRefused else { return }
-        requestWrite(&fx)
+        requestWrite(env, &fx)
     }
 
     /// The predecessor's last attempts are answered (<doc:HandOver>, S3 and X3): applies what
@@ -276,7 +277,7 @@ extension OnboardingRunTracker.State {
                 _ = delivery(id, env, &fx)
                 fx.run(.holdForStorage(item))
             case .clearHeld: held = []
-            case .write: requestWrite(&fx)
+            case .write: requestWrite(env, &fx)
             }
         }
     }

@@ -84,13 +84,22 @@ struct Effects {
     mutating func run(_ action: Action) { actions.append(action) }
 }
 
+/// Creates a run's delivery (an allocation only: no lock, no I/O).
+protocol DeliveryMaker: AnyObject {
+    func makeDelivery(_ runId: String) -> Delivery
+}
+
 /// What a rule needs from the runtime besides the state: the time of the call (read before the
-/// lock), the configuration it applies, and how to create a run's delivery (an allocation only).
+/// lock), the configuration it applies, and how to create a run's delivery. (A class-bound maker
+/// rather than a closure: building one per recording call allocates nothing.)
 struct RuleEnv {
     var now: Int64
     var debounceMs: Int64 = 0
     var hasStore = false
-    var makeDelivery: (String) -> Delivery
+    /// Unowned and unchecked: an environment lives only for the call of its maker (the tracker).
+    unowned(unsafe) let maker: any DeliveryMaker
+
+    func makeDelivery(_ runId: String) -> Delivery { maker.makeDelivery(runId) }
 }
 
 /// What happens to a staged snapshot when its write finished or timed out.

@@ -139,10 +139,15 @@ final class ProbingStorage: KeyValueStorage {
     typealias State = OnboardingRunTracker.State
 
     static let clock = ManualClock()
+
+    /// Deliveries that are never used (the rules only hold them and name them in effects).
+    final class Maker: DeliveryMaker, Sendable {
+        func makeDelivery(_ runId: String) -> Delivery { Delivery(send: { _ in .accepted }, scheduler: clock) }
+    }
+    static let maker = Maker()
+
     static func env(now: Int64 = T0, debounceMs: Int64 = 0, hasStore: Bool = true) -> RuleEnv {
-        RuleEnv(now: now, debounceMs: debounceMs, hasStore: hasStore) { _ in
-            Delivery(send: { _ in .accepted }, scheduler: clock)
-        }
+        RuleEnv(now: now, debounceMs: debounceMs, hasStore: hasStore, maker: maker)
     }
 
     static var spec: RunSpec {
@@ -268,7 +273,7 @@ final class ProbingStorage: KeyValueStorage {
         fx = Effects()
         s.optOut(persist: true, Self.env(), &fx)
         #expect(fx.actions.isEmpty, "idempotent")
-        s.optIn(&fx)
+        s.optIn(Self.env(), &fx)
         #expect(!s.optedOut && Self.names(fx) == ["write"])
         fx = Effects()
         let refusedAgain = s.refusesStart(&fx)
