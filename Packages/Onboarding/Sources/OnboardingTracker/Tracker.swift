@@ -49,6 +49,9 @@ public final class OnboardingRunTracker: Sendable, DeliveryMaker {
         // A timeout of 0 hands a snapshot over at once (the outbox reads `<= 0` as "no bound").
         let timeoutMs = max(1, configuration.persistTimeoutMs)
         if let storage = configuration.storage {
+            // A file store the app shares with another engine (the paywall tracker's) is written on
+            // the outbox's own thread, never behind that engine's fsync on the store's queue.
+            let storage = ThreadFileStorage.sameFiles(as: storage, on: Self.ioThread) ?? storage
             // A write of this tracker that lands once it is disposed makes the newest tracker on
             // the key write its state again (<doc:HandOver> W2).
             let observed = LandingObserverStorage(storage) { [weak state] landed in

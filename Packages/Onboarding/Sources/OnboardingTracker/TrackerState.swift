@@ -52,6 +52,15 @@ extension OnboardingRunTracker {
     }
 }
 
+extension OnboardingRunTracker {
+    /// The thread of the outbox's file I/O (issue 36): on a ``FileKeyValueStorage`` or a
+    /// ``StandardFileStorage`` the app also gives another engine, the onboarding trackers read and
+    /// write their key here (``ThreadFileStorage``), never behind that engine's `fsync` on the
+    /// store's own queue. One for every onboarding tracker of the process, so their operations on
+    /// a key keep their order.
+    static let ioThread = SerialThread(name: "onboarding.io")
+}
+
 /// What the tracker's runtime does after its lock, in order, and the diagnostics it then reports
 /// (the rules on ``OnboardingRunTracker/State`` only ever return these: no effect runs under the
 /// lock, and no other lock is taken inside it).

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 import TrackerCore
 import TrackerCoreTestKit
@@ -384,5 +385,122 @@ final class ProbingStorage: KeyValueStorage {
         #expect(taken?.0 === handoff.leftover && taken?.1.unsent[h.runId]?.seq == 1)
         let twice = s.takeLeftover(idle: 2)
         #expect(twice == nil, "taken once")
+    }
+}
+
+// The onboarding outbox's own I/O thread (issue 36: onboarding's writes never wait behind another
+// engine's sync).
+//
+// S245 on a file store the app shares with another engine (the paywall tracker's writes), an
+//      onboarding write lands while that engine's fsync is held: the tracker's read and write run on
+//      a thread of their own, not on the shared store's queue behind the held fsync.
+@Suite struct OutboxThreadTests {
+    /// Holds the other engine's fsync until released (bounded), and tells when the onboarding
+    /// write has landed (its rename done: the directory's sync that follows it starts).
+    final class HoldOtherFsync: FileFaultPolicy, @unchecked Sendable {
+        let directory: String
+        private let release = DispatchSemaphore(value: 0)
+        private struct State {
+            var held = false
+            var released = false
+            var renamed = false
+            var landed = false
+            var heldWaiters: [OnceContinuation<Bool>] = []
+            var landedWaiters: [OnceContinuation<Bool>] = []
+            var heldWhenLanded = false
+        }
+        private let state = Locked(State())
+
+        init(directory: String) { self.directory = directory }
+
+        func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+            if call == .fsync && path.contains("paywall-state") {
+                let waiters = state.withLock { s -> [OnceContinuation<Bool>] in
+                    s.held = true
+                    defer { s.heldWaiters = [] }
+                    return s.heldWaiters
+                }
+                for w in waiters { w.resume(returning: true) }
+                _ = release.wait(timeout: .now() + .seconds(30))
+                state.withLock { $0.held = false }
+                return nil
+            }
+            if call == .rename && path.contains("onboarding-run") { state.withLock { $0.renamed = true } }
+            if (call == .openForReading || call == .fsync) && (path == directory || path == directory + "/") {
+                let waiters = state.withLock { s -> [OnceContinuation<Bool>] in
+                    guard s.renamed, !s.landed else { return [] }
+                    s.landed = true
+                    s.heldWhenLanded = s.held
+                    defer { s.landedWaiters = [] }
+                    return s.landedWaiters
+                }
+                for w in waiters { w.resume(returning: true) }
+            }
+            return nil
+        }
+
+        func onHeld(_ once: OnceContinuation<Bool>) {
+            if state.withLock({ s -> Bool in
+                if !s.held { s.heldWaiters.append(once) }
+                return s.held
+            }) {
+                once.resume(returning: true)
+            }
+        }
+
+        func onLanded(_ once: OnceContinuation<Bool>) {
+            if state.withLock({ s -> Bool in
+                if !s.landed { s.landedWaiters.append(once) }
+                return s.landed
+            }) {
+                once.resume(returning: true)
+            }
+        }
+
+        var heldWhenLanded: Bool { state.value.heldWhenLanded }
+
+        func releaseAll() {
+            let first = state.withLock { s -> Bool in
+                defer { s.released = true }
+                return !s.released
+            }
+            if first { release.signal() }
+        }
+    }
+
+    @Test func S245_anOnboardingWriteLandsWhileAnotherEnginesFsyncIsHeld() async throws {
+        let dir = NSTemporaryDirectory() + "onboarding-S245-\(IDs.uuidV4())"
+        let policy = HoldOtherFsync(directory: dir)
+        let installation = FileFaults.install(policy, under: dir)
+        defer {
+            policy.releaseAll()
+            installation.remove()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        // One store for both engines, as `Rocalytics.start` and the README set them up.
+        let shared = StandardFileStorage(directory: dir)
+        Task.detached { try? await shared.setItem("paywall-state", "{\"other\":true}") }
+        let held = await boundedWait(timeoutMs: 10_000, what: "the other engine's fsync", onTimeout: { false }) { policy.onHeld($0) }
+        #expect(held, "the other engine's write never reached its fsync")
+
+        let w = World()
+        let log = DiagnosticLog()
+        let sink = HarnessSink(destination: DESTINATION, clock: w.clock)
+        let tracker = OnboardingRunTracker(
+            configuration: OnboardingRunConfiguration(
+                sink: sink, context: .value(CONTEXT), storage: shared, debounceMs: 0, onDiagnostic: log.handler, clock: w.clock,
+                scheduler: w.scheduler, uuid: harnessUUID, registry: w.registry))
+        let run = tracker.start(OPTIONS)
+        run.enterStep("welcome")
+        await w.settle()  // the tracker's read and writes start
+        let landed = await boundedWait(timeoutMs: 10_000, what: "the onboarding write", onTimeout: { false }) { policy.onLanded($0) }
+        #expect(landed, "the onboarding write waited behind the other engine's held fsync")
+        #expect(policy.heldWhenLanded, "the other engine's fsync was released before the onboarding write landed")
+        let stored = try FileIO.read(FileKeyValueStorage(directory: dir).path(for: tracker.config.storageKey))
+        #expect(stored?.contains(run.runId) == true, "\(stored ?? "nothing stored")")
+        policy.releaseAll()
+        tracker.dispose()
+        await w.advance(10_000)
+        #expect(!log.codes.contains("storage"), "\(log.codes)")
     }
 }
