@@ -69,14 +69,15 @@ struct Effects {
         /// Request a write of the whole state, composed when it runs (joining one already waiting).
         case write
         /// Write the state, then hand `item` to `delivery` once the write finished or
-        /// `persistTimeoutMs` passed (at once without storage); `flush` attempts at once.
-        case stage(Item, Delivery, flush: Bool)
-        case enqueue(Delivery, Item)
+        /// `persistTimeoutMs` passed (at once without storage); `flush` attempts at once. (The
+        /// cases that carry a snapshot are indirect: an effect is copied by one reference.)
+        indirect case stage(Item, Delivery, flush: Bool)
+        indirect case enqueue(Delivery, Item)
         case flush(Delivery)
         case close(Delivery)
         case stop(Delivery)
         /// Keep `item` in the outbox until a landed write covers its seq, then deliver it.
-        case holdForStorage(Item)
+        indirect case holdForStorage(Item)
         /// The outbox's ledger: storage holds exactly these records (run id → reserved seq).
         case setStored([String: Int])
         case scheduleTimer(afterMs: Int64, generation: UInt64)
