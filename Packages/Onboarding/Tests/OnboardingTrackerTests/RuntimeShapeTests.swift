@@ -480,7 +480,7 @@ final class ProbingStorage: KeyValueStorage {
         // One store for both engines, as `Rocalytics.start` and the README set them up.
         let shared = StandardFileStorage(directory: dir)
         Task.detached { try? await shared.setItem("paywall-state", "{\"other\":true}") }
-        let held = await boundedWait(timeoutMs: 10_000, what: "the other engine's fsync", onTimeout: { false }) { policy.onHeld($0) }
+        let held = await boundedWait(what: "the other engine's fsync", onTimeout: { false }) { policy.onHeld($0) }
         #expect(held, "the other engine's write never reached its fsync")
 
         let w = World()
@@ -493,7 +493,7 @@ final class ProbingStorage: KeyValueStorage {
         let run = tracker.start(OPTIONS)
         run.enterStep("welcome")
         await w.settle()  // the tracker's read and writes start
-        let landed = await boundedWait(timeoutMs: 10_000, what: "the onboarding write", onTimeout: { false }) { policy.onLanded($0) }
+        let landed = await boundedWait(what: "the onboarding write", onTimeout: { false }) { policy.onLanded($0) }
         #expect(landed, "the onboarding write waited behind the other engine's held fsync")
         #expect(policy.heldWhenLanded, "the other engine's fsync was released before the onboarding write landed")
         let stored = try FileIO.read(FileKeyValueStorage(directory: dir).path(for: tracker.config.storageKey))
