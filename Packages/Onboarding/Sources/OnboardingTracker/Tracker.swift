@@ -265,7 +265,7 @@ public final class OnboardingRunTracker: Sendable, DeliveryMaker {
         var fx = Effects()
         let env = self.env()
         let completed = state.withLock { $0.complete(h, env, &fx) }
-        if completed { run.completedFlag.withLock { $0 = true } }
+        if completed { run.completedFlag.store(1) }
         finish(fx)
     }
 
