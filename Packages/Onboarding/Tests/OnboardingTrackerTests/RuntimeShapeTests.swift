@@ -136,6 +136,12 @@ final class ProbingStorage: KeyValueStorage {
 // S244 dispose: the unsent change is staged while live, the deliveries are closed in creation
 //      order, the hand-over carries the run in progress; a second dispose does nothing; the
 //      leftover is taken once, only when nothing is staged.
+// S247 the stored-state read, the predecessor's hand-over and settling, applied to the state: a
+//      stored outbox is delivered or held, the stored run kept for resume(), the ledger set only
+//      with storage; a hand-over of the same destination is taken in (its outboxes held), one of
+//      another destination discarded and reported; a settled snapshot leaves the outbox (a
+//      rejected one reported) and the state is written; a predecessor's late write is answered
+//      only with something of this tracker's own to store.
 @Suite struct TrackerRulesTests {
     typealias State = OnboardingRunTracker.State
 
@@ -346,6 +352,60 @@ final class ProbingStorage: KeyValueStorage {
         let given = RunIds.mint({ "00000000-0000-4000-8000-0000000000CC" }, nowMs: T0, &fx)
         #expect(given == "00000000-0000-4000-8000-0000000000cc")
         #expect(fx.diagnostics.isEmpty)
+    }
+
+    @Test func S247_theReadTheHandOverAndSettling() {
+        var s = State()
+        let h = Self.started(&s)
+        var fx = Effects()
+        _ = s.record(h, Self.env(), &fx) { r, now in r.enterStep("welcome", nowMs: now) }
+        let item = s.outboxes[h.runId]!
+        let resumable = RunRecordingTests.run(entries: ["welcome"])
+
+        var read = State()
+        fx = Effects()
+        read.applyRead(
+            [
+                .storedRun(StoredRunMark(runId: "a", reserved: 20)), .adoptOutbox("a", item, deliver: true),
+                .adoptOutbox("b", item, deliver: false), .keepResumable(resumable), .write,
+            ], Self.env(), &fx)
+        #expect(Self.names(fx) == ["setStored", "enqueue 1", "write"], "\(Self.names(fx))")
+        #expect(read.outboxes.keys.sorted() == ["a", "b"] && read.held == ["b"] && read.deliveryOrder == ["a"])
+        #expect(read.resumable?.runId == resumable.runId)
+        fx = Effects()
+        var noStore = State()
+        noStore.applyRead([.storedRun(StoredRunMark(runId: "a", reserved: 20)), .write, .persistenceOff], Self.env(hasStore: false), &fx)
+        #expect(fx.actions.isEmpty && noStore.persistenceOff, "no ledger and no write without storage")
+
+        // The hand-over at creation.
+        let handoff = Handoff(
+            sink: Self.clock, destination: DESTINATION, run: .run(resumable), outboxes: ["a": item], leftover: Deferred(),
+            writeFailed: true)
+        var same = State()
+        fx = Effects()
+        same.takeHandoff(handoff, same: true, &fx)
+        #expect(fx.diagnostics.isEmpty && same.writeFailed && same.held == ["a"] && same.resumable?.runId == resumable.runId)
+        var other = State()
+        other.takeHandoff(handoff, same: false, &fx)
+        #expect(Self.codes(fx) == ["destination-changed"] && other.outboxes.isEmpty && other.resumable == nil)
+        #expect(other.destinationChangedReported && other.handover.isRefused)
+        fx = Effects()
+        other.lateWriteLanded(Self.env(), &fx)
+        #expect(Self.names(fx) == ["write"], "a refused hand-over's key is this tracker's to write")
+        fx = Effects()
+        var fresh = State()
+        fresh.lateWriteLanded(Self.env(), &fx)
+        #expect(fx.actions.isEmpty, "nothing of its own to store")
+
+        // Settling.
+        fx = Effects()
+        s.settled(item, rejected: .some("too old"), Self.env(), &fx)
+        #expect(s.outboxes[h.runId] == nil && s.settled[h.runId] == 1)
+        #expect(Self.codes(fx) == ["rejected"] && fx.diagnostics[0].message.contains("too old"))
+        #expect(Self.names(fx) == ["write"])
+        fx = Effects()
+        s.settled(item, rejected: nil, Self.env(), &fx)
+        #expect(fx.diagnostics.isEmpty && s.settled[h.runId] == 1)
     }
 
     @Test func S244_dispose() {
