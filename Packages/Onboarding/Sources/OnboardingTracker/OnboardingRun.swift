@@ -10,9 +10,9 @@ public final class OnboardingRun: Sendable {
     let tracker: OnboardingRunTracker?
     let generation: UInt64
     let lastStepKey = Locked<String?>(nil)
-    /// Set once `complete()` recorded the completion.
-    let completedFlag = Locked(false)
-    var isCompleted: Bool { completedFlag.value }
+    /// 1 once `complete()` recorded the completion (lock-free: each recording call reads it).
+    let completedFlag = AtomicCell(0)
+    var isCompleted: Bool { completedFlag.load() != 0 }
 
     init(runId: String, tracker: OnboardingRunTracker?, generation: UInt64, stepKey: String? = nil) {
         self.runId = runId
