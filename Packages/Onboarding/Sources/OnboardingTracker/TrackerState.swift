@@ -106,8 +106,9 @@ struct RuleEnv {
     var now: Int64
     var debounceMs: Int64 = 0
     var hasStore = false
-    /// Unowned and unchecked: an environment lives only for the call of its maker (the tracker).
-    unowned(unsafe) let maker: any DeliveryMaker
+    /// The tracker (a strong reference: an environment lives only for one call of the tracker, so
+    /// this costs a retain and a release, never an allocation).
+    let maker: any DeliveryMaker
 
     func makeDelivery(_ runId: String) -> Delivery { maker.makeDelivery(runId) }
 }
