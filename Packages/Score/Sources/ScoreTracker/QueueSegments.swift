@@ -69,6 +69,20 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var synced = 0
         /// One older segment kept open for reading back (flushes read a batch from one segment).
         var reader: (segment: Int, fd: Int32)?
+        /// Sealed segments (no longer the newest) still to be sealed (`SegmentSeal`), by the
+        /// next ``sealPending()``.
+        var toSeal: Set<Int> = []
+        /// How the last start-up read (``openFollowingLengths(expect:visit:indexed:)``) took each
+        /// segment: from its seal, or by following its frames (tests count them).
+        var launchRead = LaunchRead()
+    }
+
+    /// How a start-up read took the segments (see ``launchRead``).
+    struct LaunchRead: Equatable, Sendable {
+        /// The segments indexed from their seal (only their seal was read).
+        var fromSeals: [Int] = []
+        /// The segments whose frames were followed (every record read).
+        var followed: [Int] = []
     }
 
     /// Opens (creating when absent) a segment for appending and reads its records: `AppendLog.open`
@@ -137,8 +151,10 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var segments = SegmentedQueueLog.listSegments(directory)
         if segments.isEmpty { segments = [0] }
         var newest: AppendLog?
+        var unsealed: Set<Int> = []
         for (i, n) in segments.enumerated() {
             let (log, records) = try openSegment(path(n), syncs)
+            if i < segments.count - 1 && records.last?.first != SegmentSeal.kind { unsealed.insert(n) }
             loaded.records += records
             loaded.locations += log.loadedOffsets.map { ScoreRecordLocation(generation: n, offset: $0) }
             loaded.damage.skippedRegions += log.damage.skippedRegions
@@ -153,6 +169,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: segments, segmentBytes: segmentBytes))
             s.newest = newest
+            s.toSeal = unsealed
         }
         return loaded
     }
@@ -190,12 +207,13 @@ final class SegmentedQueueLog: @unchecked Sendable {
             switch placement {
             case .newest(let n):
                 number = n
-            case .roll(_, let next):
+            case .roll(let from, let next):
                 let (created, _) = try openSegment(path(next), syncs)
                 log.close()
                 s.newest = created
                 _ = s.chain.appendSegment()
                 s.directoryUnsynced = true
+                s.toSeal.insert(from)
                 current = created
                 number = next
             }
@@ -241,6 +259,29 @@ final class SegmentedQueueLog: @unchecked Sendable {
         if let failure { throw failure }
         state.withLock { $0.synced = max($0.synced, ticket) }
     }
+
+    /// Seals (`SegmentSeal`) the segments sealed since the last call, oldest first: each is read
+    /// once, its frames checked, and its seal appended (synced when the log syncs). A segment
+    /// that cannot be sealed (damaged, or holding records the quick index does not take) is left
+    /// as it is; one deleted meanwhile is skipped. Never the newest. Runs off the append path,
+    /// after a ``sync()`` that covered the segments' last appends (`FileScoreStore.syncNow()`,
+    /// on the sync thread) or in the start-up's background step; not in a reclamation's sync.
+    func sealPending() {
+        let todo = state.withLock { s -> [Int] in
+            defer { s.toSeal = [] }
+            return s.toSeal.filter { s.chain.contains($0) && $0 != s.chain.newest }.sorted()
+        }
+        for n in todo {
+            guard let seal = SegmentSeal.build(path: path(n)), state.withLock({ $0.chain.contains(n) }) else { continue }
+            _ = SegmentSeal.write(seal, path: path(n), sync: syncs)
+        }
+    }
+
+    /// Whether some sealed segment waits for its seal (see ``sealPending()``).
+    var hasSegmentsToSeal: Bool { state.withLock { !$0.toSeal.isEmpty } }
+
+    /// How the last start-up read took each segment (tests).
+    var launchRead: LaunchRead { state.withLock { $0.launchRead } }
 
     /// Reads back the record at `location`; `nil` when its segment is gone or no intact record
     /// starts there.
@@ -391,26 +432,40 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var end: Int
     }
 
-    /// The quick start-up read (see `FileScoreStore.loadFollowingLengths(expect:visit:)`): every
-    /// segment's frames, oldest first, followed by their length fields and passed to `visit`
-    /// with their segment's number (``openSegment`` is not used: only the store that does not
-    /// replace it reads quickly); the older segments through read-only descriptors closed at
-    /// once, the newest opened for appending. `expect` is called first with the segments' total
-    /// size (estimated for a chain). `nil` (nothing opened) when some segment's frames do not
-    /// tile it or `visit` said stop; the caller then calls ``open()``, which checks and repairs.
+    /// The quick start-up read (see `FileScoreStore.loadFollowingLengths(expect:visit:indexed:)`):
+    /// every segment's frames, oldest first, passed to `visit` with their segment's number as
+    /// they are followed by their length fields, except a sealed segment's with an intact seal
+    /// (`SegmentSeal`), passed whole to `indexed` instead (only its seal is read). The older
+    /// segments are read through read-only descriptors closed at once, the newest opened for
+    /// appending (``openSegment`` is not used: only the store that does not replace it reads
+    /// quickly). `expect` is called first with the segments' total size (estimated for a chain).
+    /// `nil` (nothing opened) when some segment's frames do not tile it or a visit said stop;
+    /// the caller then calls ``open()``, which checks and repairs. The sealed segments found
+    /// without a seal are sealed by the next ``sealPending()``.
     func openFollowingLengths(
         expect: (_ totalBytes: Int) -> Void,
-        visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+        visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
+        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
     ) -> [FollowedSegment]? {
         var numbers = SegmentedQueueLog.listSegments(directory)
         if numbers.isEmpty { numbers = [0] }
         // A single segment reports its own size; a chain, about a full segment each.
         if numbers.count > 1 { expect(numbers.count * segmentBytes) }
         var out: [FollowedSegment] = []
+        var read = LaunchRead()
+        var unsealed: Set<Int> = []
         for n in numbers.dropLast() {
+            if let seal = SegmentSeal.read(path: path(n)) {
+                guard indexed(n, seal) else { return nil }
+                out.append(FollowedSegment(number: n, path: path(n), offsets: seal.offsets, end: seal.end))
+                read.fromSeals.append(n)
+                continue
+            }
             guard let walked = (try? AppendLog.followLengths(path: path(n), visit: { _, o, p, c in visit(n, o, p, c) })) ?? nil
             else { return nil }
             out.append(FollowedSegment(number: n, path: path(n), offsets: walked.offsets, end: walked.end))
+            read.followed.append(n)
+            unsealed.insert(n)
         }
         let n = numbers[numbers.count - 1]
         guard
@@ -420,6 +475,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
                     visit: { _, o, p, c in visit(n, o, p, c) })) ?? nil
         else { return nil }
         out.append(FollowedSegment(number: n, path: path(n), offsets: frames.offsets, end: frames.end))
+        read.followed.append(n)
         // A compaction of earlier versions killed before its rename (`queue.log.tmp`): the
         // newest segment's open removed it when it is `queue.log`.
         if n != 0 { _ = FileFaults.unlink(directory + "/queue.log.tmp") }
@@ -428,6 +484,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: numbers, segmentBytes: segmentBytes))
             s.newest = log
+            s.toSeal = unsealed
+            s.launchRead = read
         }
         return out
     }

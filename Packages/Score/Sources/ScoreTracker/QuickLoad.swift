@@ -94,6 +94,9 @@ struct QuickIndex {
             }
         }
         if kind == 82 && CRC32.checksum(r) != checksum { return false }
+        // A sealed segment's seal (`SegmentSeal`) read as a frame: no event (its checksum is
+        // checked with the others after the merge).
+        if kind == SegmentSeal.kind { return true }
         switch QueueRecord.scan(r, anonymousId: anonymousId) {
         case .add(let id, let name, let timestampMs, let sameAnonymous, let flags, let requires)?:
             guard case .uuid(let hi, let lo) = id else { return false }
@@ -106,6 +109,34 @@ struct QuickIndex {
         case nil:
             return false
         }
+    }
+
+    /// Takes in every frame of sealed segment `segment` from its seal (`SegmentSeal`): the same
+    /// index as its frames give (``visit(location:payload:checksum:)``), from the seal's few
+    /// bytes instead of the records. The seal record itself counts as a frame, as it does when
+    /// the frames are followed.
+    mutating func visit(seal: SegmentSeal, segment: Int) -> Bool {
+        let same = seal.anonymousIds.map { anonymousId.utf8 == $0 }
+        var names: [String] = []
+        names.reserveCapacity(seal.names.count)
+        for n in seal.names { names.append(self.names.intern(String(decoding: n, as: UTF8.self))) }
+        frames += 1
+        for f in seal.frames {
+            frames += 1
+            switch f {
+            case .empty:
+                continue
+            case .add(let offset, let a):
+                guard
+                    append(
+                        hi: a.hi, lo: a.lo, name: names[a.name], timestampMs: a.timestampMs, sameAnonymous: same[a.anonymousId],
+                        flags: a.flags, requires: a.requires, location: ScoreRecordLocation(generation: segment, offset: offset))
+                else { return false }
+            case .remove(_, let ids):
+                for (hi, lo) in ids { removedIds.append((events.count, hi, lo)) }
+            }
+        }
+        return true
     }
 
     /// The event of an add record (``resolve()`` finds an id added twice).
@@ -323,7 +354,8 @@ extension ScoreClient {
                 expect: { index.expect(fileBytes: $0) },
                 visit: { location, payload, checksum in
                     index.visit(location: location, payload: payload, checksum: checksum)
-                })
+                },
+                indexed: { segment, seal in index.visit(seal: seal, segment: segment) })
         else { return nil }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }

@@ -195,7 +195,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
     /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
     let beforeSync: (@Sendable () -> Void)?
-    /// Whether start-up may use the quick read (``loadFollowingLengths(expect:visit:)``): not for a store
+    /// Whether start-up may use the quick read (``loadFollowingLengths(expect:visit:indexed:)``): not for a store
     /// whose log opening a test replaced, so that its faults reach the load.
     let opensQuickly: Bool
 
@@ -232,6 +232,18 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.beforeSync = nil
         self.opensQuickly = true
         self.segments = SegmentedQueueLog(directory: directory, sync: sync)
+    }
+
+    /// A store whose queue log's segments roll at `segmentBytes`, for tests.
+    init(directory: String, sync: Bool = true, segmentBytes: Int) {
+        self.directory = directory
+        self.sync = sync
+        self.location = nil
+        self.platform = .current
+        self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
+        self.beforeSync = nil
+        self.opensQuickly = true
+        self.segments = SegmentedQueueLog(directory: directory, sync: sync, segmentBytes: segmentBytes)
     }
 
     /// A store with fault hooks, for tests.
@@ -333,26 +345,28 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         return identity
     }
 
-    /// What ``loadFollowingLengths(expect:visit:)`` read: each segment's frames as the files
+    /// What ``loadFollowingLengths(expect:visit:indexed:)`` read: each segment's frames as the files
     /// were, for their checksums to be checked after the start-up.
     struct FramedContents {
         var segments: [SegmentedQueueLog.FollowedSegment]
     }
 
-    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(expect:visit:)``).
+    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(expect:visit:indexed:)``).
     func loadIdentity() -> [UInt8]? {
         lock.withLock { _ in readIdentity() }
     }
 
-    /// The quick start-up read (see `SegmentedQueueLog.openFollowingLengths(expect:visit:)`):
+    /// The quick start-up read (see `SegmentedQueueLog.openFollowingLengths(expect:visit:indexed:)`):
     /// opens the queue log's segments and calls `visit` with each frame, with its location, as
     /// it is read. `nil` when the frames do not tile some segment, when `visit` said stop, when
     /// the log cannot be opened for writing, or for a store whose log opening a test replaced;
     /// the caller then calls ``load()``, which checks and repairs. `expect` is called before the
-    /// first frame with the segments' total size.
+    /// first frame with the segments' total size. A sealed segment with an intact seal is passed
+    /// to `indexed` (with its number) instead of its frames to `visit`.
     func loadFollowingLengths(
         expect: (_ fileBytes: Int) -> Void = { _ in },
-        visit: (_ location: ScoreRecordLocation, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+        visit: (_ location: ScoreRecordLocation, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
+        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
     ) -> FramedContents? {
         guard opensQuickly else { return nil }
         return lock.withLock { _ -> FramedContents? in
@@ -361,7 +375,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
                     expect: expect,
                     visit: { n, offset, payload, checksum in
                         visit(ScoreRecordLocation(generation: n, offset: offset), payload, checksum)
-                    })
+                    }, indexed: indexed)
             else { return nil }
             opened = true
             return FramedContents(segments: followed)
@@ -432,11 +446,17 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         try syncNow()
     }
 
-    /// ``syncQueue()``'s work, on the calling thread.
+    /// ``syncQueue()``'s work, on the calling thread. Seals the segments rolled since (see
+    /// `SegmentedQueueLog.sealPending()`), also when the store does not sync.
     func syncNow() throws {
-        guard sync else { return }
+        guard sync else {
+            segments.sealPending()
+            return
+        }
         beforeSync?()
         try segments.sync()
+        // The segments rolled before this sync are synced: sealed now.
+        segments.sealPending()
     }
 
     /// Replaces the queue log with `records` (the client's rewrite of events it holds in
