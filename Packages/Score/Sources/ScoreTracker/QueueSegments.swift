@@ -430,6 +430,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var path: String
         var offsets: [Int]
         var end: Int
+        /// Whether it was indexed from its seal (its records were checked when it was sealed).
+        var fromSeal = false
     }
 
     /// The quick start-up read (see `FileScoreStore.loadFollowingLengths(expect:visit:indexed:)`):
@@ -457,7 +459,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
         for n in numbers.dropLast() {
             if let seal = SegmentSeal.read(path: path(n)) {
                 guard indexed(n, seal) else { return nil }
-                out.append(FollowedSegment(number: n, path: path(n), offsets: seal.offsets, end: seal.end))
+                out.append(FollowedSegment(number: n, path: path(n), offsets: seal.offsets, end: seal.end, fromSeal: true))
                 read.fromSeals.append(n)
                 continue
             }

@@ -21,6 +21,11 @@ import TrackerCoreTestKit
 ///   SC263 — a seal's index is the one its frames give: encoded and decoded unchanged; a
 ///           segment holding a record the quick index does not take (or a damaged one) is not
 ///           sealed; a seal is never appended to a segment that grew since it was read.
+///   SC264 — a record of a sealed segment damaged after its seal was written: the launch does not
+///           read it (the start-up check reads the newest segment only), the flush that reads it
+///           back drops it with a `storage` diagnostic and sends every other event once.
+///   SC265 — the same damage with a merge that decides on the stored events (a full queue):
+///           every segment is checked before it, as before (the damaged event takes no place).
 @Suite struct LaunchSealTests {
     static let segmentBytes = 16 << 10
 
@@ -187,5 +192,54 @@ import TrackerCoreTestKit
         damaged[AppendLog.frameOverhead + 40] ^= 0x01
         try Data(damaged).write(to: URL(fileURLWithPath: other))
         #expect(SegmentSeal.build(path: other) == nil)
+    }
+
+    @Test func SC264_aRecordDamagedAfterItsSealIsDroppedWhenReadBack() async throws {
+        let dir = Self.tempDir("sc264")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let queued = try await Self.chain(dir, events: 200)
+        let segments = SegmentedQueueLog.listSegments(dir)
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        let victim = log.path(segments[1])
+        let seal = try #require(SegmentSeal.read(path: victim))
+        guard case .add(let offset, _)? = seal.frames.first(where: { if case .add = $0 { true } else { false } }) else {
+            Issue.record("no add in the segment")
+            return
+        }
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: victim)))
+        bytes[offset + AppendLog.frameOverhead + 100] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: victim))
+        let intact = Set(try queuedIdsOnDisk(dir))
+        let damagedId = try #require(queued.first { !intact.contains($0) })
+        let (read, depth, _, sent, h) = await Self.relaunchAndSend(dir)
+        #expect(read.fromSeals.contains(segments[1]))
+        #expect(depth == 200)
+        #expect(sent == queued.filter { $0 != damagedId })
+        #expect(h.diagnostics.all.contains { $0.message.contains("could not be read back") })
+    }
+
+    @Test func SC265_aFullQueueChecksEverySegmentBeforeTheMerge() async throws {
+        let dir = Self.tempDir("sc264b")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let queued = try await Self.chain(dir, events: 200)
+        let segments = SegmentedQueueLog.listSegments(dir)
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        let victim = log.path(segments[1])
+        let seal = try #require(SegmentSeal.read(path: victim))
+        guard case .add(let offset, _)? = seal.frames.first(where: { if case .add = $0 { true } else { false } }) else {
+            Issue.record("no add in the segment")
+            return
+        }
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: victim)))
+        bytes[offset + AppendLog.frameOverhead + 100] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: victim))
+        // A cap of 200: the merge would shed, so every record is checked before it.
+        let h = Harness(store: Self.store(dir))
+        let c = h.client(maxQueueSize: 200, granted: true)
+        #expect(c.inspect().queue.depth == 199)
+        #expect(h.diagnostics.all.contains { $0.message.contains("skipped") })
+        await h.flush(c)
+        #expect(h.tx.batches.flatMap { $0 }.count == 199)
+        #expect(Set(h.tx.batches.flatMap { $0 }).isSubset(of: Set(queued)))
     }
 }
