@@ -30,9 +30,10 @@ import TrackerCore
 /// - Readers of earlier versions ignore the record (an unknown kind is no event).
 ///
 /// Payload: `S`, then the body, then the body's length (`UInt32`, little-endian) and the magic
-/// `SQI1`. Body: frame count, name table, anonymous-id table, then per frame its kind (0 empty,
-/// 1 add, 2 removal) and offset, an add's id, timestamp, flags, required categories, name and
-/// anonymous id (table indexes), a removal's canonical UUID ids.
+/// `SQI1`. Body: where the frames end, frame count, name table, anonymous-id table, then per
+/// frame its kind (0 empty, 1 add, 2 removal) and payload length, an add's id, timestamp,
+/// flags, required categories, name and anonymous id (table indexes), a removal's canonical
+/// UUID ids.
 struct SegmentSeal: Equatable {
     /// The seal record's kind byte (`S`).
     static let kind: UInt8 = 83
@@ -179,62 +180,86 @@ struct SegmentSeal: Equatable {
 
     // MARK: - Encoding
 
-    /// The seal record's payload.
+    /// The seal record's payload (see the type's comment): integers as LEB128 varints, each
+    /// frame by its payload's length (its offset follows from the previous frames', the first at
+    /// 0), timestamps as the zigzag difference from the previous add's; about 25 bytes an add.
     func payload() -> [UInt8] {
         var o: [UInt8] = [SegmentSeal.kind]
-        o.reserveCapacity(64 + frames.count * 40)
-        func u32(_ v: Int) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: v).littleEndian) { o.append(contentsOf: $0) } }
+        o.reserveCapacity(64 + frames.count * 28)
+        func varint(_ v: UInt64) {
+            var v = v
+            while v >= 0x80 {
+                o.append(UInt8(truncatingIfNeeded: v) | 0x80)
+                v >>= 7
+            }
+            o.append(UInt8(v))
+        }
+        func int(_ v: Int) { varint(UInt64(max(0, v))) }
         func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { o.append(contentsOf: $0) } }
         func bytes(_ v: [UInt8]) {
-            u32(v.count)
+            int(v.count)
             o.append(contentsOf: v)
         }
-        u64(UInt64(end))
-        u32(frames.count)
-        u32(names.count)
+        int(end)
+        int(frames.count)
+        int(names.count)
         for n in names { bytes(n) }
-        u32(anonymousIds.count)
+        int(anonymousIds.count)
         for a in anonymousIds { bytes(a) }
-        for f in frames {
+        var lastTs: Int64 = 0
+        for (i, f) in frames.enumerated() {
+            let next = i + 1 < frames.count ? frames[i + 1].offset : end
+            let length = next - f.offset - AppendLog.frameOverhead
             switch f {
-            case .empty(let offset):
+            case .empty:
                 o.append(0)
-                u32(offset)
-            case .add(let offset, let a):
+                int(length)
+            case .add(_, let a):
                 o.append(1)
-                u32(offset)
+                int(length)
                 u64(a.hi)
                 u64(a.lo)
-                u64(UInt64(bitPattern: a.timestampMs))
+                let d = a.timestampMs &- lastTs
+                lastTs = a.timestampMs
+                varint(UInt64(bitPattern: (d << 1) ^ (d >> 63)))
                 o.append(a.flags)
                 o.append(a.requires)
-                u32(a.name)
-                u32(a.anonymousId)
-            case .remove(let offset, let ids):
+                int(a.name)
+                int(a.anonymousId)
+            case .remove(_, let ids):
                 o.append(2)
-                u32(offset)
-                u32(ids.count)
+                int(length)
+                int(ids.count)
                 for (hi, lo) in ids {
                     u64(hi)
                     u64(lo)
                 }
             }
         }
-        u32(o.count - 1)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: o.count - 1).littleEndian) { o.append(contentsOf: $0) }
         o.append(contentsOf: SegmentSeal.magic)
         return o
     }
 
     /// Reads a seal record's payload; `nil` when it is not one, or is not whole.
     static func decode(_ p: UnsafeBufferPointer<UInt8>) -> SegmentSeal? {
-        guard p.count >= 1 + 8 + 4 + 4 + 4 + 8, p[0] == kind, Array(p[(p.count - 4)...]) == magic else { return nil }
+        guard p.count >= 1 + 5 + 8, p[0] == kind, Array(p[(p.count - 4)...]) == magic else { return nil }
         var at = 1
         let bodyEnd = p.count - 8
-        func u32() -> Int? {
-            guard at + 4 <= bodyEnd else { return nil }
-            var v: UInt32 = 0
-            for k in 0..<4 { v |= UInt32(p[at + k]) << (8 * k) }
-            at += 4
+        func varint() -> UInt64? {
+            var v: UInt64 = 0
+            var shift: UInt64 = 0
+            while at < bodyEnd && shift < 64 {
+                let b = p[at]
+                at += 1
+                v |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { return v }
+                shift += 7
+            }
+            return nil
+        }
+        func int() -> Int? {
+            guard let v = varint(), v <= UInt64(Int32.max) else { return nil }
             return Int(v)
         }
         func u64() -> UInt64? {
@@ -250,7 +275,7 @@ struct SegmentSeal: Equatable {
             return p[at - 1]
         }
         func bytes() -> [UInt8]? {
-            guard let n = u32(), at + n <= bodyEnd else { return nil }
+            guard let n = int(), n <= bodyEnd - at else { return nil }
             at += n
             return Array(p[(at - n)..<at])
         }
@@ -258,35 +283,39 @@ struct SegmentSeal: Equatable {
         for k in 0..<4 { stated |= UInt32(p[bodyEnd + k]) << (8 * k) }
         guard Int(stated) == bodyEnd - 1 else { return nil }
         var seal = SegmentSeal()
-        guard let end = u64(), let frameCount = u32(), let nameCount = u32() else { return nil }
-        seal.end = Int(end)
+        guard let end = int(), let frameCount = int(), frameCount <= bodyEnd - at, let nameCount = int(),
+            nameCount <= bodyEnd - at
+        else { return nil }
+        seal.end = end
         for _ in 0..<nameCount {
             guard let n = bytes() else { return nil }
             seal.names.append(n)
         }
-        guard let anonCount = u32() else { return nil }
+        guard let anonCount = int(), anonCount <= bodyEnd - at else { return nil }
         for _ in 0..<anonCount {
             guard let a = bytes() else { return nil }
             seal.anonymousIds.append(a)
         }
         seal.frames.reserveCapacity(frameCount)
+        var offset = 0
+        var lastTs: Int64 = 0
         for _ in 0..<frameCount {
-            guard let kind = u8(), let offset = u32() else { return nil }
+            guard let kind = u8(), let length = int() else { return nil }
             switch kind {
             case 0:
                 seal.frames.append(.empty(offset: offset))
             case 1:
-                guard let hi = u64(), let lo = u64(), let ts = u64(), let flags = u8(), let requires = u8(), let name = u32(),
-                    let anon = u32(), name < seal.names.count, anon < seal.anonymousIds.count
+                guard let hi = u64(), let lo = u64(), let zz = varint(), let flags = u8(), let requires = u8(), let name = int(),
+                    let anon = int(), name < seal.names.count, anon < seal.anonymousIds.count
                 else { return nil }
+                let d = Int64(bitPattern: zz >> 1) ^ -Int64(bitPattern: zz & 1)
+                lastTs = lastTs &+ d
                 seal.frames.append(
                     .add(
                         offset: offset,
-                        Add(
-                            hi: hi, lo: lo, timestampMs: Int64(bitPattern: ts), flags: flags, requires: requires, name: name,
-                            anonymousId: anon)))
+                        Add(hi: hi, lo: lo, timestampMs: lastTs, flags: flags, requires: requires, name: name, anonymousId: anon)))
             case 2:
-                guard let n = u32(), n <= (bodyEnd - at) / 16 else { return nil }
+                guard let n = int(), n <= (bodyEnd - at) / 16 else { return nil }
                 var ids: [(UInt64, UInt64)] = []
                 ids.reserveCapacity(n)
                 for _ in 0..<n {
@@ -297,8 +326,9 @@ struct SegmentSeal: Equatable {
             default:
                 return nil
             }
+            offset += AppendLog.frameOverhead + length
         }
-        guard at == bodyEnd else { return nil }
+        guard at == bodyEnd, offset == end else { return nil }
         return seal
     }
 

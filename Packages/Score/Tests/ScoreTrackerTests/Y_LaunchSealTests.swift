@@ -18,7 +18,8 @@ import TrackerCoreTestKit
 ///   SC262 — a kill between a segment's roll and its seal (the seal cut off the file) reads that
 ///           segment's events, the others from their seals; nothing lost or duplicated; the
 ///           launch seals it in its background step.
-///   SC263 — a seal's index is the one its frames give: encoded and decoded unchanged; a
+///   SC263 — a seal's index is the one its frames give: encoded and decoded unchanged (about 25
+///           bytes an add; a cut or altered seal decodes to nothing or to a seal); a
 ///           segment holding a record the quick index does not take (or a damaged one) is not
 ///           sealed; a seal is never appended to a segment that grew since it was read.
 ///   SC264 — a record of a sealed segment damaged after its seal was written: the launch does not
@@ -148,6 +149,18 @@ import TrackerCoreTestKit
         // Encoded and decoded unchanged.
         let payload = seal.payload()
         #expect(payload.withUnsafeBufferPointer { SegmentSeal.decode($0) } == seal)
+        // About 25 bytes an add (a twentieth of an event's record).
+        let adds = seal.frames.filter { if case .add = $0 { true } else { false } }.count
+        #expect(adds > 10 && payload.count < 64 + 28 * seal.frames.count)
+        // A cut or altered payload decodes to nothing or to a seal, never crashes.
+        for n in stride(from: 0, to: payload.count, by: 5) {
+            #expect(Array(payload.prefix(n)).withUnsafeBufferPointer { SegmentSeal.decode($0) } == nil)
+        }
+        for i in stride(from: 1, to: payload.count - 8, by: 3) {
+            var altered = payload
+            altered[i] ^= 0xFF
+            _ = altered.withUnsafeBufferPointer { SegmentSeal.decode($0) }
+        }
         // The quick index from the seal equals the one from the frames (the seal's own frame
         // counted as a frame in both).
         let anon = try #require(ScoreClient.parseIdentity(try FileIO.readBytes(dir + "/identity.json")).anonymousId)
