@@ -19,13 +19,16 @@ import TrackerCore
 /// order, exactly as the single log was: removals stay records (tombstones) in the newest
 /// segment, so a segment's removals may refer to events of older ones.
 ///
-/// Deleting: only the oldest segments, in order, and never the newest. A segment is deleted once
-/// no live record is in it; its removals then only concern events of itself or of segments
-/// deleted before it, so no event comes back. Before deleting, the appends written so far
-/// (the removals that made the segment dead) are synced, then the segment is unlinked and the
-/// directory synced: a power loss cannot bring a segment back without the removals that
-/// emptied it. A kill between two deletions leaves a chain whose oldest segments are gone, as
-/// intended.
+/// Deleting: never the newest. A segment is deleted once no live record is in it. When an older
+/// segment still holds a live record (pinned: a critical event waiting, an event whose category
+/// is not granted), it is first compacted to its live records (each at its own offset, the rest
+/// a padding frame over a hole, renamed over it), so that the deleted segment's removals concern
+/// no event still on disk and no event comes back; segments are handled oldest first (issue 35
+/// item 2: one event that stays queued no longer keeps every later segment). Before deleting,
+/// the appends written so far (the removals that made the segment dead) are synced, then each
+/// step (an unlink, a compaction's rename) is followed by a directory sync: a power loss cannot
+/// bring a segment back without the removals that emptied it. A kill between two steps leaves a
+/// chain whose handled segments hold only live records or are gone, and the others whole.
 ///
 /// Rolling: when the newest segment holds ``segmentBytes`` bytes or more, the next append
 /// creates the next segment (an `open` with `O_CREAT`, no sync: the directory is synced with the
@@ -130,17 +133,26 @@ final class SegmentedQueueLog: @unchecked Sendable {
     }
 
     /// The segments in `directory`, oldest first (none when it cannot be listed).
-    static func listSegments(_ directory: String) -> [Int] {
-        guard let dir = opendir(directory) else { return [] }
+    static func listSegments(_ directory: String) -> [Int] { listDirectory(directory).segments }
+
+    /// The segments in `directory`, oldest first, and the temporary files of compactions killed
+    /// before their rename (`queue.<n>.log.tmp`, `queue.log.tmp`), by name.
+    static func listDirectory(_ directory: String) -> (segments: [Int], temporaries: [String]) {
+        guard let dir = opendir(directory) else { return ([], []) }
         defer { closedir(dir) }
         var out: [Int] = []
+        var temporaries: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if let n = segmentNumber(name) { out.append(n) }
+            if let n = segmentNumber(name) {
+                out.append(n)
+            } else if name.hasSuffix(".log.tmp"), segmentNumber(String(name.dropLast(4))) != nil {
+                temporaries.append(name)
+            }
         }
-        return out.sorted()
+        return (out.sorted(), temporaries)
     }
 
     /// Opens the chain for appending (creating `queue.log` when there is no segment) and reads
@@ -333,22 +345,34 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// The segments, oldest first.
     var segments: [Int] { state.withLock { $0.chain.segments } }
 
-    /// Deletes the oldest segments, in order, that hold none of the `live` locations (every
-    /// record of the queue still wanted, as of a moment when every record written so far was
-    /// accounted for), never the newest. First syncs what was written (the removals that made
-    /// them dead), then unlinks each, then syncs the directory; all outside the append lock but
-    /// the bookkeeping. With `before`, only segments numbered below it (the newest when `live`
-    /// was taken: records appended since may be in it). Returns the deleted segments' numbers. Runs on one thread at a time
-    /// (the caller's rule), off the append path.
+    /// Reclaims the space of the segments below `bound` (the newest segment when `live` was
+    /// taken: records appended since may be in it; never the newest) that hold none of the `live`
+    /// locations (every record of the queue still wanted, as of a moment when every record
+    /// written so far was accounted for): see `SegmentChain.reclaimPlan(pinned:below:)`. A dead
+    /// segment after a pinned one is deleted too (issue 35 item 2: one event that stays queued
+    /// no longer keeps every later segment), once each pinned segment before it is compacted to
+    /// its live records (``compact(_:keeping:)``). First syncs what was written (the removals
+    /// that made them dead), then compacts, then unlinks each, then syncs the directory; all
+    /// outside the append lock but the bookkeeping. Returns the deleted segments' numbers. Runs
+    /// on one thread at a time (the caller's rule), off the append path.
     @discardableResult
     func reclaim(live: some Sequence<ScoreRecordLocation>, before bound: Int? = nil) throws -> [Int] {
-        var pinned = Set<Int>()
-        for l in live { pinned.insert(l.generation) }
-        let dead = state.withLock { s in s.chain.deletable(pinned: pinned, below: bound) }
-        guard !dead.isEmpty else { return [] }
+        var pinned: [Int: [Int]] = [:]
+        for l in live { pinned[l.generation, default: []].append(l.offset) }
+        let plan = state.withLock { s in s.chain.reclaimPlan(pinned: Set(pinned.keys), below: bound) }
+        guard !plan.delete.isEmpty else { return [] }
         try sync()
+        // Oldest first, so that at every step (a kill, or a power loss: each step's directory
+        // change is synced before the next) the segments done hold no dead add and no removal,
+        // and the others are whole: a dead event's removal is in a segment not done yet
+        // whenever its add still is.
+        let toCompact = Set(plan.compact)
         var deleted: [Int] = []
-        for n in dead {
+        for n in (plan.compact + plan.delete).sorted() {
+            if toCompact.contains(n) {
+                try compact(n, keeping: pinned[n] ?? [])
+                continue
+            }
             // Out of the chain first: a read of it finds nothing rather than a file going away.
             state.withLock { s in
                 s.chain.remove(n)
@@ -360,15 +384,83 @@ final class SegmentedQueueLog: @unchecked Sendable {
             }
             if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
                 let e = errno
-                // Still on disk: back into the chain, at its place (the older ones are gone).
-                state.withLock { s in s.chain.restoreOldest(n) }
+                // Still on disk: back into the chain, at its place.
+                state.withLock { s in s.chain.restore(n) }
                 if syncs && !deleted.isEmpty { FileIO.syncDirectory(directory) }
                 throw AppendLogError("unlink", errno: e)
             }
             deleted.append(n)
+            // A compaction next drops removals that may concern this segment's events.
+            if syncs && toCompact.contains(where: { $0 > n }) { FileIO.syncDirectory(directory) }
         }
         if syncs { FileIO.syncDirectory(directory) }
         return deleted
+    }
+
+    /// Compacts sealed segment `n` to the records at `offsets` (issue 35 item 2): a new file,
+    /// `queue.<n>.log.tmp`, holds each of them at its own offset (so no location changes and a
+    /// read in progress reads the same bytes), the space between them one padding frame (a
+    /// header, then a hole: a payload of zeros never written, kind 0, no record), and a new seal;
+    /// it is synced, renamed over the segment and the directory synced. A kill before the rename
+    /// leaves the segment as it was (the temporary file is removed by the next open); after it,
+    /// the segment holds its live records only, in their places, so the queue's order is kept.
+    func compact(_ n: Int, keeping offsets: [Int]) throws {
+        let source = FileFaults.open(path(n), O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw AppendLogError("open", errno: errno) }
+        var kept: [(offset: Int, payload: [UInt8])] = []
+        for o in Set(offsets).sorted() {
+            guard let payload = try SegmentedQueueLog.readFrame(source, at: o) else {
+                _ = FileFaults.close(source)
+                throw AppendLogError("read", errno: EIO)
+            }
+            kept.append((o, payload))
+        }
+        _ = FileFaults.close(source)
+        let temp = path(n) + ".tmp"
+        let fd = FileFaults.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
+        var ok = false
+        defer {
+            _ = FileFaults.close(fd)
+            if !ok { _ = FileFaults.unlink(temp) }
+        }
+        var at = 0
+        func put(_ bytes: [UInt8], at offset: Int) throws {
+            guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else { throw AppendLogError("lseek", errno: errno) }
+            var done = 0
+            while done < bytes.count {
+                let w = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + done, bytes.count - done) }
+                if w < 0 && errno == EINTR { continue }
+                if w <= 0 { throw AppendLogError("write", errno: w < 0 ? errno : EIO) }
+                done += w
+            }
+        }
+        for (offset, payload) in kept {
+            if offset > at {
+                // A padding frame over the dropped records: its header only, its zeros a hole.
+                let length = offset - at - AppendLog.frameOverhead
+                let crc = CRC32.checksum([UInt8](repeating: 0, count: length))
+                var header: [UInt8] = []
+                withUnsafeBytes(of: UInt32(length).littleEndian) { header.append(contentsOf: $0) }
+                withUnsafeBytes(of: crc.littleEndian) { header.append(contentsOf: $0) }
+                try put(header, at: at)
+            }
+            try put(AppendLog.frame([payload]), at: offset)
+            at = offset + AppendLog.frameOverhead + payload.count
+        }
+        if let seal = SegmentSeal.build(path: temp) { _ = SegmentSeal.write(seal, path: temp, sync: false) }
+        if syncs && FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        guard FileFaults.rename(temp, path(n)) == 0 else { throw AppendLogError("rename", errno: errno) }
+        ok = true
+        state.withLock { s in
+            if let r = s.reader, r.segment == n {
+                _ = FileFaults.close(r.fd)
+                s.reader = nil
+            }
+        }
+        // The rename durable before any later segment (whose removals concern the dropped
+        // records) is deleted.
+        if syncs { FileIO.syncDirectory(directory) }
     }
 
     /// Whether a segment other than the newest is numbered below `segment` (one that
@@ -416,7 +508,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             }
             if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
                 let e = errno
-                state.withLock { s in s.chain.restoreOldest(n) }
+                state.withLock { s in s.chain.restore(n) }
                 throw AppendLogError("unlink", errno: e)
             }
         }
@@ -449,8 +541,11 @@ final class SegmentedQueueLog: @unchecked Sendable {
         visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
         indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
     ) -> [FollowedSegment]? {
-        var numbers = SegmentedQueueLog.listSegments(directory)
+        let listed = SegmentedQueueLog.listDirectory(directory)
+        var numbers = listed.segments
         if numbers.isEmpty { numbers = [0] }
+        // A compaction killed before its rename: its temporary file is never read.
+        for name in listed.temporaries { _ = FileFaults.unlink(directory + "/" + name) }
         // A single segment reports its own size; a chain, about a full segment each.
         if numbers.count > 1 { expect(numbers.count * segmentBytes) }
         var out: [FollowedSegment] = []

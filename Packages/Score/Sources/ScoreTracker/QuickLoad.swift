@@ -97,9 +97,9 @@ struct QuickIndex {
             }
         }
         if kind == 82 && CRC32.checksum(r) != checksum { return false }
-        // A sealed segment's seal (`SegmentSeal`) read as a frame: no event (its checksum is
-        // checked with the others after the merge).
-        if kind == SegmentSeal.kind { return true }
+        // A sealed segment's seal (`SegmentSeal`) or a compaction's padding read as a frame: no
+        // event (its checksum is checked with the others after the merge).
+        if kind == SegmentSeal.kind || kind == SegmentSeal.paddingKind { return true }
         switch QueueRecord.scan(r, anonymousId: anonymousId) {
         case .add(let id, let name, let timestampMs, let sameAnonymous, let flags, let requires)?:
             guard case .uuid(let hi, let lo) = id else { return false }

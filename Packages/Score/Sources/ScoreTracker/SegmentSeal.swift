@@ -38,6 +38,9 @@ struct SegmentSeal: Equatable {
     /// The seal record's kind byte (`S`).
     static let kind: UInt8 = 83
     static let magic: [UInt8] = Array("SQI1".utf8)
+    /// The kind byte of a compaction's padding frame (`SegmentedQueueLog.compact(_:keeping:)`):
+    /// zeros over the records it dropped, no record.
+    static let paddingKind: UInt8 = 0
 
     struct Add: Equatable {
         var hi: UInt64
@@ -92,7 +95,7 @@ struct SegmentSeal: Equatable {
     /// type's comment).
     mutating func take(offset: Int, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32) -> Bool {
         guard CRC32.checksum(r) == checksum else { return false }
-        guard let kind = r.first else {
+        guard let kind = r.first, kind != SegmentSeal.paddingKind else {
             frames.append(.empty(offset: offset))
             return true
         }
