@@ -74,7 +74,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var reader: (segment: Int, fd: Int32)?
         /// Sealed segments (no longer the newest) still to be sealed (`SegmentSeal`), by the
         /// next ``sealPending()``.
-        var toSeal: Set<Int> = []
+        /// With whether to verify the records' checksums (not for a segment this run rolled).
+        var toSeal: [Int: Bool] = [:]
         /// How the last start-up read (``openFollowingLengths(expect:visit:indexed:)``) took each
         /// segment: from its seal, or by following its frames (tests count them).
         var launchRead = LaunchRead()
@@ -181,7 +182,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: segments, segmentBytes: segmentBytes))
             s.newest = newest
-            s.toSeal = unsealed
+            s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
         }
         return loaded
     }
@@ -225,7 +226,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
                 s.newest = created
                 _ = s.chain.appendSegment()
                 s.directoryUnsynced = true
-                s.toSeal.insert(from)
+                s.toSeal[from] = false
                 current = created
                 number = next
             }
@@ -273,18 +274,22 @@ final class SegmentedQueueLog: @unchecked Sendable {
     }
 
     /// Seals (`SegmentSeal`) the segments sealed since the last call, oldest first: each is read
-    /// once, its frames checked, and its seal appended (synced when the log syncs). A segment
+    /// once and its seal appended (synced when the log syncs); the records' checksums are checked
+    /// for a segment found unsealed at start-up, not for one this run rolled (its records were
+    /// written by this run's writer; see `SegmentSeal.build(path:verify:)`). A segment
     /// that cannot be sealed (damaged, or holding records the quick index does not take) is left
     /// as it is; one deleted meanwhile is skipped. Never the newest. Runs off the append path,
     /// after a ``sync()`` that covered the segments' last appends (`FileScoreStore.syncNow()`,
     /// on the sync thread) or in the start-up's background step; not in a reclamation's sync.
     func sealPending() {
-        let todo = state.withLock { s -> [Int] in
-            defer { s.toSeal = [] }
-            return s.toSeal.filter { s.chain.contains($0) && $0 != s.chain.newest }.sorted()
+        let todo = state.withLock { s -> [(Int, Bool)] in
+            defer { s.toSeal = [:] }
+            return s.toSeal.filter { s.chain.contains($0.key) && $0.key != s.chain.newest }.sorted { $0.key < $1.key }
         }
-        for n in todo {
-            guard let seal = SegmentSeal.build(path: path(n)), state.withLock({ $0.chain.contains(n) }) else { continue }
+        for (n, verify) in todo {
+            guard let seal = SegmentSeal.build(path: path(n), verify: verify), state.withLock({ $0.chain.contains(n) }) else {
+                continue
+            }
             _ = SegmentSeal.write(seal, path: path(n), sync: syncs)
         }
     }
@@ -581,7 +586,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: numbers, segmentBytes: segmentBytes))
             s.newest = log
-            s.toSeal = unsealed
+            s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
             s.launchRead = read
         }
         return out

@@ -81,6 +81,11 @@ struct SegmentSeal: Equatable {
 
     private var nameIndex: [[UInt8]: Int] = [:]
     private var anonymousIndex: [[UInt8]: Int] = [:]
+    /// The anonymous id the last add not read quickly was scanned with, its index in the table,
+    /// and the last name's index (see ``take(offset:payload:checksum:)``).
+    private var scanAnonymous: QueueRecord.AnonymousIdBytes?
+    private var lastAnonymous = 0
+    private var lastName: Int?
 
     static func == (a: SegmentSeal, b: SegmentSeal) -> Bool {
         a.names == b.names && a.anonymousIds == b.anonymousIds && a.frames == b.frames && a.end == b.end
@@ -93,8 +98,10 @@ struct SegmentSeal: Equatable {
 
     /// Takes in one frame of the segment; `false` when the segment cannot be sealed (see the
     /// type's comment).
-    mutating func take(offset: Int, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32) -> Bool {
-        guard CRC32.checksum(r) == checksum else { return false }
+    /// `verify: false` skips the checksum (records this process wrote in this run, see
+    /// ``build(path:verify:)``).
+    mutating func take(offset: Int, payload r: UnsafeBufferPointer<UInt8>, checksum: UInt32, verify: Bool = true) -> Bool {
+        guard !verify || CRC32.checksum(r) == checksum else { return false }
         guard let kind = r.first, kind != SegmentSeal.paddingKind else {
             frames.append(.empty(offset: offset))
             return true
@@ -104,17 +111,32 @@ struct SegmentSeal: Equatable {
             guard r.count > 3 else { return false }
             let b = UnsafeBufferPointer(rebasing: r[3...])
             if memchr(b.baseAddress!, 0, b.count) != nil { return false }
-            guard let anon = SegmentSeal.rawAnonymousId(b),
-                case .add(let id, let name, let ts, _, let flags, let requires)? = QueueRecord.scan(
-                    r, anonymousId: QueueRecord.AnonymousIdBytes("")),
+            // Most adds carry the previous add's anonymous id and name: compared in place, read
+            // by the quick (canonical) reading, nothing allocated.
+            if let last = scanAnonymous, let add = QueueRecord.canonicalAdd(b, anonymousId: last), add.sameAnonymous {
+                let name = nameIndex(UnsafeBufferPointer(rebasing: b[add.name]))
+                frames.append(
+                    .add(
+                        offset: offset,
+                        Add(
+                            hi: add.hi, lo: add.lo, timestampMs: add.timestampMs, flags: r[1], requires: r[2], name: name,
+                            anonymousId: lastAnonymous)))
+                return true
+            }
+            // Otherwise scanned with its own anonymous id (the id only decides `sameAnonymous`,
+            // which the seal does not keep).
+            guard let anon = SegmentSeal.rawAnonymousId(b) else { return false }
+            let scanned = QueueRecord.AnonymousIdBytes(String(decoding: anon, as: UTF8.self))
+            guard case .add(let id, let name, let ts, _, let flags, let requires)? = QueueRecord.scan(r, anonymousId: scanned),
                 case .uuid(let hi, let lo) = id
             else { return false }
-            let n = intern(Array(name.utf8), &names, &nameIndex)
-            let a = intern(anon, &anonymousIds, &anonymousIndex)
+            scanAnonymous = scanned
+            lastAnonymous = intern(anon, &anonymousIds, &anonymousIndex)
+            let n = Array(name.utf8).withUnsafeBufferPointer { nameIndex($0) }
             frames.append(
                 .add(
                     offset: offset,
-                    Add(hi: hi, lo: lo, timestampMs: ts, flags: flags, requires: requires, name: n, anonymousId: a)))
+                    Add(hi: hi, lo: lo, timestampMs: ts, flags: flags, requires: requires, name: n, anonymousId: lastAnonymous)))
             return true
         case 82:
             guard case .remove(let ids)? = QueueRecord.scan(r, anonymousId: QueueRecord.AnonymousIdBytes("")) else {
@@ -129,6 +151,19 @@ struct SegmentSeal: Equatable {
             // A seal already, or a record this SDK does not write.
             return false
         }
+    }
+
+    /// The name table's index of the name whose bytes are `bytes` (the previous add's when they
+    /// are the same: compared in place, nothing allocated).
+    private mutating func nameIndex(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        if let k = lastName, names[k].count == bytes.count,
+            bytes.isEmpty || names[k].withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+        {
+            return k
+        }
+        let k = intern(Array(bytes), &names, &nameIndex)
+        lastName = k
+        return k
     }
 
     private func intern(_ v: [UInt8], _ table: inout [[UInt8]], _ index: inout [[UInt8]: Int]) -> Int {
@@ -164,7 +199,12 @@ struct SegmentSeal: Equatable {
 
     /// The seal of the segment file at `path`, built from its frames (each checked against its
     /// checksum); `nil` when it cannot be sealed or is sealed already.
-    static func build(path: String) -> SegmentSeal? {
+    ///
+    /// `verify: false` (a segment this process rolled in this run, every record of it written by
+    /// this run's queue writer) skips the records' checksums, the bulk of the work: the last
+    /// frame is still checked (a torn tail is no seal), and each record is checked when it is
+    /// read back to be sent. A segment found at start-up without a seal is verified.
+    static func build(path: String, verify: Bool = true) -> SegmentSeal? {
         var seal = SegmentSeal()
         var ok = true
         guard
@@ -172,7 +212,7 @@ struct SegmentSeal: Equatable {
                 (try? AppendLog.followLengths(
                     path: path,
                     visit: { _, offset, payload, checksum in
-                        ok = seal.take(offset: offset, payload: payload, checksum: checksum)
+                        ok = seal.take(offset: offset, payload: payload, checksum: checksum, verify: verify)
                         return ok
                     })) ?? nil,
             ok
