@@ -375,7 +375,9 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var deleted: [Int] = []
         for n in (plan.compact + plan.delete).sorted() {
             if toCompact.contains(n) {
-                try compact(n, keeping: pinned[n] ?? [])
+                // A compaction that fails (a live record that no longer reads back, no space for
+                // the new file) ends the reclamation there: the segments after it stay, whole.
+                do { try compact(n, keeping: pinned[n] ?? []) } catch { break }
                 continue
             }
             // Out of the chain first: a read of it finds nothing rather than a file going away.

@@ -17,6 +17,9 @@ import TrackerCoreTestKit
 ///           a kill), then a fresh open: every live event once, in order; no event whose
 ///           removal was written comes back, also when that removal sits in a pinned segment
 ///           that is compacted (the dead segment before it is deleted first).
+///   SC269 — a pinned segment that cannot be compacted (a live record of it no longer reads
+///           back) ends the reclamation there without failing it: the segments after it stay
+///           whole, nothing is lost beyond the damaged record.
 ///   SC268 — through the client: an event that stays queued (its category not granted at the
 ///           next launch) in the oldest segment no longer keeps the segments of the 600 events
 ///           sent after it; a relaunch with the category granted sends it once.
@@ -147,5 +150,23 @@ import TrackerCoreTestKit
         await h3.flush(c3)
         #expect(h3.tx.eventRequests.flatMap(\.names) == ["perso"])
         _ = (c1, c2)
+    }
+
+    @Test func SC269_aCompactionThatFailsEndsTheReclamationThere() throws {
+        let dir = T.tempDir("sc269")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let kept = [3, 25] + Array(45..<50)
+        let (log, at) = try Self.pinnedChain(dir, kept: kept)
+        let before = log.segments
+        // Event 25's record (the third segment) damaged: that segment cannot be compacted.
+        let path = log.path(at[25]!.generation)
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[at[25]!.offset + AppendLog.frameOverhead + 20] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        // The first segment is compacted and the second deleted; the rest stays.
+        let deleted = try log.reclaim(live: kept.map { at[$0]! })
+        #expect(deleted == [before[1]])
+        #expect(log.segments == [before[0]] + Array(before[2...]))
+        #expect(T.live(try SegmentedQueueLog(directory: dir, segmentBytes: 1000).open().records) == kept.filter { $0 != 25 })
     }
 }
