@@ -52,8 +52,11 @@ final class AnnouncingStore: ScoreStore {
 
     func load() throws -> ScoreStoreContents { try base.load() }
 
-    func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        try await base.appendQueueRecords(records)
+    /// Durable at once (appended, then synced) and with no location, so that the client keeps
+    /// every event's bytes and rewrites the whole queue (the `SC` line) to compact it.
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        _ = try await base.appendQueueRecords(records)
+        try await base.syncQueue()
         var added: [String] = []
         var removed: [String] = []
         for r in records {
@@ -63,7 +66,17 @@ final class AnnouncingStore: ScoreStore {
         }
         if !added.isEmpty { Out.line("SP " + added.joined(separator: ",")) }
         if !removed.isEmpty { Out.line("SX " + removed.joined(separator: ",")) }
+        return nil
     }
+
+    /// Nothing to sync: each append was synced before it returned.
+    func syncQueue() async throws {}
+
+    /// No record is read back (the appends return no location).
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+
+    /// No compaction by location: the client rewrites the queue (`rewriteQueue`).
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
 
     func rewriteQueue(_ records: [[UInt8]]) async throws {
         try await base.rewriteQueue(records)

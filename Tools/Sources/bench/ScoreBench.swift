@@ -27,17 +27,8 @@ private final class CountingStore: ScoreStore, @unchecked Sendable {
         if removal { removalWrittenNs.store(MonotonicClock.nowNs(), ordering: .relaxed) }
     }
     func load() throws -> ScoreStoreContents { try inner.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        try await inner.appendQueueRecords(records)
-        noteAppended(records)
-    }
-    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try await inner.appendQueueRecordsLocated(records)
-        noteAppended(records)
-        return locations
-    }
-    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try await inner.appendQueueRecordsDeferringSync(records)
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        let locations = try await inner.appendQueueRecords(records)
         noteAppended(records)
         return locations
     }

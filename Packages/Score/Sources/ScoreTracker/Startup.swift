@@ -127,6 +127,7 @@ extension ScoreClient {
             loadDone.leave()
             reclaimSegmentsIfDue()
             startPending(pendingFlush, background)
+            sealSegmentsFoundUnsealed()
             return
         }
         // After a quick load: the first batch may go while the records' checksums are checked.
@@ -140,6 +141,13 @@ extension ScoreClient {
         loadDone.leave()
         reclaimSegmentsIfDue()
         for d in diagnostics { diagnose(d) }
+        sealSegmentsFoundUnsealed()
+    }
+
+    /// Seals the sealed segments the load found without a seal (a run killed before sealing
+    /// them, or an earlier version's chain), in the load's background step, for the next launch.
+    private func sealSegmentsFoundUnsealed() {
+        if let file = store as? FileScoreStore, file.segments.hasSegmentsToSeal { file.segments.sealPending() }
     }
 
     /// Starts the flushes asked for before the load (the first starts one, the others join it)

@@ -5,26 +5,39 @@ import TrackerCoreTestKit
 
 @testable import ScoreTracker
 
-/// A store that forwards only the protocol's required calls to a ``FileScoreStore`` (like a
-/// host's logging or metrics wrapper): it inherits the defaults of the read-back calls, so it
-/// cannot read a record back by location, although its `load()` hands the file store's
-/// locations through.
+/// A store that forwards the writes to a ``FileScoreStore`` (like a host's logging or metrics
+/// wrapper) but does not read back: its appends are durable at once and return no location, and
+/// it reads nothing back by location, although its `load()` hands the file store's locations
+/// through.
 final class ForwardingStore: ScoreStore {
     let base: any ScoreStore
     init(_ base: any ScoreStore) { self.base = base }
     func load() throws -> ScoreStoreContents { try base.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws { try await base.appendQueueRecords(records) }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        _ = try await base.appendQueueRecords(records)
+        try await base.syncQueue()
+        return nil
+    }
+    func syncQueue() async throws {}
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
     func rewriteQueue(_ records: [[UInt8]]) async throws { try await base.rewriteQueue(records) }
     func saveIdentity(_ bytes: [UInt8]) async throws { try await base.saveIdentity(bytes) }
 }
 
-/// A store that reads back by location but appends and compacts through the defaults (so the
-/// client holds a mix of located events and events kept in memory).
+/// A store that reads back by location but returns no location from its appends and does not
+/// compact (so the client holds a mix of located events and events kept in memory).
 final class HalfLocatedStore: ScoreStore {
     let base: FileScoreStore
     init(_ base: FileScoreStore) { self.base = base }
     func load() throws -> ScoreStoreContents { try base.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws { try await base.appendQueueRecords(records) }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        _ = try await base.appendQueueRecords(records)
+        try await base.syncQueue()
+        return nil
+    }
+    func syncQueue() async throws {}
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
     func rewriteQueue(_ records: [[UInt8]]) async throws { try await base.rewriteQueue(records) }
     func saveIdentity(_ bytes: [UInt8]) async throws { try await base.saveIdentity(bytes) }
     func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try base.readQueueRecord(at: location) }

@@ -160,7 +160,7 @@ import TrackerCoreTestKit
         let e = QueuedEvent(
             eventId: E(90), name: "identify", timestampMs: T0, anonymousEpoch: 0, hasUserId: true,
             critical: false, notice: false, requires: 1, fields: nil, encoded: nil)
-        try await h.store.appendQueueRecords([QueueRecord.add(e, envelope: Array(env.utf8))])
+        _ = try await h.store.appendQueueRecords([QueueRecord.add(e, envelope: Array(env.utf8))])
         let c = h.client(granted: true)
         #expect(c.inspect().queue.depth == 1)
         c.pv()
@@ -204,11 +204,13 @@ import TrackerCoreTestKit
         let syncFails = Locked(false)
         let attempts = Locked(0)
         func load() throws -> ScoreStoreContents { try inner.load() }
-        func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
             attempts.withLock { $0 += 1 }
             if full.withLock({ $0 }) { throw AppendLogError("write", errno: ENOSPC) }
-            try await inner.appendQueueRecords(records)
+            return try await inner.appendQueueRecords(records)
         }
+        func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+        func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
         func rewriteQueue(_ records: [[UInt8]]) async throws {
             if full.withLock({ $0 }) { throw AppendLogError("write", errno: ENOSPC) }
             try await inner.rewriteQueue(records)
@@ -286,7 +288,11 @@ import TrackerCoreTestKit
         let held = Locked<[CheckedContinuation<Void, Never>]>([])
         let syncs = Locked(0)
         func load() throws -> ScoreStoreContents { try inner.load() }
-        func appendQueueRecords(_ records: [[UInt8]]) async throws { try await inner.appendQueueRecords(records) }
+        func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+            try await inner.appendQueueRecords(records)
+        }
+        func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+        func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
         func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
         func syncQueue() async throws {
@@ -567,14 +573,17 @@ import TrackerCoreTestKit
         private let held = Locked<[CheckedContinuation<Void, Never>]>([])
         var heldCount: Int { held.withLock { $0.count } }
         func load() throws -> ScoreStoreContents { try inner.load() }
-        func appendQueueRecords(_ records: [[UInt8]]) async throws {
+        func syncQueue() async throws {}
+        func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+        func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
+        func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
             if records.contains(where: { $0.first == UInt8(ascii: "R") }) {
                 if fail.withLock({ $0 }) { throw AppendLogError("write", errno: EIO) }
                 if hold.withLock({ $0 }) { await withCheckedContinuation { k in held.withLock { $0.append(k) } } }
             } else if holdAll.withLock({ $0 }) {
                 await withCheckedContinuation { k in held.withLock { $0.append(k) } }
             }
-            try await inner.appendQueueRecords(records)
+            return try await inner.appendQueueRecords(records)
         }
         func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
         func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
