@@ -80,9 +80,10 @@ extension OnboardingRunTracker {
 
 /// How long `resumeOrStart(_:resumeTimeout:)` waits for the stored-state read.
 enum ResumeWait {
-    /// `resumeTimeout` seconds in milliseconds: NaN and negative values wait 0, at most a day.
-    static func ms(_ resumeTimeout: Double) -> Int64 {
-        Int64(min(max(resumeTimeout.isNaN ? 0 : resumeTimeout, 0), 86_400) * 1000)
+    /// `resumeTimeout` seconds in milliseconds, rounded as every duration is (Core's
+    /// `Milliseconds.from(seconds:)`): NaN and negative values wait 0, at most a day.
+    static func ms(_ resumeTimeout: TimeInterval) -> Int64 {
+        min(Milliseconds.from(seconds: resumeTimeout.isNaN ? 0 : max(resumeTimeout, 0)), 86_400_000)
     }
 }
 

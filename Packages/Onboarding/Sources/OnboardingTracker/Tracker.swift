@@ -376,7 +376,7 @@ public final class OnboardingRunTracker: Sendable, DeliveryMaker {
     ///   - options: the flow's identity, manifest and initial properties, as for `start(_:)`.
     ///   - resumeTimeout: how long to wait for the stored-state read, in seconds (a
     ///     `TimeInterval`); 3 by default, `0` starts at once unless the read is already done.
-    public func resumeOrStart(_ options: StartOptions, resumeTimeout: Double = 3) async -> OnboardingRun {
+    public func resumeOrStart(_ options: StartOptions, resumeTimeout: TimeInterval = 3) async -> OnboardingRun {
         // A disposed tracker reports once, from start().
         if state.withLock({ $0.run.disposed }) { return start(options) }
         let readDeferred = self.readDeferred

@@ -320,6 +320,7 @@ final class ProbingStorage: KeyValueStorage {
 
         #expect(ResumeWait.ms(3) == 3000 && ResumeWait.ms(.nan) == 0 && ResumeWait.ms(-1) == 0)
         #expect(ResumeWait.ms(1e12) == 86_400_000 && ResumeWait.ms(0.25) == 250)
+        #expect(ResumeWait.ms(0.0009) == 1 && ResumeWait.ms(0.0004) == 0)  // rounded like every duration
     }
 
     @Test func S243_start() {

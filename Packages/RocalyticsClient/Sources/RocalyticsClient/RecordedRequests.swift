@@ -112,7 +112,8 @@ final class RecordedRequests: Sendable {
         /// one on the wire. Returns the kinds dropped, and whether a diagnostic is due.
         mutating func enforceCapacity(_ capacity: Int) -> (dropped: [RecordedEntry.Kind], report: Bool) {
             guard entries.count > capacity else {
-                if entries.count < capacity { capReported = false }
+                // Called after each append: at most `capacity` now means below it before.
+                capReported = false
                 return ([], false)
             }
             var dropped: [RecordedEntry.Kind] = []
@@ -223,7 +224,7 @@ final class RecordedRequests: Sendable {
         let what = purchases == 0 ? "" : " (\(purchases) of them purchases: the queue held nothing else)"
         report(
             "storage-cap",
-            "the recorded Rocalytics requests reached \(Self.capacity); the oldest were dropped\(what), \(cap.dropped.count) so far, and more are dropped until some are sent"
+            "the recorded Rocalytics requests reached \(Self.capacity): \(cap.dropped.count) of the oldest were dropped\(what), and the oldest are dropped at each new request until some are sent"
         )
     }
 

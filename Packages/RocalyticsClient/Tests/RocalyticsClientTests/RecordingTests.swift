@@ -371,6 +371,37 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 2)
     }
 
+    /// The queue goes below capacity because a request is accepted (found by review: the second
+    /// run of drops was not reported).
+    @Test func G113_belowCapacityAfterASendThenFullAgainIsReportedAgain() async throws {
+        let allow = Locked(0)
+        let transport = RecordingTransport { request in
+            if RecordingTransport.path(of: request.url) != "/functions/v1/identify" {
+                let ok = allow.withLock { n -> Bool in
+                    guard n > 0 else { return false }
+                    n -= 1
+                    return true
+                }
+                if !ok { return HTTPResponse(status: 503) }
+            }
+            return try await RecordingTransport.rocalyticsReplies(request)
+        }
+        let h = ClientFixture(store: RETURNING(), transport: transport)
+        await h.client.ready()
+        for _ in 0..<1_001 { h.client.record(.trialStarted) }
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        allow.withLock { $0 = 1 }  // one request is accepted: 999 wait
+        await h.clock.advance(byMs: 61_000)
+        await h.clock.settle()
+        #expect(allow.value == 0)
+        h.client.record(.trialStarted)  // 1,000: full, nothing dropped
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        h.client.record(.trialStarted)  // a drop: a new run
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 2)
+    }
+
     @Test func G112_aQueueOfOnlyPurchasesDropsItsOldestPurchaseNotOnTheWire() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
