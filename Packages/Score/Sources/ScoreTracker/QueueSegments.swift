@@ -76,6 +76,12 @@ final class SegmentedQueueLog: @unchecked Sendable {
         /// next ``sealPending()``.
         /// With whether to verify the records' checksums (not for a segment this run rolled).
         var toSeal: [Int: Bool] = [:]
+        /// The segment that was the newest when the chain was opened: it also holds an earlier
+        /// run's records (one found damaged at start-up is still on disk), so its seal checks
+        /// every record's checksum, unlike a segment begun by this run.
+        var openedNewest: Int?
+        /// The last compaction of a pinned segment failed (see ``reclaim(live:before:)``).
+        var compactionFailing = false
         /// How the last start-up read (``openFollowingLengths(expect:visit:indexed:)``) took each
         /// segment: from its seal, or by following its frames (tests count them).
         var launchRead = LaunchRead()
@@ -182,6 +188,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: segments, segmentBytes: segmentBytes))
             s.newest = newest
+            s.openedNewest = s.chain.newest
             s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
         }
         return loaded
@@ -226,7 +233,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
                 s.newest = created
                 _ = s.chain.appendSegment()
                 s.directoryUnsynced = true
-                s.toSeal[from] = false
+                s.toSeal[from] = from == s.openedNewest
                 current = created
                 number = next
             }
@@ -275,8 +282,9 @@ final class SegmentedQueueLog: @unchecked Sendable {
 
     /// Seals (`SegmentSeal`) the segments sealed since the last call, oldest first: each is read
     /// once and its seal appended (synced when the log syncs); the records' checksums are checked
-    /// for a segment found unsealed at start-up, not for one this run rolled (its records were
-    /// written by this run's writer; see `SegmentSeal.build(path:verify:)`). A segment
+    /// for a segment found unsealed at start-up and for the one that was the newest then, not for
+    /// one this run began (its records were all written by this run's writer; see
+    /// `SegmentSeal.build(path:verify:)`). A segment
     /// that cannot be sealed (damaged, or holding records the quick index does not take) is left
     /// as it is; one deleted meanwhile is skipped. Never the newest. Runs off the append path,
     /// after a ``sync()`` that covered the segments' last appends (`FileScoreStore.syncNow()`,
@@ -377,7 +385,19 @@ final class SegmentedQueueLog: @unchecked Sendable {
             if toCompact.contains(n) {
                 // A compaction that fails (a live record that no longer reads back, no space for
                 // the new file) ends the reclamation there: the segments after it stay, whole.
-                do { try compact(n, keeping: pinned[n] ?? []) } catch { break }
+                // The first failure of a run of them is thrown (one `storage` diagnostic), the
+                // next ones end the reclamation quietly until one runs to its end.
+                do {
+                    try compact(n, keeping: pinned[n] ?? [])
+                } catch {
+                    let first = state.withLock { s in
+                        defer { s.compactionFailing = true }
+                        return !s.compactionFailing
+                    }
+                    if syncs && !deleted.isEmpty { FileIO.syncDirectory(directory) }
+                    if first { throw error }
+                    return deleted
+                }
                 continue
             }
             // Out of the chain first: a read of it finds nothing rather than a file going away.
@@ -401,6 +421,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             if syncs && toCompact.contains(where: { $0 > n }) { FileIO.syncDirectory(directory) }
         }
         if syncs { FileIO.syncDirectory(directory) }
+        state.withLock { $0.compactionFailing = false }
         return deleted
     }
 
@@ -588,6 +609,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: numbers, segmentBytes: segmentBytes))
             s.newest = log
+            s.openedNewest = s.chain.newest
             s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
             s.launchRead = read
         }

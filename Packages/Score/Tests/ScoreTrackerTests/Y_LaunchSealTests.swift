@@ -256,3 +256,63 @@ import TrackerCoreTestKit
         #expect(Set(h.tx.batches.flatMap { $0 }).isSubset(of: Set(queued)))
     }
 }
+
+/// SC270 (found by review): the launch's sealing of segments found without a seal runs off the
+/// load (on the sync thread; here, a background step), never on the thread of an early
+/// `inspect()` or before the writer may append.
+@Suite struct LaunchSealOffTheLoadTests {
+    @Test func SC270_segmentsFoundUnsealedAreSealedInABackgroundStepNotInTheLoad() async throws {
+        let dir = LaunchSealTests.tempDir("sc270")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try await LaunchSealTests.chain(dir, events: 200)
+        let segments = SegmentedQueueLog.listSegments(dir)
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        try #require(segments.count > 3)
+        // Cut every seal: an earlier version's chain, or a run killed before sealing.
+        for n in segments.dropLast() {
+            let seal = try #require(SegmentSeal.read(path: log.path(n)))
+            let fd = open(log.path(n), O_WRONLY)
+            #expect(ftruncate(fd, off_t(seal.end)) == 0)
+            close(fd)
+        }
+        #expect(LaunchSealTests.sealed(dir).isEmpty)
+        // Background steps are held until settled: the constructor's load has not run, so
+        // inspect() runs the load on this thread.
+        let h = Harness(store: LaunchSealTests.store(dir), holdsOutsideWork: true)
+        let c = h.client(maxQueueSize: 10_000, granted: true)
+        #expect(c.inspect().queue.depth == 200)
+        #expect(LaunchSealTests.sealed(dir).isEmpty, "sealing ran inline on the inspect() caller's thread")
+        await h.clock.settle()
+        #expect(LaunchSealTests.sealed(dir) == Array(segments.dropLast()))
+    }
+
+    /// SC271 (found by review): the segment that was the newest at launch also holds an earlier
+    /// run's records, so when this run rolls it, its seal checks every record: one damaged (its
+    /// length intact) is not indexed by the seal and comes back at no later launch.
+    @Test func SC271_theSegmentNewestAtLaunchIsCheckedWhenThisRunSealsIt() async throws {
+        let dir = LaunchSealTests.tempDir("sc271")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try await LaunchSealTests.chain(dir, events: 200)
+        let first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
+        let loaded = try first.open()
+        let newest = try #require(loaded.segments.last)
+        let index = try #require(loaded.locations.firstIndex { $0.generation == newest })
+        let victim = loaded.locations[index]
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: first.path(newest))))
+        // A byte near the record's end (inside the envelope's JSON, not a field the index reads).
+        bytes[victim.offset + AppendLog.frameOverhead + loaded.records[index].count - 12] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: first.path(newest)))
+
+        // A later run opens the chain (the damaged record is skipped), appends until the newest
+        // segment rolls, and seals it.
+        let log = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
+        let reopened = try log.open()
+        #expect(reopened.records.count == loaded.records.count - 1)
+        // Fill it with valid removals (of an id never queued) until it rolls.
+        let removal = QueueRecord.remove(["00000000-0000-4000-8000-000000000000"])
+        while log.segments.last == newest { _ = try log.submit([removal]) }
+        log.sealPending()
+        #expect(SegmentSeal.read(path: log.path(newest)) == nil, "the seal indexed a record that fails its checksum")
+    }
+
+}
