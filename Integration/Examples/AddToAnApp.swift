@@ -8,7 +8,7 @@ import ScoreTracker
 public func startAnalytics(scoreEndpoint: String) -> (Rocalytics, ScoreClient) {
     // Client, onboarding and paywall trackers: system ids and context, default stores, no file I/O.
     let rocalytics = Rocalytics.start()
-    let score = ScoreClient(publishableKey: "pk_live_123", siteId: "my-app", endpoint: scoreEndpoint)
+    let score = ScoreClient(configuration: .init(publishableKey: "pk_live_123", siteId: "my-app", endpoint: scoreEndpoint))
     score.grantAllConsent()  // or setConsent(...) once the user chose
     return (rocalytics, score)
 }

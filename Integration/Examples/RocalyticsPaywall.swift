@@ -62,9 +62,8 @@ public func onPaywallPurchase(
             PaywallTransactionInfo(
                 originalTransactionIdentifier: originalTransactionIdentifier, productId: productId)))
     try await rocalytics.trackPurchase(
-        TrackPurchaseParams(
-            isTrial: false, value: price, currency: currency,
-            originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: price,
+        currency: currency)
 }
 
 /// A paywall the Studio does not serve (contract v1.1) goes through the same sink.

@@ -24,16 +24,18 @@ enum Tracking {
     /// The app's Score client on its default store (no file I/O here: fits in `App.init()`).
     static func score() -> ScoreClient {
         ScoreClient(
-            publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
-            appVersion: appVersion(), os: "ios", locale: Locale.current.identifier)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
+                appVersion: appVersion(), os: "ios", locale: Locale.current.identifier))
     }
 
     /// A Score client on its own folder (the widget's, apart from the app's queue).
     static func score(directory: String) -> ScoreClient {
         ScoreClient(
-            publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
-            appVersion: appVersion(), os: "ios", locale: Locale.current.identifier,
-            store: FileScoreStore(directory: directory))
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_example", siteId: "example-site", endpoint: endpoint,
+                appVersion: appVersion(), os: "ios", locale: Locale.current.identifier,
+                store: FileScoreStore(directory: directory)))
     }
 
     /// The keychain access group the app and its widget share (both targets list

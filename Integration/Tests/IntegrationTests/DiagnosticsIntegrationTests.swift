@@ -18,7 +18,7 @@ import TrackerCoreTestKit
         let clock = ManualClock()
 
         // Rocalytics client without platform services: inert, and says why.
-        let client = RocalyticsClient(options: .init(platform: .none))
+        let client = RocalyticsClient(configuration: .init(platform: .none))
         await client.ready()
         // Onboarding: a run started without steps in its manifest is refused.
         let onboarding = OnboardingRunTracker(
@@ -33,10 +33,11 @@ import TrackerCoreTestKit
             PaywallPresentationInfo(moment: "", paywallId: "pw-1", renderMode: .custom, billing: .store, surface: .present))
         // Score: an invalid event name.
         let score = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "http://127.0.0.1:9", appVersion: "4.2.0", os: "ios",
-            store: InMemoryScoreStore(), clock: clock, scheduler: clock)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "http://127.0.0.1:9", appVersion: "4.2.0", os: "ios",
+                store: InMemoryScoreStore(), clock: clock, scheduler: clock))
         score.grantAllConsent()
-        score.track("", props: [:])
+        score.track("", properties: [:])
 
         let mine = log.all.filter { $0.surface != .unspecified }
         let byCode = Dictionary(mine.map { ($0.code, $0.surface) }, uniquingKeysWith: { a, _ in a })

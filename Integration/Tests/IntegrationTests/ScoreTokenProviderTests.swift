@@ -37,15 +37,16 @@ final class RotatingCredentials: ScoreTokenProvider, @unchecked Sendable {
         let clock = ManualClock()
         let log = DiagnosticLog()
         let score = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: collector.baseURL, appVersion: "4.2.0", os: "ios",
-            store: FileScoreStore(directory: dir.path), clock: clock, scheduler: clock, onDiagnostic: log.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: collector.baseURL, appVersion: "4.2.0", os: "ios",
+                store: FileScoreStore(directory: dir.path), clock: clock, scheduler: clock, onDiagnostic: log.handler))
         score.setConsent(analytics: true, personalization: false, advertising: false)
-        score.track("poll_vote", props: ["pollId": "motm-r12", "choice": "player_7"])
+        score.track("poll_vote", properties: ["pollId": "motm-r12", "choice": "player_7"])
 
         let credentials = RotatingCredentials()
         onFanSignedIn(score, tokens: credentials, userId: "auth0|abc123")
         try await score.flush()
-        score.track("article_read", props: ["articleId": "a-1"])
+        score.track("article_read", properties: ["articleId": "a-1"])
         try await score.flush()
 
         let events = collector.requests("/api/events")
@@ -67,7 +68,7 @@ final class RotatingCredentials: ScoreTokenProvider, @unchecked Sendable {
         let firstEventsIndex = try #require(collector.received.firstIndex { $0.path == "/api/events" })
         #expect(linkIndex > firstEventsIndex, "the link follows the events")
         #expect(score.inspect().queue.depth == 0)
-        #expect(!score.inspectJson().contains("tok-"), "the token never shows in inspect()")
+        #expect(!score.inspectJSON().contains("tok-"), "the token never shows in inspect()")
         #expect(log.all.isEmpty, "\(log.all)")
     }
 }

@@ -10,7 +10,7 @@ import TrackerCore
 
 @Suite struct SinkSpellingIntegrationTests {
     @Test func INT8_theSwiftSpellingsFitTheTrackersConfigurations() async {
-        let client = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
+        let client = RocalyticsClient(configuration: .init(platform: .none, onDiagnostic: { _ in }))
         let context = ContextSource.value(runContext)
         let paywallContext = ContextSource.value(
             RunContextInput(
@@ -18,12 +18,12 @@ import TrackerCore
         let onboarding = [
             OnboardingRunConfiguration(sink: createRocalyticsOnboardingSink(client), context: context),
             OnboardingRunConfiguration(sink: .rocalytics(client), context: context),
-            OnboardingRunConfiguration(sink: RocalyticsOnboardingSink(client), context: context),
+            OnboardingRunConfiguration(sink: RocalyticsOnboardingSink(client: client), context: context),
         ]
         let paywall = [
             PaywallTrackerConfiguration(sink: createRocalyticsPaywallSink(client), context: paywallContext),
             PaywallTrackerConfiguration(sink: .rocalytics(client), context: paywallContext),
-            PaywallTrackerConfiguration(sink: RocalyticsPaywallSink(client), context: paywallContext),
+            PaywallTrackerConfiguration(sink: RocalyticsPaywallSink(client: client), context: paywallContext),
         ]
         #expect(onboarding.map(\.sink.destination) == Array(repeating: client.onboardingRunDestination, count: 3))
         #expect(paywall.map(\.sink.destination) == Array(repeating: client.paywallPresentationDestination, count: 3))

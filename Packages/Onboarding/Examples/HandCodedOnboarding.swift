@@ -54,12 +54,12 @@ public enum HandCodedOnboarding {
         properties: ["signup_source": "email"]
     )
 
-    public static func openOnboarding(restorePosition: Bool, resumeTimeoutMs: Int = 3000) async -> OnboardingRun {
+    public static func openOnboarding(restorePosition: Bool, resumeTimeout: TimeInterval = 3) async -> OnboardingRun {
         guard restorePosition else { return OnboardingRun.start(main) }
         // Passing the options resumes only a killed run of this same onboarding. Resumed: show
         // the screen your own navigation state restored. The tracker records it as a new entry
         // for its last recorded step (none if truncated).
-        return await OnboardingRun.resumeOrStart(main, resumeTimeout: Double(resumeTimeoutMs) / 1000)
+        return await OnboardingRun.resumeOrStart(main, resumeTimeout: resumeTimeout)
     }
 
     // 3. Each screen reports when it is shown and when the user leaves it. A screen the flow

@@ -18,15 +18,12 @@ import TrackerCore
 ///    waits for that. On Apple platforms the default options are all an app needs; elsewhere
 ///    `options.platform` is `.custom(YourPlatformServices())`.
 public func startRocalytics(_ options: RocalyticsConfiguration = .init()) -> RocalyticsClient {
-    RocalyticsClient(options: options)
+    RocalyticsClient(configuration: options)
 }
 
 /// 2. Identifiers, whenever the app learns them. `nil` values are dropped.
 public func onSignedIn(_ rocalytics: RocalyticsClient, userId: String, revenueCatId: String?) async throws {
-    var ids = IdentifyParams()
-    ids.userId = userId
-    ids.revenueCatId = revenueCatId
-    try await rocalytics.identify(ids)
+    try await rocalytics.identify(userId: userId, revenueCatId: revenueCatId)
 }
 
 /// 3. A purchase. Pass the purchase SDK's product and transaction objects as they are
@@ -40,9 +37,8 @@ public func onPurchase(
 ) async throws -> String? {
     let originalTransactionIdentifier = transaction["originalTransactionIdentifier"]?.stringValue ?? ""
     try await rocalytics.trackPurchase(
-        TrackPurchaseParams(
-            isTrial: isTrial, value: price, currency: currency,
-            originalTransactionIdentifier: originalTransactionIdentifier, product: product, transaction: transaction))
+        originalTransactionIdentifier: originalTransactionIdentifier, price: price, currency: currency,
+        isTrial: isTrial, product: product, transaction: transaction)
     return getEventId("purchase", ["original_transaction_identifier": .string(originalTransactionIdentifier)])
 }
 
@@ -50,9 +46,7 @@ public func onPurchase(
 ///     waits. The identify is stored on the device and sent in the background, retried until the
 ///     server answers, even after the app is killed.
 public func onSignedInFromSynchronousCode(_ rocalytics: RocalyticsClient, userId: String) {
-    var ids = IdentifyParams()
-    ids.userId = userId
-    rocalytics.recordIdentify(ids)
+    rocalytics.recordIdentify(userId: userId)
 }
 
 /// 3b. A purchase that must not be lost: recorded (same request, same deduplication id as
@@ -64,9 +58,8 @@ public func onPurchaseRecorded(
     currency: String, isTrial: Bool
 ) {
     rocalytics.recordPurchase(
-        TrackPurchaseParams(
-            isTrial: isTrial, value: price, currency: currency, originalTransactionIdentifier: originalTransactionIdentifier,
-            productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: price,
+        currency: currency, isTrial: isTrial)
 }
 
 /// 5. A privacy switch, kept across launches: opted out, nothing is sent (start-up requests

@@ -15,26 +15,21 @@ public func gettingStartedCreate() -> RocalyticsClient {
 public func gettingStartedIdentifyAndTrack(
     _ rocalytics: RocalyticsClient, userId: String, revenueCatId: String?, originalTransactionIdentifier: String, productId: String
 ) async throws {
-    var ids = IdentifyParams()
-    ids.userId = userId
-    ids.revenueCatId = revenueCatId
-    try await rocalytics.identify(ids)  // nil values are dropped
+    try await rocalytics.identify(userId: userId, revenueCatId: revenueCatId)  // nil values are not sent
 
     try await rocalytics.trackPurchase(
-        TrackPurchaseParams(
-            isTrial: false, value: 9.99, currency: "EUR",
-            originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: 9.99,
+        currency: "EUR")
 }
 
 /// "Record what must not be lost".
 public func gettingStartedRecord(
-    _ rocalytics: RocalyticsClient, ids: IdentifyParams, originalTransactionIdentifier: String, productId: String
+    _ rocalytics: RocalyticsClient, userId: String, originalTransactionIdentifier: String, productId: String
 ) {
-    rocalytics.recordIdentify(ids)  // from synchronous code: never throws, never waits
+    rocalytics.recordIdentify(userId: userId)  // from synchronous code: never throws, never waits
     rocalytics.recordPurchase(
-        TrackPurchaseParams(
-            isTrial: false, value: 9.99, currency: "EUR",
-            originalTransactionIdentifier: originalTransactionIdentifier, productId: productId))
+        originalTransactionIdentifier: originalTransactionIdentifier, productId: productId, price: 9.99,
+        currency: "EUR")
 }
 
 /// "Let users opt out".

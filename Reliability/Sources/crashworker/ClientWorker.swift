@@ -39,7 +39,6 @@ enum ClientWorker {
 
     static func record(_ client: RocalyticsClient) {
         client.recordPurchase(
-            TrackPurchaseParams(
-                isTrial: false, value: 49.99, currency: "EUR", originalTransactionIdentifier: transaction, productId: "pro_yearly"))
+            originalTransactionIdentifier: transaction, productId: "pro_yearly", price: 49.99, currency: "EUR")
     }
 }

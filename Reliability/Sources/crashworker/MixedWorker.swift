@@ -23,21 +23,22 @@ enum MixedWorker {
             appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1", locale: "en-US", timezone: "Europe/Paris")
         let report: DiagnosticHandler = { d in Out.line("D \(d.code)") }
         let score = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux", initialConsent: .all,
-            store: FileScoreStore(directory: directory + "/score"), onDiagnostic: report)
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux", initialConsent: .all,
+                store: FileScoreStore(directory: directory + "/score"), onDiagnostic: report))
         score.setToken(Secrets.token)
         let onboarding = OnboardingRunTracker(
             configuration: OnboardingRunConfiguration(
                 sink: HTTPSink<OnboardingRunSnapshot>(url: url + "/onboarding", timeoutMs: 10_000), context: .value(context),
                 storage: FileKeyValueStorage(directory: directory), debounceMs: 0,
-                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.2), attemptTimeoutMs: 10_000,
                 onDiagnostic: report))
         let paywall = PaywallPresentationTracker(
             configuration: PaywallTrackerConfiguration(
                 sink: HTTPSink<PaywallSnapshot>(url: url + "/paywall", timeoutMs: 10_000), context: .value(context),
                 storage: FileKeyValueStorage(directory: directory),
-                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.2), attemptTimeout: 10,
                 onDiagnostic: report))
         Out.line(WorkerLine.ready)
         if drain {
@@ -54,7 +55,7 @@ enum MixedWorker {
         var shown = false
         for n in 1...max(1, count) {
             // Score: the app's own events, a few per action, and a flush now and then.
-            for _ in 0...rng.below(3) { score.track("mixed_event", props: ["n": n]) }
+            for _ in 0...rng.below(3) { score.track("mixed_event", properties: ["n": n]) }
             if rng.below(4) == 0 { Task { try? await score.flush() } }
             switch rng.below(3) {
             case 0:

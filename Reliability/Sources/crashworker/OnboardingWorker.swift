@@ -21,7 +21,7 @@ enum OnboardingWorker {
                         locale: "en-US", timezone: "Europe/Paris")),
                 storage: FileKeyValueStorage(directory: directory),
                 debounceMs: 0, persistTimeoutMs: 600_000, storageReadTimeoutMs: 600_000,
-                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.2), attemptTimeoutMs: 10_000,
                 onDiagnostic: { d in
                     Out.line("D \(d.code)")
                     printer(d)

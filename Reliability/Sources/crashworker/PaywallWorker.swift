@@ -16,7 +16,7 @@ enum PaywallWorker {
                         appVersion: "1.0.0", build: "7", platform: .ios, osVersion: "18.1",
                         locale: "en-US", timezone: "Europe/Paris")),
                 storage: FileKeyValueStorage(directory: directory),
-                retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 200), attemptTimeoutMs: 10_000,
+                retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.2), attemptTimeout: 10,
                 onDiagnostic: { d in
                     Out.line("D \(d.code)")
                     printer(d)

@@ -14,10 +14,11 @@ import TrackerCore
 enum ScoreReclaimWorker {
     static func run(directory: String, url: String, seed: UInt64, steps count: Int, drain: Bool) async {
         let client = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux", initialConsent: .all,
-            store: FileScoreStore(directory: directory),
-            onDiagnostic: { d in Out.line("D \(d.code)") })
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux", initialConsent: .all,
+                store: FileScoreStore(directory: directory),
+                onDiagnostic: { d in Out.line("D \(d.code)") }))
         client.setToken(Secrets.token)
         Out.line(WorkerLine.ready)
         // Flushes every 10 ms, on a task of its own.
@@ -31,7 +32,7 @@ enum ScoreReclaimWorker {
         // `seed` differs per life: the seqs of one life never repeat another's.
         let base = Int(seed % 1_000) * 1_000_000
         for n in 0..<max(1, count) {
-            client.track("reclaim_event", props: ["seq": base + n])
+            client.track("reclaim_event", properties: ["seq": base + n])
             Out.line("T \(base + n) \(MonotonicClock.nowNs())")
             usleep(1_000)
         }

@@ -10,14 +10,15 @@ enum ScoreWorker {
         var rng = SplitMix64(seed: seed)
         let printer = Diagnostics.consolePrinter(prefix: "score-tracker")
         let client = ScoreClient(
-            publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
-            appVersion: "1.0.0", os: "Linux",
-            pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), initialConsent: .all,
-            store: AnnouncingStore(FileScoreStore(directory: directory)),
-            onDiagnostic: { d in
-                Out.line("D \(d.code)")
-                printer(d)
-            })
+            configuration: ScoreConfiguration(
+                publishableKey: Secrets.publishableKey, siteId: "crash-site", endpoint: url + "/score",
+                appVersion: "1.0.0", os: "Linux",
+                pii: .classify([PiiRule(field: "email", action: .hash)]), initialConsent: .all,
+                store: AnnouncingStore(FileScoreStore(directory: directory)),
+                onDiagnostic: { d in
+                    Out.line("D \(d.code)")
+                    printer(d)
+                }))
         client.setToken(Secrets.token)
         Out.line(WorkerLine.ready)
         if drain {
@@ -28,7 +29,7 @@ enum ScoreWorker {
         }
         for n in 1...max(1, count) {
             for _ in 0...rng.below(3) {
-                client.track("crash_event", props: ["n": n, "email": Secrets.email, "note": "é😀\u{0}"])
+                client.track("crash_event", properties: ["n": n, "email": Secrets.email, "note": "é😀\u{0}"])
             }
             if rng.below(3) == 0 {
                 try? await client.flush()
@@ -51,8 +52,11 @@ final class AnnouncingStore: ScoreStore {
 
     func load() throws -> ScoreStoreContents { try base.load() }
 
-    func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        try await base.appendQueueRecords(records)
+    /// Durable at once (appended, then synced) and with no location, so that the client keeps
+    /// every event's bytes and rewrites the whole queue (the `SC` line) to compact it.
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        _ = try await base.appendQueueRecords(records)
+        try await base.syncQueue()
         var added: [String] = []
         var removed: [String] = []
         for r in records {
@@ -62,7 +66,17 @@ final class AnnouncingStore: ScoreStore {
         }
         if !added.isEmpty { Out.line("SP " + added.joined(separator: ",")) }
         if !removed.isEmpty { Out.line("SX " + removed.joined(separator: ",")) }
+        return nil
     }
+
+    /// Nothing to sync: each append was synced before it returned.
+    func syncQueue() async throws {}
+
+    /// No record is read back (the appends return no location).
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+
+    /// No compaction by location: the client rewrites the queue (`rewriteQueue`).
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
 
     func rewriteQueue(_ records: [[UInt8]]) async throws {
         try await base.rewriteQueue(records)

@@ -260,13 +260,14 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
         let transport = RecordingTransport(statuses: { i in i % 10 == 4 ? 500 : 200 })
         let diags = DiagnosticLog()
         let client = ScoreClient(
-            publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
-            maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
-            scheduler: clock, onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_conc", siteId: "site", endpoint: "https://score.example", initialConsent: .all,
+                maxQueueSize: 20_000, store: InMemoryScoreStore(), transport: transport, clock: clock,
+                scheduler: clock, onDiagnostic: diags.handler))
         await onThreads(Self.threads) { t in
             var rng = SplitMix64(seed: UInt64(t) &+ 7)
             for i in 0..<Self.callsPerThread {
-                client.track("conc_event", props: ["k": "\(t)-\(i)"])
+                client.track("conc_event", properties: ["k": "\(t)-\(i)"])
                 switch rng.below(300) {
                 case 0: clock.spawn { try? await client.flush() }
                 case 1: client.onBackground()

@@ -28,9 +28,10 @@ import TrackerCoreTestKit
     private func scoreClient(_ dir: String, _ diags: DiagnosticLog) -> (ScoreClient, ManualClock) {
         let clock = ManualClock()
         let client = ScoreClient(
-            publishableKey: "pk_test_faults", siteId: "faults", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
-            initialConsent: .all, store: FileScoreStore(directory: dir), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_faults", siteId: "faults", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
+                initialConsent: .all, store: FileScoreStore(directory: dir), transport: RecordingTransport(statuses: { _ in 500 }),
+                clock: clock, scheduler: clock, onDiagnostic: diags.handler))
         return (client, clock)
     }
 
@@ -52,16 +53,16 @@ import TrackerCoreTestKit
             defer { dir.remove() }
             let diags = DiagnosticLog()
             let (client, clock) = scoreClient(dir.path, diags)
-            for i in 0..<5 { client.track("before", props: ["n": i]) }
+            for i in 0..<5 { client.track("before", properties: ["n": i]) }
             await run(clock, ms: 200)
             let fs = FaultyFileSystem(directory: dir.path, condition: condition)
-            for i in 0..<5 { client.track("during", props: ["n": i]) }
+            for i in 0..<5 { client.track("during", properties: ["n": i]) }
             await run(clock, ms: 200)
             #expect(fs.totalFailures > 0, "\(name): the fault was never hit")
             #expect(diags.all.contains { $0.code == "storage" }, "\(name): no storage diagnostic")
             #expect(client.inspect().queue.depth == 10, "\(name): events recorded on a faulty disk stay queued in memory")
             fs.set(.healthy)
-            for i in 0..<5 { client.track("after", props: ["n": i]) }
+            for i in 0..<5 { client.track("after", properties: ["n": i]) }
             await run(clock, ms: Self.retryWindowMs, stepMs: 500)
             fs.uninstall()
             let (relaunched, c2) = scoreClient(dir.path, DiagnosticLog())
@@ -194,7 +195,7 @@ import TrackerCoreTestKit
         let dir = mountPoint.path + "/score"
         let diags = DiagnosticLog()
         let (client, clock) = scoreClient(dir, diags)
-        for i in 0..<5 { client.track("before", props: ["n": i]) }
+        for i in 0..<5 { client.track("before", properties: ["n": i]) }
         await run(clock, ms: 200)
         // Fill every remaining byte.
         let filler = mountPoint.path + "/filler"
@@ -208,12 +209,12 @@ import TrackerCoreTestKit
         close(fd)
         // More than the free end of the log's last page (tmpfs allocates whole pages).
         let during = 40
-        for i in 0..<during { client.track("during", props: ["n": i, "pad": String(repeating: "x", count: 200)]) }
+        for i in 0..<during { client.track("during", properties: ["n": i, "pad": String(repeating: "x", count: 200)]) }
         await run(clock, ms: 200)
         #expect(diags.all.contains { $0.code == "storage" }, "no storage diagnostic on a full tmpfs")
         #expect(client.inspect().queue.depth == 5 + during)
         unlink(filler)
-        for i in 0..<5 { client.track("after", props: ["n": i]) }
+        for i in 0..<5 { client.track("after", properties: ["n": i]) }
         await run(clock, ms: Self.retryWindowMs, stepMs: 500)
         let (relaunched, c2) = scoreClient(dir, DiagnosticLog())
         await c2.settle()

@@ -174,30 +174,31 @@ let scoreCodes: Set<String> = ["invalid-event", "invalid-property", "consent", "
             let transport = RecordingTransport(statuses: { i in [200, 200, 500, 0, 413, 200][i % 6] })
             let diags = DiagnosticLog()
             let client = ScoreClient(
-                publishableKey: "pk_test_prop", siteId: "prop-site", endpoint: "https://score.example/", appVersion: "1.0",
-                os: "Linux", pii: .Denylist(keys: ["email"]), initialConsent: rng.chance(80) ? .all : nil,
-                store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
-                onDiagnostic: diags.handler)
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_test_prop", siteId: "prop-site", endpoint: "https://score.example/", appVersion: "1.0",
+                    os: "Linux", pii: .denylist(["email"]), initialConsent: rng.chance(80) ? .all : nil,
+                    store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
+                    onDiagnostic: diags.handler))
             var problems: [String] = []
             for _ in 0..<(3 + rng.below(30)) {
                 var props: [String: Any] = [:]
                 for _ in 0..<rng.below(5) { props[rng.hostileKey()] = anyValue(&rng) }
                 switch rng.below(9) {
-                case 0, 1, 2: client.track(rng.chance(70) ? "product_view" : rng.hostileString(), props: props)
-                case 3: client.screen(rng.hostileString(), props: props)
+                case 0, 1, 2: client.track(rng.chance(70) ? "product_view" : rng.hostileString(), properties: props)
+                case 3: client.screen(rng.hostileString(), properties: props)
                 case 4:
                     client.identify(
                         userId: rng.chance(70) ? "user_\(rng.below(3))" : rng.hostileString(), traits: props,
                         replayAnonymousEvents: rng.chance(50))
                 case 5: client.setConsent(analytics: rng.chance(70), personalization: rng.chance(50), advertising: rng.chance(50))
                 case 6: _ = await onClock(clock) { (try? await client.flush()) != nil }
-                case 7: client.trackAdvertising(rng.hostileString(), props: props, delivery: rng.chance(50) ? .critical : .bestEffort)
+                case 7: client.trackAdvertising(rng.hostileString(), properties: props, delivery: rng.chance(50) ? .critical : .bestEffort)
                 default: if rng.chance(20) { client.reset() }
                 }
             }
             _ = await onClock(clock) { (try? await client.flush()) != nil }
             await clock.settle()
-            if (try? WireJSON.decode(Array(client.inspectJson().utf8))) == nil { problems.append("inspectJson() is not JSON") }
+            if (try? WireJSON.decode(Array(client.inspectJSON().utf8))) == nil { problems.append("inspectJSON() is not JSON") }
             for r in transport.requests where r.url.hasSuffix("/api/events") {
                 guard let body = try? WireJSON.decode(r.body ?? []), let list = body["events"]?.arrayValue else {
                     problems.append("an events body is not JSON")

@@ -23,11 +23,12 @@ import TrackerCoreTestKit
         // Now: the worker's real clock must not find the events past retention.
         let clock = ManualClock(startMs: Int64(Date().timeIntervalSince1970 * 1_000))
         let client = ScoreClient(
-            publishableKey: "pk_test_migration", siteId: "crash-site", endpoint: "https://score.example/", appVersion: "1.0",
-            os: "Linux", initialConsent: .all, store: FileScoreStore(directory: made.path, sync: false),
-            transport: RecordingTransport(statuses: { _ in 500 }), clock: clock, scheduler: clock, onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_migration", siteId: "crash-site", endpoint: "https://score.example/", appVersion: "1.0",
+                os: "Linux", initialConsent: .all, store: FileScoreStore(directory: made.path, sync: false),
+                transport: RecordingTransport(statuses: { _ in 500 }), clock: clock, scheduler: clock, onDiagnostic: { _ in }))
         let pad = String(repeating: "p", count: 300)
-        for n in 0..<events { client.track("reclaim_event", props: ["seq": n, "pad": pad]) }
+        for n in 0..<events { client.track("reclaim_event", properties: ["seq": n, "pad": pad]) }
         await clock.settle()
         await clock.advance(byMs: 100)
         await clock.settle()

@@ -10,7 +10,7 @@ import TrackerCoreTestKit
     import Glibc
 #endif
 
-/// Known test secrets; none may appear in a diagnostic, in `inspectJson()` or in any output.
+/// Known test secrets; none may appear in a diagnostic, in `inspectJSON()` or in any output.
 enum TestSecrets {
     static let token = "tok_SECRET_reliability_5c2e"
     static let publishableKey = "pk_SECRET_reliability_0d9a"
@@ -173,19 +173,20 @@ func mode(_ path: String) -> mode_t? {
         let transport = RecordingTransport(statuses: { i in [401, 500, 0, 413, 200][i % 5] })
         let diags = DiagnosticLog()
         let client = ScoreClient(
-            publishableKey: TestSecrets.publishableKey, siteId: "sec-site", endpoint: "https://score.example", appVersion: "1",
-            pii: .Classify(rules: [PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact)]),
-            initialConsent: .all, store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
-            onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: TestSecrets.publishableKey, siteId: "sec-site", endpoint: "https://score.example", appVersion: "1",
+                pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .redact)]),
+                initialConsent: .all, store: InMemoryScoreStore(), transport: transport, clock: clock, scheduler: clock,
+                onDiagnostic: diags.handler))
         client.setToken(TestSecrets.token)
         client.setTokenProvider { TestSecrets.token }
         client.identify(userId: "user-1", traits: ["email": TestSecrets.email, "phone": "+33 6 12 34 56 78"])
-        client.track("signup", props: ["email": TestSecrets.email])
-        client.track("", props: ["email": TestSecrets.email])  // invalid name
-        client.track("bad", props: ["x": String(repeating: TestSecrets.email, count: 40_000)])  // too large
+        client.track("signup", properties: ["email": TestSecrets.email])
+        client.track("", properties: ["email": TestSecrets.email])  // invalid name
+        client.track("bad", properties: ["x": String(repeating: TestSecrets.email, count: 40_000)])  // too large
         for _ in 0..<4 { _ = await onClock(clock) { (try? await client.flush()) != nil } }
-        let inspect = client.inspectJson()
-        #expect(TestSecrets.leaks(inspect).isEmpty, "inspectJson() leaks \(TestSecrets.leaks(inspect))")
+        let inspect = client.inspectJSON()
+        #expect(TestSecrets.leaks(inspect).isEmpty, "inspectJSON() leaks \(TestSecrets.leaks(inspect))")
         #expect(TestSecrets.leaks(String(describing: client.inspect())).isEmpty)
         #expect(diags.all.contains { $0.code == "invalid-event" })
         for d in diags.all {
@@ -236,9 +237,10 @@ func mode(_ path: String) -> mode_t? {
         // Score: its own file store.
         let scoreDir = root.path + "/score/nested"
         let score = ScoreClient(
-            publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
-            store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk", siteId: "s", endpoint: "https://score.example", initialConsent: .all,
+                store: FileScoreStore(directory: scoreDir), transport: RecordingTransport(statuses: { _ in 500 }),
+                clock: clock, scheduler: clock, onDiagnostic: { _ in }))
         score.identify(userId: "u1")
         score.track("e")
         _ = await onClock(clock) { (try? await score.flush()) != nil }

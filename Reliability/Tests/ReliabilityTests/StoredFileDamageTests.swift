@@ -31,9 +31,11 @@ import TrackerCoreTestKit
     private func scoreClient(_ dir: String, diags: DiagnosticLog) -> (ScoreClient, ManualClock) {
         let clock = ManualClock()
         let client = ScoreClient(
-            publishableKey: "pk_test_damage", siteId: "damage", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
-            initialConsent: .all, store: FileScoreStore(directory: dir, sync: false), transport: RecordingTransport(statuses: { _ in 500 }),
-            clock: clock, scheduler: clock, onDiagnostic: diags.handler)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_damage", siteId: "damage", endpoint: "https://score.example/", appVersion: "1.0", os: "Linux",
+                initialConsent: .all, store: FileScoreStore(directory: dir, sync: false),
+                transport: RecordingTransport(statuses: { _ in 500 }),
+                clock: clock, scheduler: clock, onDiagnostic: diags.handler))
         return (client, clock)
     }
 
@@ -41,7 +43,7 @@ import TrackerCoreTestKit
     private func scoreFiles(_ dir: String) async -> (log: [UInt8], identity: [UInt8]) {
         let (client, clock) = scoreClient(dir, diags: DiagnosticLog())
         client.identify(userId: "fan_1", traits: [:], replayAnonymousEvents: false)
-        for i in 1..<Self.scoreEvents { client.track("view", props: ["n": i]) }
+        for i in 1..<Self.scoreEvents { client.track("view", properties: ["n": i]) }
         await clock.settle()
         await clock.advance(byMs: 100)
         await clock.settle()

@@ -79,11 +79,12 @@ private func runIdle(failing: Bool, autoFlush: Bool = false) throws -> [String: 
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let client = ScoreClient(
-            publishableKey: "pk_bench", siteId: "urc-ios", endpoint: server.baseURL,
-            appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-            store: FileScoreStore(directory: dir, sync: true), transport: CurlTransport(), onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_bench", siteId: "urc-ios", endpoint: server.baseURL,
+                appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+                store: FileScoreStore(directory: dir, sync: true), transport: CurlTransport(), onDiagnostic: { _ in }))
         client.grantAllConsent()
-        for i in 0..<10 { client.track("poll_vote", props: ["round": i]) }
+        for i in 0..<10 { client.track("poll_vote", properties: ["round": i]) }
         if failing || autoFlush { client.startAutoFlush(everySeconds: 10) }
         blocking { try? await client.flush() }
         let requests = Double(server.requestCount)

@@ -27,17 +27,8 @@ private final class CountingStore: ScoreStore, @unchecked Sendable {
         if removal { removalWrittenNs.store(MonotonicClock.nowNs(), ordering: .relaxed) }
     }
     func load() throws -> ScoreStoreContents { try inner.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        try await inner.appendQueueRecords(records)
-        noteAppended(records)
-    }
-    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try await inner.appendQueueRecordsLocated(records)
-        noteAppended(records)
-        return locations
-    }
-    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try await inner.appendQueueRecordsDeferringSync(records)
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        let locations = try await inner.appendQueueRecords(records)
         noteAppended(records)
         return locations
     }
@@ -106,10 +97,11 @@ private func makeClient(
     _ store: any ScoreStore, maxQueueSize: Int = 200_000, transport: any HTTPTransport = NullTransport()
 ) -> ScoreClient {
     let c = ScoreClient(
-        publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
-        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-        pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]), maxQueueSize: maxQueueSize,
-        store: store, transport: transport, onDiagnostic: { _ in })
+        configuration: ScoreConfiguration(
+            publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+            appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+            pii: .classify([PiiRule(field: "email", action: .hash)]), maxQueueSize: maxQueueSize,
+            store: store, transport: transport, onDiagnostic: { _ in }))
     c.grantAllConsent()
     return c
 }
@@ -235,7 +227,7 @@ func scoreBenchCases() -> [BenchCase] {
             let wall0 = MonotonicClock.nowNs()
             for _ in 0..<n {
                 let t = MonotonicClock.nowNs()
-                c.track("poll_vote", props: props)
+                c.track("poll_vote", properties: props)
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
             let counters1 = threadCounters()
@@ -274,7 +266,7 @@ func scoreBenchCases() -> [BenchCase] {
             let counters0 = threadCounters()
             for _ in 0..<n {
                 let t = MonotonicClock.nowNs()
-                c.track("poll_vote", props: props)
+                c.track("poll_vote", properties: props)
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
             let counters1 = threadCounters()
@@ -306,7 +298,7 @@ func scoreBenchCases() -> [BenchCase] {
             samples.reserveCapacity(100_000)
             for _ in 0..<100_000 {
                 let t = MonotonicClock.nowNs()
-                c.track("poll_vote", props: props)
+                c.track("poll_vote", properties: props)
                 samples.append(Double(MonotonicClock.nowNs() - t))
             }
             var out = Stats.summary(Array(samples[20_000...]), prefix: "track_caller_ns_when_full")
@@ -330,7 +322,7 @@ func scoreBenchCases() -> [BenchCase] {
                 let store = CountingStore(benchFileStore(dir))
                 let c = makeClient(store)
                 let perThread = 100_000 / threads
-                let wall = parallel(threads: threads, perThread: perThread) { c.track("poll_vote", props: benchProps()) }
+                let wall = parallel(threads: threads, perThread: perThread) { c.track("poll_vote", properties: benchProps()) }
                 out["accepted_events_per_s_\(threads)_threads"] = Double(perThread * threads) / wall
                 waitForAdds(store, perThread * threads)
             }
@@ -346,7 +338,7 @@ func scoreBenchCases() -> [BenchCase] {
                 let store = CountingStore(benchFileStore(dir))
                 let c = makeClient(store, maxQueueSize: 200_000)
                 let props = benchProps()
-                for _ in 0..<n { c.track("poll_vote", props: props) }
+                for _ in 0..<n { c.track("poll_vote", properties: props) }
                 waitForAdds(store, n)
                 usleep(100_000)
             }
@@ -442,7 +434,7 @@ func scoreBenchCases() -> [BenchCase] {
             var returned = [Double]()
             var late = 0
             for _ in 0..<300 {
-                for _ in 0..<10 { c.track("poll_vote", props: props) }
+                for _ in 0..<10 { c.track("poll_vote", properties: props) }
                 let before = store.removalWrittenNs.load(ordering: .relaxed)
                 let done = DispatchSemaphore(value: 0)
                 let returnedNs = Atomic<UInt64>(0)
@@ -479,7 +471,7 @@ func scoreBenchCases() -> [BenchCase] {
                 let store = CountingStore(benchFileStore(dir))
                 let c = makeClient(store, maxQueueSize: 20_000)
                 let props = benchProps()
-                for _ in 0..<10_000 { c.track("poll_vote", props: props) }
+                for _ in 0..<10_000 { c.track("poll_vote", properties: props) }
                 waitForAdds(store, 10_000)
             }
             usleep(100_000)

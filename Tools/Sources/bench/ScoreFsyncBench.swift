@@ -147,9 +147,10 @@ func scoreFsyncLagCase() -> BenchCase {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let store = FileScoreStore(directory: dir)
             let c = ScoreClient(
-                publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid", appVersion: "4.2.0",
-                os: "iOS 18.1", device: "iPhone", locale: "en-GB", store: store,
-                transport: StatusTransport(status: status), onDiagnostic: { _ in })
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid", appVersion: "4.2.0",
+                    os: "iOS 18.1", device: "iPhone", locale: "en-GB", store: store,
+                    transport: StatusTransport(status: status), onDiagnostic: { _ in }))
             c.grantAllConsent()
             _ = c.inspect()  // loaded: the log file exists
             let n = 2_000
@@ -178,7 +179,7 @@ func scoreFsyncLagCase() -> BenchCase {
                 let now = MonotonicClock.nowNs()
                 if due > now { usleep(UInt32((due - now) / 1_000)) }
                 called[i] = MonotonicClock.nowNs()
-                c.track("poll_vote", props: ["pollId": "motm-r12", "choice": "player_7", "seq": i])
+                c.track("poll_vote", properties: ["pollId": "motm-r12", "choice": "player_7", "seq": i])
             }
             // Until every event was seen in the file, or 10 s.
             var waited = 0

@@ -71,7 +71,7 @@ private let probes: [Probe] = [
         name: "rocalytics_client", package: "RocalyticsClient", product: "RocalyticsClient",
         source: """
             import RocalyticsClient
-            let client = RocalyticsClient(options: .init())
+            let client = RocalyticsClient(configuration: .init())
             if CommandLine.arguments.count > 9 { Task { await client.ready() } }
             print("probe", client.isInert)
             """),
@@ -79,8 +79,8 @@ private let probes: [Probe] = [
         name: "score", package: "Score", product: "ScoreTracker",
         source: """
             import ScoreTracker
-            let client = ScoreClient(publishableKey: "pk_probe", siteId: "probe", endpoint: "https://score.example.com")
-            client.track("probe_event", props: ["n": CommandLine.arguments.count])
+            let client = ScoreClient(configuration: ScoreConfiguration(publishableKey: "pk_probe", siteId: "probe", endpoint: "https://score.example.com"))
+            client.track("probe_event", properties: ["n": CommandLine.arguments.count])
             print("probe", client.inspect().queue.depth)
             """),
 ]

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Writes `Packages/Score/Sources/ScoreTracker/Events.swift` from
-/// `Packages/Score/schemas/events/*.schema.json`: one `EventDefinition` per schema, named in
-/// UpperCamelCase, in wire-name order, from each schema's `x-score` member.
+/// `Packages/Score/schemas/events/*.schema.json`, in wire-name order, from each schema's `x-score`
+/// member: one static `EventDefinition` member per schema, named in lowerCamelCase (`.pollVote`),
+/// and the integration guide's `Events.shared.PollVote` (UpperCamelCase, deprecated) beside it.
 struct ScoreEventsGenerator: Generator {
     var name: String { "score-events" }
 
@@ -42,8 +43,24 @@ struct ScoreEventsGenerator: Generator {
             // Do not edit by hand: edit the schemas and regenerate (`codegen --check` guards drift).
             // swift-format-ignore-file
 
-            /// The shared event taxonomy: each definition carries its wire name and consent `requires`,
-            /// identical on iOS, Android and web.
+            /// The shared event taxonomy as static members, so that a call reads `score.track(.pollVote)`:
+            /// each definition carries its wire name and consent `requires`, identical on iOS, Android and web.
+            extension EventDefinition {
+            """
+        for d in defs {
+            let reqs = d.requires.map { ".\($0)" }.joined(separator: ", ")
+            let doc = d.description.map { " \($0)" } ?? ""
+            out += "\n    /// `\(d.name)`, requires \(d.requires.isEmpty ? "no category" : d.requires.joined(separator: ", ")).\(doc)\n"
+            out += "    public static let \(Self.memberName(d.name)) = EventDefinition(name: \"\(d.name)\", requires: [\(reqs)])\n"
+        }
+        out += "\n    /// Every definition of the taxonomy, in wire-name order.\n"
+        out += "    public static let all: [EventDefinition] = [\n"
+        for d in defs { out += "        .\(Self.memberName(d.name)),\n" }
+        out += "    ]\n}\n"
+        out += """
+
+            /// The integration guide's spelling of the taxonomy (`Events.shared.PollVote`): each member is
+            /// the static ``EventDefinition`` member of the same name in lowerCamelCase (`.pollVote`).
             public final class Events: Sendable {
                 /// The taxonomy.
                 public static let shared = Events()
@@ -52,19 +69,23 @@ struct ScoreEventsGenerator: Generator {
 
             """
         for d in defs {
-            let reqs = d.requires.map { ".\($0)" }.joined(separator: ", ")
-            let doc = d.description.map { " \($0)" } ?? ""
-            out += "\n    /// `\(d.name)`, requires \(d.requires.isEmpty ? "no category" : d.requires.joined(separator: ", ")).\(doc)\n"
-            out += "    public let \(Self.typeName(d.name)) = EventDefinition(name: \"\(d.name)\", requires: [\(reqs)])\n"
+            let member = Self.memberName(d.name)
+            out += "\n    /// The integration guide's spelling of ``EventDefinition/\(member)``.\n"
+            out += "    @available(*, deprecated, message: \"use EventDefinition.\(member): score.track(.\(member))\")\n"
+            out += "    public var \(Self.typeName(d.name)): EventDefinition { .\(member) }\n"
         }
-        out += "\n    /// Every definition, in wire-name order.\n"
-        out += "    public var all: [EventDefinition] {\n        [\n"
-        for d in defs { out += "            \(Self.typeName(d.name)),\n" }
-        out += "        ]\n    }\n}\n"
+        out += "\n    /// Every definition, in wire-name order: ``EventDefinition/all``.\n"
+        out += "    public var all: [EventDefinition] { EventDefinition.all }\n}\n"
         return [GeneratedFile(path: Self.outputPath, contents: out)]
     }
 
-    /// `poll_vote` → `PollVote`.
+    /// `poll_vote` → `pollVote`: the static member (issue 37 item 10).
+    static func memberName(_ wire: String) -> String {
+        let upper = typeName(wire)
+        return upper.prefix(1).lowercased() + upper.dropFirst()
+    }
+
+    /// `poll_vote` → `PollVote`: the guide's instance member of `Events`.
     static func typeName(_ wire: String) -> String {
         wire.split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == "." })
             .map { $0.prefix(1).uppercased() + $0.dropFirst() }

@@ -64,7 +64,7 @@ let showDiagnostic: DiagnosticHandler = { d in say("diagnostic \(d.code): \(d.me
 // MARK: App start-up: the four SDKs, each with its files in the data directory
 
 let rocalytics = RocalyticsClient(
-    options: RocalyticsConfiguration(
+    configuration: RocalyticsConfiguration(
         platform: .custom(SamplePlatform(directory: dataDirectory + "/secure")),
         baseURL: base, onDiagnostic: showDiagnostic, attributionBaseURL: base))
 
@@ -92,10 +92,11 @@ let paywalls = PaywallPresentationTracker(
         onDiagnostic: showDiagnostic))
 
 let score = ScoreClient(
-    publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
-    appVersion: "2.4.0", os: "ios", locale: "en-US",
-    pii: .Classify(rules: [PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .drop)]),
-    store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic)
+    configuration: ScoreConfiguration(
+        publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
+        appVersion: "2.4.0", os: "ios", locale: "en-US",
+        pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
+        store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic))
 score.setConsent(analytics: true, personalization: false, advertising: false)
 
 await rocalytics.ready()
@@ -121,15 +122,15 @@ let mainFlow = StartOptions(
 let run = await onboarding.resumeOrStart(mainFlow, resumeTimeout: 5)
 if let step = run.currentStepKey {
     say("resumed run=\(run.runId) at step \(step)")
-    score.track("app_opened", props: ["resumed": true])
+    score.track("app_opened", properties: ["resumed": true])
 } else {
     say("started run=\(run.runId)")
-    score.track("app_opened", props: ["resumed": false])
+    score.track("app_opened", properties: ["resumed": false])
     run.enterStep("welcome")
     run.exitStep("welcome")
     run.enterStep("goal")
     run.exitStep("goal", answers: [.single(questionKey: "goal", value: "practice")])
-    score.track("onboarding_goal_chosen", props: ["goal": "practice"])
+    score.track("onboarding_goal_chosen", properties: ["goal": "practice"])
     await onboarding.idle()  // both screens are in the run's stored snapshot
     try? await score.flush()
     say("ready-to-kill run=\(run.runId)")
@@ -144,14 +145,11 @@ run.complete()
 
 // MARK: Sign-in, a paywall purchase, Score events
 
-var ids = IdentifyParams()
-ids.userId = "user-42"
 let transaction = "2000000912345678"  // the join key shared by the purchase and the presentation
 do {
-    try await rocalytics.identify(ids)
+    try await rocalytics.identify(userId: "user-42")
     try await rocalytics.trackPurchase(
-        TrackPurchaseParams(
-            isTrial: false, value: 59.99, currency: "EUR", originalTransactionIdentifier: transaction, productId: "pro_yearly"))
+        originalTransactionIdentifier: transaction, productId: "pro_yearly", price: 59.99, currency: "EUR")
     try await rocalytics.trackCustomEvent("tutorial_finished", properties: ["lessons": 3])
     let demand = try await rocalytics.getDemandScore()
     say("demand score \(demand.demandScore), cold start \(demand.coldStart)")
@@ -165,9 +163,9 @@ if let presentation = paywalls.start(
     presentation.shown()
     presentation.end(.purchased(PaywallTransactionInfo(originalTransactionIdentifier: transaction, productId: "pro_yearly")))
 }
-score.track("lesson_completed", props: ["lesson": "intro", "email": "fan@example.com", "phone": "+33 6 00 00 00 00", "score": 42])
-score.trackAdvertising("ad_clicked", props: ["campaign": "spring"])  // no advertising consent: dropped
-score.track("subscription_started", props: ["plan": "pro_yearly"], delivery: .critical)
+score.track("lesson_completed", properties: ["lesson": "intro", "email": "fan@example.com", "phone": "+33 6 00 00 00 00", "score": 42])
+score.trackAdvertising("ad_clicked", properties: ["campaign": "spring"])  // no advertising consent: dropped
+score.track("subscription_started", properties: ["plan": "pro_yearly"], delivery: .critical)
 score.identify(userId: "user-42", traits: ["tier": "gold"])
 
 // MARK: Wait until everything is settled (bounded), then exit

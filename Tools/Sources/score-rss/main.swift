@@ -49,15 +49,16 @@ defer {
 let rssBefore = status("VmRSS")
 let anonBefore = status("RssAnon")
 let client = ScoreClient(
-    publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
-    appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
-    pii: .Classify(rules: [PiiRule(field: "email", action: .hash_)]),
-    maxQueueSize: maxQueue ?? 1_000,
-    store: FileScoreStore(directory: dir), transport: NoTransport(), onDiagnostic: { _ in })
+    configuration: ScoreConfiguration(
+        publishableKey: "pk_bench", siteId: "urc-ios", endpoint: "https://score.invalid",
+        appVersion: "4.2.0", os: "iOS 18.1", device: "iPhone", locale: "en-GB",
+        pii: .classify([PiiRule(field: "email", action: .hash)]),
+        maxQueueSize: maxQueue ?? 1_000,
+        store: FileScoreStore(directory: dir), transport: NoTransport(), onDiagnostic: { _ in }))
 client.grantAllConsent()
 let props: [String: Any] = ["pollId": "motm-r12", "choice": "player_7", "round": 12, "email": "fan@example.com", "live": true]
 let n = 100_000
-for _ in 0..<n { client.track("poll_vote", props: props) }
+for _ in 0..<n { client.track("poll_vote", properties: props) }
 let rssAfterCalls = status("VmRSS")
 let heapAfterCalls = Double(bench_heap_in_use()) / 1_048_576
 // Let the writer catch up: the log holds every queued event once it stops growing.

@@ -37,4 +37,29 @@ import Testing
         }
         #expect(b.count == 1 && b[0].hasSuffix("Events.swift"))
     }
+
+    /// SC300 — every schema gets a static member (`.pollVote`) and the integration guide's
+    /// `Events.shared.PollVote`, deprecated and forwarding to it (issue 37 item 10).
+    @Test func SC300_staticMembersAndDeprecatedGuideMembers() throws {
+        let text = try ScoreEventsGenerator().generate(repoRoot: Repo.root)[0].contents
+        let schemas = try FileManager.default.contentsOfDirectory(
+            atPath: Repo.root.appendingPathComponent(ScoreEventsGenerator.schemaDir).path
+        ).filter { $0.hasSuffix(".schema.json") }
+        #expect(schemas.count >= 12)
+        for file in schemas {
+            let wire = String(file.dropLast(".schema.json".count))
+            let member = ScoreEventsGenerator.memberName(wire)
+            let guide = ScoreEventsGenerator.typeName(wire)
+            #expect(text.contains("    public static let \(member) = EventDefinition(name: \"\(wire)\""), "\(wire)")
+            #expect(
+                text.contains(
+                    """
+                        @available(*, deprecated, message: "use EventDefinition.\(member): score.track(.\(member))")
+                        public var \(guide): EventDefinition { .\(member) }
+                    """), "\(wire)")
+        }
+        #expect(ScoreEventsGenerator.memberName("profile_favourite_team") == "profileFavouriteTeam")
+        #expect(text.components(separatedBy: "@available(*, deprecated").count - 1 == schemas.count)
+        #expect(text.contains("public var all: [EventDefinition] { EventDefinition.all }"))
+    }
 }

@@ -26,6 +26,8 @@ public final class HTTPSink<Payload: WireEncodable>: Sink {
     public let destination: String?
     /// Bound on each request, in milliseconds; the request is aborted when it elapses.
     public let timeoutMs: Int64
+    /// Bound on each request, in seconds: ``timeoutMs`` as a ``TimeInterval``.
+    public var timeout: TimeInterval { Milliseconds.seconds(timeoutMs) }
     private let headers: HTTPSinkHeaders
     private let transport: any HTTPTransport
     private let transportInjected: Bool
@@ -34,8 +36,19 @@ public final class HTTPSink<Payload: WireEncodable>: Sink {
     /// - Parameters:
     ///   - url: `http` or `https` URL to post to.
     ///   - headers: the host's headers, fixed or computed on every send.
-    ///   - timeoutMs: bound on each request (default 15 s).
+    ///   - timeout: bound on each request, in seconds (default 15 s), rounded to whole
+    ///     milliseconds (``Milliseconds/from(seconds:)``).
     ///   - transport: a custom transport ("custom fetch"); `nil` uses ``CurlTransport/shared``.
+    public convenience init(
+        url: String, headers: HTTPSinkHeaders = .fixed([]), timeout: TimeInterval = 15, transport: (any HTTPTransport)? = nil
+    ) {
+        self.init(url: url, headers: headers, timeoutMs: Milliseconds.from(seconds: timeout), transport: transport)
+    }
+
+    /// Creates a sink with its bound in milliseconds: the TypeScript README's `createHttpSink({ url,
+    /// headers?, timeoutMs? })`, kept for it (not deprecated); ``init(url:headers:timeout:transport:)``
+    /// is the same sink with the bound in seconds.
+    @_disfavoredOverload
     public init(url: String, headers: HTTPSinkHeaders = .fixed([]), timeoutMs: Int64 = 15_000, transport: (any HTTPTransport)? = nil) {
         self.url = url
         self.headers = headers

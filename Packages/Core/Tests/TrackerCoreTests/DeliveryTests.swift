@@ -18,7 +18,7 @@ import TrackerCoreTestKit
 
         init(
             sink: RecordingSink<Body> = RecordingSink(always: .accepted),
-            retry: RetryPolicy = RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 4000)
+            retry: RetryPolicy = RetryPolicy(initialDelay: 1, factor: 2, maxDelay: 4)
         ) {
             self.sink = sink
             let settled = self.settled
@@ -148,7 +148,7 @@ import TrackerCoreTestKit
     }
 
     @Test func S62_close() async {
-        let f = Fixture(sink: RecordingSink(always: .transient), retry: RetryPolicy(initialDelayMs: 1000))
+        let f = Fixture(sink: RecordingSink(always: .transient), retry: RetryPolicy(initialDelay: 1))
         f.enqueue(1)
         await f.clock.advance(byMs: 0)
         #expect(f.sink.callCount == 1)

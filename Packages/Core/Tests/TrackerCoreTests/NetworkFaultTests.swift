@@ -182,7 +182,7 @@ import TrackerCoreTestKit
         defer { server.stop() }
         let clock = ManualClock()
         let sink = ObservedSink(HTTPSink<JSONValue>(url: server.baseURL + "/x", timeoutMs: 2000))
-        let delivery = DeliveryRuntime(sink: sink, scheduler: clock, retry: RetryPolicy(initialDelayMs: 10, factor: 1, maxDelayMs: 10))
+        let delivery = DeliveryRuntime(sink: sink, scheduler: clock, retry: RetryPolicy(initialDelay: 0.01, factor: 1, maxDelay: 0.01))
         for attempt in 1...60 {
             if attempt == 1 { delivery.enqueue(Outbound(seq: 1, payload: ["seq": 1])) } else { await clock.advance(byMs: 10) }
             #expect(await sink.waitForAnswers(attempt))

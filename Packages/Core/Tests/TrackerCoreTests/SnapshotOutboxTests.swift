@@ -347,7 +347,7 @@ import TrackerCoreTestKit
     /// The machine alone: attempt 1 times out, the retry (attempt 2) is in flight, then attempt 1's
     /// answer arrives.
     @Test func S207_machineIgnoresALateAnswerWhileTheRetryIsInFlight() {
-        var m = DeliveryMachine<Body>(retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000)
+        var m = DeliveryMachine<Body>(retry: RetryPolicy(initialDelay: 1), attemptTimeoutMs: 30_000)
         var actions = m.handle(.enqueue(Outbound(seq: 1, payload: Body(seq: 1))))
         guard case .send(let first, _)? = actions.last else {
             Issue.record("expected a send")
@@ -379,7 +379,7 @@ import TrackerCoreTestKit
         let sink = RecordingSink<Body> { n, _ in n == 1 ? .hold : n == 2 ? .never : .result(.accepted) }
         let settled = Locked<[(Int, SinkOutcome)]>([])
         let delivery = DeliveryRuntime(
-            sink: sink, scheduler: clock, retry: RetryPolicy(initialDelayMs: 1000), attemptTimeoutMs: 30_000,
+            sink: sink, scheduler: clock, retry: RetryPolicy(initialDelay: 1), attemptTimeoutMs: 30_000,
             onSettled: { item, r in settled.withLock { $0.append((item.seq, r.outcome)) } })
         delivery.enqueue(Outbound(seq: 1, payload: Body(seq: 1)))
         await clock.advance(byMs: 30_000)  // attempt 1 times out

@@ -44,3 +44,36 @@ enum DisposalPhase: Sendable {
         return true
     }
 }
+
+/// A disposed tracker's drain (<doc:HandOver>, D8): completes `drain` once the stored-state read
+/// is done and then the store's queued writes have landed, each wait bounded by `ms` on
+/// `scheduler`; a read that runs out of its bound calls `slowRead` and ends the drain.
+func drainAfterRead(
+    _ drain: Deferred<Void>, read: Deferred<Void>, store: SerialStore, ms: Int64, scheduler: any TrackerScheduler,
+    slowRead: @escaping @Sendable () -> Void
+) {
+    boundedWait(ms: ms, scheduler: scheduler, register: { cb in read.onComplete { _ in cb() } }) { timedOut in
+        if timedOut {
+            slowRead()
+            drain.complete(())
+            return
+        }
+        // The wait for the queued writes starts in a background step after the read wait, as in
+        // the reference (where it follows an `await`): its bound then runs from a moment after
+        // the caller's own synchronous work (a successor's `resume()` call included), never
+        // before it.
+        scheduler.spawn {
+            boundedWait(
+                ms: ms, scheduler: scheduler,
+                register: { cb in
+                    scheduler.spawn {
+                        await store.idle()
+                        cb()
+                    }
+                }
+            ) { _ in
+                drain.complete(())
+            }
+        }
+    }
+}

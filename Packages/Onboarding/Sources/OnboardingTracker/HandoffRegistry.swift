@@ -113,7 +113,7 @@ public final class HandoffRegistry: Sendable {
 
     /// Keeps a disposed tracker alive until ``release(_:)`` (idempotent).
     func keep(_ tracker: OnboardingRunTracker) {
-        kept.withLock { $0[ObjectIdentifier(tracker)] = tracker }
+        kept.withLock { $0[tracker.id] = tracker }
     }
 
     /// Lets a disposed tracker go (released outside the lock: this may be the last reference).

@@ -10,9 +10,9 @@ public final class OnboardingRun: Sendable {
     let tracker: OnboardingRunTracker?
     let generation: UInt64
     let lastStepKey = Locked<String?>(nil)
-    /// Set once `complete()` recorded the completion.
-    let completedFlag = Locked(false)
-    var isCompleted: Bool { completedFlag.value }
+    /// 1 once `complete()` recorded the completion (lock-free: each recording call reads it).
+    let completedFlag = AtomicCell(0)
+    var isCompleted: Bool { completedFlag.load() != 0 }
 
     init(runId: String, tracker: OnboardingRunTracker?, generation: UInt64, stepKey: String? = nil) {
         self.runId = runId
@@ -79,7 +79,7 @@ extension OnboardingRun {
     /// the stored state is read within `resumeTimeout` seconds, else starts a new run
     /// (``OnboardingRunTracker/resumeOrStart(_:resumeTimeout:)``). Before `configure` it returns
     /// what ``start(_:)`` returns then.
-    public static func resumeOrStart(_ options: StartOptions, resumeTimeout: Double = 3) async -> OnboardingRun {
+    public static func resumeOrStart(_ options: StartOptions, resumeTimeout: TimeInterval = 3) async -> OnboardingRun {
         guard let t = app.value else { return start(options) }
         return await t.resumeOrStart(options, resumeTimeout: resumeTimeout)
     }

@@ -68,6 +68,13 @@ enum StoredReadMachine {
 
     // MARK: Parse
 
+    /// Whether the stored state holds the opt-out switch (`"optedOut": true`), read before
+    /// anything else in it is applied.
+    static func optedOut(_ raw: OnboardingRunTracker.RawRead) -> Bool {
+        guard case .ok(let text?) = raw else { return false }
+        return (try? WireJSON.decode(text))?["optedOut"]?.boolValue == true
+    }
+
     static func parse(_ raw: OnboardingRunTracker.RawRead) -> Parsed {
         switch raw {
         case .failed: return .unreadable

@@ -174,7 +174,7 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         let server = try LoopbackHTTPServer { collector.handle($0) }
         defer { server.stop() }
         let w = World()
-        let (h, sink) = harness(w, server, retry: RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 100))
+        let (h, sink) = harness(w, server, retry: RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.1))
         let run = h.start(HandCodedOnboarding.main)
         HandCodedOnboarding.walkThrough(run, goal: .practice, notificationsGranted: true)
         await drive(w, [sink]) { collector.stored(run.runId)?["status"] == "completed" }
@@ -194,7 +194,7 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
             let server = try LoopbackHTTPServer { collector.handle($0) }
             defer { server.stop() }
             let w = World()
-            let (h, sink) = harness(w, server, retry: RetryPolicy(initialDelayMs: 20, factor: 1, maxDelayMs: 20))
+            let (h, sink) = harness(w, server, retry: RetryPolicy(initialDelay: 0.02, factor: 1, maxDelay: 0.02))
             let run = h.start(HandCodedOnboarding.main)
             HandCodedOnboarding.walkThrough(run, goal: .practice, notificationsGranted: true)
             await drive(w, [sink]) { collector.stored(run.runId)?["status"] == "completed" }
@@ -281,7 +281,7 @@ func checkRetriesAndAcceptance(_ log: [MockCollector.Exchange], runId: String, s
         #expect(one.destination == url && two.destination == url && dynamic.destination == url)
 
         let w = World()
-        let retry = RetryPolicy(initialDelayMs: 20, factor: 2, maxDelayMs: 100)
+        let retry = RetryPolicy(initialDelay: 0.02, factor: 2, maxDelay: 0.1)
         let sinkOne = AnsweringSink(one)
         let a = Harness(w) {
             $0.sink = sinkOne

@@ -224,7 +224,7 @@ final class Harness: @unchecked Sendable {
         adapter = storage.map { HarnessStorage($0, clock: world.clock) }
         var config = OnboardingRunConfiguration(
             sink: sink, context: .value(CONTEXT), storage: adapter, debounceMs: 0,
-            retry: RetryPolicy(initialDelayMs: 1000, factor: 2, maxDelayMs: 8000),
+            retry: RetryPolicy(initialDelay: 1, factor: 2, maxDelay: 8),
             onDiagnostic: log.handler,
             clock: world.clock, scheduler: world.scheduler, uuid: harnessUUID, registry: world.registry
         )

@@ -97,7 +97,7 @@ import TrackerCoreTestKit
     @Test func LC21_aHungWriteDoesNotHoldTheBackgroundSend() async {
         var f = FaultInjectingStorage.Faults()
         f.writesNeverFinish = true
-        let h = Harness(World(), faults: f) { $0.retry = RetryPolicy(initialDelayMs: 1000, factor: 4, maxDelayMs: 60_000) }
+        let h = Harness(World(), faults: f) { $0.retry = RetryPolicy(initialDelay: 1, factor: 4, maxDelay: 60) }
         h.sink.answer { p, _ in p.isCompleted ? .result(.transient) : .result(.accepted) }
         let system = FakeLifecycleSystem()
         h.tracker.bindToAppLifecycle(monitor: AppLifecycleMonitor(system: system, hop: HeldMainHop()), backgroundBudgetSeconds: 5)

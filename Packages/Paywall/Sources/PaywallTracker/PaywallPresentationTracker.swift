@@ -20,8 +20,19 @@ public struct PaywallTrackerConfiguration: Sendable {
     public var uuid: (@Sendable () -> String)?
     /// Backoff after transient answers (default 1 s doubling up to 60 s).
     public var retry: RetryPolicy
-    /// An attempt with no answer after this long counts as transient (default 30 s).
-    public var attemptTimeoutMs: Int64
+    /// An attempt with no answer after this long, in seconds, counts as transient (default 30 s).
+    /// Kept as whole milliseconds, rounded to the nearest (`Milliseconds.from(seconds:)`).
+    public var attemptTimeout: TimeInterval {
+        get { Milliseconds.seconds(attemptMs) }
+        set { attemptMs = Milliseconds.from(seconds: newValue) }
+    }
+    /// ``attemptTimeout`` in milliseconds.
+    @available(*, deprecated, message: "use attemptTimeout (a TimeInterval, in seconds)")
+    public var attemptTimeoutMs: Int64 {
+        get { attemptMs }
+        set { attemptMs = newValue }
+    }
+    var attemptMs: Int64
     /// Ignored: a snapshot goes to delivery when it is recorded and its write starts at the same
     /// moment, so nothing waits for a write any more (paywall spec 10.2, issue 36). Kept so that
     /// code setting it still compiles.
@@ -41,7 +52,7 @@ public struct PaywallTrackerConfiguration: Sendable {
         sink: any Sink<PaywallSnapshot>, context: ContextSource, storage: (any KeyValueStorage)? = nil,
         storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
         scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
-        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
+        retry: RetryPolicy = RetryPolicy(), attemptTimeout: TimeInterval = 30,
         onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
     ) {
         self.sink = sink
@@ -52,8 +63,23 @@ public struct PaywallTrackerConfiguration: Sendable {
         self.scheduler = scheduler
         self.uuid = uuid
         self.retry = retry
-        self.attemptTimeoutMs = attemptTimeoutMs
+        self.attemptMs = Milliseconds.from(seconds: attemptTimeout)
         self.onDiagnostic = onDiagnostic
+    }
+
+    /// Creates a configuration with the attempt timeout in milliseconds.
+    @available(*, deprecated, message: "use attemptTimeout: (a TimeInterval, in seconds)")
+    @_disfavoredOverload
+    public init(
+        sink: any Sink<PaywallSnapshot>, context: ContextSource, storage: (any KeyValueStorage)? = nil,
+        storageKey: String = PaywallPresentationTracker.defaultStorageKey, clock: any TrackerClock = SystemClock(),
+        scheduler: any TrackerScheduler = SystemScheduler.shared, uuid: (@Sendable () -> String)? = nil,
+        retry: RetryPolicy = RetryPolicy(), attemptTimeoutMs: Int64 = 30_000,
+        onDiagnostic: @escaping DiagnosticHandler = Diagnostics.systemLog(subsystem: LogSubsystem.paywall, prefix: "rocalytics-sdk")
+    ) {
+        self.init(
+            sink: sink, context: context, storage: storage, storageKey: storageKey, clock: clock, scheduler: scheduler,
+            uuid: uuid, retry: retry, attemptTimeout: Milliseconds.seconds(attemptTimeoutMs), onDiagnostic: onDiagnostic)
     }
 
     /// Creates a configuration; `persistTimeoutMs` is ignored (see ``persistTimeoutMs``).
@@ -67,7 +93,7 @@ public struct PaywallTrackerConfiguration: Sendable {
     ) {
         self.init(
             sink: sink, context: context, storage: storage, storageKey: storageKey, clock: clock, scheduler: scheduler,
-            uuid: uuid, retry: retry, attemptTimeoutMs: attemptTimeoutMs, onDiagnostic: onDiagnostic)
+            uuid: uuid, retry: retry, attemptTimeout: Milliseconds.seconds(attemptTimeoutMs), onDiagnostic: onDiagnostic)
         ignoredPersistTimeoutMs = persistTimeoutMs
     }
 }
@@ -328,7 +354,7 @@ public final class PaywallPresentationTracker: PaywallObserver, Sendable {
         let r = DeliveryRuntime<PaywallSnapshot>(
             // Opted out, nothing is sent: the snapshot is settled as ignored (and unstored).
             send: { optedOut() ? .ignored : try await sink.send($0) }, scheduler: config.scheduler, retry: config.retry,
-            attemptTimeoutMs: config.attemptTimeoutMs,
+            attemptTimeoutMs: config.attemptMs,
             onSettled: { [weak self] item, result in self?.settled(id: id, item, result) },
             onTransient: { [weak self] _, _ in self?.rewriteIfUnstored(id: id) }
         )

@@ -98,7 +98,7 @@ public final class Rocalytics: Sendable {
     }
 
     init(_ setup: RocalyticsSetup, lifecycle: (@Sendable () -> AppLifecycleMonitor?)?) {
-        let client = RocalyticsClient(options: setup.client)
+        let client = RocalyticsClient(configuration: setup.client)
         let storage = setup.storage ?? StandardFileStorage()
         var onboardingConfig = OnboardingRunConfiguration(sink: .rocalytics(client), context: setup.context, storage: storage)
         setup.onboarding(&onboardingConfig)

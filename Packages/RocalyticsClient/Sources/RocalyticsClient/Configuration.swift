@@ -19,7 +19,7 @@ public struct RocalyticsConfiguration: Sendable {
     /// Runs the start-up in the background. Default: `SystemScheduler.shared`.
     public var scheduler: any TrackerScheduler
     /// Receives why start-up failed or the client went inert, and the `install-ping-failed`,
-    /// `unknown-purchase-type`, `recorded-request-rejected`, `storage` and `invalid-stored` reports. Default: the unified log (`os.Logger`, subsystem
+    /// `unknown-purchase-type`, `recorded-request-rejected`, `storage`, `storage-cap` and `invalid-stored` reports. Default: the unified log (`os.Logger`, subsystem
     /// `com.rocapine.rocalytics.client`) on Apple platforms, one line on standard error elsewhere.
     /// Called on any thread (whichever noticed the problem): hop to the main actor before touching
     /// UI state (`Task { @MainActor in … }`).

@@ -1,8 +1,10 @@
 import TrackerCore
 
 // Issue 37, item 10: the purchase and identify calls with labelled arguments beside the reference's
-// parameter bags `TrackPurchaseParams` and `IdentifyParams`, which stay (not deprecated: the seed's
-// spellings, and the values the recording forms store).
+// parameter bags. The purchase bag's calls (`trackPurchase(_:)`, `recordPurchase(_:)`) are
+// deprecated in favour of these; `TrackPurchaseParams` itself stays (the value the recording forms
+// store, and `StorePurchase.params`). `identify(_:)` with `IdentifyParams` stays undeprecated: it is
+// the only form that sends an identifier these labels do not name (`ids["any_key"] = …`).
 extension RocalyticsClient {
     /// ``trackPurchase(_:)`` with labelled arguments (the same request):
     /// `try await rocalytics.trackPurchase(originalTransactionIdentifier: id, productId: "pro_monthly", price: 9.99, currency: "EUR")`.
@@ -12,7 +14,7 @@ extension RocalyticsClient {
         purchaseType: PurchaseType? = nil, product: JSONValue? = nil, transaction: JSONValue? = nil,
         redemptionResult: JSONValue? = nil
     ) async throws {
-        try await trackPurchase(
+        try await sendPurchase(
             TrackPurchaseParams(
                 isTrial: isTrial, value: price, currency: currency, originalTransactionIdentifier: originalTransactionIdentifier,
                 productId: productId, product: product, transaction: transaction, redemptionResult: redemptionResult,
@@ -25,8 +27,8 @@ extension RocalyticsClient {
         purchaseType: PurchaseType? = nil, product: JSONValue? = nil, transaction: JSONValue? = nil,
         redemptionResult: JSONValue? = nil
     ) {
-        recordPurchase(
-            TrackPurchaseParams(
+        record(
+            purchase: TrackPurchaseParams(
                 isTrial: isTrial, value: price, currency: currency, originalTransactionIdentifier: originalTransactionIdentifier,
                 productId: productId, product: product, transaction: transaction, redemptionResult: redemptionResult,
                 purchaseType: purchaseType))

@@ -11,6 +11,11 @@ struct RecordedEntry: Sendable, Equatable {
         case track(name: String)
         /// An identify; `body` is the filtered, ordered identifier map.
         case identify
+
+        var isPurchase: Bool {
+            if case .purchase = self { return true }
+            return false
+        }
     }
 
     /// Its place in the queue, unique in the store (delivery is in this order).
@@ -69,11 +74,19 @@ struct RecordedEntry: Sendable, Equatable {
 /// once its answer settles it. Nothing is sent before ``enableSending()`` (the client has started
 /// with a roca id) or while opted out; opting out drops every request not yet sent. Nothing here
 /// blocks or throws: storage failures are reported as `storage` diagnostics.
+///
+/// The queue holds at most ``capacity`` requests (memory and storage alike), so a server that stays
+/// unreachable cannot grow it without bound. When a request is recorded into a full queue, the
+/// oldest request that is not a purchase and not on the wire is dropped; only a queue of nothing
+/// but purchases drops its oldest purchase. One `storage-cap` diagnostic is given per run of
+/// drops; the next comes once the queue has been below capacity in between.
 final class RecordedRequests: Sendable {
     /// The storage key of the queue.
     static let queueKey = "rocalytics-recorded-requests"
     /// The storage key of the opt-out (`true` when opted out; absent otherwise).
     static let optOutKey = "rocalytics-opted-out"
+    /// The most requests kept (see the type's documentation).
+    static let capacity = 1_000
 
     typealias Deliver = @Sendable (RecordedEntry) async -> SinkResult
 
@@ -92,6 +105,30 @@ final class RecordedRequests: Sendable {
         var choiceMade = false
         var delivering: (seq: Int, runtime: DeliveryRuntime<RecordedEntry>)?
         var deliver: Deliver?
+        /// A `storage-cap` diagnostic was given and the queue has not been below capacity since.
+        var capReported = false
+
+        /// Drops requests until at most `capacity` remain: the oldest non-purchase first, never the
+        /// one on the wire. Returns the kinds dropped, and whether a diagnostic is due.
+        mutating func enforceCapacity(_ capacity: Int) -> (dropped: [RecordedEntry.Kind], report: Bool) {
+            guard entries.count > capacity else {
+                // Called after each append: at most `capacity` now means below it before.
+                capReported = false
+                return ([], false)
+            }
+            var dropped: [RecordedEntry.Kind] = []
+            while entries.count > capacity {
+                let onWire = delivering?.seq
+                let victim =
+                    entries.firstIndex { !$0.kind.isPurchase && $0.seq != onWire } ?? entries.firstIndex { $0.seq != onWire }
+                guard let victim else { break }
+                deliverable.remove(entries[victim].seq)
+                dropped.append(entries.remove(at: victim).kind)
+            }
+            let due = !dropped.isEmpty && !capReported
+            if due { capReported = true }
+            return (dropped, due)
+        }
     }
 
     private let state = Locked(State())
@@ -167,15 +204,28 @@ final class RecordedRequests: Sendable {
 
     /// Queues `kind`/`body` (dropped when opted out). Never blocks.
     func record(_ kind: RecordedEntry.Kind, body: JSONObject) {
-        let seq = state.withLock { s -> Int? in
+        let recorded = state.withLock { s -> (seq: Int, cap: (dropped: [RecordedEntry.Kind], report: Bool))? in
             guard !s.optedOut else { return nil }
             let seq = s.nextSeq
             s.nextSeq += 1
             s.entries.append(RecordedEntry(seq: seq, kind: kind, body: body))
-            return seq
+            return (seq, s.enforceCapacity(Self.capacity))
         }
-        guard let seq else { return }
+        guard let (seq, cap) = recorded else { return }
+        reportCap(cap)
         persist { [self] _ in markDeliverable(seq) }
+    }
+
+    /// The one `storage-cap` diagnostic of a run of drops: how many, and of which kinds (never a
+    /// transaction id, an event name's properties or an identifier).
+    private func reportCap(_ cap: (dropped: [RecordedEntry.Kind], report: Bool)) {
+        guard cap.report else { return }
+        let purchases = cap.dropped.filter(\.isPurchase).count
+        let what = purchases == 0 ? "" : " (\(purchases) of them purchases: the queue held nothing else)"
+        report(
+            "storage-cap",
+            "the recorded Rocalytics requests reached \(Self.capacity): \(cap.dropped.count) of the oldest were dropped\(what), and the oldest are dropped at each new request until some are sent"
+        )
     }
 
     /// Reads the stored queue (once, at start-up): stored requests go first, then those recorded
@@ -201,7 +251,7 @@ final class RecordedRequests: Sendable {
             state.withLock { $0.storeUnreadable = true }
         }
         stored.sort { $0.seq < $1.seq }
-        let (pendingSeqs, droppedStored) = state.withLock { s -> ([Int], Bool) in
+        let (pendingSeqs, droppedStored, cap) = state.withLock { s -> ([Int], Bool, (dropped: [RecordedEntry.Kind], report: Bool)) in
             s.loaded = true
             let droppedStored = s.optedOut && !stored.isEmpty
             if s.optedOut { stored = [] }
@@ -215,8 +265,11 @@ final class RecordedRequests: Sendable {
             s.nextSeq = next
             s.entries = stored + fresh
             s.deliverable = Set(stored.map(\.seq))
-            return (fresh.map(\.seq), droppedStored)
+            let cap = s.enforceCapacity(Self.capacity)
+            let kept = Set(s.entries.map(\.seq))
+            return (fresh.map(\.seq).filter { kept.contains($0) }, droppedStored || (!cap.dropped.isEmpty && !stored.isEmpty), cap)
         }
+        reportCap(cap)
         if let last = pendingSeqs.last {
             persist { [self] _ in markDeliverable(last) }
         } else if droppedStored {

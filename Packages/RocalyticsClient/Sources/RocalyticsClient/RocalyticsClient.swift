@@ -59,15 +59,15 @@ public final class RocalyticsClient: Sendable {
     /// with the same ` (custom fetch)` marker.
     public let paywallPresentationDestination: String
 
-    /// Creates the client and starts its start-up in the background.
-    public convenience init(configuration: RocalyticsConfiguration = RocalyticsConfiguration()) {
-        self.init(options: configuration)
+    /// The reference client's spelling (`new RocalyticsClient(options)`) of ``init(configuration:)``.
+    @available(*, deprecated, renamed: "init(configuration:)")
+    public convenience init(options: RocalyticsConfiguration) {
+        self.init(configuration: options)
     }
 
-    /// Creates the client and starts its start-up in the background (the reference client's
-    /// `new RocalyticsClient(options)`; the same as ``init(configuration:)``).
-    public init(options: RocalyticsConfiguration) {
-        let options = Self.previewSafe(options, inPreviews: RuntimeEnvironment.isXcodePreview)
+    /// Creates the client and starts its start-up in the background.
+    public init(configuration: RocalyticsConfiguration = RocalyticsConfiguration()) {
+        let options = Self.previewSafe(configuration, inPreviews: RuntimeEnvironment.isXcodePreview)
         self.options = options
         transport = options.transport ?? CurlTransport.shared
         let marker = options.transport == nil ? "" : " (custom fetch)"
@@ -338,7 +338,8 @@ public final class RocalyticsClient: Sendable {
         try await sendTrack(session, name: name.rawValue, properties: properties.javaScriptOrdered())
     }
 
-    /// Alias of ``track(_:properties:)``.
+    /// Alias of ``track(_:properties:)`` (the TypeScript README's `trackEvent(...)`).
+    @available(*, deprecated, renamed: "track(_:properties:)")
     public func trackEvent(_ name: TrackEventName, properties: JSONObject = [:]) async throws {
         try await track(name, properties: properties)
     }
@@ -348,7 +349,16 @@ public final class RocalyticsClient: Sendable {
     /// An unknown ``PurchaseType`` is not sent (`unknown-purchase-type`); the purchase still is.
     /// Returns without sending when inert.
     /// - Throws: ``RocalyticsError`` on a non-2xx answer; transport errors unchanged.
+    @available(
+        *, deprecated,
+        message: "use trackPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:...), the same request"
+    )
     public func trackPurchase(_ params: TrackPurchaseParams) async throws {
+        try await sendPurchase(params)
+    }
+
+    /// The request of ``trackPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:purchaseType:product:transaction:redemptionResult:)``.
+    func sendPurchase(_ params: TrackPurchaseParams) async throws {
         guard let session = await sendingSession() else { return }
         try await sendTrack(
             session, name: TrackEventName.purchase.rawValue, properties: purchaseProperties(params),
@@ -480,7 +490,16 @@ public final class RocalyticsClient: Sendable {
     /// `recorded-request-rejected` diagnostic. Storage failures (a full or read-only disk) are
     /// reported as `storage` diagnostics: the request is still sent while the app runs. Nothing is
     /// recorded while opted out (``optOut()``).
+    @available(
+        *, deprecated,
+        message: "use recordPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:...), the same request"
+    )
     public func recordPurchase(_ params: TrackPurchaseParams) {
+        record(purchase: params)
+    }
+
+    /// The recording of ``recordPurchase(originalTransactionIdentifier:productId:price:currency:isTrial:purchaseType:product:transaction:redemptionResult:)``.
+    func record(purchase params: TrackPurchaseParams) {
         recorded.record(.purchase(transaction: params.originalTransactionIdentifier), body: purchaseProperties(params))
     }
 

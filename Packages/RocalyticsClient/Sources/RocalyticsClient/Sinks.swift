@@ -47,15 +47,16 @@ public func createRocalyticsPaywallSink<Payload: WireEncodable>(_ client: Rocaly
 }
 
 extension RocalyticsOnboardingSink where Payload == OnboardingRunSnapshot {
-    /// The onboarding tracker's sink for Rocalytics; the same as
-    /// ``createRocalyticsOnboardingSink(_:)``.
+    /// The onboarding tracker's sink for Rocalytics; the same as ``init(client:)``.
+    @available(*, deprecated, renamed: "init(client:)")
     public convenience init(_ client: RocalyticsClient) {
         self.init(client: client)
     }
 }
 
 extension RocalyticsPaywallSink where Payload == PaywallPresentationSnapshotV1_1 {
-    /// The paywall tracker's sink for Rocalytics; the same as ``createRocalyticsPaywallSink(_:)``.
+    /// The paywall tracker's sink for Rocalytics; the same as ``init(client:)``.
+    @available(*, deprecated, renamed: "init(client:)")
     public convenience init(_ client: RocalyticsClient) {
         self.init(client: client)
     }

@@ -43,6 +43,6 @@ public struct StorePurchase: Sendable, Equatable {
 extension RocalyticsClient {
     /// Records a store purchase (``recordPurchase(_:)-(TrackPurchaseParams)`` of ``StorePurchase/params``).
     public func recordPurchase(_ purchase: StorePurchase) {
-        recordPurchase(purchase.params)
+        record(purchase: purchase.params)
     }
 }

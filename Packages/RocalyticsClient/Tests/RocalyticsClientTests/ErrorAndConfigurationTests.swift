@@ -109,6 +109,8 @@ import TrackerCoreTestKit
         #expect(h.client.rocaId == ID)
     }
 
+    /// Deprecated: it pins the reference's spelling, `RocalyticsClient(options:)`, which is.
+    @available(*, deprecated)
     @Test func CF1_configurationDefaultsAndBothInitialisers() async {
         let c = RocalyticsConfiguration()
         #expect(c.platform.isSystemDefault)

@@ -15,7 +15,7 @@ let D30_BODY = TRACK(
 @Suite struct EventTests {
     @Test func D30_aPurchaseWithOnlyProductIdHasNoExperimentalKey() async throws {
         let h = ClientFixture(store: RETURNING())
-        try await h.client.trackPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         expectRequest(h.requests.last, "\(API)/track", body: D30_BODY)
         #expect(!bodyText(h.requests.last!).contains("experimental"))
     }
@@ -23,9 +23,8 @@ let D30_BODY = TRACK(
     @Test func D31_onlyTheRawObjectsGivenGoUnderExperimental() async throws {
         let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(
-            TrackPurchaseParams(
-                isTrial: true, value: 0, currency: "EUR", originalTransactionIdentifier: "t-2", productId: "p",
-                redemptionResult: ["code": "abc"]))
+            originalTransactionIdentifier: "t-2", productId: "p", price: 0, currency: "EUR", isTrial: true,
+            redemptionResult: ["code": "abc"])
         let body = try WireJSON.decode(h.requests.last!.body!)
         #expect(body["properties"]?["experimental"] == json(#"{"redemption_result":{"code":"abc"}}"#))
     }
@@ -33,8 +32,7 @@ let D30_BODY = TRACK(
     @Test func D32_withNoProductIdAnywhereProductIdIsAbsent() async throws {
         let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(
-            TrackPurchaseParams(
-                isTrial: false, value: 4.99, currency: "USD", originalTransactionIdentifier: "t-3", transaction: ["id": "x"]))
+            originalTransactionIdentifier: "t-3", price: 4.99, currency: "USD", transaction: ["id": "x"])
         expectRequest(
             h.requests.last, "\(API)/track",
             body: TRACK(

@@ -122,12 +122,11 @@ import TrackerCoreTestKit
         await h.client.ready()
         #expect(h.client.rocaId == nil)
         try await h.client.track(.purchase)
-        try await h.client.trackEvent(.install)
+        try await h.client.track(.install)
         try await h.client.identify(["user_id": "u"])
         try await h.client.trackCustomEvent("x")
         try await h.client.trackOnboarding(stepId: "welcome")
-        try await h.client.trackPurchase(
-            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t", productId: "p"))
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t", productId: "p", price: 1, currency: "EUR")
         let message = await errorMessage { _ = try await h.client.getDemandScore() }
         #expect(message == "[ROCALYTICS] demand-score unavailable: client failed to initialize")
         #expect(h.requests.isEmpty)
@@ -137,7 +136,7 @@ import TrackerCoreTestKit
     @Test func C25_theDefaultPlatformOnLinuxIsInertAndDoesNotThrow() async throws {
         let log = DiagnosticLog()
         let transport = RecordingTransport.rocalytics()
-        let client = RocalyticsClient(options: .init(platform: .systemDefault, transport: transport, onDiagnostic: log.handler))
+        let client = RocalyticsClient(configuration: .init(platform: .systemDefault, transport: transport, onDiagnostic: log.handler))
         await client.ready()
         #expect(client.rocaId == nil)
         #expect(log.codes == ["native-modules-unavailable"])

@@ -219,11 +219,13 @@ import TrackerCoreTestKit
     }
 
     @Test func E56_destinationStrings() async throws {
-        let plain = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
+        let plain = RocalyticsClient(configuration: .init(platform: .none, onDiagnostic: { _ in }))
         #expect(plain.onboardingRunDestination == "https://rocalytics-api.rocapine.io/functions/v1/onboarding-response")
-        let staging = RocalyticsClient(options: .init(platform: .none, baseURL: "https://staging.example.test", onDiagnostic: { _ in }))
+        let staging = RocalyticsClient(
+            configuration: .init(platform: .none, baseURL: "https://staging.example.test", onDiagnostic: { _ in }))
         #expect(staging.onboardingRunDestination == "https://staging.example.test/functions/v1/onboarding-response")
-        let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
+        let custom = RocalyticsClient(
+            configuration: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
         #expect(custom.onboardingRunDestination == "https://rocalytics-api.rocapine.io/functions/v1/onboarding-response (custom fetch)")
         #expect(createRocalyticsOnboardingSink(custom).destination == custom.onboardingRunDestination)
         // A sink built anew on the same client keeps the destination.

@@ -62,10 +62,10 @@ func captureOutput(_ body: () async throws -> Void) async rethrows -> String {
         let clock = ManualClock()
         let output = try await captureOutput {
             let client = RocalyticsClient(
-                options: .init(
+                configuration: .init(
                     platform: .custom(FixturePlatform.ios()), transport: transport, clock: clock, scheduler: clock, installPing: false))
             await client.ready()
-            try await client.trackPurchase(D30_PURCHASE)
+            try await client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
             try await client.trackOnboarding(stepId: "welcome", answers: ["goal": "x"])
             try await client.identify(["email": "user@example.com"])
             _ = await client.sendOnboardingRun(COMPLETED)

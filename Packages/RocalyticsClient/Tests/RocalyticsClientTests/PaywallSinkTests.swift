@@ -67,11 +67,12 @@ func paywallExample(_ name: String, v1_1: Bool = false) throws -> JSONValue {
     }
 
     @Test func P50_destination() async {
-        let custom = RocalyticsClient(options: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
+        let custom = RocalyticsClient(
+            configuration: .init(platform: .none, transport: RecordingTransport.rocalytics(), onDiagnostic: { _ in }))
         #expect(
             createRocalyticsPaywallSink(custom).destination
                 == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations (custom fetch)")
-        let plain = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
+        let plain = RocalyticsClient(configuration: .init(platform: .none, onDiagnostic: { _ in }))
         #expect(createRocalyticsPaywallSink(plain).destination == "https://rocalytics-api.rocapine.io/functions/v1/paywall-presentations")
         await custom.ready()
         await plain.ready()

@@ -24,7 +24,7 @@ import TrackerCoreTestKit
         // Run as a client: inert, nothing sent, nothing stored in the configured store.
         let transport = RecordingTransport()
         let client = RocalyticsClient(
-            options: RocalyticsClient.previewSafe(
+            configuration: RocalyticsClient.previewSafe(
                 RocalyticsConfiguration(platform: .systemDefault, transport: transport, onDiagnostic: { _ in }, storage: disk),
                 inPreviews: true))
         await client.ready()

@@ -56,7 +56,11 @@ final class Signal: Sendable {
                 r.url.hasSuffix("/identify") ? HTTPResponse(status: 503) : HTTPResponse(status: 500)
             }, identifyOnStart: false)
         #expect(await errorMessage { try await h.client.identify(["user_id": "u"]) } == "[ROCALYTICS] identify failed: 503")
-        #expect(await errorMessage { try await h.client.trackPurchase(D30_PURCHASE) } == "[ROCALYTICS] track failed: 500 (purchase)")
+        #expect(
+            await errorMessage {
+                try await h.client.trackPurchase(
+                    originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+            } == "[ROCALYTICS] track failed: 500 (purchase)")
         #expect(
             await errorMessage { try await h.client.trackCustomEvent("cart_abandoned") }
                 == "[ROCALYTICS] track failed: 500 (cart_abandoned)")

@@ -29,7 +29,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G77_aRecordedPurchaseSurvivesAFailingServerAndIsSentOnceItRecovers() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(tracks(h).count == 1)
@@ -49,8 +49,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 
     @Test func G78_aRecordedPurchaseIsTheAwaitedOnesRequest() async throws {
         let h = ClientFixture(store: RETURNING())
-        try await h.client.trackPurchase(D30_PURCHASE)
-        h.client.recordPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.settle()
         #expect(tracks(h).count == 2)
         #expect(tracks(h)[0] == tracks(h)[1])
@@ -60,7 +60,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G79_aStoredPurchaseIsSentAfterARelaunch() async throws {
         let server = SwitchableServer()
         let first = ClientFixture(store: RETURNING(), transport: server.transport())
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         #expect(tracks(first).count == 1)  // failed; the process is then "killed" (its clock never moves again)
@@ -83,7 +83,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let first = ClientFixture(store: store)
         await first.client.ready()
         #expect(first.client.isInert)
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.advance(byMs: 60_000)
         #expect(first.requests.isEmpty)
         await first.client.storageIdle()
@@ -101,7 +101,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         faults.writesAlwaysFail = true
         let disk = FaultInjectingStorage(faults: faults)
         let h = ClientFixture(store: RETURNING(), storage: disk)
-        h.client.recordPurchase(D30_PURCHASE)  // never throws
+        // Never throws.
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.recordIdentify(["user_id": "u-1"])
         await h.client.ready()
         await h.clock.settle()
@@ -117,7 +118,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let h = ClientFixture(store: RETURNING())
         h.client.recordIdentify(["user_id": "u-1", "email": nil, "revenue_cat_id": "rc-1"])
         h.client.record(.trialStarted, properties: ["plan": "pro"])
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(h.paths.count == 4)
@@ -129,7 +130,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G83_aRefusedRecordedRequestIsDroppedWithADiagnostic() async throws {
         let server = SwitchableServer(status: 400)
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.record(.trialStarted)
         await h.client.ready()
         await h.clock.settle()
@@ -142,7 +143,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let server = SwitchableServer()
         let backing = InMemoryKeyValueStorage()
         let first = ClientFixture(store: RETURNING(), transport: server.transport(), storage: backing)
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         let stored = try #require(backing.snapshot["rocalytics-recorded-requests"])
@@ -152,8 +153,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         faults.failNextGets = 2
         let flaky = FaultInjectingStorage(backing: backing, faults: faults)
         let second = first.relaunch(transport: RecordingTransport.rocalytics(), clock: ManualClock(), storage: flaky)
-        second.client.recordPurchase(
-            TrackPurchaseParams(isTrial: false, value: 1, currency: "EUR", originalTransactionIdentifier: "t-9", productId: "p"))
+        second.client.recordPurchase(originalTransactionIdentifier: "t-9", productId: "p", price: 1, currency: "EUR")
         await second.client.ready()
         await second.clock.settle()
         await second.client.storageIdle()
@@ -175,7 +175,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let h = ClientFixture(store: RETURNING(), storage: disk)
         await h.client.ready()
         await h.clock.settle()
-        h.client.recordPurchase(D30_PURCHASE)  // returns at once: the write is held
+        // Returns at once: the write is held.
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.advance(byMs: 4_900)
         #expect(tracks(h).isEmpty)  // write first, then send
         await h.clock.advance(byMs: 100)
@@ -191,18 +192,18 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G84_optingOutDropsWhatWasRecordedAndNothingIsSentAfter() async throws {
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.client.ready()
         await h.clock.settle()
         #expect(tracks(h).count == 1)
         h.client.optOut()
         #expect(h.client.isOptedOut)
         server.failing.withLock { $0 = false }
-        h.client.recordPurchase(D30_PURCHASE)
+        h.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         h.client.recordIdentify(["user_id": "u-1"])
         try await h.client.track(.trialStarted)
         try await h.client.identify(["user_id": "u-1"])
-        try await h.client.trackPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await h.clock.advance(byMs: 120_000)
         #expect(h.paths == ["/functions/v1/identify", "/functions/v1/track"])
         await h.client.storageIdle()
@@ -241,7 +242,7 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
     @Test func G86_storedRequestsAreDroppedAtALaunchThatFindsTheOptOut() async throws {
         let server = SwitchableServer()
         let first = ClientFixture(store: RETURNING(), transport: server.transport())
-        first.client.recordPurchase(D30_PURCHASE)
+        first.client.recordPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         await first.clock.settle()
         await first.client.storageIdle()
         try await first.storage.setItem("rocalytics-opted-out", "true")  // another launch opted out
@@ -287,6 +288,8 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
 
 /// G90: issue 37, item 10: labelled arguments beside the parameter bag, the same request.
 @Suite struct LabelledPurchaseTests {
+    /// Deprecated: it pins the reference's spelling (`trackPurchase(TrackPurchaseParams)`), which is.
+    @available(*, deprecated)
     @Test func G90_theLabelledPurchaseFormsSendTheParameterBagsRequest() async throws {
         let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
@@ -316,5 +319,117 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
             expectRequest(r, "\(API)/identify", body: #"{"user_id":"u-1","revenue_cat_id":"rc-1","locale":"fr-FR"}"#)
         }
         #expect(IdentifyParams(adjustAttribution: AdjustAttribution(network: "n")).adjustAttribution?.network == "n")
+    }
+}
+
+/// G110–G112: the recorded-request queue is bounded (1,000 requests): purchases are the last to go,
+/// and one `storage-cap` diagnostic is given per run of drops.
+@Suite struct RecordedQueueCapTests {
+    private func recordPurchase(_ h: ClientFixture, _ n: Int) {
+        h.client.recordPurchase(originalTransactionIdentifier: "tx-\(n)", productId: "p", price: 1, currency: "EUR")
+    }
+    private func storedCount(_ h: ClientFixture) -> Int {
+        let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
+        return text.components(separatedBy: #""kind":"#).count - 1
+    }
+    private func tracks(_ h: ClientFixture) -> [HTTPRequest] { h.requests.filter { $0.url == "\(API)/track" } }
+
+    @Test func G110_aFullQueueDropsTheOldestNonPurchaseOnceWithOneDiagnostic() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        recordPurchase(h, 0)
+        for _ in 0..<1_004 { h.client.record(.trialStarted) }
+        recordPurchase(h, 1)
+        await h.client.ready()
+        await h.clock.settle()
+        await h.client.storageIdle()
+        #expect(storedCount(h) == 1_000)
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        #expect(h.log.all.allSatisfy { !$0.message.contains("tx-") })
+
+        // Kept, in order: the purchase on the wire, the 998 newest trial events, the last purchase.
+        let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
+        let kinds = text.components(separatedBy: #""kind":"#).dropFirst().map { String($0.prefix(12)) }
+        #expect(kinds.first?.hasPrefix(#""purchase""#) == true)
+        #expect(kinds.last?.hasPrefix(#""purchase""#) == true)
+        #expect(kinds.dropFirst().dropLast().allSatisfy { $0.hasPrefix(#""track""#) })
+        #expect(text.contains(#""tx-0""#) && text.contains(#""tx-1""#))
+        #expect(tracks(h).allSatisfy { bodyText($0).contains("tx-0") })  // only the head was tried
+    }
+
+    @Test func G111_aSecondRunOfDropsAfterTheQueueWentBelowCapacityIsReportedAgain() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        await h.client.ready()
+        for _ in 0..<1_010 { h.client.record(.trialStarted) }
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        h.client.optOut()  // empties the queue: below capacity again
+        h.client.optIn()
+        for _ in 0..<1_002 { h.client.record(.trialStarted) }
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 2)
+    }
+
+    /// The queue goes below capacity because a request is accepted (found by review: the second
+    /// run of drops was not reported).
+    @Test func G113_belowCapacityAfterASendThenFullAgainIsReportedAgain() async throws {
+        let allow = Locked(0)
+        let transport = RecordingTransport { request in
+            if RecordingTransport.path(of: request.url) != "/functions/v1/identify" {
+                let ok = allow.withLock { n -> Bool in
+                    guard n > 0 else { return false }
+                    n -= 1
+                    return true
+                }
+                if !ok { return HTTPResponse(status: 503) }
+            }
+            return try await RecordingTransport.rocalyticsReplies(request)
+        }
+        let h = ClientFixture(store: RETURNING(), transport: transport)
+        await h.client.ready()
+        for _ in 0..<1_001 { h.client.record(.trialStarted) }
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        allow.withLock { $0 = 1 }  // one request is accepted: 999 wait
+        await h.clock.advance(byMs: 61_000)
+        await h.clock.settle()
+        #expect(allow.value == 0)
+        h.client.record(.trialStarted)  // 1,000: full, nothing dropped
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 1)
+        h.client.record(.trialStarted)  // a drop: a new run
+        await h.clock.settle()
+        #expect(h.log.codes.filter { $0 == "storage-cap" }.count == 2)
+    }
+
+    @Test func G112_aQueueOfOnlyPurchasesDropsItsOldestPurchaseNotOnTheWire() async throws {
+        let server = SwitchableServer()
+        let h = ClientFixture(store: RETURNING(), transport: server.transport())
+        await h.client.ready()
+        for n in 0..<1_001 { recordPurchase(h, n) }
+        await h.clock.settle()
+        await h.client.storageIdle()
+        #expect(storedCount(h) == 1_000)
+        let text = (h.storage as! InMemoryKeyValueStorage).snapshot["rocalytics-recorded-requests"] ?? ""
+        #expect(text.contains(#""tx-0""#))  // on the wire: kept
+        #expect(!text.contains(#""tx-1""#))  // the oldest purchase not on the wire
+        #expect(text.contains(#""tx-1000""#))
+        #expect(h.log.all.contains { $0.code == "storage-cap" && $0.message.contains("purchases") })
+    }
+}
+
+/// G94: issue 37, item 10: `trackEvent(_:properties:)`, the TypeScript README's alias, is
+/// deprecated for `track(_:properties:)` and sends the same request.
+@Suite struct TrackEventAliasTests {
+    /// Deprecated: it pins the alias, which is.
+    @available(*, deprecated)
+    @Test func G94_trackEventIsTracksRequest() async throws {
+        let h = ClientFixture(store: RETURNING())
+        try await h.client.track(.subscriptionStarted, properties: ["plan": "pro"])
+        try await h.client.trackEvent(.subscriptionStarted, properties: ["plan": "pro"])
+        await h.clock.settle()
+        let tracks = h.requests.filter { $0.url == "\(API)/track" }
+        #expect(tracks.count == 2 && tracks[0] == tracks[1])
+        #expect(tracks.first.map(bodyText)?.contains(#""name":"subscription_started""#) == true)
     }
 }

@@ -84,7 +84,7 @@ import TrackerCoreTestKit
         let clock = ManualClock(startMs: start)
         let log = DiagnosticLog()
         let client = RocalyticsClient(
-            options: .init(
+            configuration: .init(
                 platform: .custom(platform), transport: transport, clock: clock, scheduler: clock, onDiagnostic: log.handler,
                 identifyOnStart: true, installPing: false))
 
@@ -107,7 +107,11 @@ import TrackerCoreTestKit
                     try await client.track(name, properties: arg(1)?.objectValue ?? [:])
                 case "trackPurchase":
                     let purchase = try #require(arg(0))
-                    try await client.trackPurchase(purchaseParams(purchase))
+                    let p = try purchaseParams(purchase)
+                    try await client.trackPurchase(
+                        originalTransactionIdentifier: p.originalTransactionIdentifier, productId: p.productId, price: p.value,
+                        currency: p.currency, isTrial: p.isTrial, purchaseType: p.purchaseType, product: p.product,
+                        transaction: p.transaction, redemptionResult: p.redemptionResult)
                 case "trackCustomEvent":
                     try await client.trackCustomEvent(
                         arg(0)?.stringValue ?? "", properties: arg(1)?.objectValue ?? [:], dedupSuffix: arg(2)?.stringValue)

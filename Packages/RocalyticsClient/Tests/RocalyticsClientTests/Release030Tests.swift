@@ -129,9 +129,8 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     @Test func F66_anUpsellPurchase() async throws {
         let h = ClientFixture(store: RETURNING())
         try await h.client.trackPurchase(
-            TrackPurchaseParams(
-                isTrial: false, value: 19.99, currency: "EUR", originalTransactionIdentifier: "t-up", productId: "pro_yearly",
-                purchaseType: .upsell))
+            originalTransactionIdentifier: "t-up", productId: "pro_yearly", price: 19.99, currency: "EUR",
+            purchaseType: .upsell)
         expectRequest(
             h.requests.last, "\(API)/track",
             body: TRACK(
@@ -142,7 +141,7 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
 
     @Test func F67_noPurchaseTypeMeansNoChange() async throws {
         let h = ClientFixture(store: RETURNING())
-        try await h.client.trackPurchase(D30_PURCHASE)
+        try await h.client.trackPurchase(originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR")
         #expect(bodyText(h.requests.last!) == D30_BODY)
         #expect(!bodyText(h.requests.last!).contains("purchase_type"))
     }
@@ -150,9 +149,9 @@ let A1_INSTALL = TRACK("install", "\(ID)-install", #"{"install_time":"2026-01-10
     @Test func F68_anUnknownPurchaseType() async throws {
         // The raw-value entry point (`PurchaseType(rawValue:)`) is the untyped input of decision 6.
         let h = ClientFixture(store: RETURNING())
-        var params = D30_PURCHASE
-        params.purchaseType = PurchaseType(rawValue: "renewal")
-        try await h.client.trackPurchase(params)
+        try await h.client.trackPurchase(
+            originalTransactionIdentifier: "t-1", productId: "pro_monthly", price: 9.99, currency: "EUR",
+            purchaseType: PurchaseType(rawValue: "renewal"))
         #expect(bodyText(h.requests.last!) == D30_BODY)
         #expect(h.log.codes == ["unknown-purchase-type"])
         #expect(!h.log.all[0].message.contains("renewal"))

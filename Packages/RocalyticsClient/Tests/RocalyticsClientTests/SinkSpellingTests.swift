@@ -12,13 +12,13 @@ import TrackerCoreTestKit
 // - SK1: `createRocalyticsOnboardingSink(client)` is an `any Sink<OnboardingRunSnapshot>` and
 //   `createRocalyticsPaywallSink(client)` an `any Sink<PaywallPresentationSnapshotV1_1>` (the
 //   onboarding and paywall trackers' sink types); `for:` still picks another snapshot type.
-// - SK2: `.rocalytics(client)` and `RocalyticsOnboardingSink(client)` /
-//   `RocalyticsPaywallSink(client)` are the same sinks: same destination, same request bytes.
+// - SK2: `.rocalytics(client)` and `RocalyticsOnboardingSink(client: client)` /
+//   `RocalyticsPaywallSink(client: client)` are the same sinks: same destination, same request bytes.
 // - SK3: a v1 paywall snapshot taken as the tracker's type (v1.1) posts exactly the bytes of the
 //   v1 contract example, as the v1-typed sink does.
 @Suite struct SinkSpellingTests {
     @Test func SK1_theSeedFactoriesGiveTheTrackersSinkTypes() async {
-        let client = RocalyticsClient(options: .init(platform: .none, onDiagnostic: { _ in }))
+        let client = RocalyticsClient(configuration: .init(platform: .none, onDiagnostic: { _ in }))
         let onboarding: any Sink<OnboardingRunSnapshot> = createRocalyticsOnboardingSink(client)
         let paywall: any Sink<PaywallPresentationSnapshotV1_1> = createRocalyticsPaywallSink(client)
         let v1Only: RocalyticsPaywallSink<PaywallPresentationSnapshot> = createRocalyticsPaywallSink(
@@ -38,10 +38,10 @@ import TrackerCoreTestKit
                     : try await RecordingTransport.rocalyticsReplies(r)
             })
         let onboarding: [any Sink<OnboardingRunSnapshot>] = [
-            createRocalyticsOnboardingSink(h.client), .rocalytics(h.client), RocalyticsOnboardingSink(h.client),
+            createRocalyticsOnboardingSink(h.client), .rocalytics(h.client), RocalyticsOnboardingSink(client: h.client),
         ]
         let paywall: [any Sink<PaywallPresentationSnapshotV1_1>] = [
-            createRocalyticsPaywallSink(h.client), .rocalytics(h.client), RocalyticsPaywallSink(h.client),
+            createRocalyticsPaywallSink(h.client), .rocalytics(h.client), RocalyticsPaywallSink(client: h.client),
         ]
         for sink in onboarding {
             #expect(sink.destination == h.client.onboardingRunDestination)

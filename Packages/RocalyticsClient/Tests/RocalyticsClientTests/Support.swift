@@ -65,7 +65,7 @@ struct ClientFixture {
         self.storage = storage
         let p = platform ?? FixturePlatform.ios(store: store)
         client = RocalyticsClient(
-            options: .init(
+            configuration: .init(
                 platform: choice ?? .custom(p), transport: transport, baseURL: baseURL, clock: clock, scheduler: clock,
                 onDiagnostic: log.handler, identifyOnStart: identifyOnStart, installPing: installPing,
                 attributionBaseURL: attributionBaseURL, storage: storage))

@@ -241,7 +241,7 @@ import TrackerCoreTestKit
         #if os(Linux)
             let log = DiagnosticLog()
             let client = RocalyticsClient(
-                options: .init(platform: .systemDefault, transport: RecordingTransport.rocalytics(), onDiagnostic: log.handler))
+                configuration: .init(platform: .systemDefault, transport: RecordingTransport.rocalytics(), onDiagnostic: log.handler))
             await client.ready()
             #expect(client.isInert)
             #expect(log.all.first?.message.contains("Linux") == true)

@@ -1,12 +1,10 @@
 import TrackerCore
 
 /// How a ``ScoreClient`` is set up: the one configuration of the tracker, taken by
-/// ``ScoreClient/init(configuration:)``.
+/// ``ScoreClient/init(configuration:)``, the tracker's one initializer.
 ///
-/// It holds every parameter of the labelled initializer
-/// ``ScoreClient/init(publishableKey:siteId:endpoint:appVersion:os:device:locale:privacy:pii:initialConsent:identifyReplayBufferSize:maxQueueSize:tokenRefreshTimeoutSeconds:store:transport:clock:scheduler:idSource:onDiagnostic:)``,
-/// with the same defaults: both build the same tracker. Only `publishableKey`, `siteId` and
-/// `endpoint` are required; set the others as properties:
+/// Only `publishableKey`, `siteId` and `endpoint` are required; pass the others by label or set
+/// them as properties:
 ///
 /// ```swift
 /// var configuration = ScoreConfiguration(publishableKey: "pk_live_…", siteId: "urc-ios", endpoint: "https://score.example")
@@ -50,7 +48,7 @@ public struct ScoreConfiguration: Sendable {
     /// The queue cap (`delivery_failed` notices excluded); at least 1. Default: 1,000.
     public var maxQueueSize = 1_000
     /// How long a flush waits for the token provider, in seconds. Default: 5.
-    public var tokenRefreshTimeoutSeconds: Double = 5
+    public var tokenRefreshTimeoutSeconds: TimeInterval = 5
     /// Durable storage. Default: `nil`, a ``FileScoreStore`` in the platform's data directory.
     public var store: (any ScoreStore)?
     /// HTTP. Default: `nil`, Core's libcurl transport.
@@ -70,11 +68,25 @@ public struct ScoreConfiguration: Sendable {
     /// tests replace it. In previews the client keeps everything in memory and sends nothing.
     var runningForPreviews: @Sendable () -> Bool = { RuntimeEnvironment.isXcodePreview }
 
-    /// Creates a configuration of the three required values; every other property has the
-    /// labelled ``ScoreClient`` initializer's default.
-    public init(publishableKey: String, siteId: String, endpoint: String) {
+    /// Creates a configuration. Only the three first values are required; every other one has the
+    /// default its property documents.
+    public init(
+        publishableKey: String, siteId: String, endpoint: String,
+        appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
+        privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
+        persistConsent: Bool = false, identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000,
+        tokenRefreshTimeoutSeconds: TimeInterval = 5, store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
+        clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
+        idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
+    ) {
         self.publishableKey = publishableKey
         self.siteId = siteId
         self.endpoint = endpoint
+        (self.appVersion, self.os, self.device, self.locale) = (appVersion, os, device, locale)
+        (self.privacy, self.pii, self.initialConsent, self.persistConsent) = (privacy, pii, initialConsent, persistConsent)
+        (self.identifyReplayBufferSize, self.maxQueueSize) = (identifyReplayBufferSize, maxQueueSize)
+        self.tokenRefreshTimeoutSeconds = tokenRefreshTimeoutSeconds
+        (self.store, self.transport, self.clock, self.scheduler) = (store, transport, clock, scheduler)
+        (self.idSource, self.onDiagnostic) = (idSource, onDiagnostic)
     }
 }

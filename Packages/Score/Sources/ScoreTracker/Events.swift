@@ -2,65 +2,118 @@
 // Do not edit by hand: edit the schemas and regenerate (`codegen --check` guards drift).
 // swift-format-ignore-file
 
-/// The shared event taxonomy: each definition carries its wire name and consent `requires`,
-/// identical on iOS, Android and web.
+/// The shared event taxonomy as static members, so that a call reads `score.track(.pollVote)`:
+/// each definition carries its wire name and consent `requires`, identical on iOS, Android and web.
+extension EventDefinition {
+    /// `ad_impression`, requires advertising. An ad is shown to the fan. Props are open.
+    public static let adImpression = EventDefinition(name: "ad_impression", requires: [.advertising])
+
+    /// `article_read`, requires analytics. A fan reads an article. Props are open.
+    public static let articleRead = EventDefinition(name: "article_read", requires: [.analytics])
+
+    /// `minigame_play`, requires analytics. A fan plays a minigame. Props are open.
+    public static let minigamePlay = EventDefinition(name: "minigame_play", requires: [.analytics])
+
+    /// `motm_submit`, requires analytics. A fan submits a man-of-the-match pick. Props are open.
+    public static let motmSubmit = EventDefinition(name: "motm_submit", requires: [.analytics])
+
+    /// `player_rating`, requires analytics. A fan rates a player. Props are open.
+    public static let playerRating = EventDefinition(name: "player_rating", requires: [.analytics])
+
+    /// `poll_vote`, requires analytics. A fan votes in a poll. Props are open.
+    public static let pollVote = EventDefinition(name: "poll_vote", requires: [.analytics])
+
+    /// `product_view`, requires analytics. A fan views a product. Props are open.
+    public static let productView = EventDefinition(name: "product_view", requires: [.analytics])
+
+    /// `profile_favourite_team`, requires analytics. A fan sets a favourite team. Props are open.
+    public static let profileFavouriteTeam = EventDefinition(name: "profile_favourite_team", requires: [.analytics])
+
+    /// `social_share`, requires analytics. A fan shares content. Props are open.
+    public static let socialShare = EventDefinition(name: "social_share", requires: [.analytics])
+
+    /// `sports_prediction`, requires analytics. A fan makes a sports prediction. Props are open.
+    public static let sportsPrediction = EventDefinition(name: "sports_prediction", requires: [.analytics])
+
+    /// `streak_tick`, requires analytics. A fan's streak advances. Props are open.
+    public static let streakTick = EventDefinition(name: "streak_tick", requires: [.analytics])
+
+    /// `video_watch`, requires analytics. A fan watches a video. Props are open.
+    public static let videoWatch = EventDefinition(name: "video_watch", requires: [.analytics])
+
+    /// Every definition of the taxonomy, in wire-name order.
+    public static let all: [EventDefinition] = [
+        .adImpression,
+        .articleRead,
+        .minigamePlay,
+        .motmSubmit,
+        .playerRating,
+        .pollVote,
+        .productView,
+        .profileFavouriteTeam,
+        .socialShare,
+        .sportsPrediction,
+        .streakTick,
+        .videoWatch,
+    ]
+}
+
+/// The integration guide's spelling of the taxonomy (`Events.shared.PollVote`): each member is
+/// the static ``EventDefinition`` member of the same name in lowerCamelCase (`.pollVote`).
 public final class Events: Sendable {
     /// The taxonomy.
     public static let shared = Events()
 
     private init() {}
 
-    /// `ad_impression`, requires advertising. An ad is shown to the fan. Props are open.
-    public let AdImpression = EventDefinition(name: "ad_impression", requires: [.advertising])
+    /// The integration guide's spelling of ``EventDefinition/adImpression``.
+    @available(*, deprecated, message: "use EventDefinition.adImpression: score.track(.adImpression)")
+    public var AdImpression: EventDefinition { .adImpression }
 
-    /// `article_read`, requires analytics. A fan reads an article. Props are open.
-    public let ArticleRead = EventDefinition(name: "article_read", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/articleRead``.
+    @available(*, deprecated, message: "use EventDefinition.articleRead: score.track(.articleRead)")
+    public var ArticleRead: EventDefinition { .articleRead }
 
-    /// `minigame_play`, requires analytics. A fan plays a minigame. Props are open.
-    public let MinigamePlay = EventDefinition(name: "minigame_play", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/minigamePlay``.
+    @available(*, deprecated, message: "use EventDefinition.minigamePlay: score.track(.minigamePlay)")
+    public var MinigamePlay: EventDefinition { .minigamePlay }
 
-    /// `motm_submit`, requires analytics. A fan submits a man-of-the-match pick. Props are open.
-    public let MotmSubmit = EventDefinition(name: "motm_submit", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/motmSubmit``.
+    @available(*, deprecated, message: "use EventDefinition.motmSubmit: score.track(.motmSubmit)")
+    public var MotmSubmit: EventDefinition { .motmSubmit }
 
-    /// `player_rating`, requires analytics. A fan rates a player. Props are open.
-    public let PlayerRating = EventDefinition(name: "player_rating", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/playerRating``.
+    @available(*, deprecated, message: "use EventDefinition.playerRating: score.track(.playerRating)")
+    public var PlayerRating: EventDefinition { .playerRating }
 
-    /// `poll_vote`, requires analytics. A fan votes in a poll. Props are open.
-    public let PollVote = EventDefinition(name: "poll_vote", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/pollVote``.
+    @available(*, deprecated, message: "use EventDefinition.pollVote: score.track(.pollVote)")
+    public var PollVote: EventDefinition { .pollVote }
 
-    /// `product_view`, requires analytics. A fan views a product. Props are open.
-    public let ProductView = EventDefinition(name: "product_view", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/productView``.
+    @available(*, deprecated, message: "use EventDefinition.productView: score.track(.productView)")
+    public var ProductView: EventDefinition { .productView }
 
-    /// `profile_favourite_team`, requires analytics. A fan sets a favourite team. Props are open.
-    public let ProfileFavouriteTeam = EventDefinition(name: "profile_favourite_team", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/profileFavouriteTeam``.
+    @available(*, deprecated, message: "use EventDefinition.profileFavouriteTeam: score.track(.profileFavouriteTeam)")
+    public var ProfileFavouriteTeam: EventDefinition { .profileFavouriteTeam }
 
-    /// `social_share`, requires analytics. A fan shares content. Props are open.
-    public let SocialShare = EventDefinition(name: "social_share", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/socialShare``.
+    @available(*, deprecated, message: "use EventDefinition.socialShare: score.track(.socialShare)")
+    public var SocialShare: EventDefinition { .socialShare }
 
-    /// `sports_prediction`, requires analytics. A fan makes a sports prediction. Props are open.
-    public let SportsPrediction = EventDefinition(name: "sports_prediction", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/sportsPrediction``.
+    @available(*, deprecated, message: "use EventDefinition.sportsPrediction: score.track(.sportsPrediction)")
+    public var SportsPrediction: EventDefinition { .sportsPrediction }
 
-    /// `streak_tick`, requires analytics. A fan's streak advances. Props are open.
-    public let StreakTick = EventDefinition(name: "streak_tick", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/streakTick``.
+    @available(*, deprecated, message: "use EventDefinition.streakTick: score.track(.streakTick)")
+    public var StreakTick: EventDefinition { .streakTick }
 
-    /// `video_watch`, requires analytics. A fan watches a video. Props are open.
-    public let VideoWatch = EventDefinition(name: "video_watch", requires: [.analytics])
+    /// The integration guide's spelling of ``EventDefinition/videoWatch``.
+    @available(*, deprecated, message: "use EventDefinition.videoWatch: score.track(.videoWatch)")
+    public var VideoWatch: EventDefinition { .videoWatch }
 
-    /// Every definition, in wire-name order.
-    public var all: [EventDefinition] {
-        [
-            AdImpression,
-            ArticleRead,
-            MinigamePlay,
-            MotmSubmit,
-            PlayerRating,
-            PollVote,
-            ProductView,
-            ProfileFavouriteTeam,
-            SocialShare,
-            SportsPrediction,
-            StreakTick,
-            VideoWatch,
-        ]
-    }
+    /// Every definition, in wire-name order: ``EventDefinition/all``.
+    public var all: [EventDefinition] { EventDefinition.all }
 }

@@ -242,10 +242,11 @@ extension ScoreClient {
     }
 
     /// ``inspect()`` as compact JSON, for bug reports. Never contains the token.
-    public func inspectJSON() -> String { inspectJson() }
-
-    /// The integration guide's spelling of ``inspectJSON()``.
-    public func inspectJson() -> String {
+    public func inspectJSON() -> String {
         WireJSON.encodeString(inspect().json())
     }
+
+    /// The integration guide's spelling of ``inspectJSON()``.
+    @available(*, deprecated, renamed: "inspectJSON()")
+    public func inspectJson() -> String { inspectJSON() }
 }

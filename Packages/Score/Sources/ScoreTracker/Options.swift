@@ -123,6 +123,7 @@ public enum PiiAction: Sendable, Equatable {
 
     /// The integration guide's spelling of ``hash`` (its Kotlin core, seen from Objective-C, could
     /// not use `hash`, NSObject's name); the same action.
+    @available(*, deprecated, renamed: "hash")
     public static var hash_: PiiAction { .hash }
 }
 
@@ -149,8 +150,10 @@ public enum PiiOptions: Sendable, Equatable {
     case denylist([String])
 
     /// The integration guide's spelling of ``classify(_:)``.
+    @available(*, deprecated, renamed: "classify(_:)")
     public static func Classify(rules: [PiiRule]) -> PiiOptions { .classify(rules) }
     /// The integration guide's spelling of ``denylist(_:)``.
+    @available(*, deprecated, renamed: "denylist(_:)")
     public static func Denylist(keys: [String]) -> PiiOptions { .denylist(keys) }
 
     var ruleCount: Int {

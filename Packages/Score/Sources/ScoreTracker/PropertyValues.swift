@@ -11,7 +11,7 @@ import TrackerCore
 /// extension Team: ScorePropertyConvertible {
 ///     var scorePropertyValue: JSONValue? { .string(slug) }
 /// }
-/// score.track("team_followed", props: ["team": team])
+/// score.track("team_followed", properties: ["team": team])
 /// ```
 ///
 /// An `Encodable` value that does not conform is sent as the JSON value it encodes to. A value

@@ -141,7 +141,7 @@ extension ScoreClient {
             var appended = false
             if !records.isEmpty {
                 do {
-                    locations = try await store.appendQueueRecordsDeferringSync(records)
+                    locations = try await store.appendQueueRecords(records)
                     appended = true
                 } catch {
                     // Nothing of this append counts as written: its operations and the rest of
@@ -503,8 +503,8 @@ extension ScoreClient {
 
     /// The loaded locations when `store` can actually read records back at them, else `nil` (the
     /// queued events then keep their envelopes in memory). A store that forwards `load()` to a
-    /// ``FileScoreStore`` but not `readQueueRecord(at:)` (a wrapper relying on the protocol's
-    /// defaults) hands over locations it cannot serve; trusting them dropped the whole queue
+    /// ``FileScoreStore`` but answers `readQueueRecord(at:)` with `nil` (a wrapper that does not
+    /// read back) hands over locations it cannot serve; trusting them dropped the whole queue
     /// after a relaunch. One record is read back and compared (one `pread`).
     static func verifiedLocations(_ contents: ScoreStoreContents, store: any ScoreStore) -> [ScoreRecordLocation]? {
         guard let locations = contents.queueLocations, locations.count == contents.queueRecords.count,

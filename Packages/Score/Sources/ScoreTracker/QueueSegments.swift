@@ -19,13 +19,16 @@ import TrackerCore
 /// order, exactly as the single log was: removals stay records (tombstones) in the newest
 /// segment, so a segment's removals may refer to events of older ones.
 ///
-/// Deleting: only the oldest segments, in order, and never the newest. A segment is deleted once
-/// no live record is in it; its removals then only concern events of itself or of segments
-/// deleted before it, so no event comes back. Before deleting, the appends written so far
-/// (the removals that made the segment dead) are synced, then the segment is unlinked and the
-/// directory synced: a power loss cannot bring a segment back without the removals that
-/// emptied it. A kill between two deletions leaves a chain whose oldest segments are gone, as
-/// intended.
+/// Deleting: never the newest. A segment is deleted once no live record is in it. When an older
+/// segment still holds a live record (pinned: a critical event waiting, an event whose category
+/// is not granted), it is first compacted to its live records (each at its own offset, the rest
+/// a padding frame over a hole, renamed over it), so that the deleted segment's removals concern
+/// no event still on disk and no event comes back; segments are handled oldest first (issue 35
+/// item 2: one event that stays queued no longer keeps every later segment). Before deleting,
+/// the appends written so far (the removals that made the segment dead) are synced, then each
+/// step (an unlink, a compaction's rename) is followed by a directory sync: a power loss cannot
+/// bring a segment back without the removals that emptied it. A kill between two steps leaves a
+/// chain whose handled segments hold only live records or are gone, and the others whole.
 ///
 /// Rolling: when the newest segment holds ``segmentBytes`` bytes or more, the next append
 /// creates the next segment (an `open` with `O_CREAT`, no sync: the directory is synced with the
@@ -69,6 +72,27 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var synced = 0
         /// One older segment kept open for reading back (flushes read a batch from one segment).
         var reader: (segment: Int, fd: Int32)?
+        /// Sealed segments (no longer the newest) still to be sealed (`SegmentSeal`), by the
+        /// next ``sealPending()``.
+        /// With whether to verify the records' checksums (not for a segment this run rolled).
+        var toSeal: [Int: Bool] = [:]
+        /// The segment that was the newest when the chain was opened: it also holds an earlier
+        /// run's records (one found damaged at start-up is still on disk), so its seal checks
+        /// every record's checksum, unlike a segment begun by this run.
+        var openedNewest: Int?
+        /// The last compaction of a pinned segment failed (see ``reclaim(live:before:)``).
+        var compactionFailing = false
+        /// How the last start-up read (``openFollowingLengths(expect:visit:indexed:)``) took each
+        /// segment: from its seal, or by following its frames (tests count them).
+        var launchRead = LaunchRead()
+    }
+
+    /// How a start-up read took the segments (see ``launchRead``).
+    struct LaunchRead: Equatable, Sendable {
+        /// The segments indexed from their seal (only their seal was read).
+        var fromSeals: [Int] = []
+        /// The segments whose frames were followed (every record read).
+        var followed: [Int] = []
     }
 
     /// Opens (creating when absent) a segment for appending and reads its records: `AppendLog.open`
@@ -116,17 +140,26 @@ final class SegmentedQueueLog: @unchecked Sendable {
     }
 
     /// The segments in `directory`, oldest first (none when it cannot be listed).
-    static func listSegments(_ directory: String) -> [Int] {
-        guard let dir = opendir(directory) else { return [] }
+    static func listSegments(_ directory: String) -> [Int] { listDirectory(directory).segments }
+
+    /// The segments in `directory`, oldest first, and the temporary files of compactions killed
+    /// before their rename (`queue.<n>.log.tmp`, `queue.log.tmp`), by name.
+    static func listDirectory(_ directory: String) -> (segments: [Int], temporaries: [String]) {
+        guard let dir = opendir(directory) else { return ([], []) }
         defer { closedir(dir) }
         var out: [Int] = []
+        var temporaries: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if let n = segmentNumber(name) { out.append(n) }
+            if let n = segmentNumber(name) {
+                out.append(n)
+            } else if name.hasSuffix(".log.tmp"), segmentNumber(String(name.dropLast(4))) != nil {
+                temporaries.append(name)
+            }
         }
-        return out.sorted()
+        return (out.sorted(), temporaries)
     }
 
     /// Opens the chain for appending (creating `queue.log` when there is no segment) and reads
@@ -137,8 +170,10 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var segments = SegmentedQueueLog.listSegments(directory)
         if segments.isEmpty { segments = [0] }
         var newest: AppendLog?
+        var unsealed: Set<Int> = []
         for (i, n) in segments.enumerated() {
             let (log, records) = try openSegment(path(n), syncs)
+            if i < segments.count - 1 && records.last?.first != SegmentSeal.kind { unsealed.insert(n) }
             loaded.records += records
             loaded.locations += log.loadedOffsets.map { ScoreRecordLocation(generation: n, offset: $0) }
             loaded.damage.skippedRegions += log.damage.skippedRegions
@@ -153,6 +188,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: segments, segmentBytes: segmentBytes))
             s.newest = newest
+            s.openedNewest = s.chain.newest
+            s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
         }
         return loaded
     }
@@ -190,12 +227,13 @@ final class SegmentedQueueLog: @unchecked Sendable {
             switch placement {
             case .newest(let n):
                 number = n
-            case .roll(_, let next):
+            case .roll(let from, let next):
                 let (created, _) = try openSegment(path(next), syncs)
                 log.close()
                 s.newest = created
                 _ = s.chain.appendSegment()
                 s.directoryUnsynced = true
+                s.toSeal[from] = from == s.openedNewest
                 current = created
                 number = next
             }
@@ -241,6 +279,34 @@ final class SegmentedQueueLog: @unchecked Sendable {
         if let failure { throw failure }
         state.withLock { $0.synced = max($0.synced, ticket) }
     }
+
+    /// Seals (`SegmentSeal`) the segments sealed since the last call, oldest first: each is read
+    /// once and its seal appended (synced when the log syncs); the records' checksums are checked
+    /// for a segment found unsealed at start-up and for the one that was the newest then, not for
+    /// one this run began (its records were all written by this run's writer; see
+    /// `SegmentSeal.build(path:verify:)`). A segment
+    /// that cannot be sealed (damaged, or holding records the quick index does not take) is left
+    /// as it is; one deleted meanwhile is skipped. Never the newest. Runs off the append path,
+    /// after a ``sync()`` that covered the segments' last appends (`FileScoreStore.syncNow()`,
+    /// on the sync thread) or in the start-up's background step; not in a reclamation's sync.
+    func sealPending() {
+        let todo = state.withLock { s -> [(Int, Bool)] in
+            defer { s.toSeal = [:] }
+            return s.toSeal.filter { s.chain.contains($0.key) && $0.key != s.chain.newest }.sorted { $0.key < $1.key }
+        }
+        for (n, verify) in todo {
+            guard let seal = SegmentSeal.build(path: path(n), verify: verify), state.withLock({ $0.chain.contains(n) }) else {
+                continue
+            }
+            _ = SegmentSeal.write(seal, path: path(n), sync: syncs)
+        }
+    }
+
+    /// Whether some sealed segment waits for its seal (see ``sealPending()``).
+    var hasSegmentsToSeal: Bool { state.withLock { !$0.toSeal.isEmpty } }
+
+    /// How the last start-up read took each segment (tests).
+    var launchRead: LaunchRead { state.withLock { $0.launchRead } }
 
     /// Reads back the record at `location`; `nil` when its segment is gone or no intact record
     /// starts there.
@@ -292,22 +358,48 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// The segments, oldest first.
     var segments: [Int] { state.withLock { $0.chain.segments } }
 
-    /// Deletes the oldest segments, in order, that hold none of the `live` locations (every
-    /// record of the queue still wanted, as of a moment when every record written so far was
-    /// accounted for), never the newest. First syncs what was written (the removals that made
-    /// them dead), then unlinks each, then syncs the directory; all outside the append lock but
-    /// the bookkeeping. With `before`, only segments numbered below it (the newest when `live`
-    /// was taken: records appended since may be in it). Returns the deleted segments' numbers. Runs on one thread at a time
-    /// (the caller's rule), off the append path.
+    /// Reclaims the space of the segments below `bound` (the newest segment when `live` was
+    /// taken: records appended since may be in it; never the newest) that hold none of the `live`
+    /// locations (every record of the queue still wanted, as of a moment when every record
+    /// written so far was accounted for): see `SegmentChain.reclaimPlan(pinned:below:)`. A dead
+    /// segment after a pinned one is deleted too (issue 35 item 2: one event that stays queued
+    /// no longer keeps every later segment), once each pinned segment before it is compacted to
+    /// its live records (``compact(_:keeping:)``). First syncs what was written (the removals
+    /// that made them dead), then compacts, then unlinks each, then syncs the directory; all
+    /// outside the append lock but the bookkeeping. Returns the deleted segments' numbers. Runs
+    /// on one thread at a time (the caller's rule), off the append path.
     @discardableResult
     func reclaim(live: some Sequence<ScoreRecordLocation>, before bound: Int? = nil) throws -> [Int] {
-        var pinned = Set<Int>()
-        for l in live { pinned.insert(l.generation) }
-        let dead = state.withLock { s in s.chain.deletable(pinned: pinned, below: bound) }
-        guard !dead.isEmpty else { return [] }
+        var pinned: [Int: [Int]] = [:]
+        for l in live { pinned[l.generation, default: []].append(l.offset) }
+        let plan = state.withLock { s in s.chain.reclaimPlan(pinned: Set(pinned.keys), below: bound) }
+        guard !plan.delete.isEmpty else { return [] }
         try sync()
+        // Oldest first, so that at every step (a kill, or a power loss: each step's directory
+        // change is synced before the next) the segments done hold no dead add and no removal,
+        // and the others are whole: a dead event's removal is in a segment not done yet
+        // whenever its add still is.
+        let toCompact = Set(plan.compact)
         var deleted: [Int] = []
-        for n in dead {
+        for n in (plan.compact + plan.delete).sorted() {
+            if toCompact.contains(n) {
+                // A compaction that fails (a live record that no longer reads back, no space for
+                // the new file) ends the reclamation there: the segments after it stay, whole.
+                // The first failure of a run of them is thrown (one `storage` diagnostic), the
+                // next ones end the reclamation quietly until one runs to its end.
+                do {
+                    try compact(n, keeping: pinned[n] ?? [])
+                } catch {
+                    let first = state.withLock { s in
+                        defer { s.compactionFailing = true }
+                        return !s.compactionFailing
+                    }
+                    if syncs && !deleted.isEmpty { FileIO.syncDirectory(directory) }
+                    if first { throw error }
+                    return deleted
+                }
+                continue
+            }
             // Out of the chain first: a read of it finds nothing rather than a file going away.
             state.withLock { s in
                 s.chain.remove(n)
@@ -319,15 +411,84 @@ final class SegmentedQueueLog: @unchecked Sendable {
             }
             if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
                 let e = errno
-                // Still on disk: back into the chain, at its place (the older ones are gone).
-                state.withLock { s in s.chain.restoreOldest(n) }
+                // Still on disk: back into the chain, at its place.
+                state.withLock { s in s.chain.restore(n) }
                 if syncs && !deleted.isEmpty { FileIO.syncDirectory(directory) }
                 throw AppendLogError("unlink", errno: e)
             }
             deleted.append(n)
+            // A compaction next drops removals that may concern this segment's events.
+            if syncs && toCompact.contains(where: { $0 > n }) { FileIO.syncDirectory(directory) }
         }
         if syncs { FileIO.syncDirectory(directory) }
+        state.withLock { $0.compactionFailing = false }
         return deleted
+    }
+
+    /// Compacts sealed segment `n` to the records at `offsets` (issue 35 item 2): a new file,
+    /// `queue.<n>.log.tmp`, holds each of them at its own offset (so no location changes and a
+    /// read in progress reads the same bytes), the space between them one padding frame (a
+    /// header, then a hole: a payload of zeros never written, kind 0, no record), and a new seal;
+    /// it is synced, renamed over the segment and the directory synced. A kill before the rename
+    /// leaves the segment as it was (the temporary file is removed by the next open); after it,
+    /// the segment holds its live records only, in their places, so the queue's order is kept.
+    func compact(_ n: Int, keeping offsets: [Int]) throws {
+        let source = FileFaults.open(path(n), O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw AppendLogError("open", errno: errno) }
+        var kept: [(offset: Int, payload: [UInt8])] = []
+        for o in Set(offsets).sorted() {
+            guard let payload = try SegmentedQueueLog.readFrame(source, at: o) else {
+                _ = FileFaults.close(source)
+                throw AppendLogError("read", errno: EIO)
+            }
+            kept.append((o, payload))
+        }
+        _ = FileFaults.close(source)
+        let temp = path(n) + ".tmp"
+        let fd = FileFaults.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AppendLogError("open", errno: errno) }
+        var ok = false
+        defer {
+            _ = FileFaults.close(fd)
+            if !ok { _ = FileFaults.unlink(temp) }
+        }
+        var at = 0
+        func put(_ bytes: [UInt8], at offset: Int) throws {
+            guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else { throw AppendLogError("lseek", errno: errno) }
+            var done = 0
+            while done < bytes.count {
+                let w = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + done, bytes.count - done) }
+                if w < 0 && errno == EINTR { continue }
+                if w <= 0 { throw AppendLogError("write", errno: w < 0 ? errno : EIO) }
+                done += w
+            }
+        }
+        for (offset, payload) in kept {
+            if offset > at {
+                // A padding frame over the dropped records: its header only, its zeros a hole.
+                let length = offset - at - AppendLog.frameOverhead
+                let crc = CRC32.checksum([UInt8](repeating: 0, count: length))
+                var header: [UInt8] = []
+                withUnsafeBytes(of: UInt32(length).littleEndian) { header.append(contentsOf: $0) }
+                withUnsafeBytes(of: crc.littleEndian) { header.append(contentsOf: $0) }
+                try put(header, at: at)
+            }
+            try put(AppendLog.frame([payload]), at: offset)
+            at = offset + AppendLog.frameOverhead + payload.count
+        }
+        if let seal = SegmentSeal.build(path: temp) { _ = SegmentSeal.write(seal, path: temp, sync: false) }
+        if syncs && FileFaults.fsync(fd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        guard FileFaults.rename(temp, path(n)) == 0 else { throw AppendLogError("rename", errno: errno) }
+        ok = true
+        state.withLock { s in
+            if let r = s.reader, r.segment == n {
+                _ = FileFaults.close(r.fd)
+                s.reader = nil
+            }
+        }
+        // The rename durable before any later segment (whose removals concern the dropped
+        // records) is deleted.
+        if syncs { FileIO.syncDirectory(directory) }
     }
 
     /// Whether a segment other than the newest is numbered below `segment` (one that
@@ -375,7 +536,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
             }
             if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
                 let e = errno
-                state.withLock { s in s.chain.restoreOldest(n) }
+                state.withLock { s in s.chain.restore(n) }
                 throw AppendLogError("unlink", errno: e)
             }
         }
@@ -389,28 +550,47 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var path: String
         var offsets: [Int]
         var end: Int
+        /// Whether it was indexed from its seal (its records were checked when it was sealed).
+        var fromSeal = false
     }
 
-    /// The quick start-up read (see `FileScoreStore.loadFollowingLengths(expect:visit:)`): every
-    /// segment's frames, oldest first, followed by their length fields and passed to `visit`
-    /// with their segment's number (``openSegment`` is not used: only the store that does not
-    /// replace it reads quickly); the older segments through read-only descriptors closed at
-    /// once, the newest opened for appending. `expect` is called first with the segments' total
-    /// size (estimated for a chain). `nil` (nothing opened) when some segment's frames do not
-    /// tile it or `visit` said stop; the caller then calls ``open()``, which checks and repairs.
+    /// The quick start-up read (see `FileScoreStore.loadFollowingLengths(expect:visit:indexed:)`):
+    /// every segment's frames, oldest first, passed to `visit` with their segment's number as
+    /// they are followed by their length fields, except a sealed segment's with an intact seal
+    /// (`SegmentSeal`), passed whole to `indexed` instead (only its seal is read). The older
+    /// segments are read through read-only descriptors closed at once, the newest opened for
+    /// appending (``openSegment`` is not used: only the store that does not replace it reads
+    /// quickly). `expect` is called first with the segments' total size (estimated for a chain).
+    /// `nil` (nothing opened) when some segment's frames do not tile it or a visit said stop;
+    /// the caller then calls ``open()``, which checks and repairs. The sealed segments found
+    /// without a seal are sealed by the next ``sealPending()``.
     func openFollowingLengths(
         expect: (_ totalBytes: Int) -> Void,
-        visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+        visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
+        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
     ) -> [FollowedSegment]? {
-        var numbers = SegmentedQueueLog.listSegments(directory)
+        let listed = SegmentedQueueLog.listDirectory(directory)
+        var numbers = listed.segments
         if numbers.isEmpty { numbers = [0] }
+        // A compaction killed before its rename: its temporary file is never read.
+        for name in listed.temporaries { _ = FileFaults.unlink(directory + "/" + name) }
         // A single segment reports its own size; a chain, about a full segment each.
         if numbers.count > 1 { expect(numbers.count * segmentBytes) }
         var out: [FollowedSegment] = []
+        var read = LaunchRead()
+        var unsealed: Set<Int> = []
         for n in numbers.dropLast() {
+            if let seal = SegmentSeal.read(path: path(n)) {
+                guard indexed(n, seal) else { return nil }
+                out.append(FollowedSegment(number: n, path: path(n), offsets: seal.offsets, end: seal.end, fromSeal: true))
+                read.fromSeals.append(n)
+                continue
+            }
             guard let walked = (try? AppendLog.followLengths(path: path(n), visit: { _, o, p, c in visit(n, o, p, c) })) ?? nil
             else { return nil }
             out.append(FollowedSegment(number: n, path: path(n), offsets: walked.offsets, end: walked.end))
+            read.followed.append(n)
+            unsealed.insert(n)
         }
         let n = numbers[numbers.count - 1]
         guard
@@ -420,6 +600,7 @@ final class SegmentedQueueLog: @unchecked Sendable {
                     visit: { _, o, p, c in visit(n, o, p, c) })) ?? nil
         else { return nil }
         out.append(FollowedSegment(number: n, path: path(n), offsets: frames.offsets, end: frames.end))
+        read.followed.append(n)
         // A compaction of earlier versions killed before its rename (`queue.log.tmp`): the
         // newest segment's open removed it when it is `queue.log`.
         if n != 0 { _ = FileFaults.unlink(directory + "/queue.log.tmp") }
@@ -428,6 +609,9 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.newest?.close()
             s = State(chain: SegmentChain(segments: numbers, segmentBytes: segmentBytes))
             s.newest = log
+            s.openedNewest = s.chain.newest
+            s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
+            s.launchRead = read
         }
         return out
     }

@@ -22,8 +22,11 @@ import TrackerCore
 //    SDK writes, when a remove record is damaged, when an add record holds a NUL byte (its
 //    length was damaged and took in the frames after it), or when an event id is added twice
 //    while queued: in each of those cases the careful load's answer could differ from the index's.
+//    A sealed segment (no longer the newest) with an intact seal (`SegmentSeal`) is indexed from
+//    its seal instead: its records are not read at all.
 // 2. Check (after the merge, while the first batch may already be on its way): every frame's
-//    checksum. An add record that fails it is damaged: its event leaves the queue, as the careful
+//    checksum, except those of the segments indexed from their seal (checked when sealed; each
+//    record is checked again when read back to be sent). An add record that fails it is damaged: its event leaves the queue, as the careful
 //    load would have skipped it, and the `storage` diagnostic names the damaged regions, with the
 //    careful load's text. `inspect()` waits for this step, and no compaction runs meanwhile (the
 //    check finds the damaged events by their location). When the merge itself would decide on the
@@ -94,6 +97,9 @@ struct QuickIndex {
             }
         }
         if kind == 82 && CRC32.checksum(r) != checksum { return false }
+        // A sealed segment's seal (`SegmentSeal`) or a compaction's padding read as a frame: no
+        // event (its checksum is checked with the others after the merge).
+        if kind == SegmentSeal.kind || kind == SegmentSeal.paddingKind { return true }
         switch QueueRecord.scan(r, anonymousId: anonymousId) {
         case .add(let id, let name, let timestampMs, let sameAnonymous, let flags, let requires)?:
             guard case .uuid(let hi, let lo) = id else { return false }
@@ -106,6 +112,34 @@ struct QuickIndex {
         case nil:
             return false
         }
+    }
+
+    /// Takes in every frame of sealed segment `segment` from its seal (`SegmentSeal`): the same
+    /// index as its frames give (``visit(location:payload:checksum:)``), from the seal's few
+    /// bytes instead of the records. The seal record itself counts as a frame, as it does when
+    /// the frames are followed.
+    mutating func visit(seal: SegmentSeal, segment: Int) -> Bool {
+        let same = seal.anonymousIds.map { anonymousId.utf8 == $0 }
+        var names: [String] = []
+        names.reserveCapacity(seal.names.count)
+        for n in seal.names { names.append(self.names.intern(String(decoding: n, as: UTF8.self))) }
+        frames += 1
+        for f in seal.frames {
+            frames += 1
+            switch f {
+            case .empty:
+                continue
+            case .add(let offset, let a):
+                guard
+                    append(
+                        hi: a.hi, lo: a.lo, name: names[a.name], timestampMs: a.timestampMs, sameAnonymous: same[a.anonymousId],
+                        flags: a.flags, requires: a.requires, location: ScoreRecordLocation(generation: segment, offset: offset))
+                else { return false }
+            case .remove(_, let ids):
+                for (hi, lo) in ids { removedIds.append((events.count, hi, lo)) }
+            }
+        }
+        return true
     }
 
     /// The event of an add record (``resolve()`` finds an id added twice).
@@ -323,7 +357,8 @@ extension ScoreClient {
                 expect: { index.expect(fileBytes: $0) },
                 visit: { location, payload, checksum in
                     index.visit(location: location, payload: payload, checksum: checksum)
-                })
+                },
+                indexed: { segment, seal in index.visit(seal: seal, segment: segment) })
         else { return nil }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }
@@ -342,11 +377,16 @@ extension ScoreClient {
     /// through a descriptor of its own, closed once checked); `nil` when all pass. When a segment
     /// cannot be read back to check it, no location, and a diagnostic saying so (each record is
     /// still checked when it is read back to be sent: a damaged one is never sent).
-    static func damage(of framed: FileScoreStore.FramedContents) -> LoadedFrameDamage? {
+    ///
+    /// `sealed: false` leaves out the segments indexed from their seal (`SegmentSeal`): every
+    /// record of theirs was checked when the seal was written, and is checked again when it is
+    /// read back to be sent (a record damaged since is dropped then, with a `storage`
+    /// diagnostic), so that the start-up's check reads the newest segment's records only.
+    static func damage(of framed: FileScoreStore.FramedContents, sealed: Bool = true) -> LoadedFrameDamage? {
         var regions = 0
         var bytes = 0
         var damaged = Set<ScoreRecordLocation>()
-        for segment in framed.segments {
+        for segment in framed.segments where sealed || !segment.fromSeal {
             let bad: [Int]
             do {
                 bad = try AppendLog.FrameReader.open(path: segment.path, offsets: segment.offsets, end: segment.end).damagedFrames()
@@ -393,7 +433,7 @@ extension ScoreClient {
     /// Step 2 (see the comment at the top), after the merge: removes the events whose add record
     /// is damaged; the diagnostic to report, if any.
     func checkLoadedFrames(_ framed: FileScoreStore.FramedContents) -> Diagnostic? {
-        guard let damage = ScoreClient.damage(of: framed) else { return nil }
+        guard let damage = ScoreClient.damage(of: framed, sealed: false) else { return nil }
         state.withLock { s in ScoreClient.removeDamaged(damage, from: &s) }
         return damage.diagnostic
     }

@@ -83,52 +83,40 @@ public final class ScoreClient: Sendable {
     /// The `consent` diagnostic and the stored consent (`ConsentKeeper.swift`).
     let consentKeeper: ConsentKeeper
 
-    /// Creates a tracker. Only `publishableKey`, `siteId` and `endpoint` are required.
-    ///
-    /// The same as ``init(configuration:)`` given a ``ScoreConfiguration`` of these values.
-    ///
-    /// - Parameters:
-    ///   - publishableKey: sent as `X-Publishable-Key`.
-    ///   - siteId: sent in every envelope.
-    ///   - endpoint: base URL; one trailing `/` is dropped.
-    ///   - appVersion: `context.appVersion`; left out when `nil`.
-    ///   - os: `context.os`; left out when `nil`.
-    ///   - device: `context.device`; left out when `nil` or when the privacy policy drops it.
-    ///   - locale: `context.locale`; left out when `nil` or when the privacy policy drops it.
-    ///   - privacy: the regional policy, fixed for the tracker's lifetime.
-    ///   - pii: scrubbing applied to `props` and `traits` before queueing.
-    ///   - initialConsent: the starting consent (else the policy's; else nothing granted).
-    ///   - identifyReplayBufferSize: anonymously sent events kept for replay (memory only).
-    ///   - maxQueueSize: queue cap (`delivery_failed` notices excluded).
-    ///   - tokenRefreshTimeoutSeconds: how long a flush waits for the token provider.
-    ///   - store: durable storage; default a ``FileScoreStore`` in the platform's data directory.
-    ///   - transport: HTTP; default Core's libcurl transport.
-    ///   - clock: time source (tests inject a manual clock).
-    ///   - scheduler: runs every timer and background step (tests inject a manual scheduler).
-    ///   - idSource: mints event, anonymous and session ids.
-    ///   - onDiagnostic: receives diagnostics (never tokens or personal data); default: the unified
-    ///     log (`os.Logger`, subsystem `com.rocapine.score`) on Apple platforms, stderr elsewhere.
+    /// The integration guide's spelling of ``init(configuration:)``: the same tracker as
+    /// `ScoreClient(configuration: ScoreConfiguration(…))` given the same labelled values.
+    @available(
+        *, deprecated,
+        message: "use init(configuration:): ScoreClient(configuration: ScoreConfiguration(publishableKey:siteId:endpoint:…))"
+    )
     public convenience init(
         publishableKey: String, siteId: String, endpoint: String,
         appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
         privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
-        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: Double = 5,
+        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: TimeInterval = 5,
         store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
     ) {
-        var c = ScoreConfiguration(publishableKey: publishableKey, siteId: siteId, endpoint: endpoint)
-        (c.appVersion, c.os, c.device, c.locale) = (appVersion, os, device, locale)
-        (c.privacy, c.pii, c.initialConsent) = (privacy, pii, initialConsent)
-        (c.identifyReplayBufferSize, c.maxQueueSize) = (identifyReplayBufferSize, maxQueueSize)
-        c.tokenRefreshTimeoutSeconds = tokenRefreshTimeoutSeconds
-        (c.store, c.transport, c.clock, c.scheduler) = (store, transport, clock, scheduler)
-        (c.idSource, c.onDiagnostic) = (idSource, onDiagnostic)
-        self.init(configuration: c)
+        self.init(
+            configuration: ScoreConfiguration(
+                publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
+                device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+                identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
+                tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport, clock: clock,
+                scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic))
     }
 
-    /// Creates a tracker from a configuration: the same tracker as the labelled initializer
-    /// given the same values.
+    /// Creates a tracker: the tracker's one initializer.
+    ///
+    /// ```swift
+    /// let score = ScoreClient(
+    ///     configuration: ScoreConfiguration(
+    ///         publishableKey: "pk_live_…", siteId: "urc-ios", endpoint: "https://score.example", appVersion: "4.2.0"))
+    /// ```
+    ///
+    /// No file I/O happens here: the stored queue and identity are read by a background step.
+    /// See ``ScoreConfiguration`` for every option and its default.
     public init(configuration: ScoreConfiguration) {
         let c = configuration
         self.publishableKey = c.publishableKey
@@ -190,17 +178,18 @@ public final class ScoreClient: Sendable {
         appVersion: String? = nil, os: String? = nil, device: String? = nil, locale: String? = nil,
         sdkVersion: String,
         privacy: PrivacyOptions? = nil, pii: PiiOptions? = nil, initialConsent: ConsentState? = nil,
-        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: Double = 5,
+        identifyReplayBufferSize: Int = 100, maxQueueSize: Int = 1_000, tokenRefreshTimeoutSeconds: TimeInterval = 5,
         store: (any ScoreStore)? = nil, transport: (any HTTPTransport)? = nil,
         clock: any TrackerClock = SystemClock(), scheduler: any TrackerScheduler = SystemScheduler.shared,
         idSource: any ScoreIdSource = SystemScoreIdSource(), onDiagnostic: DiagnosticHandler? = nil
     ) {
         self.init(
-            publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
-            device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
-            identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
-            tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport,
-            clock: clock, scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic)
+            configuration: ScoreConfiguration(
+                publishableKey: publishableKey, siteId: siteId, endpoint: endpoint, appVersion: appVersion, os: os,
+                device: device, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+                identifyReplayBufferSize: identifyReplayBufferSize, maxQueueSize: maxQueueSize,
+                tokenRefreshTimeoutSeconds: tokenRefreshTimeoutSeconds, store: store, transport: transport, clock: clock,
+                scheduler: scheduler, idSource: idSource, onDiagnostic: onDiagnostic))
     }
 
     static func defaultTransport() -> any HTTPTransport {
@@ -256,6 +245,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of `track(_:properties:delivery:)`.
+    @available(*, deprecated, renamed: "track(_:properties:delivery:)")
     public func track(_ event: EventDefinition, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
         track(event, properties: props, delivery: delivery)
     }
@@ -272,6 +262,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of `track(_:properties:requires:delivery:)`.
+    @available(*, deprecated, renamed: "track(_:properties:requires:delivery:)")
     public func track(
         _ name: String, props: [String: Any], requires: [ConsentCategory] = [.analytics], delivery: DeliveryMode = .bestEffort
     ) {
@@ -286,6 +277,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of ``trackAdvertising(_:properties:delivery:)``.
+    @available(*, deprecated, renamed: "trackAdvertising(_:properties:delivery:)")
     public func trackAdvertising(_ name: String, props: [String: Any], delivery: DeliveryMode = .bestEffort) {
         trackAdvertising(name, properties: props, delivery: delivery)
     }
@@ -297,6 +289,7 @@ public final class ScoreClient: Sendable {
     }
 
     /// The integration guide's spelling of ``screen(_:properties:)``.
+    @available(*, deprecated, renamed: "screen(_:properties:)")
     public func screen(_ name: String, props: [String: Any]) {
         screen(name, properties: props)
     }

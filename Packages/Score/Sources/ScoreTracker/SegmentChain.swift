@@ -56,6 +56,29 @@ struct SegmentChain: Equatable, Sendable {
         return out
     }
 
+    /// A reclamation's plan past pinned segments (issue 35 item 2): every segment below `bound`
+    /// (never the newest) holding no record of `pinned` is deleted, also one after a pinned
+    /// segment, provided each pinned segment before the last deleted one is first compacted to
+    /// its live records (`compact`, oldest first): a deleted segment's removals may concern
+    /// events of an older segment, which must then no longer hold them. Without a dead segment
+    /// after a pinned one this is ``deletable(pinned:below:)`` with nothing to compact.
+    func reclaimPlan(pinned: Set<Int>, below bound: Int?) -> (compact: [Int], delete: [Int]) {
+        var delete: [Int] = []
+        for n in segments.dropLast() {
+            if let bound, n >= bound { break }
+            if !pinned.contains(n) { delete.append(n) }
+        }
+        guard let last = delete.last else { return ([], []) }
+        let compact = segments.filter { $0 < last && pinned.contains($0) }
+        return (compact, delete)
+    }
+
+    /// Segment `n`, which left the chain, could not be unlinked: back at its place.
+    mutating func restore(_ n: Int) {
+        guard !segments.contains(n) else { return }
+        segments.insert(n, at: segments.firstIndex { $0 > n } ?? segments.count)
+    }
+
     /// Segment `n` left the chain (before its file is unlinked).
     mutating func remove(_ n: Int) {
         segments.removeAll { $0 == n }

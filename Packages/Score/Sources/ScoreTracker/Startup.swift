@@ -127,6 +127,7 @@ extension ScoreClient {
             loadDone.leave()
             reclaimSegmentsIfDue()
             startPending(pendingFlush, background)
+            sealSegmentsFoundUnsealed()
             return
         }
         // After a quick load: the first batch may go while the records' checksums are checked.
@@ -140,6 +141,22 @@ extension ScoreClient {
         loadDone.leave()
         reclaimSegmentsIfDue()
         for d in diagnostics { diagnose(d) }
+        sealSegmentsFoundUnsealed()
+    }
+
+    /// Seals the sealed segments the load found without a seal (a run killed before sealing
+    /// them, or an earlier version's chain), for the next launch: on the sync thread (with the
+    /// system scheduler), where the seals of rolled segments and the reclamations run too, so it
+    /// never holds the load, the writer or an early `inspect()`, and never runs beside a
+    /// reclamation that could rename a compacted file under it.
+    private func sealSegmentsFoundUnsealed() {
+        guard let file = store as? FileScoreStore, file.segments.hasSegmentsToSeal else { return }
+        let seal: @Sendable () -> Void = { file.segments.sealPending() }
+        if scheduler is SystemScheduler {
+            ScoreClient.syncThread.run(seal)
+        } else {
+            scheduler.spawnIO { seal() }
+        }
     }
 
     /// Starts the flushes asked for before the load (the first starts one, the others join it)

@@ -60,53 +60,37 @@ public struct ScoreStoreContents: Sendable, Equatable {
 
 /// Durable storage of a ``ScoreClient``: an append-only queue log and a small identity file.
 ///
-/// `load()` runs once, at construction; the writes run off the caller's thread, one at a time
-/// for the queue log.
+/// `load()` runs once, at start-up, off the caller's thread; the writes run off the caller's
+/// thread too, one at a time for the queue log.
 ///
-/// A store wrapping another one should forward the read-back calls too
-/// (``appendQueueRecordsLocated(_:)``, ``readQueueRecord(at:)``, ``compactQueue(keeping:)``) to
-/// keep queued events on disk only; when it does not, the client checks at start-up that the
-/// loaded locations can be read back and otherwise keeps the events' bytes in memory.
+/// Every requirement is one each store answers for itself: there is no default. A store that
+/// cannot read records back says so by returning `nil` from ``appendQueueRecords(_:)`` (the
+/// client then keeps the events' bytes in memory), ``readQueueRecord(at:)`` and
+/// ``compactQueue(keeping:)`` (the client then rewrites the whole queue with
+/// ``rewriteQueue(_:)``); a store whose appends are durable at once does nothing in
+/// ``syncQueue()``. A store wrapping another one forwards each call it does not answer itself.
 public protocol ScoreStore: Sendable {
     /// Reads everything stored (cutting a torn tail off the queue log).
     func load() throws -> ScoreStoreContents
-    /// Appends records to the queue log, durably.
-    func appendQueueRecords(_ records: [[UInt8]]) async throws
-    /// Replaces the queue log with `records` (compaction), atomically.
+    /// Appends records to the queue log and returns where they went, or `nil` when this store
+    /// cannot read records back. Once it returns, the records must survive the app crashing or
+    /// being killed; surviving a power loss may wait for the next ``syncQueue()``, which the
+    /// client calls within ``ScoreClient/queueSyncIntervalMs`` of an append.
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]?
+    /// Makes every append that returned before this call survive a power loss (`fsync`), all
+    /// at once. Nothing to do for a store whose appends are durable when they return.
+    func syncQueue() async throws
+    /// Reads back the record at `location` (one ``appendQueueRecords(_:)`` returned), checked;
+    /// `nil` when no intact record is there, or when this store returns no locations.
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]?
+    /// Reclaims the space of every record but those at `keeping` (in that order) and returns
+    /// their locations afterwards (`nil` for one that could not be kept); `nil` when this store
+    /// cannot (the client then uses ``rewriteQueue(_:)``).
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]?
+    /// Replaces the queue log with `records` (the queued events the client holds), atomically.
     func rewriteQueue(_ records: [[UInt8]]) async throws
     /// Replaces the identity file atomically.
     func saveIdentity(_ bytes: [UInt8]) async throws
-    /// Appends records like ``appendQueueRecords(_:)`` and returns where they went, or `nil` when
-    /// this store cannot read records back (the default).
-    func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]?
-    /// Reads back the record at `location`; `nil` when it cannot (the default).
-    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]?
-    /// Compacts the log to the records at `keeping`, in that order, and returns their new
-    /// locations (`nil` for one that could not be read); `nil` when unsupported (the default).
-    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]?
-    /// Appends like ``appendQueueRecordsLocated(_:)`` but may leave the device sync (`fsync`)
-    /// to a later ``syncQueue()``: the records must be written, so that they survive the app
-    /// crashing or being killed, but need not yet survive a power loss. The client calls
-    /// ``syncQueue()`` within ``ScoreClient/queueSyncIntervalMs`` of such an append. Default:
-    /// ``appendQueueRecordsLocated(_:)``, durable at once. A wrapping store forwards this call
-    /// and ``syncQueue()`` together, or neither.
-    func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]?
-    /// Syncs the appends ``appendQueueRecordsDeferringSync(_:)`` left unsynced, all at once.
-    /// Default: nothing.
-    func syncQueue() async throws
-}
-
-extension ScoreStore {
-    public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        try await appendQueueRecords(records)
-        return nil
-    }
-    public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
-    public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
-    public func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        try await appendQueueRecordsLocated(records)
-    }
-    public func syncQueue() async throws {}
 }
 
 /// A store in memory (for tests and hosts without a file system). It records every byte
@@ -134,13 +118,26 @@ public final class InMemoryScoreStore: ScoreStore {
         state.withLock { ScoreStoreContents(queueRecords: $0.records, identity: $0.identity) }
     }
 
-    public func appendQueueRecords(_ records: [[UInt8]]) async throws {
+    /// Appends `records` (in memory: as durable as the store itself); no locations (records are
+    /// not read back).
+    @discardableResult
+    public func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
         if let delay { await delay() }
         state.withLock {
             $0.records += records
             $0.written += records
         }
+        return nil
     }
+
+    /// Nothing to sync.
+    public func syncQueue() async throws {}
+
+    /// `nil`: this store returns no locations.
+    public func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+
+    /// `nil`: the client rewrites the queue with ``rewriteQueue(_:)``.
+    public func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
 
     public func rewriteQueue(_ records: [[UInt8]]) async throws {
         if let delay { await delay() }
@@ -195,7 +192,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     let openForAppending: @Sendable (_ path: String, _ sync: Bool) throws -> (AppendLog, [[UInt8]])
     /// Runs before each `fsync` of ``syncQueue()``, outside the store's lock (tests hold it).
     let beforeSync: (@Sendable () -> Void)?
-    /// Whether start-up may use the quick read (``loadFollowingLengths(expect:visit:)``): not for a store
+    /// Whether start-up may use the quick read (``loadFollowingLengths(expect:visit:indexed:)``): not for a store
     /// whose log opening a test replaced, so that its faults reach the load.
     let opensQuickly: Bool
 
@@ -232,6 +229,18 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.beforeSync = nil
         self.opensQuickly = true
         self.segments = SegmentedQueueLog(directory: directory, sync: sync)
+    }
+
+    /// A store whose queue log's segments roll at `segmentBytes`, for tests.
+    init(directory: String, sync: Bool = true, segmentBytes: Int) {
+        self.directory = directory
+        self.sync = sync
+        self.location = nil
+        self.platform = .current
+        self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
+        self.beforeSync = nil
+        self.opensQuickly = true
+        self.segments = SegmentedQueueLog(directory: directory, sync: sync, segmentBytes: segmentBytes)
     }
 
     /// A store with fault hooks, for tests.
@@ -333,26 +342,28 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         return identity
     }
 
-    /// What ``loadFollowingLengths(expect:visit:)`` read: each segment's frames as the files
+    /// What ``loadFollowingLengths(expect:visit:indexed:)`` read: each segment's frames as the files
     /// were, for their checksums to be checked after the start-up.
     struct FramedContents {
         var segments: [SegmentedQueueLog.FollowedSegment]
     }
 
-    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(expect:visit:)``).
+    /// Reads the identity file for the quick start-up load (see ``loadFollowingLengths(expect:visit:indexed:)``).
     func loadIdentity() -> [UInt8]? {
         lock.withLock { _ in readIdentity() }
     }
 
-    /// The quick start-up read (see `SegmentedQueueLog.openFollowingLengths(expect:visit:)`):
+    /// The quick start-up read (see `SegmentedQueueLog.openFollowingLengths(expect:visit:indexed:)`):
     /// opens the queue log's segments and calls `visit` with each frame, with its location, as
     /// it is read. `nil` when the frames do not tile some segment, when `visit` said stop, when
     /// the log cannot be opened for writing, or for a store whose log opening a test replaced;
     /// the caller then calls ``load()``, which checks and repairs. `expect` is called before the
-    /// first frame with the segments' total size.
+    /// first frame with the segments' total size. A sealed segment with an intact seal is passed
+    /// to `indexed` (with its number) instead of its frames to `visit`.
     func loadFollowingLengths(
         expect: (_ fileBytes: Int) -> Void = { _ in },
-        visit: (_ location: ScoreRecordLocation, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool
+        visit: (_ location: ScoreRecordLocation, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
+        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
     ) -> FramedContents? {
         guard opensQuickly else { return nil }
         return lock.withLock { _ -> FramedContents? in
@@ -361,7 +372,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
                     expect: expect,
                     visit: { n, offset, payload, checksum in
                         visit(ScoreRecordLocation(generation: n, offset: offset), payload, checksum)
-                    })
+                    }, indexed: indexed)
             else { return nil }
             opened = true
             return FramedContents(segments: followed)
@@ -403,22 +414,14 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         }
     }
 
-    public func appendQueueRecords(_ records: [[UInt8]]) async throws {
-        _ = try await appendQueueRecordsLocated(records)
-    }
-
-    public func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-        let locations = try appendDeferringSyncNow(records)
-        try syncNow()
-        return locations
-    }
-
-    /// Writes the records at once and leaves their `fsync` to ``syncQueue()``.
-    public func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+    /// Writes the records to the newest segment at once (a `write`, which survives the app
+    /// being killed) and leaves their `fsync` to ``syncQueue()``; returns their locations.
+    @discardableResult
+    public func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
         try appendDeferringSyncNow(records)
     }
 
-    /// ``appendQueueRecordsDeferringSync(_:)``'s work, on the calling thread: a `write` to the
+    /// ``appendQueueRecords(_:)``'s work, on the calling thread: a `write` to the
     /// newest segment (which rolls at its size bound), never an `fsync`.
     func appendDeferringSyncNow(_ records: [[UInt8]]) throws -> [ScoreRecordLocation] {
         try withOpenSegments { try segments.submit(records).locations }
@@ -432,11 +435,17 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         try syncNow()
     }
 
-    /// ``syncQueue()``'s work, on the calling thread.
+    /// ``syncQueue()``'s work, on the calling thread. Seals the segments rolled since (see
+    /// `SegmentedQueueLog.sealPending()`), also when the store does not sync.
     func syncNow() throws {
-        guard sync else { return }
+        guard sync else {
+            segments.sealPending()
+            return
+        }
         beforeSync?()
         try segments.sync()
+        // The segments rolled before this sync are synced: sealed now.
+        segments.sealPending()
     }
 
     /// Replaces the queue log with `records` (the client's rewrite of events it holds in

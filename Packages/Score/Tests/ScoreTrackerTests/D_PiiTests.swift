@@ -13,7 +13,7 @@ import TrackerCore
     func run(_ rules: PiiOptions, _ props: [String: Any]) async -> (Harness, ScoreClient, String) {
         let h = Harness()
         let c = h.client(pii: rules, granted: true)
-        c.track("t", props: props)
+        c.track("t", properties: props)
         await h.flush(c)
         return (h, c, propsOf(h))
     }
@@ -28,7 +28,7 @@ import TrackerCore
     @Test func SC29_guideExample() async {
         let h = Harness()
         let c = h.client(pii: PII4, granted: true)
-        c.track("profile_updated", props: ["email": "fan@example.com", "favouriteTeam": "home-club"])
+        c.track("profile_updated", properties: ["email": "fan@example.com", "favouriteTeam": "home-club"])
         await h.flush(c)
         #expect(propsOf(h) == #"{"email":"h:141e28bb","favouriteTeam":"home-club"}"#)
         #expect(c.inspect().piiRules == 4)
@@ -68,13 +68,13 @@ import TrackerCore
     @Test func SC33_tokensStableForLifetime() async {
         let h = Harness()
         let c = h.client(pii: PII4, granted: true)
-        for v in ["M-7", "M-8", "M-7"] { c.track("m", props: ["memberNumber": v]) }
+        for v in ["M-7", "M-8", "M-7"] { c.track("m", properties: ["memberNumber": v]) }
         c.reset()
-        c.track("m", props: ["memberNumber": "M-8"])
+        c.track("m", properties: ["memberNumber": "M-8"])
         await h.flush(c)
         let c2 = h.client(pii: PII4, granted: true)
-        c2.track("m", props: ["memberNumber": "M-8"])
-        c2.track("m", props: ["memberNumber": "M-7"])
+        c2.track("m", properties: ["memberNumber": "M-8"])
+        c2.track("m", properties: ["memberNumber": "M-7"])
         await h.flush(c2)
         let tokens = h.tx.eventRequests.flatMap(\.events).compactMap { $0["props"]?["memberNumber"]?.stringValue }
         #expect(tokens == ["t:1", "t:2", "t:1", "t:2", "t:1", "t:2"])
@@ -82,9 +82,9 @@ import TrackerCore
 
     @Test func SC34_hashOfNumberBoolObject() async {
         let (_, _, p) = await run(
-            .Classify(rules: [
-                PiiRule(field: "n", action: .hash_), PiiRule(field: "o", action: .hash_),
-                PiiRule(field: "flag", action: .hash_),
+            .classify([
+                PiiRule(field: "n", action: .hash), PiiRule(field: "o", action: .hash),
+                PiiRule(field: "flag", action: .hash),
             ]),
             ["n": 68, "o": ["b": "2", "a": 1], "flag": true])
         #expect(p == #"{"flag":"h:4db211e5","n":"h:0de8d5a3","o":"h:5856c4d7"}"#)
@@ -92,7 +92,7 @@ import TrackerCore
 
     @Test func SC35_firstRuleWinsExactKeys() async {
         let (_, c, p) = await run(
-            .Classify(rules: [PiiRule(field: "email", action: .redact), PiiRule(field: "email", action: .hash_)]),
+            .classify([PiiRule(field: "email", action: .redact), PiiRule(field: "email", action: .hash)]),
             ["email": "fan@example.com", "Email": "A", "e-mail": "B", "emailAddress": "C"])
         #expect(p == #"{"Email":"A","e-mail":"B","email":"<redacted>","emailAddress":"C"}"#)
         #expect(c.inspect().piiRules == 2)
@@ -100,7 +100,7 @@ import TrackerCore
 
     @Test func SC36_actionTakesWholeValue() async {
         let (_, _, p) = await run(
-            .Classify(rules: [
+            .classify([
                 PiiRule(field: "contact", action: .redact), PiiRule(field: "prefs", action: .drop),
                 PiiRule(field: "ids", action: .tokenize),
             ]),
@@ -110,7 +110,7 @@ import TrackerCore
 
     @Test func SC37_denylist() async {
         let (_, c, p) = await run(
-            .Denylist(keys: ["email", "phone"]),
+            .denylist(["email", "phone"]),
             ["email": "x", "name": "Ann", "profile": ["phone": "1", "team": "t"], "list": [["email": "y"]]])
         #expect(p == #"{"list":[{}],"name":"Ann","profile":{"team":"t"}}"#)
         #expect(c.inspect().piiRules == 2)
@@ -120,7 +120,7 @@ import TrackerCore
         let h = Harness()
         let c = h.client(pii: PII4, granted: true)
         c.identify(userId: "u1", traits: ["email": "fan@example.com", "team": "urc-leinster"])
-        c.screen("profile", props: ["phone": "1"])
+        c.screen("profile", properties: ["phone": "1"])
         await h.flush(c)
         let ev = h.tx.eventRequests[0].events
         #expect(WireJSON.encodeString(ev[0]["props"]!) == "{}")

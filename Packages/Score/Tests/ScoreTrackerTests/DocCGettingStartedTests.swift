@@ -10,9 +10,10 @@ import TrackerCoreTestKit
 /// "Create the client" (the default store: a private folder in the platform's data directory).
 func gettingStartedCreate() -> ScoreClient {
     let score = ScoreClient(
-        publishableKey: "pk_live_…", siteId: "my-app", endpoint: "https://score.example.com",
-        appVersion: "2.4.0", os: "ios", locale: "en-US",
-        pii: .classify([PiiRule(field: "email", action: .hash)]))
+        configuration: ScoreConfiguration(
+            publishableKey: "pk_live_…", siteId: "my-app", endpoint: "https://score.example.com",
+            appVersion: "2.4.0", os: "ios", locale: "en-US",
+            pii: .classify([PiiRule(field: "email", action: .hash)])))
     score.setConsent(analytics: true, personalization: false, advertising: false)
     return score
 }

@@ -186,7 +186,7 @@ final class Provider: Sendable {
         c.setTokenProvider { "secret-tok-123" }
         c.pv()
         await h.flush(c)
-        let json = c.inspectJson()
+        let json = c.inspectJSON()
         #expect(json.contains(#""hasToken":true"#))
         #expect(!json.contains("secret-tok-123"))
         #expect(!String(describing: c.inspect()).contains("secret-tok-123"))

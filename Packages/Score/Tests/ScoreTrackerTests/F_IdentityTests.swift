@@ -74,7 +74,7 @@ import TrackerCore
         let c = h.client(granted: true)
         c.pv()
         c.screen("home")
-        c.track("x", props: ["k": 1])
+        c.track("x", properties: ["k": 1])
         await h.flush(c)
         let first = h.tx.eventRequests[0].envelopeTexts
         await h.at(T0 + 60 * SEC)

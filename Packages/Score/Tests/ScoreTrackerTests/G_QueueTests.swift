@@ -178,10 +178,11 @@ import TrackerCoreTestKit
         let clock = ManualClock(startMs: T0)
         func launch(_ d: String, _ tx: TX) -> ScoreClient {
             ScoreClient(
-                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0",
-                os: "iOS 18.1", device: "iPhone", locale: "en-GB", initialConsent: .all,
-                store: FileScoreStore(directory: d, sync: d == dir), transport: tx, clock: clock, scheduler: clock, idSource: ids,
-                onDiagnostic: { _ in })
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0",
+                    os: "iOS 18.1", device: "iPhone", locale: "en-GB", initialConsent: .all,
+                    store: FileScoreStore(directory: d, sync: d == dir), transport: tx, clock: clock, scheduler: clock, idSource: ids,
+                    onDiagnostic: { _ in }))
         }
         let tx0 = TX(clock: clock)
         let c = launch(dir, tx0)

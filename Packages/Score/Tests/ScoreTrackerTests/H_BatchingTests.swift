@@ -21,7 +21,7 @@ import TrackerCore
     @Test func SC73_512KiBPerRequest() async {
         let h = Harness()
         let c = h.client(granted: true)
-        for _ in 1...3 { c.track("big", props: ["blob": String(repeating: "x", count: 200_000)]) }
+        for _ in 1...3 { c.track("big", properties: ["blob": String(repeating: "x", count: 200_000)]) }
         await h.flush(c)
         let r = h.tx.eventRequests
         #expect(r.map { $0.events.count } == [2, 1])
@@ -31,7 +31,7 @@ import TrackerCore
     @Test func SC74_eventTooLargeForAnyRequest() async {
         let h = Harness()
         let c = h.client(granted: true)
-        c.track("huge", props: ["blob": String(repeating: "x", count: 524_288)])
+        c.track("huge", properties: ["blob": String(repeating: "x", count: 524_288)])
         await h.flush(c)
         #expect(c.inspect().queue.invalid == 1)
         #expect(c.inspect().queue.depth == 0)

@@ -56,10 +56,10 @@ import TrackerCoreTestKit
         do {
             let h = Harness()
             let c = h.client(pii: PII4, granted: true)
-            c.track("profile_updated", props: ["email": "fan@example.com", "favouriteTeam": "home-club"])
-            c.track("profile_updated", props: ["phone": "+44 7700 900123", "favouriteTeam": "home-club"])
-            c.track("profile_updated", props: ["memberNumber": "M-1", "favouriteTeam": "home-club"])
-            c.track("profile_updated", props: ["dateOfBirth": "1990-01-01", "favouriteTeam": "home-club"])
+            c.track("profile_updated", properties: ["email": "fan@example.com", "favouriteTeam": "home-club"])
+            c.track("profile_updated", properties: ["phone": "+44 7700 900123", "favouriteTeam": "home-club"])
+            c.track("profile_updated", properties: ["memberNumber": "M-1", "favouriteTeam": "home-club"])
+            c.track("profile_updated", properties: ["dateOfBirth": "1990-01-01", "favouriteTeam": "home-club"])
             await h.flush(c)
             let e = h.tx.eventRequests[0].envelopeTexts
             out["envelope-pii-hash.json"] = envelopeDocument(e[0])

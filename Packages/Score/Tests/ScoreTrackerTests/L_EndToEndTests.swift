@@ -24,14 +24,15 @@ import TrackerCoreTestKit
         defer { server.stop() }
         let h = Harness()
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: server.baseURL + "/", appVersion: "4.2.0",
-            os: "iOS 18.1", pii: PII4, initialConsent: .all, store: h.store, transport: CurlTransport(),
-            clock: h.clock, scheduler: h.clock, idSource: h.ids, onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: server.baseURL + "/", appVersion: "4.2.0",
+                os: "iOS 18.1", pii: PII4, initialConsent: .all, store: h.store, transport: CurlTransport(),
+                clock: h.clock, scheduler: h.clock, idSource: h.ids, onDiagnostic: { _ in }))
         c.setToken("tok-e2e")
         let p = Provider(h.clock) { _ in .never }
         c.setTokenProvider { try await p.call() }
         c.identify(userId: "u1", traits: ["email": "fan@example.com"])
-        for n in 1...4 { c.track("e2e", props: ["n": n]) }
+        for n in 1...4 { c.track("e2e", properties: ["n": n]) }
 
         // 1: the provider hangs past its 5 s bound; the request carries the last known token; 500.
         // The link request still follows it (a link never depends on the batches).

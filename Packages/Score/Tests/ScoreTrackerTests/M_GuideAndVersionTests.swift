@@ -53,8 +53,8 @@ import TrackerCoreTestKit
         let h = Harness()
         let c = h.client(pii: PII4, granted: true)
         struct Opaque {}
-        c.track("x", props: ["a": Opaque()])
-        c.track("x", props: ["a": [1, Double.infinity]])
+        c.track("x", properties: ["a": Opaque()])
+        c.track("x", properties: ["a": [1, Double.infinity]])
         c.identify(userId: "")
         c.identify(userId: "u", traits: ["d": Opaque()])
         c.screen(String(repeating: "x", count: 129))
@@ -69,11 +69,11 @@ import TrackerCoreTestKit
         // Pathological nesting is refused, never a crash.
         var deep: Any = "leaf"
         for _ in 0..<200 { deep = ["k": deep] }
-        c.track("deep", props: ["d": deep])
+        c.track("deep", properties: ["d": deep])
         #expect(c.inspect().queue.invalid == 3)
         var ok: Any = "leaf"
         for _ in 0..<40 { ok = ["k": ok] }
-        c.track("nested", props: ["d": ok])
+        c.track("nested", properties: ["d": ok])
         #expect(c.inspect().queue.depth == 4)
     }
 }

@@ -195,8 +195,8 @@ import TrackerCore
     /// path (`object` then `WireJSON`) for every kind of input and every rule.
     @Test func streamingScrubEqualsTheValueTreePath() throws {
         let scrubber = PiiScrubber(
-            .Classify(rules: [
-                PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
+            .classify([
+                PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .redact),
                 PiiRule(field: "card", action: .drop), PiiRule(field: "name", action: .tokenize),
             ]))
         let inputs: [[String: Any]] = [

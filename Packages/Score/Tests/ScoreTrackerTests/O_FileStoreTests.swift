@@ -20,19 +20,19 @@ import TrackerCoreTestKit
         _ = try store.load()
         // 300 KB records: two fill `queue.log` past its 512 KiB bound, the third rolls.
         func big(_ k: UInt8) -> [UInt8] { [65, k] + [UInt8](repeating: k, count: 300_000) }
-        let first = try #require(try await store.appendQueueRecordsLocated([big(1)]))
-        _ = try await store.appendQueueRecordsLocated([big(2)])
-        let third = try #require(try await store.appendQueueRecordsLocated([big(3)]))
+        let first = try #require(try await store.appendQueueRecords([big(1)]))
+        _ = try await store.appendQueueRecords([big(2)])
+        let third = try #require(try await store.appendQueueRecords([big(3)]))
         #expect(first[0].generation == 0 && third[0].generation == 1)
         // The live locations are taken (none: records 1 to 3 delivered), then records are
         // appended before the reclamation runs, into the newest segment and a new one.
         let bound = try store.reclaimBound()
-        let during = try #require(try await store.appendQueueRecordsLocated([[82, 1], big(4), big(5)]))
+        let during = try #require(try await store.appendQueueRecords([[82, 1], big(4), big(5)]))
         #expect(Set(during.map(\.generation)) == [1] || Set(during.map(\.generation)) == [1, 2])
         #expect(try store.reclaim(live: [], before: bound) == [0])
         #expect(!FileManager.default.fileExists(atPath: dir + "/queue.log"))
         for (loc, r) in zip(during, [[82, 1], big(4), big(5)]) { #expect(try store.readQueueRecord(at: loc) == r) }
-        _ = try await store.appendQueueRecordsLocated([[65, 6]])
+        _ = try await store.appendQueueRecords([[65, 6]])
         let reloaded = try FileScoreStore(directory: dir).load()
         #expect(reloaded.queueRecords == [big(3), [82, 1], big(4), big(5), [65, 6]])
     }
@@ -44,7 +44,7 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         // About 1.5 KB an event: the log rolls into a second segment after about 350 of them.
         let pad = String(repeating: "p", count: 1000)
-        for n in 1...700 { c.track("e\(n)", props: ["n": n, "pad": pad]) }
+        for n in 1...700 { c.track("e\(n)", properties: ["n": n, "pad": pad]) }
         await h.settle()
         // Persisted events hold no bytes in memory.
         let held = c.state.withLock { s in s.queue.filter { $0.encoded != nil }.count }
@@ -126,17 +126,9 @@ import TrackerCoreTestKit
         }
         private func note(_ s: String) { calls.withLock { $0.append("\(s)@\(clock.nowMs() - T0)") } }
         func load() throws -> ScoreStoreContents { try inner.load() }
-        func appendQueueRecords(_ records: [[UInt8]]) async throws {
-            note("append")
-            try await inner.appendQueueRecords(records)
-        }
-        func appendQueueRecordsLocated(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
-            note("append")
-            return try await inner.appendQueueRecordsLocated(records)
-        }
-        func appendQueueRecordsDeferringSync(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
             note("write")
-            return try await inner.appendQueueRecordsDeferringSync(records)
+            return try await inner.appendQueueRecords(records)
         }
         func syncQueue() async throws {
             note("sync")
@@ -268,8 +260,9 @@ import TrackerCoreTestKit
         let h = Harness()
         let scheduler = NappingScheduler(h.clock)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-            store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids)
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                store: h.store, transport: h.tx, clock: h.clock, scheduler: scheduler, idSource: h.ids))
         c.grantAllConsent()
         await h.settle()
         // The identity file's writer has run; count the queue writers from here.

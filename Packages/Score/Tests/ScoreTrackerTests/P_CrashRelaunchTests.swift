@@ -5,26 +5,39 @@ import TrackerCoreTestKit
 
 @testable import ScoreTracker
 
-/// A store that forwards only the protocol's required calls to a ``FileScoreStore`` (like a
-/// host's logging or metrics wrapper): it inherits the defaults of the read-back calls, so it
-/// cannot read a record back by location, although its `load()` hands the file store's
-/// locations through.
+/// A store that forwards the writes to a ``FileScoreStore`` (like a host's logging or metrics
+/// wrapper) but does not read back: its appends are durable at once and return no location, and
+/// it reads nothing back by location, although its `load()` hands the file store's locations
+/// through.
 final class ForwardingStore: ScoreStore {
     let base: any ScoreStore
     init(_ base: any ScoreStore) { self.base = base }
     func load() throws -> ScoreStoreContents { try base.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws { try await base.appendQueueRecords(records) }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        _ = try await base.appendQueueRecords(records)
+        try await base.syncQueue()
+        return nil
+    }
+    func syncQueue() async throws {}
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { nil }
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
     func rewriteQueue(_ records: [[UInt8]]) async throws { try await base.rewriteQueue(records) }
     func saveIdentity(_ bytes: [UInt8]) async throws { try await base.saveIdentity(bytes) }
 }
 
-/// A store that reads back by location but appends and compacts through the defaults (so the
-/// client holds a mix of located events and events kept in memory).
+/// A store that reads back by location but returns no location from its appends and does not
+/// compact (so the client holds a mix of located events and events kept in memory).
 final class HalfLocatedStore: ScoreStore {
     let base: FileScoreStore
     init(_ base: FileScoreStore) { self.base = base }
     func load() throws -> ScoreStoreContents { try base.load() }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws { try await base.appendQueueRecords(records) }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        _ = try await base.appendQueueRecords(records)
+        try await base.syncQueue()
+        return nil
+    }
+    func syncQueue() async throws {}
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? { nil }
     func rewriteQueue(_ records: [[UInt8]]) async throws { try await base.rewriteQueue(records) }
     func saveIdentity(_ bytes: [UInt8]) async throws { try await base.saveIdentity(bytes) }
     func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try base.readQueueRecord(at: location) }
@@ -89,7 +102,7 @@ final class LaterIds: ScoreIdSource {
         let h = Harness(store: store)
         let c = h.client(granted: true)
         h.tx.answerAll(.error)
-        for n in 1...count { c.track("e\(n)", props: ["n": n]) }
+        for n in 1...count { c.track("e\(n)", properties: ["n": n]) }
         await h.settle()
         return c.state.withLock { s in s.queue.map(\.eventId) }
     }
@@ -128,7 +141,7 @@ final class LaterIds: ScoreIdSource {
         let h = Harness(store: HalfLocatedStore(FileScoreStore(directory: dir, sync: false)))
         let c = h.client(granted: true)
         h.tx.answerAll(.error)
-        for n in 1...30 { c.track("late\(n)", props: ["n": n]) }
+        for n in 1...30 { c.track("late\(n)", properties: ["n": n]) }
         await h.settle()
         h.tx.script { _, i in i < 6 ? .status(200) : .status(500) }
         await h.flush(c)
@@ -151,7 +164,7 @@ final class LaterIds: ScoreIdSource {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        for n in 1...700 { c.track("e\(n)", props: ["n": n]) }
+        for n in 1...700 { c.track("e\(n)", properties: ["n": n]) }
         await h.settle()
         // Six batches delivered, the seventh refused: 606 dead records > 100 live → compaction.
         h.tx.script { _, i in i < 6 ? .status(200) : .status(500) }
@@ -160,7 +173,7 @@ final class LaterIds: ScoreIdSource {
         #expect(try queuedIdsOnDisk(dir).count == 100)
         // Appends after the reclamation go on in the newest segment.
         h.tx.answerAll(.error)
-        for n in 701...750 { c.track("e\(n)", props: ["n": n]) }
+        for n in 701...750 { c.track("e\(n)", properties: ["n": n]) }
         await h.settle()
         let written = c.state.withLock { s in s.queue.map(\.eventId) }
         #expect(written.count == 150)
@@ -180,11 +193,11 @@ final class LaterIds: ScoreIdSource {
         // A log with adds, a removal (10 delivered) and later adds.
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        for n in 1...10 { c.track("a\(n)", props: ["n": n]) }
+        for n in 1...10 { c.track("a\(n)", properties: ["n": n]) }
         await h.settle()
         await h.flush(c)
         h.tx.answerAll(.error)
-        for n in 1...12 { c.track("b\(n)", props: ["n": n]) }
+        for n in 1...12 { c.track("b\(n)", properties: ["n": n]) }
         await h.settle()
         let full = try Array(Data(contentsOf: URL(fileURLWithPath: dir + "/queue.log")))
         let (records, offsets, end) = AppendLog.parseWithOffsets(full)
@@ -214,11 +227,12 @@ final class LaterIds: ScoreIdSource {
             let tx3 = TX(clock: clock3)
             tx3.answerAll(.error)
             let c3 = ScoreClient(
-                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
-                store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
-                scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in })
+                configuration: ScoreConfiguration(
+                    publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test",
+                    store: FileScoreStore(directory: d, sync: false), transport: tx3, clock: clock3,
+                    scheduler: clock3, idSource: LaterIds(), onDiagnostic: { _ in }))
             c3.grantAllConsent()
-            c3.track("after", props: ["n": 1])
+            c3.track("after", properties: ["n": 1])
             await clock3.settle()
             let (sent3, storage3, _) = await Self.relaunch(FileScoreStore(directory: d, sync: false))
             #expect(sent3 == [LaterIds.event], "cut at \(cut)")

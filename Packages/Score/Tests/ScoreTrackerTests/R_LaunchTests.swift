@@ -38,7 +38,14 @@ final class GatedScoreStore: ScoreStore, @unchecked Sendable {
         gate.pass()
         return try inner.load()
     }
-    func appendQueueRecords(_ records: [[UInt8]]) async throws { try await inner.appendQueueRecords(records) }
+    func appendQueueRecords(_ records: [[UInt8]]) async throws -> [ScoreRecordLocation]? {
+        try await inner.appendQueueRecords(records)
+    }
+    func syncQueue() async throws { try await inner.syncQueue() }
+    func readQueueRecord(at location: ScoreRecordLocation) throws -> [UInt8]? { try inner.readQueueRecord(at: location) }
+    func compactQueue(keeping: [ScoreRecordLocation]) async throws -> [ScoreRecordLocation?]? {
+        try await inner.compactQueue(keeping: keeping)
+    }
     func rewriteQueue(_ records: [[UInt8]]) async throws { try await inner.rewriteQueue(records) }
     func saveIdentity(_ bytes: [UInt8]) async throws { try await inner.saveIdentity(bytes) }
 }

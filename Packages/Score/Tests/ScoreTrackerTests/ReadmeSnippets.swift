@@ -14,10 +14,11 @@ import ScoreTracker
 enum ReadmeSnippets {
     static func setUp(base: String, dataDirectory: String, showDiagnostic: @escaping DiagnosticHandler) -> ScoreClient {
 let score = ScoreClient(
-    publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
-    appVersion: "2.4.0", os: "ios", locale: "en-US",
-    pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
-    store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic)
+    configuration: ScoreConfiguration(
+        publishableKey: "pk_sample_publishable", siteId: "sample-app", endpoint: base,
+        appVersion: "2.4.0", os: "ios", locale: "en-US",
+        pii: .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .drop)]),
+        store: FileScoreStore(directory: dataDirectory + "/score"), onDiagnostic: showDiagnostic))
 score.setConsent(analytics: true, personalization: false, advertising: false)
         return score
     }
@@ -52,7 +53,7 @@ configuration.store = FileScoreStore(directory: dataDirectory + "/score-remember
         #expect(i.queue.depth == 4)  // the advertising event was dropped
         #expect(i.consent.droppedByConsent == 1)
         #expect(i.identity.userId == "user-42")
-        #expect(score.inspectJSON() == score.inspectJson())
+        #expect(score.inspectJSON() == WireJSON.encodeString(score.inspect().json()))
         let remembered = ReadmeSnippets.remembered(dataDirectory: dir)
         #expect(remembered.inspect().consent.analytics == false)
     }

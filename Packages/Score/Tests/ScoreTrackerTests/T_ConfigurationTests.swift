@@ -16,12 +16,14 @@ import TrackerCoreTestKit
     private func run(_ h: Harness, _ c: ScoreClient) async -> (requests: [Recorded], inspect: InspectSnapshot, json: String) {
         c.grantAllConsent()
         c.pv()
-        c.track("custom_tap", props: ["email": "fan@example.com", "n": 3])
+        c.track("custom_tap", properties: ["email": "fan@example.com", "n": 3])
         c.identify(userId: "u-42", traits: ["phone": "+33 6 12 34 56 78"])
         await h.flush(c)
-        return (h.tx.records, c.inspect(), c.inspectJson())
+        return (h.tx.records, c.inspect(), c.inspectJSON())
     }
 
+    /// Deprecated: it pins the integration guide's labelled initializer, which is.
+    @available(*, deprecated)
     @Test func SC147_configurationAndLabelledInitBuildTheSameTracker() async {
         let pii = PII4
         let privacy = PrivacyOptions(mode: .cpra)
@@ -73,6 +75,8 @@ import TrackerCoreTestKit
         #expect(labelled.envelopeTail == configured.envelopeTail)
     }
 
+    /// Deprecated: it pins the integration guide's labelled initializer, which is.
+    @available(*, deprecated)
     @Test func SC147_configurationDefaultsAreTheLabelledInitDefaults() async {
         let config = ScoreConfiguration(publishableKey: "pk", siteId: "site", endpoint: "https://score.test")
         #expect(config.publishableKey == "pk" && config.siteId == "site" && config.endpoint == "https://score.test")
@@ -115,5 +119,46 @@ import TrackerCoreTestKit
         #expect(!a.requests.isEmpty)
         #expect(a.requests.map(\.request) == b.requests.map(\.request))
         #expect(a.json == b.json)
+    }
+
+    /// SC301 — `ScoreConfiguration`'s labelled initializer sets every value its properties set: a
+    /// configuration built by label and one built by properties make the same tracker.
+    @Test func SC301_configurationByLabelEqualsConfigurationByProperties() async {
+        let pii = PII4
+        let h1 = Harness()
+        let byLabel = ScoreClient(
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/", appVersion: "4.2.0",
+                os: "iOS 18.1", device: "iPhone", locale: "en-GB", privacy: PrivacyOptions(mode: .cpra), pii: pii,
+                initialConsent: ConsentState.none, persistConsent: true, identifyReplayBufferSize: 7, maxQueueSize: 50,
+                tokenRefreshTimeoutSeconds: 2.5, store: h1.store, transport: h1.tx, clock: h1.clock, scheduler: h1.clock,
+                idSource: h1.ids, onDiagnostic: h1.diagnostics.handler))
+        let h2 = Harness()
+        var configuration = ScoreConfiguration(publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test/")
+        configuration.appVersion = "4.2.0"
+        configuration.os = "iOS 18.1"
+        configuration.device = "iPhone"
+        configuration.locale = "en-GB"
+        configuration.privacy = PrivacyOptions(mode: .cpra)
+        configuration.pii = pii
+        configuration.initialConsent = ConsentState.none
+        configuration.persistConsent = true
+        configuration.identifyReplayBufferSize = 7
+        configuration.maxQueueSize = 50
+        configuration.tokenRefreshTimeoutSeconds = 2.5
+        (configuration.store, configuration.transport) = (h2.store, h2.tx)
+        (configuration.clock, configuration.scheduler, configuration.idSource) = (h2.clock, h2.clock, h2.ids)
+        configuration.onDiagnostic = h2.diagnostics.handler
+        let byProperties = ScoreClient(configuration: configuration)
+        let a = await run(h1, byLabel)
+        let b = await run(h2, byProperties)
+        #expect(!a.requests.isEmpty)
+        #expect(a.requests.map(\.request) == b.requests.map(\.request))
+        #expect(a.inspect == b.inspect && a.json == b.json)
+        #expect(a.inspect.queue.maxSize == 50 && a.inspect.identity.replayBuffer.capacity == 7)
+        #expect(byLabel.tokenTimeoutMs == 2_500 && byProperties.tokenTimeoutMs == 2_500)
+        #expect(byLabel.envelopeTail == byProperties.envelopeTail)
+        // persistConsent needs the file store: both report it once.
+        #expect(h1.diagnostics.codes == h2.diagnostics.codes && h1.diagnostics.count("storage") == 1)
     }
 }

@@ -21,8 +21,8 @@ func S(_ n: Int) -> String { "00000005-0000-4000-8000-" + pad12(n) }
 let CTX = #"{"os":"iOS 18.1","appVersion":"4.2.0","device":"iPhone","locale":"en-GB"}"#
 let CTX2 = #"{"os":"iOS 18.1","appVersion":"4.2.0"}"#
 var SDKJSON: String { #"{"name":"\#(ScoreClient.sdkName)","version":"\#(ScoreClient.sdkVersion)"}"# }
-let PII4 = PiiOptions.Classify(rules: [
-    PiiRule(field: "email", action: .hash_), PiiRule(field: "phone", action: .redact),
+let PII4 = PiiOptions.classify([
+    PiiRule(field: "email", action: .hash), PiiRule(field: "phone", action: .redact),
     PiiRule(field: "memberNumber", action: .tokenize), PiiRule(field: "dateOfBirth", action: .drop),
 ])
 
@@ -184,10 +184,11 @@ final class Harness: @unchecked Sendable {
         replay: Int = 100, maxQueueSize: Int = 1_000, granted: Bool = false
     ) -> ScoreClient {
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: endpoint, appVersion: "4.2.0", os: "iOS 18.1",
-            device: device ? "iPhone" : nil, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
-            identifyReplayBufferSize: replay, maxQueueSize: maxQueueSize, store: store, transport: tx, clock: clock,
-            scheduler: clock, idSource: ids, onDiagnostic: { [diagnostics] d in diagnostics.add(d) })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: endpoint, appVersion: "4.2.0", os: "iOS 18.1",
+                device: device ? "iPhone" : nil, locale: locale, privacy: privacy, pii: pii, initialConsent: initialConsent,
+                identifyReplayBufferSize: replay, maxQueueSize: maxQueueSize, store: store, transport: tx, clock: clock,
+                scheduler: clock, idSource: ids, onDiagnostic: { [diagnostics] d in diagnostics.add(d) }))
         if granted { c.grantAllConsent() }
         return c
     }
@@ -221,9 +222,9 @@ final class Harness: @unchecked Sendable {
 
 extension ScoreClient {
     func pv(delivery: DeliveryMode = .bestEffort) {
-        track(Events.shared.PollVote, props: ["pollId": "motm-r12", "choice": "player_7"], delivery: delivery)
+        track(.pollVote, properties: ["pollId": "motm-r12", "choice": "player_7"], delivery: delivery)
     }
-    func ad(delivery: DeliveryMode = .bestEffort) { track(Events.shared.AdImpression, delivery: delivery) }
+    func ad(delivery: DeliveryMode = .bestEffort) { track(.adImpression, delivery: delivery) }
     func critical(_ name: String) { track(name, delivery: .critical) }
 }
 

@@ -102,13 +102,14 @@ import TrackerCoreTestKit
         let store = InMemoryScoreStore()
         let tx = TX(clock: clock)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", store: store,
-            transport: tx, clock: clock, scheduler: clock, idSource: SystemScoreIdSource(), onDiagnostic: { _ in })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", store: store,
+                transport: tx, clock: clock, scheduler: clock, idSource: SystemScoreIdSource(), onDiagnostic: { _ in }))
         c.grantAllConsent()
         await clock.settle()
-        c.track("poll_vote", props: ["a": 1])
+        c.track("poll_vote", properties: ["a": 1])
         await clock.advance(byMs: 5)
-        c.track("poll_vote", props: ["a": 2])
+        c.track("poll_vote", properties: ["a": 2])
         await clock.settle()
         _ = await flushed(c)
         await clock.settle()
@@ -126,7 +127,7 @@ import TrackerCoreTestKit
 
     @Test func SC162_directScalarsAndMemberSortEqualTheValueTreePath() throws {
         let scrubber = PiiScrubber(
-            .Classify(rules: [PiiRule(field: "email", action: .hash_), PiiRule(field: "abcdefgh", action: .redact)]))
+            .classify([PiiRule(field: "email", action: .hash), PiiRule(field: "abcdefgh", action: .redact)]))
         var many: [String: Any] = [:]
         for k in 0..<40 {
             let value: Any
@@ -178,7 +179,7 @@ import TrackerCoreTestKit
             #expect(FNV1a.piiHash(.string(text)) == "h:" + String(repeating: "0", count: 8 - hex.count) + hex)
         }
         // Through the scrubber: a string field takes the cast-free path, a number the general one.
-        let scrubber = PiiScrubber(.Classify(rules: [PiiRule(field: "email", action: .hash_)]))
+        let scrubber = PiiScrubber(.classify([PiiRule(field: "email", action: .hash)]))
         for value: Any in ["fan@example.com", "q\"uote", 12, NSNumber(value: 7)] {
             var out: [UInt8] = []
             try? scrubber.write(["email": value], into: &out)

@@ -529,14 +529,15 @@ import TrackerCoreTestKit
         // The load held until the settle: the handler can reach the client by then.
         let h = Harness(holdsOutsideWork: true)
         let c = ScoreClient(
-            publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0", os: "iOS 18.1",
-            device: "iPhone", locale: "en-GB", store: FileScoreStore(directory: dir, sync: false), transport: h.tx,
-            clock: h.clock, scheduler: h.clock, idSource: h.ids,
-            onDiagnostic: { d in
-                guard d.message.contains("damaged"), let c = client.withLock({ $0 }) else { return }
-                let depth = c.inspect().queue.depth
-                depths.withLock { $0.append(depth) }
-            })
+            configuration: ScoreConfiguration(
+                publishableKey: "pk_test_1", siteId: "urc-ios", endpoint: "https://score.test", appVersion: "4.2.0", os: "iOS 18.1",
+                device: "iPhone", locale: "en-GB", store: FileScoreStore(directory: dir, sync: false), transport: h.tx,
+                clock: h.clock, scheduler: h.clock, idSource: h.ids,
+                onDiagnostic: { d in
+                    guard d.message.contains("damaged"), let c = client.withLock({ $0 }) else { return }
+                    let depth = c.inspect().queue.depth
+                    depths.withLock { $0.append(depth) }
+                }))
         client.withLock { $0 = c }
         await h.settle()
         #expect(c.inspect().queue.depth == 11)

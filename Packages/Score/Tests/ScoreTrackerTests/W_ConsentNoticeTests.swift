@@ -12,7 +12,7 @@ import TrackerCoreTestKit
     @Test func SC194_oneNoConsentDiagnosticPerPeriod() async {
         let h = Harness()
         let c = h.client(privacy: PrivacyOptions(mode: .gdpr))
-        c.track(Events.shared.PollVote, props: ["pollId": "p"])
+        c.track(.pollVote, properties: ["pollId": "p"])
         c.screen("home")
         c.identify(userId: "u1")
         #expect(h.diagnostics.count("consent") == 1)
@@ -59,8 +59,8 @@ import TrackerCoreTestKit
         let h2 = Harness(store: FileScoreStore(directory: dir, sync: false), holdsOutsideWork: true)
         let c2 = Self.client(h2, persist: true)
         #expect(c2.consentKeeper.reading)
-        c2.track(Events.shared.PollVote, props: ["pollId": "p"])
-        c2.track(Events.shared.AdImpression)
+        c2.track(.pollVote, properties: ["pollId": "p"])
+        c2.track(.adImpression)
         await h2.settle()
         await h2.clock.withOutsideWorkReleased { await h2.flush(c2) }
         let i = c2.inspect()
@@ -72,7 +72,7 @@ import TrackerCoreTestKit
         // Without the option: GDPR's starting consent, as before.
         let h3 = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c3 = Self.client(h3, persist: false)
-        c3.track(Events.shared.PollVote, props: ["pollId": "p"])
+        c3.track(.pollVote, properties: ["pollId": "p"])
         await h3.flush(c3)
         #expect(c3.inspect().consent.analytics == false)
         #expect(h3.tx.eventRequests.isEmpty)

@@ -23,7 +23,7 @@ import TrackerCoreTestKit
         struct Opaque {}
         c.track(
             "n",
-            props: [
+            properties: [
                 "v": Double.nan, "ok": 1, "inf": -Double.infinity, "deep": ["bad": Opaque(), "fine": "x"] as [String: Any],
                 "list": [1, Double.nan] as [Any],
             ])
@@ -43,7 +43,7 @@ import TrackerCoreTestKit
         let c = h.client(granted: true)
         var props: [String: Any] = ["jane.doe@example.com": Double.nan]
         for k in 0..<12 { props["p\(k < 10 ? "0" : "")\(k)"] = Double.nan }
-        c.track("many", props: props)
+        c.track("many", properties: props)
         c.identify(userId: "u1", traits: ["t": Double.nan, "team": "x"])
         await h.flush(c)
         let messages = h.diagnostics.all.filter { $0.code == "invalid-property" }.map(\.message)
@@ -66,8 +66,8 @@ import TrackerCoreTestKit
     @Test func SC190_anEncodableValueIsEncoded() async {
         struct Bad: Encodable { let x = Double.nan }
         let h = Harness()
-        let c = h.client(pii: .Classify(rules: [PiiRule(field: "pollId", action: .redact)]), granted: true)
-        c.track("vote", props: ["vote": Vote(), "bad": Bad()])
+        let c = h.client(pii: .classify([PiiRule(field: "pollId", action: .redact)]), granted: true)
+        c.track("vote", properties: ["vote": Vote(), "bad": Bad()])
         await h.flush(c)
         #expect(sentProps(h) == #"{"vote":{"choices":["player_7","player_9"],"meta":{"a":2,"z":1},"pollId":"<redacted>"}}"#)
         #expect(h.diagnostics.count("invalid-property") == 1)
@@ -101,8 +101,8 @@ import TrackerCoreTestKit
     /// rules applied inside it), in lists and nested objects too; `nil` drops its key.
     @Test func SC192_convertibleTypes() async {
         let h = Harness()
-        let c = h.client(pii: .Classify(rules: [PiiRule(field: "email", action: .drop)]), granted: true)
-        c.track("t", props: ["team": Team(slug: "leinster"), "teams": [Team(slug: "a")], "none": Team(slug: "")])
+        let c = h.client(pii: .classify([PiiRule(field: "email", action: .drop)]), granted: true)
+        c.track("t", properties: ["team": Team(slug: "leinster"), "teams": [Team(slug: "a")], "none": Team(slug: "")])
         await h.flush(c)
         #expect(sentProps(h) == #"{"team":{"slug":"leinster"},"teams":[{"slug":"a"}]}"#)
         #expect(h.diagnostics.all.filter { $0.code == "invalid-property" }.map(\.message) == [#"property "none" invalid and dropped"#])
@@ -116,7 +116,7 @@ import TrackerCoreTestKit
         struct Match: Encodable { let kickoff = Date(timeIntervalSince1970: 1_772_366_401.234) }
         c.track(
             "f",
-            props: [
+            properties: [
                 "at": Date(timeIntervalSince1970: 1_772_366_401.234), "url": URL(string: "https://x.test/a?b=1")!,
                 "id": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, "price": Decimal(string: "12.34")!,
                 "match": Match(), "ok": 1, "one": Decimal(1),

@@ -12,27 +12,60 @@ public struct Outbound<Payload: Sendable>: Sendable {
     }
 }
 
-/// Backoff between retries of a transient answer: `min(maxDelayMs, initialDelayMs × factor^(n−1))`
+/// Backoff between retries of a transient answer: `min(maxDelay, initialDelay × factor^(n−1))`
 /// for the n-th consecutive transient answer.
 public struct RetryPolicy: Sendable, Equatable {
-    /// Delay before the first retry. Default 1,000 ms.
-    public var initialDelayMs: Int64
+    /// Delay before the first retry, in whole milliseconds (what the delivery counts in).
+    /// Default 1,000 ms.
+    @available(*, deprecated, message: "use initialDelay (a TimeInterval, in seconds)")
+    public var initialDelayMs: Int64 {
+        get { initialMs }
+        set { initialMs = newValue }
+    }
     /// Multiplier per further retry. Default 2.
     public var factor: Double
-    /// Ceiling on the delay. Default 60,000 ms.
-    public var maxDelayMs: Int64
+    /// Ceiling on the delay, in whole milliseconds. Default 60,000 ms.
+    @available(*, deprecated, message: "use maxDelay (a TimeInterval, in seconds)")
+    public var maxDelayMs: Int64 {
+        get { maxMs }
+        set { maxMs = newValue }
+    }
+    var initialMs: Int64
+    var maxMs: Int64
 
-    /// Creates a policy (defaults: 1 s doubling up to 60 s).
-    public init(initialDelayMs: Int64 = 1000, factor: Double = 2, maxDelayMs: Int64 = 60_000) {
-        self.initialDelayMs = initialDelayMs
+    /// Delay before the first retry, in seconds (rounded to whole milliseconds: see
+    /// ``Milliseconds/from(seconds:)``). Default 1 s.
+    public var initialDelay: TimeInterval {
+        get { Milliseconds.seconds(initialMs) }
+        set { initialMs = Milliseconds.from(seconds: newValue) }
+    }
+    /// Ceiling on the delay, in seconds (rounded to whole milliseconds). Default 60 s.
+    public var maxDelay: TimeInterval {
+        get { Milliseconds.seconds(maxMs) }
+        set { maxMs = Milliseconds.from(seconds: newValue) }
+    }
+
+    /// Creates a policy (defaults: 1 s doubling up to 60 s). Durations are in seconds, rounded to
+    /// whole milliseconds (``Milliseconds/from(seconds:)``).
+    public init(initialDelay: TimeInterval = 1, factor: Double = 2, maxDelay: TimeInterval = 60) {
+        self.initialMs = Milliseconds.from(seconds: initialDelay)
         self.factor = factor
-        self.maxDelayMs = maxDelayMs
+        self.maxMs = Milliseconds.from(seconds: maxDelay)
+    }
+
+    /// Creates a policy from milliseconds: ``init(initialDelay:factor:maxDelay:)`` in seconds.
+    @available(*, deprecated, message: "use init(initialDelay:factor:maxDelay:), in seconds (TimeInterval)")
+    @_disfavoredOverload
+    public init(initialDelayMs: Int64 = 1000, factor: Double = 2, maxDelayMs: Int64 = 60_000) {
+        self.initialMs = initialDelayMs
+        self.factor = factor
+        self.maxMs = maxDelayMs
     }
 
     /// The delay after the `failures`-th consecutive transient answer (1-based).
     public func delayMs(afterFailures failures: Int) -> Int64 {
-        let raw = Double(initialDelayMs) * pow(factor, Double(max(0, failures - 1)))
-        guard raw.isFinite, raw < Double(maxDelayMs) else { return maxDelayMs }
+        let raw = Double(initialMs) * pow(factor, Double(max(0, failures - 1)))
+        guard raw.isFinite, raw < Double(maxMs) else { return maxMs }
         return max(0, Int64(raw))
     }
 }

@@ -15,6 +15,19 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Largest response body accepted; a larger answer fails with ``HTTPError/Code/responseTooLarge``.
     public var maxResponseBytes: Int
 
+    /// ``timeoutMs`` in seconds, for a custom transport that hands it to an API counting in
+    /// seconds (`URLRequest.timeoutInterval`, say). Setting it rounds to whole milliseconds
+    /// (``Milliseconds/from(seconds:)``).
+    public var timeout: TimeInterval {
+        get { Milliseconds.seconds(timeoutMs) }
+        set { timeoutMs = Milliseconds.from(seconds: newValue) }
+    }
+    /// ``connectTimeoutMs`` in seconds; `nil` uses ``timeout``.
+    public var connectTimeout: TimeInterval? {
+        get { connectTimeoutMs.map(Milliseconds.seconds) }
+        set { connectTimeoutMs = newValue.map { Milliseconds.from(seconds: $0) } }
+    }
+
     /// Default response-size cap: 1 MiB.
     public static let defaultMaxResponseBytes = 1 << 20
 
