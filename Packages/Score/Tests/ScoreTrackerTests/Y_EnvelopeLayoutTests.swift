@@ -172,15 +172,15 @@ import TrackerCoreTestKit
             let c = h.client(granted: true)
             // Recorded before the load: the placeholder anonymousId is replaced at the merge and
             // the stored userId added.
-            c.track("before_load", props: ["n": 1])
+            c.track("before_load", properties: ["n": 1])
             await h.settle()
             await h.flush(c)
             // Anonymous after a reset; then identified: the userId is inserted at send time
             // for the queued one, and the delivered one is replayed.
             c.reset()
-            c.track("anon_sent", props: ["n": 2])
+            c.track("anon_sent", properties: ["n": 2])
             await h.flush(c)
-            c.track("anon_queued", props: ["n": 3])
+            c.track("anon_queued", properties: ["n": 3])
             c.identify(userId: fan, replayAnonymousEvents: true)
             await h.flush(c)
 
