@@ -177,12 +177,13 @@ extension ScoreClient {
         }
         var event = p.event
         if let r = p.restamp, s.identityGeneration != r.generation, let bytes = event.encoded {
+            let current = identityBytes(&s)
             let restamped = EnvelopeWriter.restamp(
-                bytes, headCount: r.headCount, oldIdentityCount: r.identityCount, identity: identityBytes(&s))
+                bytes, headCount: r.headCount, oldIdentityCount: r.identityCount, identity: current)
             event = QueuedEvent(
                 id: event.id, name: event.name, timestampMs: event.timestampMs, anonymousEpoch: s.anonymousEpoch,
                 hasUserId: s.userId != nil, critical: event.critical, notice: false, requires: p.requires,
-                fields: nil, encoded: restamped)
+                encoded: restamped, layout: EnvelopeLayout(headCount: r.headCount, identity: current))
         }
         enqueue(&s, event)
         return true

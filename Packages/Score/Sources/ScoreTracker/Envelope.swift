@@ -8,59 +8,6 @@ import TrackerCore
     import Darwin
 #endif
 
-/// The fields of one envelope as built by a recording call (a class, so that a queued event
-/// holds one reference until the writer has encoded it).
-final class EnvelopeFields: Sendable {
-    let type: String
-    let name: String
-    let eventId: String
-    let timestampMs: Int64
-    let anonymousId: String
-    let sessionId: String
-    let userId: String?
-    let siteId: String
-    let props: JSONObject
-    let traits: JSONObject?
-    let context: JSONObject
-    let sdkName: String
-    let sdkVersion: String
-
-    init(
-        type: String, name: String, eventId: String, timestampMs: Int64, anonymousId: String, sessionId: String,
-        userId: String?, siteId: String, props: JSONObject, traits: JSONObject?, context: JSONObject,
-        sdkName: String, sdkVersion: String
-    ) {
-        self.type = type
-        self.name = name
-        self.eventId = eventId
-        self.timestampMs = timestampMs
-        self.anonymousId = anonymousId
-        self.sessionId = sessionId
-        self.userId = userId
-        self.siteId = siteId
-        self.props = props
-        self.traits = traits
-        self.context = context
-        self.sdkName = sdkName
-        self.sdkVersion = sdkVersion
-    }
-
-    /// The wire bytes (<doc:Envelope#The-envelope> key order).
-    func encode() -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(512)
-        EnvelopeWriter.head(type: type, name: name, eventId: eventId, timestampMs: timestampMs, into: &out)
-        EnvelopeWriter.identity(anonymousId: anonymousId, sessionId: sessionId, userId: userId, siteId: siteId, into: &out)
-        WireJSON.write(.object(props), into: &out)
-        if let traits {
-            out.append(contentsOf: #","traits":"#.utf8)
-            WireJSON.write(.object(traits), into: &out)
-        }
-        EnvelopeWriter.tail(context: context, sdkName: sdkName, sdkVersion: sdkVersion, into: &out)
-        return EnvelopeWriter.exact(out)
-    }
-}
-
 /// The parts of an envelope, in the key order of <doc:Envelope#The-envelope>: head (`type` …
 /// `timestamp`), identity (`anonymousId` … `siteId`, then the `props` key), the props object,
 /// `traits` when present, and the tail (`context`, `sdk`). The identity and the tail are constant
@@ -103,6 +50,27 @@ enum EnvelopeWriter {
         out.append(contentsOf: #","version":"#.utf8)
         WireJSON.writeString(sdkVersion, into: &out)
         out.append(contentsOf: "}}".utf8)
+    }
+
+    /// A whole envelope (<doc:Envelope#The-envelope> key order) of the given parts, `identity`
+    /// and `tail` pre-encoded (see ``identity(anonymousId:sessionId:userId:siteId:into:)`` and
+    /// ``tail(context:sdkName:sdkVersion:into:)``), with where its identity sits.
+    static func envelope(
+        type: String, name: String, eventId: String, timestampMs: Int64, identity: [UInt8], props: JSONObject,
+        traits: JSONObject?, tail: [UInt8]
+    ) -> ([UInt8], EnvelopeLayout?) {
+        var out = [UInt8]()
+        out.reserveCapacity(256 + identity.count + tail.count)
+        head(type: type, name: name, eventId: eventId, timestampMs: timestampMs, into: &out)
+        let layout = EnvelopeLayout(headCount: out.count, identity: identity)
+        out.append(contentsOf: identity)
+        WireJSON.write(.object(props), into: &out)
+        if let traits {
+            out.append(contentsOf: #","traits":"#.utf8)
+            WireJSON.write(.object(traits), into: &out)
+        }
+        out.append(contentsOf: tail)
+        return (exact(out), layout)
     }
 
     /// `{"type":…,"name":…,"eventId":…,"timestamp":"…"` into a writer: the same bytes as
@@ -171,47 +139,161 @@ enum EnvelopeWriter {
     }
 }
 
-/// Byte-level edits of an encoded envelope. The first `,"siteId":` of an envelope is its
-/// top-level member: every earlier member is a string, and a JSON string cannot hold an
-/// unescaped quote.
-enum EnvelopeBytes {
-    static let siteIdMarker: [UInt8] = Array(#","siteId":"#.utf8)
-    static let eventIdMarker: [UInt8] = Array(#","eventId":""#.utf8)
+/// Where an envelope's identity members sit in its bytes: every identity edit is one
+/// replacement at these offsets, never a search for a marker.
+///
+/// An envelope is `head` (`{"type":…,"name":…,"eventId":…,"timestamp":"…"`), then
+/// `,"anonymousId":…,"sessionId":…`, then `,"userId":…` when it has one, then `,"siteId":…`
+/// and the rest (see ``EnvelopeWriter``).
+struct EnvelopeLayout: Equatable, Sendable {
+    /// Where `,"anonymousId":` starts (the head's length).
+    var identityAt: Int
+    /// Where `,"userId":…` sits, or would be inserted (right before `,"siteId":`).
+    var userIdAt: Int
 
-    static func find(_ needle: [UInt8], in hay: [UInt8]) -> Int? {
-        guard hay.count >= needle.count, let first = needle.first else { return nil }
-        var i = 0
-        let last = hay.count - needle.count
-        while i <= last {
-            if hay[i] == first {
-                var j = 1
-                while j < needle.count && hay[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return i }
+    static let anonymousIdKey: [UInt8] = Array(#","anonymousId":"#.utf8)
+    static let sessionIdKey: [UInt8] = Array(#","sessionId":"#.utf8)
+    static let userIdKey: [UInt8] = Array(#","userId":"#.utf8)
+    private static let headKeys: [[UInt8]] = [
+        Array(#"{"type":"#.utf8), Array(#","name":"#.utf8), Array(#","eventId":"#.utf8),
+        Array(#","timestamp":"#.utf8),
+    ]
+
+    init(identityAt: Int, userIdAt: Int) {
+        self.identityAt = identityAt
+        self.userIdAt = userIdAt
+    }
+
+    /// The layout of an envelope whose head is `headCount` bytes long, followed by `identity`
+    /// (an ``EnvelopeWriter/identity(anonymousId:sessionId:userId:siteId:into:)`` part).
+    init?(headCount: Int, identity: [UInt8]) {
+        guard let at = identity.withUnsafeBufferPointer({ EnvelopeLayout.userIdOffset(inIdentity: $0) }) else { return nil }
+        self.init(identityAt: headCount, userIdAt: headCount + at)
+    }
+
+    /// Reads the layout of an envelope this SDK wrote (a record loaded from the log): walks its
+    /// members in their fixed order; `nil` when they are not in that order.
+    init?(parsing bytes: [UInt8]) {
+        let found: EnvelopeLayout? = bytes.withUnsafeBufferPointer { b in
+            var at = 0
+            for key in EnvelopeLayout.headKeys {
+                guard let end = EnvelopeLayout.member(key, b, at: at) else { return nil }
+                at = end
             }
-            i += 1
+            guard let userIdAt = EnvelopeLayout.userIdOffset(inIdentity: UnsafeBufferPointer(rebasing: b[at...])) else {
+                return nil
+            }
+            return EnvelopeLayout(identityAt: at, userIdAt: at + userIdAt)
+        }
+        guard let found else { return nil }
+        self = found
+    }
+
+    /// The layout of `bytes` as stored with its event (`known`), or read from them.
+    static func of(_ bytes: [UInt8], known: EnvelopeLayout?) -> EnvelopeLayout? {
+        known ?? EnvelopeLayout(parsing: bytes)
+    }
+
+    /// Whether the envelope holds a `userId` member.
+    func hasUserId(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { EnvelopeLayout.matches(EnvelopeLayout.userIdKey, $0, at: userIdAt) }
+    }
+
+    /// Where the `anonymousId` and `sessionId` members of an identity part end (the userId's
+    /// place).
+    static func userIdOffset(inIdentity b: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let anonEnd = member(anonymousIdKey, b, at: 0), let sessionEnd = member(sessionIdKey, b, at: anonEnd) else {
+            return nil
+        }
+        return sessionEnd
+    }
+
+    /// Where the string member `key` (followed by a JSON string) starting at `at` ends.
+    static func member(_ key: [UInt8], _ b: UnsafeBufferPointer<UInt8>, at: Int) -> Int? {
+        guard matches(key, b, at: at) else { return nil }
+        return stringEnd(b, at: at + key.count)
+    }
+
+    /// Where the JSON string starting (with its quote) at `at` ends, after its closing quote.
+    static func stringEnd(_ b: UnsafeBufferPointer<UInt8>, at: Int) -> Int? {
+        guard at < b.count, b[at] == 34 else { return nil }
+        var k = at + 1
+        while k < b.count {
+            if b[k] == 34 { return k + 1 }
+            k += b[k] == 92 ? 2 : 1
         }
         return nil
     }
 
-    /// Inserts `"userId":…` before `siteId`.
-    static func withUserId(_ bytes: [UInt8], _ userId: String) -> [UInt8] {
-        guard let at = find(siteIdMarker, in: bytes) else { return bytes }
-        var ins: [UInt8] = Array(#","userId":"#.utf8)
+    static func matches(_ key: [UInt8], _ b: UnsafeBufferPointer<UInt8>, at: Int) -> Bool {
+        guard at >= 0, b.count - at >= key.count else { return false }
+        for (i, k) in key.enumerated() where b[at + i] != k { return false }
+        return true
+    }
+}
+
+/// Identity edits of an encoded envelope: replacements at the offsets of its
+/// ``EnvelopeLayout``; the envelope is returned unchanged when its layout is unknown.
+enum EnvelopeBytes {
+    /// Inserts `"userId":…` at the layout's userId place; returns the bytes and their layout.
+    static func withUserId(_ bytes: [UInt8], _ layout: EnvelopeLayout, _ userId: String) -> [UInt8] {
+        guard layout.userIdAt <= bytes.count, !layout.hasUserId(bytes) else { return bytes }
+        var ins: [UInt8] = EnvelopeLayout.userIdKey
         WireJSON.writeString(userId, into: &ins)
-        var out = bytes
-        out.insert(contentsOf: ins, at: at)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count + ins.count)
+        out.append(contentsOf: bytes[..<layout.userIdAt])
+        out.append(contentsOf: ins)
+        out.append(contentsOf: bytes[layout.userIdAt...])
         return out
     }
 
+    /// ``withUserId(_:_:_:)`` for an envelope whose layout is read from its bytes.
+    static func withUserId(_ bytes: [UInt8], _ userId: String) -> [UInt8] {
+        guard let layout = EnvelopeLayout(parsing: bytes) else { return bytes }
+        return withUserId(bytes, layout, userId)
+    }
+
+    /// Replaces the value of the envelope's `anonymousId`; returns the bytes and their layout.
+    static func replacingAnonymousId(_ bytes: [UInt8], _ layout: EnvelopeLayout, with anonymousId: String)
+        -> ([UInt8], EnvelopeLayout)
+    {
+        let valueAt = layout.identityAt + EnvelopeLayout.anonymousIdKey.count
+        guard let end = bytes.withUnsafeBufferPointer({ EnvelopeLayout.member(EnvelopeLayout.anonymousIdKey, $0, at: layout.identityAt) })
+        else { return (bytes, layout) }
+        var value = [UInt8]()
+        WireJSON.writeString(anonymousId, into: &value)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count - (end - valueAt) + value.count)
+        out.append(contentsOf: bytes[..<valueAt])
+        out.append(contentsOf: value)
+        out.append(contentsOf: bytes[end...])
+        var moved = layout
+        moved.userIdAt += value.count - (end - valueAt)
+        return (out, moved)
+    }
+
     /// A replay copy: new eventId, the fan's userId, `_backfill` and `_originalEventId`.
-    static func replayCopy(_ bytes: [UInt8], originalEventId: String, newEventId: String, userId: String) -> [UInt8] {
-        guard let at = find(eventIdMarker, in: bytes) else { return bytes }
-        let start = at + eventIdMarker.count
-        guard let endQuote = bytes[start...].firstIndex(of: 34) else { return bytes }
-        var out = Array(bytes[..<start])
+    static func replayCopy(
+        _ bytes: [UInt8], _ layout: EnvelopeLayout, originalEventId: String, newEventId: String, userId: String
+    ) -> [UInt8] {
+        // The eventId is the head's third member; its value ends before `,"timestamp":`.
+        let range: Range<Int>? = bytes.withUnsafeBufferPointer { b in
+            guard let typeEnd = EnvelopeLayout.member(Array(#"{"type":"#.utf8), b, at: 0),
+                let nameEnd = EnvelopeLayout.member(Array(#","name":"#.utf8), b, at: typeEnd),
+                let idEnd = EnvelopeLayout.member(EnvelopeLayout.eventIdKey, b, at: nameEnd)
+            else { return nil }
+            return (nameEnd + EnvelopeLayout.eventIdKey.count + 1)..<(idEnd - 1)
+        }
+        guard let range, layout.userIdAt <= bytes.count else { return bytes }
+        var out = Array(bytes[..<range.lowerBound])
         out.append(contentsOf: newEventId.utf8)
-        out.append(contentsOf: bytes[endQuote...])
-        out = withUserId(out, userId)
+        out.append(contentsOf: bytes[range.upperBound...])
+        var moved = layout
+        let delta = newEventId.utf8.count - range.count
+        moved.identityAt += delta
+        moved.userIdAt += delta
+        out = withUserId(out, moved, userId)
         guard out.last == 125 else { return out }
         out.removeLast()
         out.append(contentsOf: #","_backfill":true,"_originalEventId":"#.utf8)
@@ -219,6 +301,17 @@ enum EnvelopeBytes {
         out.append(125)
         return out
     }
+
+    /// ``replayCopy(_:_:originalEventId:newEventId:userId:)`` for an envelope whose layout is
+    /// read from its bytes.
+    static func replayCopy(_ bytes: [UInt8], originalEventId: String, newEventId: String, userId: String) -> [UInt8] {
+        guard let layout = EnvelopeLayout(parsing: bytes) else { return bytes }
+        return replayCopy(bytes, layout, originalEventId: originalEventId, newEventId: newEventId, userId: userId)
+    }
+}
+
+extension EnvelopeLayout {
+    static let eventIdKey: [UInt8] = Array(#","eventId":"#.utf8)
 }
 
 /// An event id as a queued event keeps it: a lowercase canonical UUID (what the SDK mints) packed
@@ -336,17 +429,8 @@ enum CompactEventId: Sendable, Hashable {
 }
 
 /// One queued event, kept small: the queue may hold many (its bytes live on disk once located).
-/// Immutable but for the payload, the flags and the location, which the client's lock guards.
+/// Immutable but for its bytes, the flags and the location, which the client's lock guards.
 final class QueuedEvent: @unchecked Sendable {
-    /// What the event holds in memory besides its metadata.
-    private enum Payload {
-        case none
-        /// Built by a recording call; released once encoded.
-        case fields(EnvelopeFields)
-        /// The encoding (set by a recording call or the writer, or loaded).
-        case bytes([UInt8])
-    }
-
     /// Fixed at creation (read without the lock, by the writer): a byte of its own.
     private struct Traits: OptionSet {
         let rawValue: UInt8
@@ -379,9 +463,15 @@ final class QueuedEvent: @unchecked Sendable {
     /// The client's `anonymousEpoch` when it was recorded (``otherAnonymous``: another
     /// `anonymousId` than the current one, for events loaded at start-up).
     let anonymousEpoch: UInt32
+    /// Where its envelope's identity sits (``EnvelopeLayout``), when built here and small
+    /// enough; 0: read it from the bytes when needed (a loaded record).
+    private let identityAt: UInt16
+    private let userIdAt: UInt16
     let name: String
     let timestampMs: Int64
-    private var payload: Payload
+    /// The envelope's bytes while they are in memory (set by a recording call or loaded; released
+    /// once the record is located on disk).
+    var encoded: [UInt8]?
     /// -1: no location.
     private var locationOffset: Int64 = -1
 
@@ -414,19 +504,9 @@ final class QueuedEvent: @unchecked Sendable {
             if n & 2 != 0 { flags.insert(.rejectedHigh) } else { flags.remove(.rejectedHigh) }
         }
     }
-    /// Built by a recording call; released once encoded.
-    var fields: EnvelopeFields? {
-        get { if case .fields(let f) = payload { f } else { nil } }
-        set {
-            if let newValue { payload = .fields(newValue) } else if case .fields = payload { payload = .none }
-        }
-    }
-    /// The encoding (set by a recording call or the writer, or loaded).
-    var encoded: [UInt8]? {
-        get { if case .bytes(let b) = payload { b } else { nil } }
-        set {
-            if let newValue { payload = .bytes(newValue) } else if case .bytes = payload { payload = .none }
-        }
+    /// Where its envelope's identity sits, when known without reading the bytes.
+    var layout: EnvelopeLayout? {
+        identityAt == 0 ? nil : EnvelopeLayout(identityAt: Int(identityAt), userIdAt: Int(userIdAt))
     }
     /// Where its add record lives, when the store reads records back; the bytes are then not
     /// kept in memory.
@@ -447,17 +527,17 @@ final class QueuedEvent: @unchecked Sendable {
 
     convenience init(
         eventId: String, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
-        critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?
+        critical: Bool, notice: Bool, requires: UInt8, encoded: [UInt8]?, layout: EnvelopeLayout? = nil
     ) {
         self.init(
             id: CompactEventId(eventId), name: name, timestampMs: timestampMs, anonymousEpoch: anonymousEpoch,
-            hasUserId: hasUserId, critical: critical, notice: notice, requires: requires, fields: fields,
-            encoded: encoded)
+            hasUserId: hasUserId, critical: critical, notice: notice, requires: requires, encoded: encoded,
+            layout: layout)
     }
 
     init(
         id: CompactEventId, name: String, timestampMs: Int64, anonymousEpoch: UInt32, hasUserId: Bool,
-        critical: Bool, notice: Bool, requires: UInt8, fields: EnvelopeFields?, encoded: [UInt8]?
+        critical: Bool, notice: Bool, requires: UInt8, encoded: [UInt8]?, layout: EnvelopeLayout? = nil
     ) {
         self.id = id
         var t: Traits = []
@@ -470,6 +550,11 @@ final class QueuedEvent: @unchecked Sendable {
         self.name = name
         self.anonymousEpoch = anonymousEpoch
         self.timestampMs = timestampMs
-        if let encoded { payload = .bytes(encoded) } else if let fields { payload = .fields(fields) } else { payload = .none }
+        self.encoded = encoded
+        if let layout, let i = UInt16(exactly: layout.identityAt), i > 0, let u = UInt16(exactly: layout.userIdAt) {
+            (identityAt, userIdAt) = (i, u)
+        } else {
+            (identityAt, userIdAt) = (0, 0)
+        }
     }
 }

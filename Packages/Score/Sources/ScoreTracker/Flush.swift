@@ -53,9 +53,11 @@ extension ScoreClient {
             // from memory rather than held back (they would be lost with the app all the same).
             let (machine, actions) = FlushMachine.start(
                 needsPersist: !s.storeFailing && !allPersisted,
-                hasProvider: s.provider != nil, batchLimit: ScoreClient.maxBatchEvents)
+                hasProvider: s.tokens.provider != nil, batchLimit: ScoreClient.maxBatchEvents)
             let f = Flight(id: s.nextFlightId, machine: machine)
             s.nextFlightId += 1
+            // What the queue writer has done so far (its later progress is fed as it comes).
+            _ = f.machine.handle(s.storeFailing ? .stopWaitingForRemoval : .written(through: s.writer.written))
             if let waiter { f.waiters.append(waiter) }
             f.selected = selected
             s.flight = f
@@ -94,7 +96,11 @@ extension ScoreClient {
                 f.tokenTimer = nil
             case .deliverBatch:
                 guard let (batch, encoded) = answered else { continue }
-                f.sent += delivered(&s, batch, encoded)
+                let left = delivered(&s, batch, encoded)
+                f.sent += left
+                // Their removal is queued: the writer's ticket for it (done once written).
+                let ticket = s.writer.ticket(backlog: s.writer.backlog.count)
+                if left > 0, ticket > s.writer.written { _ = f.machine.handle(.removalQueued(ticket: ticket)) }
                 // Cursor: skip past the batch's events in selection order.
                 var remaining = batch.count
                 while remaining > 0, f.cursor < f.selected.count {
@@ -111,13 +117,27 @@ extension ScoreClient {
                 }
                 e.rejectedAlone += 1
                 if e.rejectedAlone >= ScoreClient.maxRejectedAlone, e.inQueue {
-                    s.invalid += 1
+                    s.counts.invalid += 1
                     removeFromQueue(&s, [e])
                     kickWriters(&s)
                     droppedRejected = true
                 }
             case .complete(let ok):
-                complete(&s, f, ok: ok)
+                recordOutcome(&s, f, ok: ok)
+                f.takeAnswer(ok: ok).deliver()
+            case .awaitRemoval(let ok):
+                recordOutcome(&s, f, ok: ok)
+                // The callers go on once the removal is written; kept even with nobody waiting
+                // yet: a background task attached now waits for the write too (see
+                // `attachBackground`). Not for longer than `removalWaitMs` (a hung disk).
+                s.finishing.append(f)
+                let id = f.id
+                f.removalTimer = scheduler.schedule(afterMs: ScoreClient.removalWaitMs) { [self] in removalWaitTimedOut(id) }
+            case .answer(let ok):
+                if let t = f.removalTimer { scheduler.cancel(t) }
+                f.removalTimer = nil
+                s.finishing.removeAll { $0 === f }
+                f.takeAnswer(ok: ok).deliver()
             case .sendNextBatch, .link:
                 after.append(action)
             }
@@ -154,13 +174,10 @@ extension ScoreClient {
 
     /// Step 4: consult the token provider (single-flight, bounded by the token timeout).
     private func consultToken(_ s: inout ClientState, _ f: Flight) {
-        guard let provider = s.provider else { return }
+        guard let provider = s.tokens.provider else { return }
         let flightId = f.id
         f.tokenTimer = scheduler.schedule(afterMs: tokenTimeoutMs) { [self] in tokenTimedOut(flightId) }
-        if !s.providerRunning {
-            s.providerRunning = true
-            s.providerGeneration += 1
-            let generation = s.providerGeneration
+        if let generation = s.tokens.claim() {
             scheduler.spawn { [self] in
                 let token: String?
                 do { token = try await provider() } catch { token = nil }
@@ -180,8 +197,7 @@ extension ScoreClient {
 
     private func providerFinished(_ generation: Int, _ token: String?) {
         let resume: (Int, [FlushMachine.Action])? = state.withLock { s in
-            if generation == s.providerGeneration { s.providerRunning = false }
-            if let token { s.token = token }
+            s.tokens.finished(generation: generation, token: token)
             guard let f = s.flight else { return nil }
             return (f.id, runLocked(f.machine.handle(.tokenSettled), &s, f))
         }
@@ -214,7 +230,7 @@ extension ScoreClient {
                 let e = f.selected[i]
                 i += 1
                 guard e.inQueue, !e.sending, !heldWhileFailing(e, s) else { continue }
-                let bytes = e.encoded ?? e.fields?.encode()
+                let bytes = e.encoded
                 out.append((e, bytes, bytes == nil ? e.location : nil))
             }
             return .candidates(out)
@@ -258,8 +274,10 @@ extension ScoreClient {
             var tooLarge: [QueuedEvent] = []
             for (e, known, _) in candidates where e.inQueue && !e.sending {
                 guard var bytes = known ?? read[ObjectIdentifier(e)] else { continue }
-                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId {
-                    bytes = EnvelopeBytes.withUserId(bytes, uid)
+                if !e.hasUserId, e.anonymousEpoch == s.anonymousEpoch, let uid = s.userId,
+                    let layout = EnvelopeLayout.of(bytes, known: e.layout)
+                {
+                    bytes = EnvelopeBytes.withUserId(bytes, layout, uid)
                 }
                 if bytes.count + ScoreClient.bodyOverhead > ScoreClient.maxBodyBytes {
                     // No request can carry it (a stored event from an older build, say): sending it
@@ -274,7 +292,7 @@ extension ScoreClient {
                 encoded.append(bytes)
             }
             if !tooLarge.isEmpty {
-                s.invalid += tooLarge.count
+                s.counts.invalid += tooLarge.count
                 removeFromQueue(&s, tooLarge)
                 kickWriters(&s)
                 droppedTooLarge = tooLarge.count
@@ -291,7 +309,7 @@ extension ScoreClient {
                 body.append(contentsOf: b)
             }
             body.append(contentsOf: "]}".utf8)
-            let req = HTTPRequest(url: endpoint + "/api/events", method: "POST", headers: headers(s.token), body: body)
+            let req = HTTPRequest(url: endpoint + "/api/events", method: "POST", headers: headers(s.tokens.token), body: body)
             return (req, batch, encoded)
         }
         if !unreadable.isEmpty {
@@ -330,9 +348,12 @@ extension ScoreClient {
     private func delivered(_ s: inout ClientState, _ batch: [QueuedEvent], _ encoded: [[UInt8]]) -> Int {
         let present = batch.filter(\.inQueue)
         removeFromQueue(&s, present)
-        for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty && !containsUserId(bytes) {
+        for (e, bytes) in zip(batch, encoded) where !e.hasUserId && !bytes.isEmpty {
             guard replayCapacity > 0 else { break }
-            s.replay.append(ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes))
+            // Sent anonymously (no userId was added at send time).
+            guard let layout = EnvelopeLayout.of(bytes, known: e.layout), !layout.hasUserId(bytes) else { continue }
+            s.replay.append(
+                ReplayEntry(eventId: e.eventId, timestampMs: e.timestampMs, requires: e.requires, bytes: bytes, layout: layout))
             if s.replay.count > replayCapacity { s.replay.removeFirst(s.replay.count - replayCapacity) }
         }
         return present.count
@@ -363,11 +384,6 @@ extension ScoreClient {
         runAfterLock(flightId, after)
     }
 
-    private func containsUserId(_ bytes: [UInt8]) -> Bool {
-        guard let site = EnvelopeBytes.find(EnvelopeBytes.siteIdMarker, in: bytes) else { return false }
-        return EnvelopeBytes.find(Array(#","userId":"#.utf8), in: Array(bytes[..<site])) != nil
-    }
-
     /// Step 5: the link-anonymous request, when due.
     private func linkStep(_ flightId: Int) {
         let request: (HTTPRequest, String)? = state.withLock { s in
@@ -381,7 +397,7 @@ extension ScoreClient {
                 s.lastSkip = .consent
                 return nil
             }
-            guard let token = s.token else {
+            guard let token = s.tokens.token else {
                 s.lastSkip = .noToken
                 return nil
             }
@@ -403,7 +419,7 @@ extension ScoreClient {
             state.withLock { s in
                 if ok {
                     s.linked.insert(key)
-                    s.identityDirty = true
+                    s.identityWriter.changed()
                     if let uid = s.userId, linkKey(s.anonymousId, uid) == key { s.lastSkip = nil }
                     kickWriters(&s)
                 } else {
@@ -414,40 +430,20 @@ extension ScoreClient {
         }
     }
 
-    /// Step 6 (the machine's ``FlushMachine/Action/complete(ok:)``): record the outcome and
-    /// complete every waiter.
-    func complete(_ s: inout ClientState, _ f: Flight, ok: Bool) {
-        s.flight = nil
-        s.lastFlushAt = clock.nowMs()
-        s.lastFlushOk = ok
-        s.lastFlushSent = f.sent
-        s.consecutiveFailures = ok ? 0 : s.consecutiveFailures + 1
+    /// Step 6 (the machine's ``FlushMachine/Action/complete(ok:)`` and
+    /// ``FlushMachine/Action/awaitRemoval(ok:)``): record the outcome and end the flush's
+    /// timers; another flush may start. Its callers are answered by the action that follows.
+    func recordOutcome(_ s: inout ClientState, _ f: Flight, ok: Bool) {
+        if s.flight === f { s.flight = nil }
+        s.lastFlush.record(ok: ok, sent: f.sent, at: clock.nowMs())
         if let t = f.tokenTimer { scheduler.cancel(t) }
         if let t = f.budgetTimer { scheduler.cancel(t) }
-        let result: Result<Void, ScoreError> =
-            ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued"))
-        let wait = RemovalWait(
-            id: s.nextRemovalWaitId, target: s.writeOpsTaken + s.writeOps.count, result: result, waiters: f.waiters,
-            backgroundTasks: f.backgroundTasks)
-        f.waiters = []
-        f.backgroundTasks = []
-        // The delivered events' removal is written before the callers go on (and before the app
-        // may be suspended): a kill after `flush()` returns does not send them again. Not when
-        // the store fails (it cannot be written), nor for longer than `removalWaitMs`.
-        // Kept even with nobody waiting yet: a background task attached after the flush is done
-        // waits for the write too (see `attachBackground`).
-        if f.sent > 0, !s.storeFailing, wait.target > s.writeOpsWritten {
-            s.nextRemovalWaitId += 1
-            let id = wait.id
-            wait.timer = scheduler.schedule(afterMs: ScoreClient.removalWaitMs) { [self] in removalWaitTimedOut(id) }
-            s.removalWaits.append(wait)
-        } else {
-            wait.finish()
-        }
+        f.tokenTimer = nil
+        f.budgetTimer = nil
         // Nothing left to do: no periodic wake-up until work arrives (see `armAutoFlushIfIdle`).
-        if let t = s.autoFlushTimer, !hasAutoFlushWork(&s) {
+        if let t = s.periodic.timer, !hasAutoFlushWork(&s) {
             scheduler.cancel(t)
-            s.autoFlushTimer = nil
+            s.periodic.timer = nil
         }
     }
 
@@ -456,25 +452,66 @@ extension ScoreClient {
     static let removalWaitMs: Int64 = 1_000
 
     private func removalWaitTimedOut(_ id: Int) {
-        let wait: RemovalWait? = state.withLock { s in
-            guard let i = s.removalWaits.firstIndex(where: { $0.id == id }) else { return nil }
-            return s.removalWaits.remove(at: i)
+        let answers: [FlightAnswer] = state.withLock { s in
+            guard let f = s.finishing.first(where: { $0.id == id }) else { return [] }
+            f.removalTimer = nil
+            return answerFinishing(&s, [f], .stopWaitingForRemoval)
         }
-        wait?.finish()
+        for a in answers { a.deliver() }
     }
 
-    /// The waits the writer's progress (or a write failure: `all`) ends, taken out of the state;
-    /// their timers cancelled. The caller finishes them after the lock.
-    func takeRemovalWaits(_ s: inout ClientState, all: Bool = false) -> [RemovalWait] {
-        guard !s.removalWaits.isEmpty else { return [] }
-        let done = all ? s.removalWaits : s.removalWaits.filter { $0.target <= s.writeOpsWritten }
-        guard !done.isEmpty else { return [] }
-        s.removalWaits.removeAll { all || $0.target <= s.writeOpsWritten }
-        for w in done {
-            if let t = w.timer { scheduler.cancel(t) }
-            w.timer = nil
+    /// Feeds `event` to the finishing flushes `flights` (see ``ClientState/finishing``); the
+    /// ones it answers leave the list, their timers cancelled. The caller delivers the answers
+    /// after the lock.
+    func answerFinishing(_ s: inout ClientState, _ flights: [Flight], _ event: FlushMachine.Event) -> [FlightAnswer] {
+        var answers: [FlightAnswer] = []
+        for f in flights {
+            for case .answer(let ok) in f.machine.handle(event) {
+                if let t = f.removalTimer { scheduler.cancel(t) }
+                f.removalTimer = nil
+                s.finishing.removeAll { $0 === f }
+                answers.append(f.takeAnswer(ok: ok))
+            }
         }
-        return done
+        return answers
+    }
+
+    /// What the queue writer's progress wakes (see ``writerProgressed(_:)``): the flush waiting
+    /// for its events to be persisted, and the answers of the flushes whose removal is written.
+    struct FlushWakeups {
+        var resume: (Int, [FlushMachine.Action])?
+        var answers: [FlightAnswer] = []
+
+        /// Answers the callers (after the client's lock).
+        func answer() {
+            for a in answers { a.deliver() }
+        }
+
+        /// Resumes the flush waiting for persistence (after the lock; it builds the next batch
+        /// on the scheduler).
+        func resume(_ client: ScoreClient) {
+            if let (id, after) = resume { client.runAfterLock(id, after, spawnSend: true) }
+        }
+    }
+
+    /// The queue writer wrote operations (or failed, ``ClientState/storeFailing``): its
+    /// progress as the flushes' events. A flush waiting for its selected events to be persisted
+    /// moves on once they are (or left the queue unwritten, or writing fails: then they go
+    /// from memory); one waiting for its removal is answered once the writer is through its
+    /// ticket, or at once when writing fails (the removal is written when it can be).
+    func writerProgressed(_ s: inout ClientState) -> FlushWakeups {
+        var w = FlushWakeups()
+        let event: FlushMachine.Event = s.storeFailing ? .stopWaitingForRemoval : .written(through: s.writer.written)
+        if let f = s.flight {
+            _ = f.machine.handle(event)
+            if f.machine.phase == .waitingPersist,
+                s.storeFailing || f.selected.allSatisfy({ $0.persisted || !$0.inQueue })
+            {
+                w.resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.tokens.provider != nil)), &s, f))
+            }
+        }
+        if !s.finishing.isEmpty { w.answers = answerFinishing(&s, s.finishing, event) }
+        return w
     }
 
     /// The bounded background flush ran out of time: abandon it; nothing is lost.

@@ -15,8 +15,8 @@ extension ScoreClient {
                 s.identityGeneration += 1
                 publishView(&s)
             }
-            s.inBackground = false
-            s.backgroundSinceMs = nil
+            s.periodic.inBackground = false
+            s.periodic.backgroundSinceMs = nil
             restartAutoFlushTimer(&s)
         }
         startFlush()
@@ -26,11 +26,11 @@ extension ScoreClient {
     /// background budget (5 s by default).
     public func onBackground() {
         let (budget, source): (Int64, AppLifecycleSource?) = state.withLock { s in
-            s.inBackground = true
-            s.backgroundSinceMs = clock.nowMs()
-            if let t = s.autoFlushTimer { scheduler.cancel(t) }
-            s.autoFlushTimer = nil
-            return (s.binding?.budgetMs ?? 5_000, s.binding?.source)
+            s.periodic.inBackground = true
+            s.periodic.backgroundSinceMs = clock.nowMs()
+            if let t = s.periodic.timer { scheduler.cancel(t) }
+            s.periodic.timer = nil
+            return (s.periodic.binding?.budgetMs ?? 5_000, s.periodic.binding?.source)
         }
         let taskId = source?.beginBackgroundTask()
         startFlush()
@@ -44,7 +44,7 @@ extension ScoreClient {
             guard let f = s.flight else {
                 // The flush may already be done, its removal still being written: the task
                 // waits for that write too (see `complete`).
-                if let w = s.removalWaits.last, let source, let taskId {
+                if let w = s.finishing.last, let source, let taskId {
                     w.backgroundTasks.append((source, taskId))
                     return false
                 }
@@ -70,7 +70,7 @@ extension ScoreClient {
     /// Turns the periodic flush on (first tick one interval from now).
     public func startAutoFlush(everySeconds: Double = 30) {
         state.withLock { s in
-            s.autoFlushMs = max(1, Int64((everySeconds * 1000).rounded()))
+            s.periodic.everyMs = max(1, Int64((everySeconds * 1000).rounded()))
             restartAutoFlushTimer(&s)
         }
     }
@@ -78,36 +78,36 @@ extension ScoreClient {
     /// Turns the periodic flush off.
     public func stopAutoFlush() {
         state.withLock { s in
-            s.autoFlushMs = nil
-            if let t = s.autoFlushTimer { scheduler.cancel(t) }
-            s.autoFlushTimer = nil
+            s.periodic.everyMs = nil
+            if let t = s.periodic.timer { scheduler.cancel(t) }
+            s.periodic.timer = nil
         }
     }
 
     /// Starts the periodic flush's period now; its timer is armed only when there is work (see
     /// ``hasAutoFlushWork(_:)``): an idle client has no timer to wake it.
     func restartAutoFlushTimer(_ s: inout ClientState) {
-        if let t = s.autoFlushTimer { scheduler.cancel(t) }
-        s.autoFlushTimer = nil
-        s.autoFlushAnchorMs = clock.nowMs()
-        guard let every = s.autoFlushMs, !s.inBackground, hasAutoFlushWork(&s) else { return }
-        s.autoFlushTimer = scheduler.schedule(afterMs: every) { [self] in autoFlushTick() }
+        if let t = s.periodic.timer { scheduler.cancel(t) }
+        s.periodic.timer = nil
+        s.periodic.anchorMs = clock.nowMs()
+        guard let every = s.periodic.everyMs, !s.periodic.inBackground, hasAutoFlushWork(&s) else { return }
+        s.periodic.timer = scheduler.schedule(afterMs: every) { [self] in autoFlushTick() }
     }
 
     /// Arms the periodic flush's timer, when it is on and not armed, for the period's next tick
     /// (work arrived after an idle spell).
     func armAutoFlushIfIdle(_ s: inout ClientState) {
-        guard let every = s.autoFlushMs, s.autoFlushTimer == nil, !s.inBackground else { return }
+        guard let every = s.periodic.everyMs, s.periodic.timer == nil, !s.periodic.inBackground else { return }
         let now = clock.nowMs()
-        let due = s.autoFlushAnchorMs + (max(0, now - s.autoFlushAnchorMs) / every + 1) * every
-        s.autoFlushTimer = scheduler.schedule(afterMs: due - now) { [self] in autoFlushTick() }
+        let due = s.periodic.anchorMs + (max(0, now - s.periodic.anchorMs) / every + 1) * every
+        s.periodic.timer = scheduler.schedule(afterMs: due - now) { [self] in autoFlushTick() }
     }
 
     /// Whether a periodic flush would have something to do: a queued event whose consent is
     /// granted, or a link-anonymous request that can be made (analytics granted, a token or a
     /// provider known).
     func hasAutoFlushWork(_ s: inout ClientState) -> Bool {
-        if let uid = s.userId, s.consent.analytics, s.token != nil || s.provider != nil,
+        if let uid = s.userId, s.consent.analytics, s.tokens.token != nil || s.tokens.provider != nil,
             !s.linked.contains(linkKey(s.anonymousId, uid))
         {
             return true
@@ -131,7 +131,7 @@ extension ScoreClient {
 
     func autoFlushTick() {
         let go: Bool = state.withLock { s in
-            guard s.autoFlushTimer != nil else { return false }
+            guard s.periodic.timer != nil else { return false }
             restartAutoFlushTimer(&s)
             return true
         }
@@ -156,14 +156,14 @@ extension ScoreClient {
             budgetMs: Int64((max(0, backgroundBudgetSeconds) * 1000).rounded()))
         let initial = source.currentState  // never under the lock: a source may reach the main thread
         state.withLock { s in
-            s.binding = binding
-            s.autoFlushMs = binding.autoFlushMs
-            s.inBackground = initial == .background
-            if s.inBackground { s.backgroundSinceMs = clock.nowMs() }
+            s.periodic.binding = binding
+            s.periodic.everyMs = binding.autoFlushMs
+            s.periodic.inBackground = initial == .background
+            if s.periodic.inBackground { s.periodic.backgroundSinceMs = clock.nowMs() }
         }
         source.startObserving { [weak self] event in
             guard let self else { return }
-            guard self.state.withLock({ $0.binding?.source === source }) else { return }
+            guard self.state.withLock({ $0.periodic.binding?.source === source }) else { return }
             switch event {
             case .foreground: self.onForeground()
             case .background: self.onBackground()
@@ -184,12 +184,12 @@ extension ScoreClient {
     /// Ends the current binding (only when its id is `onlyId`, when given).
     func unbindLifecycle(onlyId: UInt64?) {
         let source: AppLifecycleSource? = state.withLock { s in
-            if let onlyId, s.binding?.id != onlyId { return nil }
-            let source = s.binding?.source
-            s.binding = nil
-            s.autoFlushMs = nil
-            if let t = s.autoFlushTimer { scheduler.cancel(t) }
-            s.autoFlushTimer = nil
+            if let onlyId, s.periodic.binding?.id != onlyId { return nil }
+            let source = s.periodic.binding?.source
+            s.periodic.binding = nil
+            s.periodic.everyMs = nil
+            if let t = s.periodic.timer { scheduler.cancel(t) }
+            s.periodic.timer = nil
             return source
         }
         source?.stopObserving()
@@ -200,7 +200,7 @@ extension ScoreIdSource {
     /// A new session id when the app was in the background for at least 30 minutes.
     func newSessionIdIfNeeded(_ client: ScoreClient) -> String? {
         let due: Bool = client.state.withLock { s in
-            guard let since = s.backgroundSinceMs else { return false }
+            guard let since = s.periodic.backgroundSinceMs else { return false }
             return client.clock.nowMs() - since >= ScoreClient.sessionTimeoutMs
         }
         return due ? newSessionId() : nil

@@ -15,7 +15,12 @@
 /// - when no event is left to send (or sending stopped), the link-anonymous step runs; when it
 ///   ends the flush completes, successfully unless something failed;
 /// - an abandoned flush (its background budget ran out, or the OS took the background time back)
-///   completes at once as failed; the events stay queued. Events after completion are ignored.
+///   completes at once as failed; the events stay queued;
+/// - a flush that delivered events answers its callers only once their removal is written (the
+///   queue writer's operations through the removal's ticket): a kill after `flush()` returns
+///   never sends them again. It records its outcome at once (a next flush may start), and stops
+///   waiting when the writer fails, when the wait times out or when the OS takes the background
+///   time back. Events after completion are ignored.
 struct FlushMachine: Sendable, Equatable {
     /// Where the flush is.
     enum Phase: Sendable, Equatable {
@@ -27,6 +32,9 @@ struct FlushMachine: Sendable, Equatable {
         case sending
         /// The link-anonymous step runs.
         case linking
+        /// Done sending (`ok`: everything delivered); the callers wait until the queue writer has
+        /// written its operations through `ticket` (the delivered events' removal).
+        case awaitingRemoval(ticket: Int, ok: Bool)
         /// Completed (`ok`: everything delivered).
         case completed(ok: Bool)
     }
@@ -48,6 +56,14 @@ struct FlushMachine: Sendable, Equatable {
         case linkFinished
         /// Give up now (background budget, background time expired).
         case abandon
+        /// A delivered batch's removal was queued: the queue writer is done with it once it has
+        /// written its operations through `ticket` (see `QueueWriterMachine.ticket(backlog:)`).
+        case removalQueued(ticket: Int)
+        /// The queue writer has written its operations through `through`.
+        case written(through: Int)
+        /// Stop waiting for the removal: the writer failed (it cannot be written now), the wait
+        /// timed out, or the OS took the background time back. It is written when it can be.
+        case stopWaitingForRemoval
     }
 
     /// Outputs, carried out in order.
@@ -67,6 +83,12 @@ struct FlushMachine: Sendable, Equatable {
         case link
         /// Record the outcome, end the background tasks and timers, answer every waiter.
         case complete(ok: Bool)
+        /// Record the outcome and end the token and budget timers (another flush may start);
+        /// the callers and the background tasks wait for the removal: arm its timeout.
+        case awaitRemoval(ok: Bool)
+        /// The removal is written (or no longer waited for): cancel its timeout, end the
+        /// background tasks, answer every waiter.
+        case answer(ok: Bool)
     }
 
     /// Where the flush is.
@@ -75,6 +97,12 @@ struct FlushMachine: Sendable, Equatable {
     private(set) var batchLimit: Int
     /// Whether something could not be delivered.
     private(set) var failed = false
+    /// The queue writer's ticket the delivered events' removal needs written, if any.
+    private(set) var removalTicket: Int?
+    /// How far the queue writer has written (its tickets), as last heard.
+    private(set) var writtenThrough = 0
+    /// Whether the removal is not waited for (the writer failed since it last wrote).
+    private(set) var removalReleased = false
 
     /// A flush that has work. `needsPersist`: some selected event is not persisted yet (and
     /// writing works); `hasProvider`: a token provider is set. Returns the machine and its
@@ -91,15 +119,42 @@ struct FlushMachine: Sendable, Equatable {
         self.batchLimit = batchLimit
     }
 
-    /// Whether the flush has completed.
+    /// Whether the flush has completed (its callers answered).
     var isCompleted: Bool {
         if case .completed = phase { return true }
+        return false
+    }
+
+    /// Whether the flush is done sending and only waits for its removal to be written.
+    var isAwaitingRemoval: Bool {
+        if case .awaitingRemoval = phase { return true }
         return false
     }
 
     /// Feeds one event; returns the actions to carry out.
     mutating func handle(_ event: Event) -> [Action] {
         if isCompleted { return [] }
+        switch event {
+        case .removalQueued(let ticket):
+            guard !isAwaitingRemoval else { return [] }
+            removalTicket = max(removalTicket ?? ticket, ticket)
+            return []
+        case .written(let through):
+            // The writer writes again: a removal it failed to write is waited for again.
+            removalReleased = false
+            writtenThrough = max(writtenThrough, through)
+            guard case .awaitingRemoval(let ticket, let ok) = phase, writtenThrough >= ticket else { return [] }
+            phase = .completed(ok: ok)
+            return [.answer(ok: ok)]
+        case .stopWaitingForRemoval:
+            removalReleased = true
+            guard case .awaitingRemoval(_, let ok) = phase else { return [] }
+            phase = .completed(ok: ok)
+            return [.answer(ok: ok)]
+        default:
+            break
+        }
+        if isAwaitingRemoval { return [] }
         switch event {
         case .persisted(let hasProvider):
             guard phase == .waitingPersist else { return [] }
@@ -135,6 +190,8 @@ struct FlushMachine: Sendable, Equatable {
             return complete(ok: !failed)
         case .abandon:
             return complete(ok: false)
+        case .removalQueued, .written, .stopWaitingForRemoval:
+            return []
         }
     }
 
@@ -147,7 +204,12 @@ struct FlushMachine: Sendable, Equatable {
         return [.sendNextBatch]
     }
 
+    /// Done sending: complete now, or once the delivered events' removal is written.
     private mutating func complete(ok: Bool) -> [Action] {
+        if let ticket = removalTicket, ticket > writtenThrough, !removalReleased {
+            phase = .awaitingRemoval(ticket: ticket, ok: ok)
+            return [.awaitRemoval(ok: ok)]
+        }
         phase = .completed(ok: ok)
         return [.complete(ok: ok)]
     }

@@ -216,23 +216,23 @@ extension ScoreClient {
                 sdk: .init(name: ScoreSDK.name, version: ScoreSDK.version),
                 consent: .init(
                     analytics: s.consent.analytics, personalization: s.consent.personalization,
-                    advertising: s.consent.advertising, droppedByConsent: s.droppedByConsent,
+                    advertising: s.consent.advertising, droppedByConsent: s.counts.droppedByConsent,
                     droppedByCategory: [
-                        "analytics": s.droppedByCategory[0], "personalization": s.droppedByCategory[1],
-                        "advertising": s.droppedByCategory[2],
+                        "analytics": s.counts.droppedByCategory[0], "personalization": s.counts.droppedByCategory[1],
+                        "advertising": s.counts.droppedByCategory[2],
                     ]),
                 queue: .init(
                     depth: s.queue.count, maxSize: maxQueueSize, retentionHours: privacy.retentionHours,
                     oldestAgeSeconds: oldest.map { Int(max(0, now - $0) / 1000) },
-                    critical: s.queue.reduce(0) { $0 + ($1.critical ? 1 : 0) }, criticalLost: s.criticalLost,
-                    shed: s.shed, expired: s.expired, invalid: s.invalid),
+                    critical: s.queue.reduce(0) { $0 + ($1.critical ? 1 : 0) }, criticalLost: s.counts.criticalLost,
+                    shed: s.counts.shed, expired: s.counts.expired, invalid: s.counts.invalid),
                 identity: .init(
-                    anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, hasToken: s.token != nil,
+                    anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, hasToken: s.tokens.token != nil,
                     link: .init(state: linkState, lastSkipReason: s.lastSkip),
                     replayBuffer: .init(count: s.replay.count, capacity: replayCapacity)),
                 lastFlush: .init(
-                    at: s.lastFlushAt.map { Timestamp.format(ms: $0) }, ok: s.lastFlushOk, sent: s.lastFlushSent,
-                    consecutiveFailures: s.consecutiveFailures),
+                    at: s.lastFlush.at.map { Timestamp.format(ms: $0) }, ok: s.lastFlush.ok, sent: s.lastFlush.sent,
+                    consecutiveFailures: s.lastFlush.consecutiveFailures),
                 site: siteId, endpoint: endpoint, piiRules: scrubber.ruleCount,
                 privacy: .init(
                     requested: privacy.requested, mode: privacy.mode.rawValue, region: privacy.region,

@@ -164,16 +164,10 @@ extension ScoreClient {
         if let flight { abandon(flight) }
         // A finished flush holding its task for its removal's write ends it now too (the OS
         // suspends or kills an app that keeps a task past this point); the write goes on.
-        let holding: [RemovalWait] = state.withLock { s in
-            let holding = s.removalWaits.filter { !$0.backgroundTasks.isEmpty }
-            s.removalWaits.removeAll { !$0.backgroundTasks.isEmpty }
-            for w in holding {
-                if let t = w.timer { scheduler.cancel(t) }
-                w.timer = nil
-            }
-            return holding
+        let answers: [FlightAnswer] = state.withLock { s in
+            answerFinishing(&s, s.finishing.filter { !$0.backgroundTasks.isEmpty }, .stopWaitingForRemoval)
         }
-        for w in holding { w.finish() }
+        for a in answers { a.deliver() }
     }
 
     #if canImport(UIKit) && !os(watchOS)

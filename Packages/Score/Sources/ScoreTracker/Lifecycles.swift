@@ -56,7 +56,13 @@ struct LoadMachine: Equatable {
 /// log. When the backlog is empty it naps a few times (a burst of recording calls then only
 /// appends to the backlog, no task is woken per call), then exits. A failed append stops it
 /// until a retry timer (100 ms, doubling to 30 s).
-struct QueueWriterMachine: Equatable {
+///
+/// Write operations are numbered in the order they are queued; the machine counts how many the
+/// writer has written (appended, or found nothing to write for) and how many it has taken so far
+/// (written, or in its hands). A *ticket* is such a count: whoever needs the operations queued
+/// so far written (a flush waiting for its removal) takes ``ticket(backlog:)`` and is done once
+/// ``written`` reaches it.
+struct QueueWriterMachine {
     enum Phase: Equatable {
         case idle
         /// `naps`: naps taken since the backlog was last found non-empty.
@@ -84,6 +90,26 @@ struct QueueWriterMachine: Equatable {
     private(set) var failures = 0
     /// Whether the scheduler cannot pause (no naps then).
     private(set) var napsUnavailable = false
+    /// Operations written (see the type's comment).
+    private(set) var written = 0
+    /// Operations taken: operation `taken + k` is the backlog's `k`th.
+    private(set) var taken = 0
+    /// The operations queued and not taken yet, in order.
+    private(set) var backlog: [WriteOp] = []
+    /// The index in `backlog` of its removal operation, if any (see ``queueRemoval(_:)``).
+    private var pendingRemoval: Int?
+    /// Events the writer is done with, released a few per recording call: the bytes of events
+    /// now located on disk and the last references of events that left the queue. They were
+    /// allocated on the recording thread; freeing them there rather than on the writer's thread
+    /// keeps the two threads from contending for the allocator's lock (a recording call's
+    /// slowest cases). The writer empties it itself when it goes idle.
+    var dropLater: [QueuedEvent] = []
+    /// Dead records in the log (removed events and removal records): a compaction is due when
+    /// they pile up.
+    var deadRecords = 0
+    /// Whether a compaction's new file is being written off the writer's path (see
+    /// `ScoreClient.compactOffThePath`): one at a time.
+    var compacting = false
 
     init(napsUs: [Int]) { self.napsUs = napsUs }
 
@@ -96,10 +122,66 @@ struct QueueWriterMachine: Equatable {
         return true
     }
 
+    /// Queues an operation.
+    mutating func queue(_ op: WriteOp) { backlog.append(op) }
+
+    /// Queues the removal of persisted events: joined to the removal still waiting to be
+    /// written, when there is one (one record and one allocation per write instead of one per
+    /// event). Any place in the backlog is safe: the events' add records are already on disk.
+    mutating func queueRemoval(_ ids: [CompactEventId]) {
+        deadRecords += ids.count
+        if let i = pendingRemoval, i < backlog.count, case .remove(var joined) = backlog[i] {
+            backlog[i] = .compact  // placeholder while `joined` is uniquely held
+            joined.append(contentsOf: ids)
+            backlog[i] = .remove(joined)
+        } else {
+            pendingRemoval = backlog.count
+            backlog.append(.remove(ids))
+            deadRecords += 1
+        }
+    }
+
+    /// Takes the whole backlog (the writer's task; see ``took(_:)``).
+    mutating func takeBacklog() -> [WriteOp] {
+        let ops = backlog
+        backlog = []
+        pendingRemoval = nil
+        took(ops.count)
+        return ops
+    }
+
+    /// An append failed: `ops` (the failed operations, then the rest of what the writer took)
+    /// go back to the backlog's front, in order, numbered as before.
+    mutating func putBack(_ ops: [WriteOp]) {
+        backlog = ops + backlog
+        pendingRemoval = nil
+    }
+
+    /// The start-up merge replaces what was queued before the load (nothing is written before).
+    mutating func clearBacklog() {
+        backlog = []
+        pendingRemoval = nil
+    }
+
     /// The writer took a non-empty backlog.
     mutating func tookWork() {
         if case .running = phase { phase = .running(naps: 0) }
     }
+
+    /// The writer took a backlog of `count` operations (`0`: it found none).
+    mutating func took(_ count: Int) {
+        taken = written + count
+        if count > 0 { tookWork() }
+    }
+
+    /// The writer is done with `count` more operations; returns ``written``.
+    mutating func wrote(_ count: Int) -> Int {
+        written += count
+        return written
+    }
+
+    /// The ticket of the operations queued so far, `backlog` of them not taken yet.
+    func ticket(backlog: Int) -> Int { taken + backlog }
 
     /// The backlog is empty. `unsynced`: appends wait for a sync, due in `syncWaitMs` (0 or
     /// less: now); `syncTimerArmed`: the idle writer's sync timer is armed. The caller arms the
@@ -140,6 +222,8 @@ struct QueueWriterMachine: Equatable {
         let first = !failing
         failing = true
         failures += 1
+        // The operations in the writer's hands go back to the backlog.
+        taken = written
         phase = .backingOff
         return (first, min(retryMaxMs, retryMs << Int64(min(9, failures - 1))))
     }

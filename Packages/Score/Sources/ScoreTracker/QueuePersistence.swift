@@ -33,11 +33,8 @@ extension ScoreClient {
         // Before the start-up load nothing is written: the log is not read yet, and the events
         // recorded meanwhile still carry the placeholder anonymous id.
         guard s.loaded else { return w }
-        w.queue = s.writer.claim(hasWork: !s.writeOps.isEmpty)
-        if s.identityDirty && !s.identityWriterRunning {
-            s.identityWriterRunning = true
-            w.identity = true
-        }
+        w.queue = s.writer.claim(hasWork: !s.writer.backlog.isEmpty)
+        w.identity = s.identityWriter.claim()
         return w
     }
 
@@ -63,14 +60,8 @@ extension ScoreClient {
                 let now = clock.nowMs()
                 let next: QueueWriterMachine.IdleStep?
                 (pending, next) = state.withLock { s in
-                    let ops = s.writeOps
-                    s.writeOps = []
-                    s.pendingRemoval = nil
-                    s.writeOpsTaken = s.writeOpsWritten + ops.count
-                    if !ops.isEmpty {
-                        s.writer.tookWork()
-                        return (ops, nil)
-                    }
+                    let ops = s.writer.takeBacklog()
+                    if !ops.isEmpty { return (ops, nil) }
                     // Idle: appends left unsynced are synced now when due (then look again),
                     // otherwise by a timer.
                     let step = s.writer.backlogEmpty(
@@ -102,19 +93,19 @@ extension ScoreClient {
             let end = min(pending.count, at + ScoreClient.writerBatch)
             let opCount = end - at
             var ops = Array(pending[at..<end])
-            // Drop the backlog's hold on this batch (see `ClientState.dropLater`).
+            // Drop the backlog's hold on this batch (see `QueueWriterMachine.dropLater`).
             for k in at..<end { pending[k] = .remove([]) }
             at = end
             var toDrop: [QueuedEvent] = []
             var records: [[UInt8]] = []
-            // Each added event with its encoding, record index and fields (released after the
+            // Each added event with its encoding and record index (released after the
             // lock, not inside it).
-            var added: [(QueuedEvent, [UInt8], Int, EnvelopeFields?)] = []
+            var added: [(QueuedEvent, [UInt8], Int)] = []
             var compact = false
             records.reserveCapacity(ops.count)
             added.reserveCapacity(ops.count)
             // Snapshot the adds' state, 16 at a time under the lock (short holds).
-            var snapshot: [(Bool, EnvelopeFields?, [UInt8]?)] = []
+            var snapshot: [(Bool, [UInt8]?)] = []
             snapshot.reserveCapacity(ops.count)
             var c = 0
             while c < ops.count {
@@ -122,7 +113,7 @@ extension ScoreClient {
                     var taken = 0
                     while c < ops.count && taken < 16 {
                         if case .add(let e) = ops[c] {
-                            snapshot.append((e.inQueue, e.fields, e.encoded))
+                            snapshot.append((e.inQueue, e.encoded))
                             if !e.inQueue { toDrop.append(e) }
                             taken += 1
                         }
@@ -134,11 +125,11 @@ extension ScoreClient {
             for op in ops {
                 switch op {
                 case .add(let e):
-                    let (live, fields, encoded) = snapshot[nextAdd]
+                    let (live, encoded) = snapshot[nextAdd]
                     nextAdd += 1
                     guard live else { continue }
-                    let env = encoded ?? fields?.encode() ?? []
-                    added.append((e, env, records.count, fields))
+                    let env = encoded ?? []
+                    added.append((e, env, records.count))
                     records.append(QueueRecord.add(e, envelope: env))
                 case .remove(let idList):
                     records.append(QueueRecord.remove(idList))
@@ -154,7 +145,7 @@ extension ScoreClient {
                     appended = true
                 } catch {
                     // Nothing of this append counts as written: its operations and the rest of
-                    // the backlog go back to the front of `writeOps`, in order, for a retry.
+                    // the backlog go back to the front of the writer's backlog, in order, for a retry.
                     records = []
                     added = []
                     snapshot = []
@@ -170,7 +161,7 @@ extension ScoreClient {
                 let j = min(added.count, i + 16)
                 state.withLock { _ in
                     for k in i..<j {
-                        let (e, env, index, _) = added[k]
+                        let (e, env, index) = added[k]
                         if let locations {
                             // On disk and readable back: keep only the location in memory (the
                             // bytes are released by a recording call, see `dropLater`).
@@ -179,7 +170,6 @@ extension ScoreClient {
                         } else {
                             e.encoded = env
                         }
-                        e.fields = nil
                         e.persisted = true
                         if !e.inQueue { leftMeanwhile.append(e.id) }
                     }
@@ -189,20 +179,19 @@ extension ScoreClient {
             added = []
             snapshot = []
             ops = []
-            let (resume, removalsWritten): ((Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
-                s.writeOpsWritten += opCount
-                let removalsWritten = takeRemovalWaits(&s)
+            let flushes: FlushWakeups = state.withLock { s in
+                _ = s.writer.wrote(opCount)
                 if appended {
                     let recovered = s.storeFailing
                     s.writer.appended()
                     // The stored events held while writes failed can be sent again.
-                    if recovered, s.autoFlushMs != nil, s.autoFlushTimer == nil, hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
+                    if recovered, s.periodic.everyMs != nil, s.periodic.timer == nil, hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
                 }
-                s.dropLater.append(contentsOf: toDrop)
+                s.writer.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 // Not while a quick load's check runs: it finds damaged events by their location.
-                if !compact, !s.checkPending, s.deadRecords > ScoreClient.compactionMinDead,
-                    s.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
+                if !compact, !s.checkPending, s.writer.deadRecords > ScoreClient.compactionMinDead,
+                    s.writer.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
                 {
                     compact = true
                 }
@@ -215,15 +204,11 @@ extension ScoreClient {
                     compact = true
                 }
                 // One compaction at a time: a later one is asked for again by the dead records.
-                if s.compacting { compact = false }
-                if compact { s.deadRecords = 0 }
-                // An event that left the queue unwritten is never written: not waited for.
-                if let f = s.flight, f.machine.phase == .waitingPersist, f.selected.allSatisfy({ $0.persisted || !$0.inQueue }) {
-                    return ((f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f)), removalsWritten)
-                }
-                return (nil, removalsWritten)
+                if s.writer.compacting { compact = false }
+                if compact { s.writer.deadRecords = 0 }
+                return writerProgressed(&s)
             }
-            for w in removalsWritten { w.finish() }
+            flushes.answer()
             toDrop = []
             // A file store's reclamation (deleting sent segments) runs off this path (appends go
             // on); any other store's compaction runs here, between appends.
@@ -232,7 +217,7 @@ extension ScoreClient {
                 await compactLog()
                 compactedHere = true
             }
-            if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
+            flushes.resume(self)
             // A compaction's rename is synced with the appends (see `FileScoreStore`).
             if appended || compactedHere {
                 let now = clock.nowMs()
@@ -251,27 +236,20 @@ extension ScoreClient {
     static let writeRetryMaxMs: Int64 = 30_000
 
     /// A queue-log append failed (ENOSPC, EROFS, EIO…): `ops` (the failed operations, then the
-    /// rest of the writer's backlog) go back to the front of `writeOps` unpersisted, and the
+    /// rest of the writer's backlog) go back to the front of the writer's backlog unpersisted, and the
     /// writer stops until a retry timer (100 ms, doubling to 30 s) starts it again. Recording calls
     /// keep queueing meanwhile and a flush sends without waiting for them to be stored (they
     /// cannot be). Diagnosed once per run of failures.
     func writeFailed(retrying ops: some Collection<WriteOp>, released: [QueuedEvent]) {
-        let (first, delay, resume, unwritten): (Bool, Int64, (Int, [FlushMachine.Action])?, [RemovalWait]) = state.withLock { s in
-            s.writeOps = Array(ops) + s.writeOps
-            s.writeOpsTaken = s.writeOpsWritten
-            // The removals cannot be written now: the flushes waiting for them go on.
-            let unwritten = takeRemovalWaits(&s, all: true)
-            s.pendingRemoval = nil
-            s.dropLater.append(contentsOf: released)
+        let (first, delay, flushes): (Bool, Int64, FlushWakeups) = state.withLock { s in
+            s.writer.putBack(Array(ops))
+            s.writer.dropLater.append(contentsOf: released)
             let (first, delay) = s.writer.appendFailed(retryMs: ScoreClient.writeRetryMs, retryMaxMs: ScoreClient.writeRetryMaxMs)
-            var resume: (Int, [FlushMachine.Action])?
-            if let f = s.flight, f.machine.phase == .waitingPersist {
-                // Sent from memory: they cannot be persisted now.
-                resume = (f.id, runLocked(f.machine.handle(.persisted(hasProvider: s.provider != nil)), &s, f))
-            }
-            return (first, delay, resume, unwritten)
+            // The removals cannot be written now: the flushes waiting for them go on, and the
+            // one waiting for persistence sends from memory.
+            return (first, delay, writerProgressed(&s))
         }
-        for w in unwritten { w.finish() }
+        flushes.answer()
         if first {
             diagnose(Diagnostic(code: "storage", message: "could not persist the queue; events stay in memory and writing is retried"))
         }
@@ -282,7 +260,7 @@ extension ScoreClient {
                 kickWriters(&s)
             }
         }
-        if let (id, after) = resume { runAfterLock(id, after, spawnSend: true) }
+        flushes.resume(self)
         releaseDropLaterOnExit()
     }
 
@@ -351,7 +329,7 @@ extension ScoreClient {
                 guard let location = e.location else { return nil }
                 out.append(location)
             }
-            s.compacting = true
+            s.writer.compacting = true
             return out
         }
         guard let live else { return false }
@@ -385,17 +363,17 @@ extension ScoreClient {
     func reclaimSegmentsIfDue() {
         guard let file = store as? FileScoreStore else { return }
         state.withLock { s in
-            guard s.loaded, !s.checkPending, !s.compacting,
+            guard s.loaded, !s.checkPending, !s.writer.compacting,
                 file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
             else { return }
-            s.writeOps.append(.compact)
+            s.writer.queue(.compact)
             kickWriters(&s)
         }
     }
 
     /// A reclamation begun by ``compactOffThePath()`` ended (it synced what it deleted itself).
     func compactionEnded(failed: Bool) {
-        state.withLock { $0.compacting = false }
+        state.withLock { $0.writer.compacting = false }
         if failed { diagnose(Diagnostic(code: "storage", message: "could not reclaim the queue log's space")) }
     }
 
@@ -471,11 +449,7 @@ extension ScoreClient {
     /// written.
     func nextIdentityBytes() -> [UInt8]? {
         state.withLock { s in
-            guard s.identityDirty else {
-                s.identityWriterRunning = false
-                return nil
-            }
-            s.identityDirty = false
+            guard s.identityWriter.take() else { return nil }
             var o = JSONObject()
             o.appendUnchecked("anonymousId", .string(s.anonymousId))
             o.appendUnchecked("userId", s.userId.map { .string($0) } ?? .null)
@@ -560,7 +534,7 @@ extension ScoreClient {
                     id: id, name: names.intern(name), timestampMs: timestampMs,
                     anonymousEpoch: sameAnonymous ? s.anonymousEpoch : QueuedEvent.otherAnonymous,
                     hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
-                    notice: flags & 2 != 0, requires: requires, fields: nil, encoded: envelope)
+                    notice: flags & 2 != 0, requires: requires, encoded: envelope)
                 e.location = location
                 e.persisted = true
                 if let k = slot[id] {
@@ -582,6 +556,6 @@ extension ScoreClient {
             s.queue.append(e)
             if e.notice { s.noticeCount += 1 }
         }
-        s.deadRecords = records.count - s.queue.count
+        s.writer.deadRecords = records.count - s.queue.count
     }
 }

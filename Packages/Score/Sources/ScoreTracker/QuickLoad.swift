@@ -152,7 +152,7 @@ struct QuickIndex {
             id: .uuid(hi, lo), name: name, timestampMs: timestampMs,
             anonymousEpoch: sameAnonymous ? epoch : QueuedEvent.otherAnonymous,
             hasUserId: flags & 4 != 0, critical: flags & 1 != 0,
-            notice: flags & 2 != 0, requires: requires, fields: nil, encoded: nil)
+            notice: flags & 2 != 0, requires: requires, encoded: nil)
         e.persisted = true
         e.location = location
         if e.notice { notices += 1 }
@@ -198,7 +198,7 @@ struct QuickIndex {
         if removed > 0 { queued.removeAll { !$0.inQueue } }
         s.queue = EventQueue(queued)
         s.noticeCount = notices
-        s.deadRecords = frames - s.queue.count
+        s.writer.deadRecords = frames - s.queue.count
     }
 }
 

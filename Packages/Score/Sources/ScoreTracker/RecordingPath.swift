@@ -27,15 +27,15 @@ extension ScoreClient {
     }
 
     func countDropped(_ s: inout ClientState, _ requires: UInt8) {
-        s.droppedByConsent += 1
+        s.counts.droppedByConsent += 1
         let granted = s.consent.mask
         for (i, c) in ConsentCategory.allCases.enumerated() where requires & c.bit != 0 && granted & c.bit == 0 {
-            s.droppedByCategory[i] += 1
+            s.counts.droppedByCategory[i] += 1
         }
     }
 
     func countInvalid(_ message: String) {
-        state.withLock { $0.invalid += 1 }
+        state.withLock { $0.counts.invalid += 1 }
         diagnose(Diagnostic(code: "invalid-event", message: message))
     }
 
@@ -99,6 +99,8 @@ extension ScoreClient {
             }
         }
         let (anonEpoch, hasUserId, identity, generation) = (v.anonymousEpoch, v.hasUserId, v.identity, v.generation)
+        // Where the userId sits in `identity` (the envelope's layout once its head is built).
+        let userIdOffset = v.userIdOffset
         // Scrubbed and encoded here, on the caller's thread, straight into wire bytes: the queued
         // event holds its compact envelope only (no value tree), so a burst the writer has not
         // caught up with yet stays small in memory, and the writer only frames and appends.
@@ -131,7 +133,8 @@ extension ScoreClient {
         var event = QueuedEvent(
             id: id, name: name, timestampMs: now, anonymousEpoch: anonEpoch,
             hasUserId: hasUserId, critical: critical, notice: false, requires: requires,
-            fields: nil, encoded: bytes)
+            encoded: bytes,
+            layout: userIdOffset < 0 ? nil : EnvelopeLayout(identityAt: headCount, userIdAt: headCount + userIdOffset))
         if parking,
             consentKeeper.park(
                 Parked(event: event, requires: requires, restamp: (headCount, identity.count, generation)))
@@ -148,12 +151,13 @@ extension ScoreClient {
             }
             if s.identityGeneration != generation {
                 // Identity changed meanwhile (identify, reset, new session): stamp the current one.
+                let current = identityBytes(&s)
                 let restamped = EnvelopeWriter.restamp(
-                    bytes, headCount: headCount, oldIdentityCount: identity.count, identity: identityBytes(&s))
+                    bytes, headCount: headCount, oldIdentityCount: identity.count, identity: current)
                 event = QueuedEvent(
                     id: id, name: name, timestampMs: now, anonymousEpoch: s.anonymousEpoch,
                     hasUserId: s.userId != nil, critical: critical, notice: false, requires: requires,
-                    fields: nil, encoded: restamped)
+                    encoded: restamped, layout: EnvelopeLayout(headCount: headCount, identity: current))
             }
             enqueue(&s, event)
             let taken = ScoreClient.takeDropLater(&s)
@@ -171,22 +175,14 @@ extension ScoreClient {
     /// needed to learn that the store works again: when no other operation is queued, an empty
     /// removal record (a dead record of one byte) is.
     static func probeStoreIfHolding(_ s: inout ClientState) {
-        guard s.storeFailing, s.writeOps.isEmpty, s.queue.contains(where: { $0.persisted }) else { return }
-        s.writeOps.append(.remove([]))
-        s.deadRecords += 1
+        guard s.storeFailing, s.writer.backlog.isEmpty, s.queue.contains(where: { $0.persisted }) else { return }
+        s.writer.queue(.remove([]))
+        s.writer.deadRecords += 1
     }
 
+    /// See ``QueueWriterMachine/queueRemoval(_:)``.
     static func logRemoval(_ s: inout ClientState, _ ids: [CompactEventId]) {
-        s.deadRecords += ids.count
-        if let i = s.pendingRemoval, i < s.writeOps.count, case .remove(var joined) = s.writeOps[i] {
-            s.writeOps[i] = .compact  // placeholder while `joined` is uniquely held
-            joined.append(contentsOf: ids)
-            s.writeOps[i] = .remove(joined)
-        } else {
-            s.pendingRemoval = s.writeOps.count
-            s.writeOps.append(.remove(ids))
-            s.deadRecords += 1
-        }
+        s.writer.queueRemoval(ids)
     }
 
     /// Empties `dropLater` when the writer goes idle, a few events per lock hold, freeing outside
@@ -196,9 +192,9 @@ extension ScoreClient {
             // What is taken here is freed when `bytes` and `events` go, after the lock.
             var bytes: [[UInt8]] = []
             let events: [QueuedEvent] = state.withLock { s in
-                let n = min(16, s.dropLater.count)
-                let taken = Array(s.dropLater.suffix(n))
-                s.dropLater.removeLast(n)
+                let n = min(16, s.writer.dropLater.count)
+                let taken = Array(s.writer.dropLater.suffix(n))
+                s.writer.dropLater.removeLast(n)
                 for e in taken where e.persisted && e.location != nil {
                     if let b = e.encoded { bytes.append(b) }
                     e.encoded = nil
@@ -222,7 +218,7 @@ extension ScoreClient {
     static func takeDropLater(_ s: inout ClientState) -> DropLaterTaken {
         var taken = DropLaterTaken()
         func take() -> (QueuedEvent, [UInt8]?)? {
-            guard let e = s.dropLater.popLast() else { return nil }
+            guard let e = s.writer.dropLater.popLast() else { return nil }
             var bytes: [UInt8]?
             if e.persisted, e.location != nil {
                 bytes = e.encoded
@@ -251,32 +247,37 @@ extension ScoreClient {
     func identityBytes(_ s: inout ClientState) -> [UInt8] { ScoreClient.identityBytes(&s, siteId: siteId) }
 
     static func identityBytes(_ s: inout ClientState, siteId: String) -> [UInt8] {
-        if s.identityBytesGeneration != s.identityGeneration {
+        if s.identityCache.generation != s.identityGeneration {
             var out = [UInt8]()
             EnvelopeWriter.identity(
                 anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId,
                 into: &out)
-            s.identityBytes = out
-            s.identityBytesGeneration = s.identityGeneration
+            s.identityCache = (s.identityGeneration, out)
         }
-        return s.identityBytes
+        return s.identityCache.bytes
     }
 
-    /// Whether the envelope fits a request body on its own.
-    func fitsAlone(_ fields: EnvelopeFields, sizeBound: Int) -> Bool {
-        if sizeBound < 400_000 { return true }
-        return fields.encode().count + ScoreClient.bodyOverhead <= ScoreClient.maxBodyBytes
+    /// Whether an envelope of `count` bytes fits a request body on its own.
+    static func fitsAlone(_ count: Int) -> Bool {
+        count + ScoreClient.bodyOverhead <= ScoreClient.maxBodyBytes
     }
 
     /// Bytes of a body around its events: `{"sentAt":"…","events":[` and `]}`.
     static let bodyOverhead = #"{"sentAt":"2026-03-01T12:00:00.000Z","events":[]}"#.utf8.count
 
-    func makeEvent(_ s: inout ClientState, _ f: EnvelopeFields, requires: UInt8, critical: Bool, notice: Bool) -> QueuedEvent {
-        let e = QueuedEvent(
-            eventId: f.eventId, name: f.name, timestampMs: f.timestampMs,
-            anonymousEpoch: s.anonymousEpoch, hasUserId: f.userId != nil, critical: critical, notice: notice,
-            requires: requires, fields: f, encoded: nil)
-        return e
+    /// An event built under the lock (an `identify`, a `delivery_failed` notice) with the current
+    /// identity: its envelope built by ``EnvelopeWriter`` at once, as a recording call's is.
+    func makeEvent(
+        _ s: inout ClientState, type: String, name: String, eventId: String, timestampMs: Int64, props: JSONObject,
+        traits: JSONObject?, requires: UInt8, notice: Bool
+    ) -> QueuedEvent {
+        let (bytes, layout) = EnvelopeWriter.envelope(
+            type: type, name: name, eventId: eventId, timestampMs: timestampMs, identity: identityBytes(&s),
+            props: props, traits: traits, tail: envelopeTail)
+        return QueuedEvent(
+            eventId: eventId, name: name, timestampMs: timestampMs, anonymousEpoch: s.anonymousEpoch,
+            hasUserId: s.userId != nil, critical: false, notice: notice, requires: requires, encoded: bytes,
+            layout: layout)
     }
 
     /// Adds `e` to the queue under the cap rules of section 7.
@@ -284,7 +285,7 @@ extension ScoreClient {
         if e.notice {
             s.queue.append(e)
             s.noticeCount += 1
-            s.writeOps.append(.add(e))
+            s.writer.queue(.add(e))
             if s.noticeCount > ScoreClient.maxNotices, let i = s.queue.firstIndex(where: { $0.notice }) {
                 let old = s.queue[i]
                 removeFromQueue(&s, [old])
@@ -293,10 +294,10 @@ extension ScoreClient {
         }
         if s.queue.count - s.noticeCount >= maxQueueSize {
             if let i = s.queue.firstIndex(where: { !$0.critical && !$0.notice }) {
-                s.shed += 1
+                s.counts.shed += 1
                 removeFromQueue(&s, [s.queue[i]])
             } else if !e.critical {
-                s.shed += 1
+                s.counts.shed += 1
                 return
             } else if let i = s.queue.firstIndex(where: { $0.critical }) {
                 let lost = s.queue[i]
@@ -305,13 +306,13 @@ extension ScoreClient {
             }
         }
         s.queue.append(e)
-        s.writeOps.append(.add(e))
-        if s.autoFlushMs != nil && s.autoFlushTimer == nil { armAutoFlushIfIdle(&s) }
+        s.writer.queue(.add(e))
+        if s.periodic.everyMs != nil && s.periodic.timer == nil { armAutoFlushIfIdle(&s) }
     }
 
     /// Counts a lost critical event and queues its `delivery_failed` notice.
     func criticalLost(_ s: inout ClientState, _ lost: QueuedEvent, reason: String, now: Int64, pendingAdd: QueuedEvent? = nil) {
-        s.criticalLost += 1
+        s.counts.criticalLost += 1
         let req = ConsentCategory.analytics.bit
         guard allowed(req, s.consent) else {
             countDropped(&s, req)
@@ -321,11 +322,10 @@ extension ScoreClient {
         props.appendUnchecked("originalEventId", .string(lost.eventId))
         props.appendUnchecked("originalEventName", .string(lost.name))
         props.appendUnchecked("reason", .string(reason))
-        let fields = EnvelopeFields(
-            type: "track", name: "delivery_failed", eventId: ids.newEventId(nowMs: now), timestampMs: now,
-            anonymousId: s.anonymousId, sessionId: s.sessionId, userId: s.userId, siteId: siteId, props: props,
-            traits: nil, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-        enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: true))
+        let notice = makeEvent(
+            &s, type: "track", name: "delivery_failed", eventId: ids.newEventId(nowMs: now), timestampMs: now,
+            props: props, traits: nil, requires: req, notice: true)
+        enqueue(&s, notice)
     }
 
     /// Removes `events` from the queue and logs their removal.
@@ -351,11 +351,8 @@ extension ScoreClient {
             e.inQueue = false
             marked += 1
             if e.notice { notices += 1 }
-            // The writer skips an unpersisted add: release its fields and bytes now.
-            if !e.persisted {
-                e.fields = nil
-                e.encoded = nil
-            }
+            // The writer skips an unpersisted add: release its bytes now.
+            if !e.persisted { e.encoded = nil }
             // An unpersisted add is skipped by the writer instead (which logs a removal when
             // the event left while its add was being written).
             if e.persisted { persisted.append(e.id) }
@@ -363,7 +360,7 @@ extension ScoreClient {
         if marked == 0 {
             // None was queued: nothing to take out.
         } else if events.count == 1, let i = s.queue.firstIndex(where: { $0 === events[0] }) {
-            s.queue.remove(at: i, releasing: &s.dropLater)
+            s.queue.remove(at: i, releasing: &s.writer.dropLater)
         } else if let removed = ScoreClient.leavingFront(s.queue, marked) {
             // A delivered batch of the oldest events: cut the front, not a pass over the queue.
             s.queue.removeFirst(removed)
@@ -384,7 +381,7 @@ extension ScoreClient {
         guard !expired.isEmpty else { return }
         removeFromQueue(&s, expired)
         for e in expired where !e.notice {
-            s.expired += 1
+            s.counts.expired += 1
             if e.critical { criticalLost(&s, e, reason: "age_evicted", now: now) }
         }
     }

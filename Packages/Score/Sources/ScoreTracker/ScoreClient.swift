@@ -325,21 +325,20 @@ public final class ScoreClient: Sendable {
             s.userId = userId
             s.identityGeneration += 1
             publishView(&s)
-            s.identityDirty = true
+            s.identityWriter.changed()
             let buffered = s.replay
             s.replay = []
             let req = ConsentCategory.analytics.bit
             if parking || allowed(req, s.consent) {
-                let fields = EnvelopeFields(
-                    type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
-                    anonymousId: s.anonymousId, sessionId: s.sessionId, userId: userId, siteId: siteId, props: JSONObject(),
-                    traits: scrubbedTraits, context: context, sdkName: ScoreSDK.name, sdkVersion: ScoreSDK.version)
-                if !fitsAlone(fields, sizeBound: size) {
-                    s.invalid += 1
+                let e = makeEvent(
+                    &s, type: "identify", name: "identify", eventId: ids.newEventId(nowMs: now), timestampMs: now,
+                    props: JSONObject(), traits: scrubbedTraits, requires: req, notice: false)
+                if !ScoreClient.fitsAlone(e.encoded?.count ?? 0) {
+                    s.counts.invalid += 1
                 } else if parking {
-                    parked = makeEvent(&s, fields, requires: req, critical: false, notice: false)
+                    parked = e
                 } else {
-                    enqueue(&s, makeEvent(&s, fields, requires: req, critical: false, notice: false))
+                    enqueue(&s, e)
                 }
             } else {
                 countDropped(&s, req)
@@ -348,11 +347,12 @@ public final class ScoreClient: Sendable {
             if replayAnonymousEvents {
                 for entry in buffered where allowed(entry.requires, s.consent) {
                     let newId = ids.newEventId(nowMs: now)
-                    let bytes = EnvelopeBytes.replayCopy(entry.bytes, originalEventId: entry.eventId, newEventId: newId, userId: userId)
+                    let bytes = EnvelopeBytes.replayCopy(
+                        entry.bytes, entry.layout, originalEventId: entry.eventId, newEventId: newId, userId: userId)
                     let e = QueuedEvent(
                         eventId: newId, name: "", timestampMs: entry.timestampMs,
                         anonymousEpoch: s.anonymousEpoch, hasUserId: true, critical: false, notice: false,
-                        requires: entry.requires, fields: nil, encoded: bytes)
+                        requires: entry.requires, encoded: bytes)
                     enqueue(&s, e)
                 }
             }
@@ -382,7 +382,7 @@ public final class ScoreClient: Sendable {
         state.withLock { s in
             if let fallback, !s.loaded, s.fallbackAnonymousId == nil { s.fallbackAnonymousId = fallback }
             s.userId = nil
-            s.token = nil
+            s.tokens.token = nil
             s.anonymousId = anon
             s.anonymousEpoch = s.anonymousEpoch &+ 1 == QueuedEvent.otherAnonymous ? 0 : s.anonymousEpoch &+ 1
             s.sessionId = session
@@ -390,7 +390,7 @@ public final class ScoreClient: Sendable {
             publishView(&s)
             s.replay = []
             s.lastSkip = nil
-            s.identityDirty = true
+            s.identityWriter.changed()
             kickWriters(&s)
         }
     }
@@ -400,12 +400,12 @@ public final class ScoreClient: Sendable {
     /// Sets the token provider, consulted before each flush (single-flight, bounded by
     /// `tokenRefreshTimeoutSeconds`). A throw or `nil` keeps the last known token.
     public func setTokenProvider(_ provider: @escaping @Sendable () async throws -> String?) {
-        state.withLock { $0.provider = provider }
+        state.withLock { $0.tokens.provider = provider }
     }
 
     /// Sets the last known token; `nil` clears it.
     public func setToken(_ token: String?) {
-        state.withLock { $0.token = token }
+        state.withLock { $0.tokens.token = token }
     }
 
     /// Why the link-anonymous request has not happened, or `nil`.

@@ -189,14 +189,13 @@ extension ScoreClient {
         s.linked.formUnion(identity.linked)
         s.identityGeneration += 1
         publishView(&s)
-        if identity.anonymousId == nil || !identity.discarded.isEmpty { s.identityDirty = true }
+        if identity.anonymousId == nil || !identity.discarded.isEmpty { s.identityWriter.changed() }
 
         // The queue: the stored events first, then the recorded ones one by one.
         s.queue = scratch.queue
         s.noticeCount = scratch.noticeCount
-        s.deadRecords = scratch.deadRecords
-        s.writeOps = []
-        s.pendingRemoval = nil
+        s.writer.deadRecords = scratch.writer.deadRecords
+        s.writer.clearBacklog()
         if s.withdrawnBeforeLoad != 0 {
             let withdrawn = s.withdrawnBeforeLoad
             let gone = s.queue.filter { $0.requires & withdrawn != 0 }
@@ -213,7 +212,7 @@ extension ScoreClient {
             ScoreClient.probeStoreIfHolding(&s)
         }
         applyRetention(&s, now: clock.nowMs())
-        if s.autoFlushMs != nil && s.autoFlushTimer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
+        if s.periodic.everyMs != nil && s.periodic.timer == nil && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
         let pending = s.flushBeforeLoad
         s.flushBeforeLoad = PendingFlush()
         let background = s.backgroundBeforeLoad
@@ -225,22 +224,17 @@ extension ScoreClient {
     /// place of the placeholder, and the stored userId when it carries none.
     private func restamped(_ e: QueuedEvent, anonymousId: String, userId storedUserId: String?) -> QueuedEvent {
         let addUser = !e.hasUserId ? storedUserId : nil
-        var fields: EnvelopeFields?
-        var encoded: [UInt8]?
-        if let f = e.fields {
-            fields = EnvelopeFields(
-                type: f.type, name: f.name, eventId: f.eventId, timestampMs: f.timestampMs, anonymousId: anonymousId,
-                sessionId: f.sessionId, userId: f.userId ?? addUser, siteId: f.siteId, props: f.props, traits: f.traits,
-                context: f.context, sdkName: f.sdkName, sdkVersion: f.sdkVersion)
-        } else if var bytes = e.encoded {
-            EnvelopeBytes.replaceAnonymousId(&bytes, with: anonymousId)
-            if let addUser { bytes = EnvelopeBytes.withUserId(bytes, addUser) }
-            encoded = bytes
+        var encoded = e.encoded
+        var layout = e.layout
+        if let bytes = encoded, let known = EnvelopeLayout.of(bytes, known: layout) {
+            var (edited, moved) = EnvelopeBytes.replacingAnonymousId(bytes, known, with: anonymousId)
+            if let addUser { edited = EnvelopeBytes.withUserId(edited, moved, addUser) }
+            (encoded, layout) = (edited, moved)
         }
         return QueuedEvent(
             id: e.id, name: e.name, timestampMs: e.timestampMs, anonymousEpoch: e.anonymousEpoch,
             hasUserId: e.hasUserId || addUser != nil, critical: e.critical, notice: e.notice,
-            requires: e.requires, fields: fields, encoded: encoded)
+            requires: e.requires, encoded: encoded, layout: layout)
     }
 }
 
@@ -256,21 +250,4 @@ struct DeferredBackground: Sendable {
     var source: AppLifecycleSource?
     var taskId: BackgroundTaskID?
     var deadlineMs: Int64
-}
-
-extension EnvelopeBytes {
-    static let anonymousIdMarker: [UInt8] = Array(#","anonymousId":""#.utf8)
-
-    /// Replaces the value of the envelope's `anonymousId` (the first one: the strings before it
-    /// are escaped, so they cannot hold the marker).
-    static func replaceAnonymousId(_ bytes: inout [UInt8], with anonymousId: String) {
-        guard let at = find(anonymousIdMarker, in: bytes) else { return }
-        let start = at + anonymousIdMarker.count
-        var end = start
-        while end < bytes.count && bytes[end] != 34 { end += 1 }
-        var value = [UInt8]()
-        WireJSON.writeString(anonymousId, into: &value)
-        // `writeString` writes the quotes: keep what is between them.
-        bytes.replaceSubrange(start..<end, with: value.dropFirst().dropLast())
-    }
 }

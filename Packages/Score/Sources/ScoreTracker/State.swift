@@ -1,6 +1,6 @@
 import TrackerCore
 
-/// A flush in progress; guarded by the client's lock.
+/// A flush, from its start until its callers are answered; guarded by the client's lock.
 final class Flight: @unchecked Sendable {
     let id: Int
     /// Where the flush is (see ``FlushMachine``); the fields below are the runtime's data.
@@ -11,11 +11,37 @@ final class Flight: @unchecked Sendable {
     var sent = 0
     var tokenTimer: TimerToken?
     var budgetTimer: TimerToken?
+    /// The timeout of the wait for the removal (``FlushMachine/Phase/awaitingRemoval(ticket:ok:)``).
+    var removalTimer: TimerToken?
     var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
 
     init(id: Int, machine: FlushMachine) {
         self.id = id
         self.machine = machine
+    }
+
+    /// The callers' answer and the background tasks, taken out of the flight: deliver it with
+    /// ``FlightAnswer/deliver()`` (after the client's lock when it can).
+    func takeAnswer(ok: Bool) -> FlightAnswer {
+        let answer = FlightAnswer(
+            result: ok ? .success(()) : .failure(.flushFailed("some events could not be delivered; they stay queued")),
+            waiters: waiters, backgroundTasks: backgroundTasks)
+        waiters = []
+        backgroundTasks = []
+        return answer
+    }
+}
+
+/// A completed flush's answer to its callers (see ``Flight/takeAnswer(ok:)``).
+struct FlightAnswer {
+    let result: Result<Void, ScoreError>
+    let waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>]
+    let backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
+
+    /// Completes the callers and ends the background tasks.
+    func deliver() {
+        for w in waiters { w.resume(returning: result) }
+        for (source, task) in backgroundTasks { source.endBackgroundTask(task) }
     }
 }
 
@@ -25,38 +51,8 @@ struct ReplayEntry: Sendable {
     var timestampMs: Int64
     var requires: UInt8
     var bytes: [UInt8]
-}
-
-/// A finished flush whose callers wait for its delivered events' removal to reach the queue log
-/// (see `ScoreClient.complete`): a kill after `flush()` returns never sends them again.
-final class RemovalWait: @unchecked Sendable {
-    let id: Int
-    /// The queue writer is done once `ClientState.writeOpsWritten` reaches this.
-    let target: Int
-    let result: Result<Void, ScoreError>
-    var waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>]
-    var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
-    var timer: TimerToken?
-
-    init(
-        id: Int, target: Int, result: Result<Void, ScoreError>,
-        waiters: [CheckedContinuation<Result<Void, ScoreError>, Never>],
-        backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)]
-    ) {
-        self.id = id
-        self.target = target
-        self.result = result
-        self.waiters = waiters
-        self.backgroundTasks = backgroundTasks
-    }
-
-    /// Completes the callers and ends the background tasks (after the client's lock).
-    func finish() {
-        for w in waiters { w.resume(returning: result) }
-        for (source, task) in backgroundTasks { source.endBackgroundTask(task) }
-        waiters = []
-        backgroundTasks = []
-    }
+    /// Where the identity sits in `bytes` (a replay copy edits it by offset).
+    var layout: EnvelopeLayout
 }
 
 enum WriteOp {
@@ -69,15 +65,11 @@ enum WriteOp {
 struct ClientState {
     // consent
     var consent: ConsentState
-    var droppedByConsent = 0
-    var droppedByCategory = [0, 0, 0]
+    /// What `inspect()` reports as counts.
+    var counts = QueueCounts()
     // queue
     var queue = EventQueue()
     var noticeCount = 0
-    var shed = 0
-    var expired = 0
-    var invalid = 0
-    var criticalLost = 0
     // identity
     var anonymousId: String
     /// Bumped with each new `anonymousId`: queued events remember the epoch they were recorded
@@ -87,64 +79,34 @@ struct ClientState {
     var userId: String?
     /// Bumped whenever `anonymousId`, `sessionId` or `userId` changes.
     var identityGeneration = 0
-    /// The identity part of an envelope (see `ScoreClient.identityBytes`) and its generation.
-    var identityBytes: [UInt8] = []
-    var identityBytesGeneration = -1
+    /// The identity part of an envelope (see `ScoreClient.identityBytes`), encoded for the
+    /// generation it holds.
+    var identityCache: (generation: Int, bytes: [UInt8]) = (-1, [])
     var linked: Set<String> = []
-    var token: String?
-    var provider: (@Sendable () async throws -> String?)?
-    var providerRunning = false
-    var providerGeneration = 0
+    var tokens = TokenSource()
     var lastSkip: LinkSkipReason?
     var replay: [ReplayEntry] = []
-    // last flush
-    var lastFlushAt: Int64?
-    var lastFlushOk: Bool?
-    var lastFlushSent = 0
-    var consecutiveFailures = 0
+    var lastFlush = FlushOutcome()
     // persistence
-    var writeOps: [WriteOp] = []
-    /// The index in `writeOps` of its removal operation, if any (see `ScoreClient.logRemoval`).
-    var pendingRemoval: Int?
-    /// Events the queue writer is done with, released a few per recording call: the bytes of
-    /// events now located on disk and the last references of events that left the queue. They
-    /// were allocated on the recording thread; freeing them there rather than on the writer's
-    /// thread keeps the two threads from contending for the allocator's lock (a recording call's
-    /// slowest cases). The writer empties it itself when it goes idle.
-    var dropLater: [QueuedEvent] = []
-    /// Write operations numbered in the order they are queued: how many the queue writer has
-    /// written (appended, or found nothing to write for), and how many it has taken so far
-    /// (written, or in its hands). Operation `writeOpsTaken + k` is `writeOps[k]`.
-    var writeOpsWritten = 0
-    var writeOpsTaken = 0
-    /// Finished flushes waiting for their removals to be written, oldest first.
-    var removalWaits: [RemovalWait] = []
-    var nextRemovalWaitId = 1
-    /// The queue writer's and the log sync's lifecycles (see `Lifecycles.swift`).
+    /// The queue writer's lifecycle and data (its backlog, the log's dead records, …) and the
+    /// log sync's (see `Lifecycles.swift`).
     var writer = QueueWriterMachine(napsUs: ScoreClient.writerNapsUs)
     var sync = QueueSyncMachine(intervalMs: ScoreClient.queueSyncIntervalMs)
     /// Whether the last queue-log write failed: the failed operations wait at the front of
-    /// `writeOps` for a retry, and a flush does not wait for events to be persisted meanwhile.
+    /// the writer's backlog for a retry, and a flush does not wait for events to be persisted
+    /// meanwhile.
     var storeFailing: Bool { writer.failing }
     var writerRunning: Bool { writer.running }
-    var deadRecords = 0
-    /// Whether a compaction's new file is being written off the writer's path (see
-    /// `ScoreClient.compactOffThePath`): one at a time.
-    var compacting = false
-    var identityDirty = false
-    var identityWriterRunning = false
+    var identityWriter = IdentityWriterMachine()
     // flushing
+    /// The flush in flight (sending).
     var flight: Flight?
+    /// Flushes done sending whose callers wait for their removal to be written, oldest first
+    /// (``FlushMachine/Phase/awaitingRemoval(ticket:ok:)``).
+    var finishing: [Flight] = []
     var nextFlightId = 1
-    // lifecycle
-    var autoFlushMs: Int64?
-    var autoFlushTimer: TimerToken?
-    var inBackground = false
-    var backgroundSinceMs: Int64?
-    var binding: LifecycleBinding?
-    /// When the periodic flush's period started: a timer armed when work arrives after an idle
-    /// spell fires on the period's next tick (see `ScoreClient.armAutoFlushIfIdle`).
-    var autoFlushAnchorMs: Int64 = 0
+    /// The periodic flush and the lifecycle (see `ScoreClient.armAutoFlushIfIdle`).
+    var periodic = PeriodicFlush()
     // start-up load (see `ScoreClient.loadStored()`)
     /// Where the load is (see ``LoadMachine``). Until it is merged nothing is written, sent
     /// or shown.
@@ -179,6 +141,8 @@ final class RecordingView: Sendable {
     let hasUserId: Bool
     /// The identity part of an envelope (see `EnvelopeWriter.identity`).
     let identity: [UInt8]
+    /// Where the userId sits in `identity` (see ``EnvelopeLayout``); -1 if unknown.
+    let userIdOffset: Int
     let generation: Int
 
     init(consent: ConsentState, anonymousEpoch: UInt32, hasUserId: Bool, identity: [UInt8], generation: Int) {
@@ -186,6 +150,7 @@ final class RecordingView: Sendable {
         self.anonymousEpoch = anonymousEpoch
         self.hasUserId = hasUserId
         self.identity = identity
+        self.userIdOffset = identity.withUnsafeBufferPointer { EnvelopeLayout.userIdOffset(inIdentity: $0) } ?? -1
         self.generation = generation
     }
 }
@@ -194,7 +159,7 @@ final class RecordingView: Sendable {
 ///
 /// Removing the first one (what a full queue does on every new event) moves a front index instead
 /// of shifting the whole array; the dead front is cut off once ``frontSlack`` long, its references
-/// handed to the caller's release list (see `ClientState.dropLater`) rather than freed all at once.
+/// handed to the caller's release list (see `QueueWriterMachine.dropLater`) rather than freed all at once.
 struct EventQueue: RandomAccessCollection {
     /// How many removed events the front holds at most before it is cut off.
     static let frontSlack = 64

@@ -149,7 +149,7 @@ import TrackerCore
         ScoreClient.loadQueue(records, locations: nil, into: &s)
         #expect(s.queue.map(\.eventId) == [E(1), E(2)])
         #expect(s.queue.map(\.name) == ["a2", "b2"])
-        #expect(s.deadRecords == 5)
+        #expect(s.writer.deadRecords == 5)
         #expect(s.queue.allSatisfy { $0.persisted && $0.encoded != nil && $0.anonymousEpoch == 0 })
     }
 

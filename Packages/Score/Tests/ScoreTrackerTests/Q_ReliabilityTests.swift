@@ -552,7 +552,7 @@ import TrackerCoreTestKit
         // Advertising withdrawn before the writer ran: the ad impression leaves unwritten.
         c.setConsent(ConsentState(analytics: true, personalization: true, advertising: false))
         await h.settle()
-        #expect(c.state.withLock { $0.flight == nil && $0.lastFlushOk == true })
+        #expect(c.state.withLock { $0.flight == nil && $0.lastFlush.ok == true })
         #expect(h.tx.batches == [[E(1)]])
         // A later flush is its own (it does not join a stuck one).
         c.pv()
@@ -731,7 +731,7 @@ import TrackerCoreTestKit
         #expect(store.heldCount == 1)
         await h.advance(100)  // the 500 arrives: nothing was delivered, nothing is to be removed
         #expect(returned.withLock { $0 }, "a flush that delivered nothing waited for an unrelated write")
-        #expect(c.state.withLock { $0.removalWaits.isEmpty })
+        #expect(c.state.withLock { $0.finishing.isEmpty })
         store.release()
         await h.settle()
         let result = try #require(await bounded(t, "the failed flush"))
@@ -761,7 +761,7 @@ import TrackerCoreTestKit
         #expect(h.tx.batches == [[E(3)]])  // the stored E1 and E2 are held (SC184)
         // Delivered, its removal unwritable: returned at once, no time passed, nothing waits.
         #expect(returned.withLock { $0 }, "the flush waited for a removal a failing store cannot write")
-        #expect(c2.state.withLock { $0.removalWaits.isEmpty })
+        #expect(c2.state.withLock { $0.finishing.isEmpty })
         let result = try #require(await bounded(t, "the flush on a failing store"))
         #expect((try? result.get()) != nil)
         _ = c

@@ -26,7 +26,7 @@ import TrackerCoreTestKit
         await lc.emit(.networkAvailable)
         await h.advance(300 * SEC)
         #expect(h.tx.eventRequests.count == 1)
-        #expect(c.state.withLock { $0.binding == nil && $0.autoFlushTimer == nil })
+        #expect(c.state.withLock { $0.periodic.binding == nil && $0.periodic.timer == nil })
         second.unbind()  // twice: nothing more
     }
 

@@ -178,7 +178,7 @@ import TrackerCoreTestKit
         var b = ClientState(consent: .none, anonymousId: anon, sessionId: "")
         fromSeal.finish(into: &a)
         fromFrames.finish(into: &b)
-        #expect(a.queue.count == b.queue.count && a.deadRecords == b.deadRecords && a.noticeCount == b.noticeCount)
+        #expect(a.queue.count == b.queue.count && a.writer.deadRecords == b.writer.deadRecords && a.noticeCount == b.noticeCount)
         for (x, y) in zip(a.queue, b.queue) {
             #expect(x.id == y.id && x.name == y.name && x.timestampMs == y.timestampMs && x.critical == y.critical)
             #expect(x.location == y.location && x.anonymousEpoch == y.anonymousEpoch && x.requires == y.requires)
