@@ -342,8 +342,8 @@ extension ScoreClient {
         }
         let finish: @Sendable () -> Void = { [self] in
             do {
-                try file.reclaim(live: live, before: bound)
-                compactionEnded(failed: false)
+                let deleted = try file.reclaim(live: live, before: bound)
+                compactionEnded(failed: false, deletedSome: !deleted.isEmpty)
             } catch {
                 compactionEnded(failed: true)
             }
@@ -372,9 +372,15 @@ extension ScoreClient {
     }
 
     /// A reclamation begun by ``compactOffThePath()`` ended (it synced what it deleted itself).
-    func compactionEnded(failed: Bool) {
+    ///
+    /// A reclamation asked for while this one ran was refused (one at a time), and the writes
+    /// that could ask again may all be done: when this one deleted something, the next is asked
+    /// for here if a segment older than the oldest queued event's remains (each such one deletes
+    /// at least one segment, so this ends).
+    func compactionEnded(failed: Bool, deletedSome: Bool = false) {
         state.withLock { $0.writer.compacting = false }
         if failed { diagnose(Diagnostic(code: "storage", message: "could not reclaim the queue log's space")) }
+        if deletedSome { reclaimSegmentsIfDue() }
     }
 
     /// Rewrites the queue log with the queued events only.

@@ -50,6 +50,7 @@ import TrackerCoreTestKit
             if i % 10 == 9 { await h.settle() }
         }
         await h.advance(ScoreClient.queueSyncIntervalMs + 1)
+        await h.settle()  // nothing of this client still runs when the caller reads the files
         let ids = try queuedIdsOnDisk(dir)
         #expect(ids.count == n)
         _ = c
@@ -292,7 +293,16 @@ import TrackerCoreTestKit
     @Test func SC271_theSegmentNewestAtLaunchIsCheckedWhenThisRunSealsIt() async throws {
         let dir = LaunchSealTests.tempDir("sc271")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = try await LaunchSealTests.chain(dir, events: 200)
+        // The chain written, and its client idle before the files are read (as `chain` does,
+        // then settled).
+        let h = Harness(store: LaunchSealTests.store(dir))
+        let c = h.client(maxQueueSize: 10_000, granted: true)
+        for i in 0..<200 {
+            c.pv()
+            if i % 10 == 9 { await h.settle() }
+        }
+        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
+        await h.settle()
         let first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
         let loaded = try first.open()
         let newest = try #require(loaded.segments.last)
@@ -313,6 +323,7 @@ import TrackerCoreTestKit
         while log.segments.last == newest { _ = try log.submit([removal]) }
         log.sealPending()
         #expect(SegmentSeal.read(path: log.path(newest)) == nil, "the seal indexed a record that fails its checksum")
+        _ = c
     }
 
 }
