@@ -394,23 +394,27 @@ final class SegmentedQueueLog: @unchecked Sendable {
             return (older, offsets.map { ScoreRecordLocation(generation: next, offset: $0) })
         }
         try sync()
-        for n in older {
-            state.withLock { s in
-                s.chain.remove(n)
-                s.unsynced.remove(n)
-                if let r = s.reader, r.segment == n {
-                    _ = FileFaults.close(r.fd)
-                    s.reader = nil
-                }
-            }
-            if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
-                let e = errno
-                state.withLock { s in s.chain.restore(n) }
-                throw AppendLogError("unlink", errno: e)
-            }
-        }
+        for n in older { try deleteSegment(n) }
         if syncs && !older.isEmpty { FileIO.syncDirectory(directory) }
         return locations
+    }
+
+    /// Takes segment `n` out of the chain (a read of it then finds nothing rather than a file
+    /// going away) and unlinks it; when the unlink fails, puts it back at its place and throws.
+    func deleteSegment(_ n: Int) throws {
+        state.withLock { s in
+            s.chain.remove(n)
+            s.unsynced.remove(n)
+            if let r = s.reader, r.segment == n {
+                _ = FileFaults.close(r.fd)
+                s.reader = nil
+            }
+        }
+        if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
+            let e = errno
+            state.withLock { s in s.chain.restore(n) }
+            throw AppendLogError("unlink", errno: e)
+        }
     }
 
     /// One segment as the quick start-up read found it: its frames' offsets and their end.

@@ -53,21 +53,10 @@ extension SegmentedQueueLog {
                 }
                 continue
             }
-            // Out of the chain first: a read of it finds nothing rather than a file going away.
-            state.withLock { s in
-                s.chain.remove(n)
-                s.unsynced.remove(n)
-                if let r = s.reader, r.segment == n {
-                    _ = FileFaults.close(r.fd)
-                    s.reader = nil
-                }
-            }
-            if FileFaults.unlink(path(n)) != 0 && errno != ENOENT {
-                let e = errno
-                // Still on disk: back into the chain, at its place.
-                state.withLock { s in s.chain.restore(n) }
+            do { try deleteSegment(n) } catch {
+                // Still on disk (back in the chain): the deletions so far are made durable.
                 if syncs && !deleted.isEmpty { FileIO.syncDirectory(directory) }
-                throw AppendLogError("unlink", errno: e)
+                throw error
             }
             deleted.append(n)
             // A compaction next drops removals that may concern this segment's events.
