@@ -102,4 +102,46 @@ extension AppendLog {
         hasUnsyncedAppends = syncs && deferDirectorySync && !carried.isEmpty
         return prepared.byteCount
     }
+
+    /// Replaces the whole log with `records` (compaction): writes `<path>.tmp` (0600), syncs
+    /// it, renames it over the log and continues appending to the new file. A crash at any
+    /// point leaves either the old or the new log. Returns the records' new frame offsets.
+    ///
+    /// The rename is synced at once (the directory's `fsync`) unless `deferDirectorySync` is
+    /// true: then ``sync()`` does it, and until then a power loss or an OS crash may bring back
+    /// the previous log, whole as far as it was synced, together with the appends made since.
+    @discardableResult
+    public func rewrite(_ records: [[UInt8]], deferDirectorySync: Bool = false) throws(AppendLogError) -> [Int] {
+        let tmp = path + ".tmp"
+        let tfd = FileFaults.open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard tfd >= 0 else { throw AppendLogError("open", errno: errno) }
+        _ = fchmod(tfd, 0o600)
+        let bytes = AppendLog.frame(records)
+        do throws(AppendLogError) {
+            try AppendLog.writeAll(tfd, bytes)
+            if syncs, FileFaults.fsync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
+        } catch {
+            _ = FileFaults.close(tfd)
+            _ = FileFaults.unlink(tmp)
+            throw error
+        }
+        guard FileFaults.rename(tmp, path) == 0 else {
+            let e = errno
+            _ = FileFaults.close(tfd)
+            _ = FileFaults.unlink(tmp)
+            throw AppendLogError("rename", errno: e)
+        }
+        if syncs && deferDirectorySync {
+            hasUnsyncedRename = true
+        } else if syncs {
+            AppendLog.syncDirectory(of: path)
+            hasUnsyncedRename = false
+        }
+        _ = FileFaults.close(fd)
+        fd = tfd
+        _ = lseek(fd, off_t(bytes.count), SEEK_SET)
+        byteCount = bytes.count
+        hasUnsyncedAppends = false
+        return AppendLog.offsets(of: records, from: 0)
+    }
 }
