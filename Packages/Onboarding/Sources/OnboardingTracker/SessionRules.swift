@@ -97,7 +97,7 @@ struct BegunRun: Sendable, Equatable {
 /// The tracker's decisions on its session: the hand-over taken in at creation, `start()`,
 /// `resume()`, the opt-out switch, the slow-read report, `dispose()` and the leftover it passes
 /// on (<doc:Resume>, <doc:HandOver>). Mutating functions on the state that only return
-/// ``Effects`` (issue 36 item 4).
+/// `Effects` (issue 36 item 4).
 extension OnboardingRunTracker.State {
     /// Takes in the predecessor's hand-over at creation (`same`: it had this tracker's
     /// destination): its run becomes resumable and its outboxes are held until its last attempts

@@ -5,9 +5,9 @@ import TrackerCore
 ///
 /// No method throws; recording methods never wait for storage or the network.
 ///
-/// The tracker is a runtime around one ``State`` under one lock: each call reads what it needs
+/// The tracker is a runtime around one `State` under one lock: each call reads what it needs
 /// (the clock, the outbox's ledger) before the lock, lets a rule on the state decide under it
-/// (`TrackerRules.swift`, `SessionRules.swift`), and performs the ``Effects`` the rule returned
+/// (`TrackerRules.swift`, `SessionRules.swift`), and performs the `Effects` the rule returned
 /// after it (writes, hand-overs to delivery, timers, diagnostics). No other lock is taken inside
 /// the tracker's.
 public final class OnboardingRunTracker: Sendable, DeliveryMaker {

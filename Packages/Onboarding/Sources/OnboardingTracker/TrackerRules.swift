@@ -21,7 +21,7 @@ struct RunHandle: Sendable, Equatable {
 /// The tracker's decisions on a recorded run: which handle records, building and staging
 /// snapshots, the debounce window's actions, what a staged snapshot's write decides, and what is
 /// settled (<doc:Delivery>). Mutating functions on the state, run under the tracker's lock, that
-/// only return ``Effects``: no lock, clock, storage or delivery call of their own (issue 36 item 4).
+/// only return `Effects`: no lock, clock, storage or delivery call of their own (issue 36 item 4).
 extension OnboardingRunTracker.State {
     /// While opted out: reports `opted-out` once per opt-out period and says to drop the call.
     mutating func optedOutCheck(_ fx: inout Effects) -> Bool {

@@ -6,7 +6,7 @@ typealias Delivery = DeliveryRuntime<OnboardingRunSnapshot>
 extension OnboardingRunTracker {
     /// Everything a tracker knows, held under its one lock (issue 36 item 4). The decisions on it
     /// are mutating functions (`TrackerRules.swift`, `SessionRules.swift`) that return the
-    /// ``Effects`` the runtime performs after the lock.
+    /// `Effects` the runtime performs after the lock.
     struct State: Sendable {
         /// The run in session, its generation, the debounce window and disposal (``RunMachine``).
         var run = RunMachine()
