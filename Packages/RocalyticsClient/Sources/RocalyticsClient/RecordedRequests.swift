@@ -107,6 +107,11 @@ final class RecordedRequests: Sendable {
         var deliver: Deliver?
         /// A `storage-cap` diagnostic was given and the queue has not been below capacity since.
         var capReported = false
+        /// The last seq a write composed after the stored queue was read (stored, or, when the
+        /// stored queue is unreadable, deliberately sent without being stored). A write composed
+        /// before that read skips: its end must not make anything deliverable, even when the
+        /// read has finished meanwhile.
+        var composedThrough = 0
 
         /// Drops requests until at most `capacity` remain: the oldest non-purchase first, never the
         /// one on the wire. Returns the kinds dropped, and whether a diagnostic is due.
@@ -301,7 +306,10 @@ final class RecordedRequests: Sendable {
     private func persist(handOver: (@Sendable (PersistResult) -> Void)? = nil) {
         outbox.request(
             compose: { [state] in
-                let (loaded, unreadable, entries) = state.withLock { ($0.loaded, $0.storeUnreadable, $0.entries) }
+                let (loaded, unreadable, entries) = state.withLock { s in
+                    if s.loaded { s.composedThrough = max(s.composedThrough, s.entries.last?.seq ?? 0) }
+                    return (s.loaded, s.storeUnreadable, s.entries)
+                }
                 guard loaded, !unreadable else { return .skip }
                 guard !entries.isEmpty else { return OutboxWrite(.remove, records: [:]) }
                 let text = OutboxEntries.encode(entries.map { (key: String($0.seq), seq: $0.seq, body: WireJSON.encode($0.stored)) })
@@ -311,11 +319,15 @@ final class RecordedRequests: Sendable {
     }
 
     /// Entries up to `seq` were written (or their write ended): they may be sent. Before the
-    /// stored queue is read, nothing is marked: `load()` writes them again first.
+    /// stored queue is read, nothing is marked: `load()` writes them again first. Nor is anything
+    /// a write composed before that read (it skipped), even when its end comes after the read:
+    /// only entries up to `composedThrough` (a purchase recorded at launch was otherwise
+    /// sent before it was stored, and a kill then lost it: seen once in R37).
     private func markDeliverable(_ seq: Int) {
         state.withLock { s in
             guard s.loaded else { return }
-            for e in s.entries where e.seq <= seq { s.deliverable.insert(e.seq) }
+            let through = min(seq, s.composedThrough)
+            for e in s.entries where e.seq <= through { s.deliverable.insert(e.seq) }
         }
         pump()
     }
