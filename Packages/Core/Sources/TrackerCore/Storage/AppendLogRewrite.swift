@@ -112,36 +112,9 @@ extension AppendLog {
     /// the previous log, whole as far as it was synced, together with the appends made since.
     @discardableResult
     public func rewrite(_ records: [[UInt8]], deferDirectorySync: Bool = false) throws(AppendLogError) -> [Int] {
-        let tmp = path + ".tmp"
-        let tfd = FileFaults.open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard tfd >= 0 else { throw AppendLogError("open", errno: errno) }
-        _ = fchmod(tfd, 0o600)
-        let bytes = AppendLog.frame(records)
-        do throws(AppendLogError) {
-            try AppendLog.writeAll(tfd, bytes)
-            if syncs, FileFaults.fsync(tfd) != 0 { throw AppendLogError("fsync", errno: errno) }
-        } catch {
-            _ = FileFaults.close(tfd)
-            _ = FileFaults.unlink(tmp)
-            throw error
-        }
-        guard FileFaults.rename(tmp, path) == 0 else {
-            let e = errno
-            _ = FileFaults.close(tfd)
-            _ = FileFaults.unlink(tmp)
-            throw AppendLogError("rename", errno: e)
-        }
-        if syncs && deferDirectorySync {
-            hasUnsyncedRename = true
-        } else if syncs {
-            AppendLog.syncDirectory(of: path)
-            hasUnsyncedRename = false
-        }
-        _ = FileFaults.close(fd)
-        fd = tfd
-        _ = lseek(fd, off_t(bytes.count), SEEK_SET)
-        byteCount = bytes.count
-        hasUnsyncedAppends = false
-        return AppendLog.offsets(of: records, from: 0)
+        // The two-step rewrite with nothing appended in between: nothing to carry over.
+        let prepared = try AppendLog.prepareRewrite(path: path, records: records, sync: syncs)
+        try completeRewrite(prepared, carryingFrom: byteCount, deferDirectorySync: deferDirectorySync)
+        return prepared.offsets
     }
 }
