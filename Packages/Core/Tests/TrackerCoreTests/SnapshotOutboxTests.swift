@@ -7,7 +7,8 @@ import TrackerCoreTestKit
 /// never incremented").
 ///
 /// Scenario ids: S200–S206 (write-then-send through the outbox runtime), S207–S208 (a late answer
-/// of a timed-out attempt), S211–S217 and S219 (the outbox machine on its own, no I/O; the stored form), S218 (the outbox thread).
+/// of a timed-out attempt), S211–S217 and S219 (the outbox machine on its own, no I/O; the stored form), S218 (the outbox thread),
+/// S265–S266 (a request while a write composes).
 @Suite struct SnapshotOutboxTests {
     final class Fixture: Sendable {
         let clock = ManualClock()
@@ -84,6 +85,31 @@ import TrackerCoreTestKit
         await f.clock.advance(byMs: 1)
         #expect(f.stored == #"{"v":2}"#)
         #expect(f.handedIds == [1, 2])
+    }
+
+    /// S265: a request made while a write composes its value (a record on another thread, between
+    /// the compose reading the state and the write starting) queues the next write: before, it
+    /// joined the write already composed and its change was never stored (found by G112 under TSan,
+    /// where the window is wide).
+    @Test func S265_aRequestWhileAWriteComposesQueuesTheNextWrite() async {
+        let f = Fixture(timeoutMs: 0)
+        let composed = Locked(0)
+        f.value.withLock { $0 = 1 }
+        let value = f.value
+        let persister = f.persister
+        persister.request(compose: {
+            let v = value.value
+            // The first compose: another change and its request arrive now, after the state was read.
+            if composed.withLock({ n -> Bool in n += 1; return n == 1 }) {
+                value.withLock { $0 = 2 }
+                persister.request(compose: { OutboxWrite(.value(["v": .number(Double(value.value))]), records: nil) })
+            }
+            return OutboxWrite(.value(["v": .number(Double(v))]), records: nil)
+        })
+        await f.clock.settle()
+        await persister.idle()
+        #expect(f.stored == #"{"v":2}"#, "the change requested during the compose is stored")
+        #expect(f.persister.counts == (requests: 2, writes: 2))
     }
 
     @Test func S203_aFailedWriteHandsOverAsFailed() async {
@@ -199,6 +225,22 @@ import TrackerCoreTestKit
         #expect(m.handle(.writeFinished(landed: false)) == [.reportFailure, .handOver(ticket: 3, .failed)])
         #expect(m.stored == ["a": 1], "a failed write changes nothing stored")
         #expect((m.requests, m.writes) == (3, 2))
+    }
+
+    /// S266: a request after the write began composing queues the next write, and the write's
+    /// start leaves that queued write (and its ticket) alone.
+    @Test func S266_aRequestAfterComposingBeganQueuesTheNextWrite() {
+        var m = M(policy: .writeThenSend(timeoutMs: 0), reportsEveryFailure: true)
+        #expect(m.handle(.request(ticket: 1)) == [.enqueueWrite])
+        #expect(m.handle(.composing).isEmpty)
+        #expect(m.handle(.request(ticket: 2)) == [.enqueueWrite], "the composing write may miss it")
+        #expect(m.handle(.writeStarted(records: ["a": 1])).isEmpty)
+        #expect(m.queued == [2] && m.running == [1])
+        #expect(m.handle(.writeFinished(landed: true)) == [.handOver(ticket: 1, .landed)])
+        #expect(m.handle(.composing).isEmpty)
+        #expect(m.handle(.writeStarted(records: ["a": 2])).isEmpty)
+        #expect(m.handle(.writeFinished(landed: true)) == [.handOver(ticket: 2, .landed)])
+        #expect((m.requests, m.writes) == (2, 2))
     }
 
     /// S212: the timeout hands over once; the write finishing later does not hand over again.

@@ -406,7 +406,11 @@ private let PURCHASE_DEDUP = "\(ID)-purchase-t-1"
         let server = SwitchableServer()
         let h = ClientFixture(store: RETURNING(), transport: server.transport())
         await h.client.ready()
-        for n in 0..<1_001 { recordPurchase(h, n) }
+        await h.clock.settle()  // the stored queue is read
+        recordPurchase(h, 0)
+        await h.clock.settle()  // stored, then on the wire (the server fails it: it waits for its retry)
+        #expect(tracks(h).count == 1)
+        for n in 1..<1_001 { recordPurchase(h, n) }
         await h.clock.settle()
         await h.client.storageIdle()
         #expect(storedCount(h) == 1_000)

@@ -41,8 +41,14 @@ public struct OutboxMachine: Sendable, Equatable {
         /// A write of the latest state is requested; `ticket`, when given, is a snapshot staged
         /// with it, to hand over per the policy.
         case request(ticket: UInt64?)
-        /// The queued write started (its value is being built); `records` is what it records
-        /// (key → seq), `nil` when it skips (nothing written).
+        /// The queued write begins building its value: a request from here on may be missed by
+        /// it, so it queues the next write. Given in the same critical section that reads the
+        /// compose closure (a request between that read and ``writeStarted(records:)`` was
+        /// otherwise never written).
+        case composing
+        /// The queued write started: its value is built; `records` is what it records
+        /// (key → seq), `nil` when it skips (nothing written). Implies ``composing`` when that
+        /// was not given.
         case writeStarted(records: [String: Int]?)
         /// The write under way finished.
         case writeFinished(landed: Bool)
@@ -153,10 +159,17 @@ public struct OutboxMachine: Sendable, Equatable {
                 queued = waiting.map { [$0] } ?? []
                 actions.append(.enqueueWrite)
             }
-        case .writeStarted(let records):
+        case .composing:
             // From here on a new request queues the next write: this one may already miss it.
-            running = queued ?? []
-            queued = nil
+            if running == nil {
+                running = queued ?? []
+                queued = nil
+            }
+        case .writeStarted(let records):
+            if running == nil {
+                running = queued ?? []
+                queued = nil
+            }
             writing = records
             writes += 1
         case .writeFinished(let landed):

@@ -157,7 +157,10 @@ public final class SnapshotOutbox: Sendable {
                 let skipped = Locked(true)
                 store.enqueueSaveWith(
                     { [self] in
-                        let compose = state.withLock { $0.compose }
+                        let compose = state.withLock { s in
+                            _ = s.machine.handle(.composing)
+                            return s.compose
+                        }
                         let write = compose?() ?? .skip
                         let records: [String: Int]?
                         if case .skip = write.value { records = nil } else { records = write.records }
