@@ -100,7 +100,11 @@ import TrackerCoreTestKit
         persister.request(compose: {
             let v = value.value
             // The first compose: another change and its request arrive now, after the state was read.
-            if composed.withLock({ n -> Bool in n += 1; return n == 1 }) {
+            let first = composed.withLock { n -> Bool in
+                n += 1
+                return n == 1
+            }
+            if first {
                 value.withLock { $0 = 2 }
                 persister.request(compose: { OutboxWrite(.value(["v": .number(Double(value.value))]), records: nil) })
             }
