@@ -110,6 +110,9 @@ struct QueueWriterMachine {
     /// Whether a compaction's new file is being written off the writer's path (see
     /// `ScoreClient.compactOffThePath`): one at a time.
     var compacting = false
+    /// A reclamation was asked for while one ran (refused: one at a time): asked again when that
+    /// one ends, whatever it deleted (its live set may predate the removals that asked).
+    var reclaimAsked = false
 
     init(napsUs: [Int]) { self.napsUs = napsUs }
 

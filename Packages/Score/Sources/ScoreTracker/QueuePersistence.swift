@@ -203,8 +203,11 @@ extension ScoreClient {
                 {
                     compact = true
                 }
-                // One compaction at a time: a later one is asked for again by the dead records.
-                if s.writer.compacting { compact = false }
+                // One compaction at a time: a later one is asked for again when it ends.
+                if s.writer.compacting, compact {
+                    s.writer.reclaimAsked = true
+                    compact = false
+                }
                 if compact { s.writer.deadRecords = 0 }
                 return writerProgressed(&s)
             }
@@ -363,9 +366,13 @@ extension ScoreClient {
     func reclaimSegmentsIfDue() {
         guard let file = store as? FileScoreStore else { return }
         state.withLock { s in
-            guard s.loaded, !s.checkPending, !s.writer.compacting,
+            guard s.loaded, !s.checkPending,
                 file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
             else { return }
+            guard !s.writer.compacting else {
+                s.writer.reclaimAsked = true
+                return
+            }
             s.writer.queue(.compact)
             kickWriters(&s)
         }
@@ -374,13 +381,17 @@ extension ScoreClient {
     /// A reclamation begun by ``compactOffThePath()`` ended (it synced what it deleted itself).
     ///
     /// A reclamation asked for while this one ran was refused (one at a time), and the writes
-    /// that could ask again may all be done: when this one deleted something, the next is asked
-    /// for here if a segment older than the oldest queued event's remains (each such one deletes
-    /// at least one segment, so this ends).
+    /// that could ask again may all be done: when one was refused meanwhile, or this one deleted
+    /// something, the next is asked for here if a segment older than the oldest queued event's
+    /// remains (SC287: the refused one's removals may be newer than this one's live set).
     func compactionEnded(failed: Bool, deletedSome: Bool = false) {
-        state.withLock { $0.writer.compacting = false }
+        let asked = state.withLock { s -> Bool in
+            s.writer.compacting = false
+            defer { s.writer.reclaimAsked = false }
+            return s.writer.reclaimAsked
+        }
         if failed { diagnose(Diagnostic(code: "storage", message: "could not reclaim the queue log's space")) }
-        if deletedSome { reclaimSegmentsIfDue() }
+        if deletedSome || (asked && !failed) { reclaimSegmentsIfDue() }
     }
 
     /// Rewrites the queue log with the queued events only.

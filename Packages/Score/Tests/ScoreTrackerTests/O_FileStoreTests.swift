@@ -37,6 +37,32 @@ import TrackerCoreTestKit
         #expect(reloaded.queueRecords == [big(3), [82, 1], big(4), big(5), [65, 6]])
     }
 
+    /// SC287: a reclamation asked for while another runs is asked again when that one ends, even
+    /// when it deleted nothing (its live set was taken before the removals that made a segment
+    /// deletable): before, the deletion waited for some later write (found by
+    /// `eventsAreReadBackFromDiskAndTheLogCompacts` failing under TSan in CI).
+    @Test func SC287_aReclamationRefusedWhileAnotherRanIsAskedAgainWhenItEnds() async throws {
+        let dir = NSTemporaryDirectory() + "score-sc287-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness(store: FileScoreStore(directory: dir, sync: false))
+        let c = h.client(granted: true)
+        let pad = String(repeating: "p", count: 1000)
+        for n in 1...700 { c.track("e\(n)", properties: ["n": n, "pad": pad]) }
+        await h.settle()
+        #expect(FileManager.default.fileExists(atPath: dir + "/queue.1.log"))
+        // A reclamation runs (held here): the removals written meanwhile cannot start another.
+        c.state.withLock { $0.writer.compacting = true }
+        h.tx.answerAll(.status(200))
+        await h.flush(c)
+        await h.settle()
+        #expect(c.inspect().queue.depth == 0)
+        #expect(FileManager.default.fileExists(atPath: dir + "/queue.log"), "refused while the other runs")
+        // The running one ends having deleted nothing: the refused one runs now.
+        c.compactionEnded(failed: false)
+        await h.settle()
+        #expect(!FileManager.default.fileExists(atPath: dir + "/queue.log"))
+    }
+
     @Test func eventsAreReadBackFromDiskAndTheLogCompacts() async throws {
         let dir = NSTemporaryDirectory() + "score-lazy-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
