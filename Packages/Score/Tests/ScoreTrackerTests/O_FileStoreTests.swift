@@ -68,10 +68,18 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        // About 1.5 KB an event: the log rolls into a second segment after about 350 of them.
+        // About 1.4 KB an event, settled every 100: `queue.log` (512 KiB) rolls by the 400th. A
+        // segment rolls between two appends, never inside one: tracked all at once, a backlog
+        // the writer took in one append could all go to `queue.log`, and the test depended on
+        // how far the writer had got (it failed so under TSan in CI).
         let pad = String(repeating: "p", count: 1000)
-        for n in 1...700 { c.track("e\(n)", properties: ["n": n, "pad": pad]) }
+        for n in 1...700 {
+            c.track("e\(n)", properties: ["n": n, "pad": pad])
+            if n % 100 == 0 { await h.settle() }
+        }
         await h.settle()
+        let firstRolled = c.state.withLock { s in s.queue.first { $0.location?.generation == 1 }.map { $0.name } }
+        #expect(firstRolled.flatMap { Int($0.dropFirst()) }.map { $0 <= 401 } == true, "\(String(describing: firstRolled))")
         // Persisted events hold no bytes in memory.
         let held = c.state.withLock { s in s.queue.filter { $0.encoded != nil }.count }
         #expect(held == 0)
