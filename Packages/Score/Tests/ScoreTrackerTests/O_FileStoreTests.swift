@@ -37,6 +37,19 @@ import TrackerCoreTestKit
         #expect(reloaded.queueRecords == [big(3), [82, 1], big(4), big(5), [65, 6]])
     }
 
+    /// Tracks `e1` to `e700`, about 1.4 KB each, settling every 100: `queue.log` (512 KiB) rolls
+    /// by the 400th. A segment rolls between two appends, never inside one: tracked all at once,
+    /// a backlog the writer took in one append could all go to `queue.log`, and the tests then
+    /// depended on how far the writer had got (`eventsAreReadBackFromDiskAndTheLogCompacts`
+    /// failed so under TSan in CI).
+    static func fillTwoSegments(_ h: Harness, _ c: ScoreClient) async {
+        let pad = String(repeating: "p", count: 1000)
+        for n in 1...700 {
+            c.track("e\(n)", properties: ["n": n, "pad": pad])
+            if n % 100 == 0 { await h.settle() }
+        }
+    }
+
     /// SC287: a reclamation asked for while another runs is asked again when that one ends, even
     /// when it deleted nothing (its live set was taken before the removals that made a segment
     /// deletable): before, the deletion waited for some later write (found by
@@ -46,11 +59,7 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        let pad = String(repeating: "p", count: 1000)
-        for n in 1...700 {
-            c.track("e\(n)", properties: ["n": n, "pad": pad])
-            if n % 100 == 0 { await h.settle() }  // a segment rolls between appends only
-        }
+        await Self.fillTwoSegments(h, c)
         #expect(FileManager.default.fileExists(atPath: dir + "/queue.1.log"))
         // A reclamation runs (held here): the removals written meanwhile cannot start another.
         c.state.withLock { $0.writer.compacting = true }
@@ -70,16 +79,7 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = Harness(store: FileScoreStore(directory: dir, sync: false))
         let c = h.client(granted: true)
-        // About 1.4 KB an event, settled every 100: `queue.log` (512 KiB) rolls by the 400th. A
-        // segment rolls between two appends, never inside one: tracked all at once, a backlog
-        // the writer took in one append could all go to `queue.log`, and the test depended on
-        // how far the writer had got (it failed so under TSan in CI).
-        let pad = String(repeating: "p", count: 1000)
-        for n in 1...700 {
-            c.track("e\(n)", properties: ["n": n, "pad": pad])
-            if n % 100 == 0 { await h.settle() }
-        }
-        await h.settle()
+        await Self.fillTwoSegments(h, c)
         let firstRolled = c.state.withLock { s in s.queue.first { $0.location?.generation == 1 }.map { $0.name } }
         #expect(firstRolled.flatMap { Int($0.dropFirst()) }.map { $0 <= 401 } == true, "\(String(describing: firstRolled))")
         // Persisted events hold no bytes in memory.
