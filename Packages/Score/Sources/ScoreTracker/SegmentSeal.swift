@@ -29,15 +29,59 @@ import TrackerCore
 ///   read as before. The index built from a seal is the one its frames give.
 /// - Readers of earlier versions ignore the record (an unknown kind is no event).
 ///
-/// Payload: `S`, then the body, then the body's length (`UInt32`, little-endian) and the magic
-/// `SQI1`. Body: where the frames end, frame count, name table, anonymous-id table, then per
-/// frame its kind (0 empty, 1 add, 2 removal) and payload length, an add's id, timestamp,
-/// flags, required categories, name and anonymous id (table indexes), a removal's canonical
-/// UUID ids.
+/// Payload (`SQI2`, written since issue 35 item 3's lazy launch): `S`, the body, the summary
+/// (``Summary``), then the footer: the summary's length and its own CRC-32 (`UInt32`s,
+/// little-endian), the length of everything between `S` and the last 8 bytes (`UInt32`) and the
+/// magic `SQI2`. Body: where the frames end, frame count, name table, anonymous-id table, then
+/// per frame its kind (0 empty, 1 add, 2 removal) and payload length, an add's id, timestamp,
+/// flags, required categories, name and anonymous id (table indexes), a removal's id count (its
+/// canonical UUID ids are the summary's, in order). The summary can be read alone
+/// (``readSummary(path:)``: the footer, the frame's header and the summary, never the adds),
+/// checked by its own CRC; the frame's checksum covers it too.
+///
+/// The earlier payload (`SQI1`, still read): `S`, the body with each removal's ids in place, the
+/// body's length and `SQI1`; it has no summary (``readSummary(path:)`` gives `nil`: a launch reads
+/// such a segment as before).
 struct SegmentSeal: Equatable {
     /// The seal record's kind byte (`S`).
     static let kind: UInt8 = 83
-    static let magic: [UInt8] = Array("SQI1".utf8)
+    /// The magic of the seals written now (with a summary).
+    static let magic: [UInt8] = Array("SQI2".utf8)
+    /// The magic of the seals of earlier versions (no summary).
+    static let magicV1: [UInt8] = Array("SQI1".utf8)
+    /// The footer's size after a `SQI2` seal's summary (summary length, summary CRC, stated
+    /// length, magic).
+    static let footerBytes = 16
+
+    /// What a launch needs to know of a sealed segment without reading its adds (`SQI2`): counts
+    /// over every add record of the segment (removed or not, so upper bounds of what is still
+    /// queued), and every removal id of its removal records, in order (a removal may concern an
+    /// event of an older segment).
+    struct Summary: Equatable, Sendable {
+        /// Where the sealed frames end (the seal record's offset).
+        var end = 0
+        /// Add records.
+        var adds = 0
+        /// Add records of critical events.
+        var critical = 0
+        /// Add records of `delivery_failed` notices.
+        var notices = 0
+        /// The OR of the adds' required categories.
+        var requires: UInt8 = 0
+        /// The oldest and newest add's timestamp (`Int64.max` and `Int64.min` when none).
+        var oldestMs = Int64.max
+        var newestMs = Int64.min
+        /// Adds removed by a removal record of the same segment.
+        var removedHere = 0
+        /// The canonical UUID ids of every removal record, in order.
+        var removals: [(UInt64, UInt64)] = []
+
+        static func == (a: Summary, b: Summary) -> Bool {
+            a.end == b.end && a.adds == b.adds && a.critical == b.critical && a.notices == b.notices
+                && a.requires == b.requires && a.oldestMs == b.oldestMs && a.newestMs == b.newestMs
+                && a.removedHere == b.removedHere && a.removals.elementsEqual(b.removals) { $0 == $1 }
+        }
+    }
     /// The kind byte of a compaction's padding frame (`SegmentedQueueLog.compact(_:keeping:)`):
     /// zeros over the records it dropped, no record.
     static let paddingKind: UInt8 = 0
@@ -93,6 +137,39 @@ struct SegmentSeal: Equatable {
 
     /// The frame offsets, in order (for the start-up check of the records' checksums).
     var offsets: [Int] { frames.map(\.offset) }
+
+    /// The summary of this seal's frames (see ``Summary``).
+    var summary: Summary {
+        var out = Summary()
+        out.end = end
+        var added = Set<CompactPair>()
+        for f in frames {
+            switch f {
+            case .empty:
+                continue
+            case .add(_, let a):
+                out.adds += 1
+                if a.flags & 1 != 0 { out.critical += 1 }
+                if a.flags & 2 != 0 { out.notices += 1 }
+                out.requires |= a.requires
+                out.oldestMs = min(out.oldestMs, a.timestampMs)
+                out.newestMs = max(out.newestMs, a.timestampMs)
+                added.insert(CompactPair(hi: a.hi, lo: a.lo))
+            case .remove(_, let ids):
+                for (hi, lo) in ids {
+                    out.removals.append((hi, lo))
+                    if added.remove(CompactPair(hi: hi, lo: lo)) != nil { out.removedHere += 1 }
+                }
+            }
+        }
+        return out
+    }
+
+    /// An event id as two words, hashable (see ``summary``).
+    private struct CompactPair: Hashable {
+        var hi: UInt64
+        var lo: UInt64
+    }
 
     // MARK: - Building
 
@@ -226,29 +303,16 @@ struct SegmentSeal: Equatable {
     /// The seal record's payload (see the type's comment): integers as LEB128 varints, each
     /// frame by its payload's length (its offset follows from the previous frames', the first at
     /// 0), timestamps as the zigzag difference from the previous add's; about 25 bytes an add.
-    func payload() -> [UInt8] {
+    /// `legacy: true` writes the earlier `SQI1` form (no summary; tests of the migration).
+    func payload(legacy: Bool = false) -> [UInt8] {
         var o: [UInt8] = [SegmentSeal.kind]
         o.reserveCapacity(64 + frames.count * 28)
-        func varint(_ v: UInt64) {
-            var v = v
-            while v >= 0x80 {
-                o.append(UInt8(truncatingIfNeeded: v) | 0x80)
-                v >>= 7
-            }
-            o.append(UInt8(v))
-        }
-        func int(_ v: Int) { varint(UInt64(max(0, v))) }
-        func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { o.append(contentsOf: $0) } }
-        func bytes(_ v: [UInt8]) {
-            int(v.count)
-            o.append(contentsOf: v)
-        }
-        int(end)
-        int(frames.count)
-        int(names.count)
-        for n in names { bytes(n) }
-        int(anonymousIds.count)
-        for a in anonymousIds { bytes(a) }
+        SegmentSeal.int(end, &o)
+        SegmentSeal.int(frames.count, &o)
+        SegmentSeal.int(names.count, &o)
+        for n in names { SegmentSeal.bytes(n, &o) }
+        SegmentSeal.int(anonymousIds.count, &o)
+        for a in anonymousIds { SegmentSeal.bytes(a, &o) }
         var lastTs: Int64 = 0
         for (i, f) in frames.enumerated() {
             let next = i + 1 < frames.count ? frames[i + 1].offset : end
@@ -256,43 +320,95 @@ struct SegmentSeal: Equatable {
             switch f {
             case .empty:
                 o.append(0)
-                int(length)
+                SegmentSeal.int(length, &o)
             case .add(_, let a):
                 o.append(1)
-                int(length)
-                u64(a.hi)
-                u64(a.lo)
+                SegmentSeal.int(length, &o)
+                SegmentSeal.u64(a.hi, &o)
+                SegmentSeal.u64(a.lo, &o)
                 let d = a.timestampMs &- lastTs
                 lastTs = a.timestampMs
-                varint(UInt64(bitPattern: (d << 1) ^ (d >> 63)))
+                SegmentSeal.varint(UInt64(bitPattern: (d << 1) ^ (d >> 63)), &o)
                 o.append(a.flags)
                 o.append(a.requires)
-                int(a.name)
-                int(a.anonymousId)
+                SegmentSeal.int(a.name, &o)
+                SegmentSeal.int(a.anonymousId, &o)
             case .remove(_, let ids):
                 o.append(2)
-                int(length)
-                int(ids.count)
-                for (hi, lo) in ids {
-                    u64(hi)
-                    u64(lo)
+                SegmentSeal.int(length, &o)
+                SegmentSeal.int(ids.count, &o)
+                // `SQI2`: the ids are the summary's.
+                if legacy {
+                    for (hi, lo) in ids {
+                        SegmentSeal.u64(hi, &o)
+                        SegmentSeal.u64(lo, &o)
+                    }
                 }
             }
         }
+        if legacy {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: o.count - 1).littleEndian) { o.append(contentsOf: $0) }
+            o.append(contentsOf: SegmentSeal.magicV1)
+            return o
+        }
+        let summary = SegmentSeal.encode(self.summary)
+        o.append(contentsOf: summary)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: summary.count).littleEndian) { o.append(contentsOf: $0) }
+        withUnsafeBytes(of: CRC32.checksum(summary).littleEndian) { o.append(contentsOf: $0) }
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: o.count - 1).littleEndian) { o.append(contentsOf: $0) }
         o.append(contentsOf: SegmentSeal.magic)
         return o
     }
 
-    /// Reads a seal record's payload; `nil` when it is not one, or is not whole.
-    static func decode(_ p: UnsafeBufferPointer<UInt8>) -> SegmentSeal? {
-        guard p.count >= 1 + 5 + 8, p[0] == kind, Array(p[(p.count - 4)...]) == magic else { return nil }
-        var at = 1
-        let bodyEnd = p.count - 8
-        func varint() -> UInt64? {
+    /// A summary's bytes: where the frames end, adds, critical, notices, required categories,
+    /// oldest and newest timestamp (zigzag), adds removed here, removal id count, then the ids
+    /// (16 bytes each).
+    static func encode(_ m: Summary) -> [UInt8] {
+        var o: [UInt8] = []
+        o.reserveCapacity(40 + m.removals.count * 16)
+        int(m.end, &o)
+        int(m.adds, &o)
+        int(m.critical, &o)
+        int(m.notices, &o)
+        o.append(m.requires)
+        for t in [m.oldestMs, m.newestMs] { varint(UInt64(bitPattern: (t << 1) ^ (t >> 63)), &o) }
+        int(m.removedHere, &o)
+        int(m.removals.count, &o)
+        for (hi, lo) in m.removals {
+            u64(hi, &o)
+            u64(lo, &o)
+        }
+        return o
+    }
+
+    private static func varint(_ v: UInt64, _ o: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            o.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        o.append(UInt8(v))
+    }
+
+    private static func int(_ v: Int, _ o: inout [UInt8]) { varint(UInt64(max(0, v)), &o) }
+
+    private static func u64(_ v: UInt64, _ o: inout [UInt8]) { withUnsafeBytes(of: v.littleEndian) { o.append(contentsOf: $0) } }
+
+    private static func bytes(_ v: [UInt8], _ o: inout [UInt8]) {
+        int(v.count, &o)
+        o.append(contentsOf: v)
+    }
+
+    /// A reader of a payload's bytes in `[at, end)` (see ``decode(_:)``).
+    private struct Reader {
+        let p: UnsafeBufferPointer<UInt8>
+        var at: Int
+        let end: Int
+
+        mutating func varint() -> UInt64? {
             var v: UInt64 = 0
             var shift: UInt64 = 0
-            while at < bodyEnd && shift < 64 {
+            while at < end && shift < 64 {
                 let b = p[at]
                 at += 1
                 v |= UInt64(b & 0x7F) << shift
@@ -301,69 +417,124 @@ struct SegmentSeal: Equatable {
             }
             return nil
         }
-        func int() -> Int? {
+
+        mutating func int() -> Int? {
             guard let v = varint(), v <= UInt64(Int32.max) else { return nil }
             return Int(v)
         }
-        func u64() -> UInt64? {
-            guard at + 8 <= bodyEnd else { return nil }
+
+        mutating func zigzag() -> Int64? {
+            guard let zz = varint() else { return nil }
+            return Int64(bitPattern: zz >> 1) ^ -Int64(bitPattern: zz & 1)
+        }
+
+        mutating func u64() -> UInt64? {
+            guard at + 8 <= end else { return nil }
             var v: UInt64 = 0
             for k in 0..<8 { v |= UInt64(p[at + k]) << (8 * k) }
             at += 8
             return v
         }
-        func u8() -> UInt8? {
-            guard at < bodyEnd else { return nil }
+
+        mutating func u8() -> UInt8? {
+            guard at < end else { return nil }
             at += 1
             return p[at - 1]
         }
-        func bytes() -> [UInt8]? {
-            guard let n = int(), n <= bodyEnd - at else { return nil }
+
+        mutating func bytes() -> [UInt8]? {
+            guard let n = int(), n <= end - at else { return nil }
             at += n
             return Array(p[(at - n)..<at])
         }
+    }
+
+    /// Reads a summary's bytes (see ``encode(_:)``); `nil` when they are not one, or not whole.
+    static func decodeSummary(_ p: UnsafeBufferPointer<UInt8>) -> Summary? {
+        var r = Reader(p: p, at: 0, end: p.count)
+        var m = Summary()
+        guard let end = r.int(), let adds = r.int(), let critical = r.int(), let notices = r.int(), let requires = r.u8(),
+            let oldest = r.zigzag(), let newest = r.zigzag(), let removedHere = r.int(), let count = r.int(),
+            count <= (r.end - r.at) / 16
+        else { return nil }
+        (m.end, m.adds, m.critical, m.notices, m.requires) = (end, adds, critical, notices, requires)
+        (m.oldestMs, m.newestMs, m.removedHere) = (oldest, newest, removedHere)
+        m.removals.reserveCapacity(count)
+        for _ in 0..<count {
+            guard let hi = r.u64(), let lo = r.u64() else { return nil }
+            m.removals.append((hi, lo))
+        }
+        return r.at == r.end ? m : nil
+    }
+
+    /// Reads a seal record's payload (`SQI2` or `SQI1`); `nil` when it is not one, or is not
+    /// whole (a `SQI2` summary that fails its own checksum included).
+    static func decode(_ p: UnsafeBufferPointer<UInt8>) -> SegmentSeal? {
+        guard p.count >= 1 + 5 + 8, p[0] == kind else { return nil }
+        let tail = Array(p[(p.count - 4)...])
+        let v2 = tail == magic
+        guard v2 || tail == magicV1 else { return nil }
         var stated: UInt32 = 0
-        for k in 0..<4 { stated |= UInt32(p[bodyEnd + k]) << (8 * k) }
-        guard Int(stated) == bodyEnd - 1 else { return nil }
+        for k in 0..<4 { stated |= UInt32(p[p.count - 8 + k]) << (8 * k) }
+        guard Int(stated) == p.count - 9 else { return nil }
+        var bodyEnd = p.count - 8
+        var summary: Summary?
+        if v2 {
+            guard p.count >= 1 + footerBytes else { return nil }
+            let (length, crc) = summaryFooter(UnsafeBufferPointer(rebasing: p[(p.count - footerBytes)...]))
+            bodyEnd = p.count - footerBytes - length
+            guard length >= 0, bodyEnd >= 1 else { return nil }
+            let bytes = UnsafeBufferPointer(rebasing: p[bodyEnd..<(p.count - footerBytes)])
+            guard CRC32.checksum(bytes) == crc, let m = decodeSummary(bytes) else { return nil }
+            summary = m
+        }
+        var r = Reader(p: p, at: 1, end: bodyEnd)
         var seal = SegmentSeal()
-        guard let end = int(), let frameCount = int(), frameCount <= bodyEnd - at, let nameCount = int(),
-            nameCount <= bodyEnd - at
+        guard let end = r.int(), let frameCount = r.int(), frameCount <= bodyEnd - r.at, let nameCount = r.int(),
+            nameCount <= bodyEnd - r.at
         else { return nil }
         seal.end = end
         for _ in 0..<nameCount {
-            guard let n = bytes() else { return nil }
+            guard let n = r.bytes() else { return nil }
             seal.names.append(n)
         }
-        guard let anonCount = int(), anonCount <= bodyEnd - at else { return nil }
+        guard let anonCount = r.int(), anonCount <= bodyEnd - r.at else { return nil }
         for _ in 0..<anonCount {
-            guard let a = bytes() else { return nil }
+            guard let a = r.bytes() else { return nil }
             seal.anonymousIds.append(a)
         }
         seal.frames.reserveCapacity(frameCount)
         var offset = 0
         var lastTs: Int64 = 0
+        var nextRemoval = 0
         for _ in 0..<frameCount {
-            guard let kind = u8(), let length = int() else { return nil }
+            guard let kind = r.u8(), let length = r.int() else { return nil }
             switch kind {
             case 0:
                 seal.frames.append(.empty(offset: offset))
             case 1:
-                guard let hi = u64(), let lo = u64(), let zz = varint(), let flags = u8(), let requires = u8(), let name = int(),
-                    let anon = int(), name < seal.names.count, anon < seal.anonymousIds.count
+                guard let hi = r.u64(), let lo = r.u64(), let d = r.zigzag(), let flags = r.u8(), let requires = r.u8(),
+                    let name = r.int(), let anon = r.int(), name < seal.names.count, anon < seal.anonymousIds.count
                 else { return nil }
-                let d = Int64(bitPattern: zz >> 1) ^ -Int64(bitPattern: zz & 1)
                 lastTs = lastTs &+ d
                 seal.frames.append(
                     .add(
                         offset: offset,
                         Add(hi: hi, lo: lo, timestampMs: lastTs, flags: flags, requires: requires, name: name, anonymousId: anon)))
             case 2:
-                guard let n = int(), n <= (bodyEnd - at) / 16 else { return nil }
+                guard let n = r.int() else { return nil }
                 var ids: [(UInt64, UInt64)] = []
-                ids.reserveCapacity(n)
-                for _ in 0..<n {
-                    guard let hi = u64(), let lo = u64() else { return nil }
-                    ids.append((hi, lo))
+                if let summary {
+                    guard n <= summary.removals.count - nextRemoval else { return nil }
+                    ids = Array(summary.removals[nextRemoval..<(nextRemoval + n)])
+                    nextRemoval += n
+                } else {
+                    guard n <= (bodyEnd - r.at) / 16 else { return nil }
+                    ids.reserveCapacity(n)
+                    for _ in 0..<n {
+                        guard let hi = r.u64(), let lo = r.u64() else { return nil }
+                        ids.append((hi, lo))
+                    }
                 }
                 seal.frames.append(.remove(offset: offset, ids: ids))
             default:
@@ -371,8 +542,24 @@ struct SegmentSeal: Equatable {
             }
             offset += AppendLog.frameOverhead + length
         }
-        guard at == bodyEnd, offset == end else { return nil }
+        guard r.at == bodyEnd, offset == end else { return nil }
+        if let summary {
+            // Its removals are the frames' (its counts were taken from the same frames when it was
+            // written, and the frame's checksum covers both).
+            guard nextRemoval == summary.removals.count, summary.end == end else { return nil }
+        }
         return seal
+    }
+
+    /// A `SQI2` footer's summary length and summary checksum (its first 8 bytes).
+    private static func summaryFooter(_ f: UnsafeBufferPointer<UInt8>) -> (length: Int, crc: UInt32) {
+        var length: UInt32 = 0
+        var crc: UInt32 = 0
+        for k in 0..<4 {
+            length |= UInt32(f[k]) << (8 * k)
+            crc |= UInt32(f[4 + k]) << (8 * k)
+        }
+        return (Int(length), crc)
     }
 
     // MARK: - Files
@@ -387,7 +574,9 @@ struct SegmentSeal: Equatable {
         let size = Int(lseek(fd, 0, SEEK_END))
         guard size >= AppendLog.frameOverhead + 16 else { return nil }
         var footer = [UInt8](repeating: 0, count: 8)
-        guard preadAll(fd, &footer, at: size - 8), Array(footer[4...]) == magic else { return nil }
+        guard preadAll(fd, &footer, at: size - 8), Array(footer[4...]) == magic || Array(footer[4...]) == magicV1 else {
+            return nil
+        }
         let body = Int(UInt32(footer[0]) | UInt32(footer[1]) << 8 | UInt32(footer[2]) << 16 | UInt32(footer[3]) << 24)
         let payloadCount = 1 + body + 8
         let frameStart = size - payloadCount - AppendLog.frameOverhead
@@ -401,6 +590,39 @@ struct SegmentSeal: Equatable {
             let payload = UnsafeBufferPointer(rebasing: all[AppendLog.frameOverhead...])
             guard CRC32.checksum(payload) == crc, let seal = decode(payload), seal.end == frameStart else { return nil }
             return seal
+        }
+    }
+
+    /// The summary (``Summary``) of the `SQI2` seal at the end of the segment file at `path`,
+    /// read without its adds: the footer, the seal frame's header (its length must be the
+    /// footer's) and the summary, checked by its own checksum (the frame's, over the whole seal,
+    /// is checked when the seal is read whole). `nil` when the file ends with no intact `SQI2`
+    /// seal (none, a `SQI1` one, a torn or damaged one): such a segment is read as before.
+    /// `bytesRead` adds the bytes read (tests count them).
+    static func readSummary(path: String, bytesRead: UnsafeMutablePointer<Int>? = nil) -> Summary? {
+        let fd = FileFaults.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = FileFaults.close(fd) }
+        let size = Int(lseek(fd, 0, SEEK_END))
+        guard size >= AppendLog.frameOverhead + 1 + footerBytes else { return nil }
+        var footer = [UInt8](repeating: 0, count: footerBytes)
+        guard preadAll(fd, &footer, at: size - footerBytes), Array(footer[12...]) == magic else { return nil }
+        bytesRead?.pointee += footerBytes
+        let stated = Int(UInt32(footer[8]) | UInt32(footer[9]) << 8 | UInt32(footer[10]) << 16 | UInt32(footer[11]) << 24)
+        let (length, crc) = footer.withUnsafeBufferPointer { summaryFooter($0) }
+        let payloadCount = 1 + stated + 8
+        let frameStart = size - payloadCount - AppendLog.frameOverhead
+        guard frameStart >= 0, payloadCount <= AppendLog.maxRecordBytes, length <= stated - 8 else { return nil }
+        var header = [UInt8](repeating: 0, count: AppendLog.frameOverhead + 1)
+        guard preadAll(fd, &header, at: frameStart) else { return nil }
+        let len = Int(UInt32(header[0]) | UInt32(header[1]) << 8 | UInt32(header[2]) << 16 | UInt32(header[3]) << 24)
+        guard len == payloadCount, header[AppendLog.frameOverhead] == kind else { return nil }
+        var bytes = [UInt8](repeating: 0, count: length)
+        guard preadAll(fd, &bytes, at: size - footerBytes - length) else { return nil }
+        bytesRead?.pointee += header.count + length
+        return bytes.withUnsafeBufferPointer { b -> Summary? in
+            guard CRC32.checksum(b) == crc, let m = decodeSummary(b), m.end == frameStart else { return nil }
+            return m
         }
     }
 
