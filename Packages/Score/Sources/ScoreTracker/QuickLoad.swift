@@ -54,6 +54,7 @@ struct QuickIndex {
     private var slot: EventIdSlots
     private var removed = 0
     private var frames = 0
+    private var tailMark = 0
 
     /// An index for events compared with `anonymousId` (recorded under the client's
     /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:)`` sizes its
@@ -140,6 +141,22 @@ struct QuickIndex {
             }
         }
         return true
+    }
+
+    /// Takes in the removal ids of a sealed segment left unloaded (the lazy launch's tail, from
+    /// its summary): they apply to the events indexed so far, as the segment's own removal
+    /// records would.
+    mutating func visit(removals ids: [(UInt64, UInt64)]) {
+        for (hi, lo) in ids { removedIds.append((events.count, hi, lo)) }
+    }
+
+    /// Marks the end of the tail (see ``removalsSinceMark``).
+    mutating func markTailEnd() { tailMark = removedIds.count }
+
+    /// The removal ids taken in since ``markTailEnd()`` (those of the segments after the tail),
+    /// before ``resolve()``.
+    var removalsSinceMark: [(UInt64, UInt64)] {
+        removedIds[min(tailMark, removedIds.count)...].map { ($0.hi, $0.lo) }
     }
 
     /// The event of an add record (``resolve()`` finds an id added twice).
@@ -343,8 +360,12 @@ struct EventIdSlots {
 extension ScoreClient {
     /// Step 1 for a file store (see the comment at the top): the identity, then the queue log
     /// indexed as it is read. `nil` when the careful load must run.
-    static func loadQuickly(_ store: FileScoreStore, fallbackAnonymousId: () -> String)
-        -> (FileScoreStore.FramedContents, StoredIdentity, storedAnon: String, scratch: ClientState)?
+    /// With `lazy` (the launch's inputs), sealed segments may be left unloaded (`LaunchTail.swift`):
+    /// they are returned as the tail, with the removal ids of the segments after them. When the
+    /// events read show that the plan does not hold (the queue could reach its cap), the load runs
+    /// again without it.
+    static func loadQuickly(_ store: FileScoreStore, fallbackAnonymousId: () -> String, lazy: LaunchTailPlan.Inputs? = nil)
+        -> (FileScoreStore.FramedContents, StoredIdentity, storedAnon: String, scratch: ClientState, tail: LazyTail?)?
     {
         guard store.opensQuickly else { return nil }
         let identity = parseIdentity(store.loadIdentity())
@@ -352,19 +373,42 @@ extension ScoreClient {
         guard !store.storedDataProtected else { return nil }
         let storedAnon = identity.anonymousId ?? fallbackAnonymousId()
         var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
+        var inputs = lazy
+        inputs?.headEvents = store.launchHeadEvents
+        var plan: LaunchTailPlan?
+        var deferredCount = 0
         guard
             let framed = store.loadFollowingLengths(
                 expect: { index.expect(fileBytes: $0) },
                 visit: { location, payload, checksum in
                     index.visit(location: location, payload: payload, checksum: checksum)
                 },
-                indexed: { segment, seal in index.visit(seal: seal, segment: segment) })
+                indexed: { segment, seal in index.visit(seal: seal, segment: segment) },
+                chooseTail: inputs.map { inputs in
+                    { sealed in
+                        guard case .success(let p) = LaunchTailPlan.plan(sealed: sealed, inputs) else { return [] }
+                        plan = p
+                        return p.tail
+                    }
+                },
+                deferred: { _, summary in
+                    index.visit(removals: summary.removals)
+                    deferredCount += 1
+                    if let plan, deferredCount == plan.tail.count { index.markTailEnd() }
+                })
         else { return nil }
+        let tail = plan.map { plan in
+            LazyTail(segments: plan.tail, adds: plan.tailAdds, storedAnonymousId: storedAnon, laterRemovals: index.removalsSinceMark)
+        }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }
         var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
         index.finish(into: &scratch)
-        return (framed, identity, storedAnon, scratch)
+        if let t = tail, let inputs, !LaunchTailPlan.fits(adds: scratch.queue.count + t.adds + inputs.recorded, inputs) {
+            // The cap could be reached: read every segment.
+            return loadQuickly(store, fallbackAnonymousId: { storedAnon })
+        }
+        return (framed, identity, storedAnon, scratch, tail)
     }
 
     /// The damaged frames of a quick load: the locations of their records, and the diagnostic.
