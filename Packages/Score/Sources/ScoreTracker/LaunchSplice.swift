@@ -22,17 +22,17 @@ extension ScoreClient {
     /// Reads the tail and splices it (see the comment at the top); the diagnostics to report.
     func spliceTail() -> [Diagnostic] {
         guard let file = store as? FileScoreStore, let unloaded = state.withLock({ $0.tail }) else { return [] }
-        let (events, dead, damage) = ScoreClient.indexTail(unloaded, file: file)
+        let (events, dead, damage, isTailId) = ScoreClient.indexTail(unloaded, file: file)
         let resume: Int? = state.withLock { s in
             guard let t = s.tail else { return nil }
             s.tail = nil
-            var queued = Set<CompactEventId>()
-            queued.reserveCapacity(s.queue.count)
-            for e in s.queue { queued.insert(e.id) }
-            let fresh = events.filter { !queued.contains($0.id) }
+            // An id queued already (a stored one added again in the tail): kept where it is.
+            var twice = Set<CompactEventId>()
+            for e in s.queue where e.location != nil && isTailId(e.id) { twice.insert(e.id) }
+            let fresh = twice.isEmpty ? events : events.filter { !twice.contains($0.id) }
             let at = s.queue.firstIndex { !t.isBefore($0) } ?? s.queue.endIndex
             s.queue.insert(contentsOf: fresh, at: at)
-            s.noticeCount += fresh.reduce(0) { $0 + ($1.notice ? 1 : 0) }
+            for e in fresh where e.notice { s.noticeCount += 1 }
             s.writer.deadRecords += dead + (events.count - fresh.count)
             if t.withdrawn != 0 {
                 let gone = fresh.filter { $0.requires & t.withdrawn != 0 }
@@ -78,8 +78,11 @@ extension ScoreClient {
 
     /// The tail's queued events in order, the dead records among its frames, and a diagnostic
     /// when damaged records were skipped (see the comment at the top).
-    static func indexTail(_ t: LazyTail, file: FileScoreStore) -> (events: [QueuedEvent], dead: Int, damage: Diagnostic?) {
+    static func indexTail(_ t: LazyTail, file: FileScoreStore) -> (
+        events: [QueuedEvent], dead: Int, damage: Diagnostic?, isTailId: (CompactEventId) -> Bool
+    ) {
         var index = QuickIndex(anonymousId: t.storedAnonymousId, epoch: 0)
+        index.expect(fileBytes: t.adds * QuickIndex.bytesPerEventEstimate)
         var ok = true
         for n in t.segments where ok {
             let path = file.segments.path(n)
@@ -97,9 +100,9 @@ extension ScoreClient {
         if ok {
             index.visit(removals: t.laterRemovals)
             if index.resolve() {
-                var scratch = ClientState(consent: .none, anonymousId: t.storedAnonymousId, sessionId: "")
-                index.finish(into: &scratch)
-                return (Array(scratch.queue), scratch.writer.deadRecords, nil)
+                let (events, dead) = index.finishEvents()
+                let ids = index
+                return (events, dead, nil, { ids.isQueued($0) })
             }
         }
         // The careful reading: each segment's intact records, then the later removals.
@@ -121,6 +124,10 @@ extension ScoreClient {
         var scratch = ClientState(consent: .none, anonymousId: t.storedAnonymousId, sessionId: "")
         loadQueue(records, locations: locations, into: &scratch)
         let diagnostic = damage.hasSkippedRegions ? queueDamaged(bytes: damage.skippedBytes, regions: damage.skippedRegions) : nil
-        return (Array(scratch.queue), max(0, scratch.writer.deadRecords - (t.laterRemovals.isEmpty ? 0 : 1)), diagnostic)
+        let ids = Set(scratch.queue.map(\.id))
+        return (
+            Array(scratch.queue), max(0, scratch.writer.deadRecords - (t.laterRemovals.isEmpty ? 0 : 1)), diagnostic,
+            { ids.contains($0) }
+        )
     }
 }

@@ -206,6 +206,21 @@ struct QuickIndex {
         }
     }
 
+    /// Whether an event with id `id` is queued (after ``resolve()``).
+    func isQueued(_ id: CompactEventId) -> Bool {
+        guard case .uuid(let hi, let lo) = id else { return false }
+        return slot.contains(hi, lo)
+    }
+
+    /// The indexed events still queued, in order, and the dead frames (after ``resolve()``; as
+    /// ``finish(into:)`` without a state).
+    mutating func finishEvents() -> (events: [QueuedEvent], dead: Int) {
+        var queued = events
+        events = []
+        if removed > 0 { queued.removeAll { !$0.inQueue } }
+        return (queued, frames - queued.count)
+    }
+
     /// Puts the indexed events into `s`, which holds none (as
     /// ``ScoreClient/loadQueue(_:locations:into:)`` would with the same records): the array
     /// itself when no event was removed.
@@ -331,6 +346,18 @@ struct EventIdSlots {
         used += 1
         ids.append((h, l))
         return true
+    }
+
+    /// Whether the id is there.
+    func contains(_ h: UInt64, _ l: UInt64) -> Bool {
+        let mask = slots.count - 1
+        let f = EventIdSlots.fingerprint(h, l)
+        var i = Int(truncatingIfNeeded: (l &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+        while slots[i] != 0 {
+            if slots[i] != EventIdSlots.removed, slots[i] >> 32 == f, ids[Int(slots[i] & 0xFFFF_FFFF) - 1] == (h, l) { return true }
+            i = (i + 1) & mask
+        }
+        return false
     }
 
     /// Removes the id; its index, or `nil` when it is not there.

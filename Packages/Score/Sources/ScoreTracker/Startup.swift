@@ -46,16 +46,16 @@ extension ScoreClient {
     }
 
     /// Reads the store and merges what it holds into the state (see the comment at the top).
-    /// `inline`: on the thread of an `inspect()` that waits for it (a lazy launch's tail is then
-    /// spliced on this thread too, before it returns).
+    /// `inline`: on the thread of an `inspect()` that waits for it (no tail is left unloaded).
     func loadStored(inline: Bool = false) {
         var contents = ScoreStoreContents()
         var loadFailed = false
         var loadProtected = false
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
-        // The lazy launch (`LaunchTail.swift`): later sealed segments may be left unloaded.
-        let lazy = state.withLock { s in
+        // The lazy launch (`LaunchTail.swift`): later sealed segments may be left unloaded. Not
+        // for a load an `inspect()` runs (it waits for every segment all the same).
+        let lazy = inline ? nil : state.withLock { s in
             LaunchTailPlan.Inputs(
                 nowMs: clock.nowMs(), retentionMs: retentionMs, maxQueueSize: maxQueueSize,
                 withdrawnBeforeLoad: s.withdrawnBeforeLoad, recorded: s.queue.count)
@@ -161,9 +161,7 @@ extension ScoreClient {
         // The lazy launch's tail is read and spliced in a step of its own (`LaunchSplice.swift`);
         // `inspect()` waits for it, as for the check.
         let found = diagnostics
-        if inline {
-            finishQuickLoad(found + spliceTail())
-        } else if scheduler is SystemScheduler {
+        if scheduler is SystemScheduler {
             ScoreClient.syncThread.run { [self] in finishQuickLoad(found + spliceTail()) }
         } else {
             let hook = (store as? FileScoreStore)?.beforeSplice

@@ -23,8 +23,10 @@ import TrackerCoreTestKit
 ///   SC316 — events recorded and a flush selected while the tail is unloaded: the tail is
 ///           spliced at its place (FIFO: the tail's events go before the newest segment's and
 ///           before those recorded in this run); consent withdrawn meanwhile removes the tail's
-///           events requiring it; `inspect()` waits for the splice.
-///   SC317 — each fallback rule through the client (a `SQI1` seal, a seal cut off by a kill
+///           events requiring it; `inspect()` waits for the splice (a load that `inspect()` runs
+///           itself leaves nothing unloaded).
+///   SC317 — each fallback rule through the client, beside a launch that leaves the tail
+///           unloaded (a `SQI1` seal, a seal cut off by a kill
 ///           between a roll and its seal, a critical event in the tail, consent withdrawn before
 ///           the load, an event past retention, a cap the queue could reach): every segment is
 ///           read and every event is sent once, as before.
@@ -212,6 +214,12 @@ import TrackerCoreTestKit
         let store2 = Self.store(dir2) {
             ref2.withLock { $0 }?.setConsent(.none)
         }
+        // A load `inspect()` runs itself (it waits for every segment) leaves nothing unloaded.
+        let inlineStore = Self.store(dir2)
+        let hi = Harness(store: inlineStore, holdsOutsideWork: true)
+        #expect(hi.client(maxQueueSize: 10_000, granted: true).inspect().queue.depth == 300)
+        #expect(inlineStore.segments.launchRead.deferred.isEmpty && !inlineStore.segments.launchRead.fromSeals.isEmpty)
+        await hi.settle()
         let h2 = Harness(store: store2, holdsOutsideWork: true)
         let c2 = h2.client(maxQueueSize: 10_000, granted: true)
         ref2.withLock { $0 = c2 }
@@ -224,7 +232,8 @@ import TrackerCoreTestKit
     }
 
     @Test func SC317_eachFallbackRuleReadsEverySegment() async throws {
-        enum Case: CaseIterable { case sqi1, cutSeal, criticalInTail, withdrawn, retention, cap }
+        // `lazy`: no rule applies (the tail is left unloaded), for comparison.
+        enum Case: CaseIterable { case lazy, sqi1, cutSeal, criticalInTail, withdrawn, retention, cap }
         for k in Case.allCases {
             let dir = L.tempDir("sc317")
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -234,6 +243,8 @@ import TrackerCoreTestKit
             var startMs = T0
             var cap = 10_000
             switch k {
+            case .lazy:
+                break
             case .sqi1, .cutSeal:
                 let path = log.path(segments[3])
                 let seal = try #require(SegmentSeal.read(path: path))
@@ -266,11 +277,11 @@ import TrackerCoreTestKit
             let store = Self.store(dir)
             let h = Harness(store: store, startMs: startMs, holdsOutsideWork: true)
             let c = h.client(maxQueueSize: cap, granted: true)
-            // Withdrawn before the load (`inspect()` runs it on this thread).
+            // Withdrawn before the load (a step the harness holds until it settles).
             if k == .withdrawn { c.setConsent(.none) }
-            let depth = c.inspect().queue.depth
             await h.settle()
-            #expect(store.segments.launchRead.deferred.isEmpty, "\(k)")
+            let depth = c.inspect().queue.depth
+            #expect(store.segments.launchRead.deferred.isEmpty == (k != .lazy), "\(k)")
             if k == .withdrawn { c.grantAllConsent() }
             await Self.flushHeld(h, c)
             let sent = h.tx.batches.flatMap { $0 }
