@@ -55,11 +55,14 @@ extension ScoreClient {
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
         // The lazy launch (`LaunchTail.swift`): later sealed segments may be left unloaded. Not
         // for a load an `inspect()` runs (it waits for every segment all the same).
-        let lazy = inline ? nil : state.withLock { s in
-            LaunchTailPlan.Inputs(
-                nowMs: clock.nowMs(), retentionMs: retentionMs, maxQueueSize: maxQueueSize,
-                withdrawnBeforeLoad: s.withdrawnBeforeLoad, recorded: s.queue.count)
-        }
+        let lazy =
+            inline
+            ? nil
+            : state.withLock { s in
+                LaunchTailPlan.Inputs(
+                    nowMs: clock.nowMs(), retentionMs: retentionMs, maxQueueSize: maxQueueSize,
+                    withdrawnBeforeLoad: s.withdrawnBeforeLoad, recorded: s.queue.count)
+            }
         var quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint, lazy: lazy) }
         if let (_, _, anon, indexed, tail) = quickly, tail != nil, let file = store as? FileScoreStore {
             // The merge would decide on the stored events (a cap, a notice cap, an expired
