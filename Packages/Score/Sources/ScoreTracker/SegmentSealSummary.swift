@@ -178,35 +178,45 @@ extension SegmentSeal {
     }
 
     /// The summary (``Summary``) of the `SQI2` seal at the end of the segment file at `path`,
-    /// read without its adds: the footer, the seal frame's header (its length must be the
-    /// footer's) and the summary, checked by its own checksum (the frame's, over the whole seal,
-    /// is checked when the seal is read whole). `nil` when the file ends with no intact `SQI2`
-    /// seal (none, a `SQI1` one, a torn or damaged one): such a segment is read as before.
-    /// `bytesRead` adds the bytes read (tests count them).
+    /// read without its adds: the file's last ``summaryChunk`` bytes (the footer and, unless it
+    /// holds many removal ids, the summary; else a second read), checked by the summary's own
+    /// checksum and by where it says the frames end (the seal frame's start, from the footer). The
+    /// frame's checksum, over the whole seal, is checked when the seal is read whole (at the
+    /// splice: a seal damaged elsewhere then reads as none, and the segment is read from its
+    /// frames or intact records). `nil` when the file ends with no intact `SQI2` seal (none, a
+    /// `SQI1` one, a torn or damaged one): such a segment is read as before. One descriptor,
+    /// three calls besides its open and close. `bytesRead` adds the bytes read (tests).
     static func readSummary(path: String, bytesRead: UnsafeMutablePointer<Int>? = nil) -> Summary? {
         let fd = FileFaults.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { _ = FileFaults.close(fd) }
         let size = Int(lseek(fd, 0, SEEK_END))
         guard size >= AppendLog.frameOverhead + 1 + footerBytes else { return nil }
-        var footer = [UInt8](repeating: 0, count: footerBytes)
-        guard preadAll(fd, &footer, at: size - footerBytes), Array(footer[12...]) == magic else { return nil }
-        bytesRead?.pointee += footerBytes
-        let stated = Int(UInt32(footer[8]) | UInt32(footer[9]) << 8 | UInt32(footer[10]) << 16 | UInt32(footer[11]) << 24)
-        let (length, crc) = footer.withUnsafeBufferPointer { summaryFooter($0) }
+        let chunk = min(size, summaryChunk)
+        var last = [UInt8](repeating: 0, count: chunk)
+        guard preadAll(fd, &last, at: size - chunk), Array(last[(chunk - 4)...]) == magic else { return nil }
+        bytesRead?.pointee += chunk
+        let f = chunk - footerBytes
+        let stated = Int(UInt32(last[f + 8]) | UInt32(last[f + 9]) << 8 | UInt32(last[f + 10]) << 16 | UInt32(last[f + 11]) << 24)
+        let (length, crc) = last.withUnsafeBufferPointer { summaryFooter(UnsafeBufferPointer(rebasing: $0[f...])) }
         let payloadCount = 1 + stated + 8
         let frameStart = size - payloadCount - AppendLog.frameOverhead
         guard frameStart >= 0, payloadCount <= AppendLog.maxRecordBytes, length <= stated - 8 else { return nil }
-        var header = [UInt8](repeating: 0, count: AppendLog.frameOverhead + 1)
-        guard preadAll(fd, &header, at: frameStart) else { return nil }
-        let len = Int(UInt32(header[0]) | UInt32(header[1]) << 8 | UInt32(header[2]) << 16 | UInt32(header[3]) << 24)
-        guard len == payloadCount, header[AppendLog.frameOverhead] == kind else { return nil }
-        var bytes = [UInt8](repeating: 0, count: length)
-        guard preadAll(fd, &bytes, at: size - footerBytes - length) else { return nil }
-        bytesRead?.pointee += header.count + length
+        var bytes: [UInt8]
+        if length <= f {
+            bytes = Array(last[(f - length)..<f])
+        } else {
+            bytes = [UInt8](repeating: 0, count: length)
+            guard preadAll(fd, &bytes, at: size - footerBytes - length) else { return nil }
+            bytesRead?.pointee += length
+        }
         return bytes.withUnsafeBufferPointer { b -> Summary? in
             guard CRC32.checksum(b) == crc, let m = decodeSummary(b), m.end == frameStart else { return nil }
             return m
         }
     }
+
+    /// How many bytes ``readSummary(path:bytesRead:)`` reads first from a segment's end: the
+    /// footer and a summary of up to about 14 removal ids.
+    static let summaryChunk = 256
 }
