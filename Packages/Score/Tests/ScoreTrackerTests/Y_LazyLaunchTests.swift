@@ -34,6 +34,9 @@ import TrackerCoreTestKit
 ///           segment's frames; nothing lost or duplicated.
 ///   SC319 — the queue reaches its cap (counting the tail) while the tail is unloaded: the cap
 ///           is applied at the splice, the oldest best-effort events shed, as a full load would.
+///   SC320 — rules found true only once the head and the newest segment are read make the launch
+///           read every segment again before the merge: head events past retention (the tail's
+///           not), and a cap the newest segment's events would reach (the sealed ones alone not).
 @Suite struct LazyLaunchTests {
     typealias L = LaunchSealTests
 
@@ -338,5 +341,53 @@ import TrackerCoreTestKit
         await Self.flushHeld(h, c)
         let sent = h.tx.batches.flatMap { $0 }
         #expect(sent == Array(queued.dropFirst()) + (301...1_301).map { E($0) })
+    }
+
+    @Test func SC320_rulesFoundAfterTheHeadIsReadReadEverySegment() async throws {
+        // Head events past retention, the tail's not: 100 events at T0, then 200 at T0 + 71 h.
+        let dir = L.tempDir("sc320")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = Harness(store: L.store(dir))
+        let c = h.client(maxQueueSize: 10_000, granted: true)
+        for i in 0..<300 {
+            if i == 100 { await h.advance(71 * 3_600_000) }
+            c.pv()
+            if i % 10 == 9 { await h.settle() }
+        }
+        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
+        await h.settle()
+        let queued = try queuedIdsOnDisk(dir)
+        #expect(queued.count == 300)
+        _ = c
+        // The head (120 events) holds every expired event: the plan alone sees none in the tail.
+        let store = Self.store(dir, head: 120)
+        let h2 = Harness(store: store, startMs: T0 + 72 * 3_600_000 + 1, holdsOutsideWork: true)
+        for _ in 0..<300 { _ = h2.ids.newEventId(nowMs: 0) }
+        let c2 = h2.client(maxQueueSize: 10_000, granted: true)
+        await h2.settle()
+        #expect(store.segments.launchRead.deferred.isEmpty)
+        let q = c2.inspect().queue
+        #expect(q.depth == 200 && q.expired == 100)
+        await Self.flushHeld(h2, c2)
+        #expect(h2.tx.batches.flatMap { $0 } == Array(queued.dropFirst(100)))
+
+        // A cap the sealed segments' adds leave room for (with the margin), the newest's not.
+        let dir3 = L.tempDir("sc320b")
+        defer { try? FileManager.default.removeItem(atPath: dir3) }
+        let queued3 = try await L.chain(dir3, events: 300)
+        let log = SegmentedQueueLog(directory: dir3, sync: false)
+        let sealedAdds = SegmentedQueueLog.listSegments(dir3).dropLast().reduce(0) { sum, n in
+            sum + (SegmentSeal.readSummary(path: log.path(n))?.adds ?? 0)
+        }
+        try #require(sealedAdds < 300)
+        let cap = sealedAdds + LaunchTailPlan.capMargin
+        let store3 = Self.store(dir3, head: 50)
+        let h3 = Harness(store: store3, holdsOutsideWork: true)
+        let c3 = h3.client(maxQueueSize: cap, granted: true)
+        await h3.settle()
+        #expect(store3.segments.launchRead.deferred.isEmpty)
+        #expect(c3.inspect().queue.depth == 300)
+        await Self.flushHeld(h3, c3)
+        #expect(h3.tx.batches.flatMap { $0 } == queued3)
     }
 }
