@@ -36,7 +36,16 @@ extension ScoreClient {
             selected.reserveCapacity(s.queue.count)
             var critical = 0
             var allPersisted = true
+            // While the lazy launch's tail is unloaded, no best-effort event after it goes before
+            // it (FIFO): those wait for the splice (its events have no critical one).
+            let tail = s.tail
+            var afterTail: [QueuedEvent] = []
             for e in s.queue where sendable(e, s) {
+                if let tail, !e.critical, !tail.isBefore(e) {
+                    if !e.persisted { allPersisted = false }
+                    afterTail.append(e)
+                    continue
+                }
                 if e.critical { critical += 1 }
                 if !e.persisted { allPersisted = false }
                 selected.append(e)
@@ -45,7 +54,7 @@ extension ScoreClient {
                 selected = selected.filter(\.critical) + selected.filter { !$0.critical }
             }
             let pendingLink = s.userId.map { !s.linked.contains(linkKey(s.anonymousId, $0)) } ?? false
-            if selected.isEmpty && !pendingLink {
+            if selected.isEmpty && afterTail.isEmpty && tail == nil && !pendingLink {
                 waiter?.resume(returning: .success(()))
                 return nil
             }
@@ -60,6 +69,8 @@ extension ScoreClient {
             _ = f.machine.handle(s.storeFailing ? .stopWaitingForRemoval : .written(through: s.writer.written))
             if let waiter { f.waiters.append(waiter) }
             f.selected = selected
+            f.deferredForTail = tail != nil
+            f.afterTail = afterTail
             s.flight = f
             return (f.id, runLocked(actions, &s, f))
         }
@@ -223,7 +234,14 @@ extension ScoreClient {
             // An event still in a request of an abandoned flush is settled by that request's
             // answer: this flush leaves it alone (sending it again would deliver it twice).
             while f.cursor < f.selected.count, !f.selected[f.cursor].inQueue || f.selected[f.cursor].sending { f.cursor += 1 }
-            guard f.cursor < f.selected.count else { return .link }
+            guard f.cursor < f.selected.count else {
+                // The tail's events come next: this flush goes on once it is spliced.
+                if f.deferredForTail {
+                    f.parkedForTail = true
+                    return .none
+                }
+                return .link
+            }
             var out: [(QueuedEvent, [UInt8]?, ScoreRecordLocation?)] = []
             var i = f.cursor
             while i < f.selected.count, out.count < f.machine.batchLimit {

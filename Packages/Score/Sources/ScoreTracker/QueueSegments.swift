@@ -95,6 +95,9 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var fromSeals: [Int] = []
         /// The segments whose frames were followed (every record read).
         var followed: [Int] = []
+        /// The sealed segments left unloaded (the lazy launch's tail: only their seal's summary
+        /// was read; `LaunchTail.swift`).
+        var deferred: [Int] = []
     }
 
     /// Opens (creating when absent) a segment for appending and reads its records: `AppendLog.open`
@@ -437,22 +440,42 @@ final class SegmentedQueueLog: @unchecked Sendable {
     /// `nil` (nothing opened) when some segment's frames do not tile it or a visit said stop;
     /// the caller then calls ``open()``, which checks and repairs. The sealed segments found
     /// without a seal are sealed by the next ``sealPending()``.
+    ///
+    /// `chooseTail` (the lazy launch, `LaunchTail.swift`), when given and the chain has two
+    /// sealed segments or more, gets every sealed segment's summary (`SegmentSeal.readSummary`)
+    /// and answers the segments to leave unloaded: each of those is passed to `deferred` with its
+    /// summary instead of being read.
     func openFollowingLengths(
         expect: (_ totalBytes: Int) -> Void,
         visit: (_ segment: Int, _ offset: Int, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
-        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
+        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false },
+        chooseTail: ((_ sealed: [(segment: Int, summary: SegmentSeal.Summary?)]) -> [Int])? = nil,
+        deferred: (_ segment: Int, _ summary: SegmentSeal.Summary) -> Void = { _, _ in }
     ) -> [FollowedSegment]? {
         let listed = SegmentedQueueLog.listDirectory(directory)
         var numbers = listed.segments
         if numbers.isEmpty { numbers = [0] }
         // A compaction killed before its rename: its temporary file is never read.
         for name in listed.temporaries { _ = FileFaults.unlink(directory + "/" + name) }
-        // A single segment reports its own size; a chain, about a full segment each.
-        if numbers.count > 1 { expect(numbers.count * segmentBytes) }
         var out: [FollowedSegment] = []
         var read = LaunchRead()
         var unsealed: Set<Int> = []
+        var tail: [Int: SegmentSeal.Summary] = [:]
+        if let chooseTail, numbers.count > 2 {
+            let sealed = numbers.dropLast().map { n in (segment: n, summary: SegmentSeal.readSummary(path: path(n))) }
+            for n in chooseTail(sealed) {
+                if let m = sealed.first(where: { $0.segment == n })?.summary { tail[n] = m }
+            }
+        }
+        // A single segment reports its own size; a chain, about a full segment each (those read).
+        if numbers.count > 1 { expect((numbers.count - tail.count) * segmentBytes) }
         for n in numbers.dropLast() {
+            if let m = tail[n] {
+                deferred(n, m)
+                out.append(FollowedSegment(number: n, path: path(n), offsets: [], end: m.end, fromSeal: true))
+                read.deferred.append(n)
+                continue
+            }
             if let seal = SegmentSeal.read(path: path(n)) {
                 guard indexed(n, seal) else { return nil }
                 out.append(FollowedSegment(number: n, path: path(n), offsets: seal.offsets, end: seal.end, fromSeal: true))

@@ -54,6 +54,7 @@ struct QuickIndex {
     private var slot: EventIdSlots
     private var removed = 0
     private var frames = 0
+    private var tailMark = 0
 
     /// An index for events compared with `anonymousId` (recorded under the client's
     /// `anonymousEpoch` `epoch` when it is theirs); ``expect(fileBytes:)`` sizes its
@@ -142,6 +143,22 @@ struct QuickIndex {
         return true
     }
 
+    /// Takes in the removal ids of a sealed segment left unloaded (the lazy launch's tail, from
+    /// its summary): they apply to the events indexed so far, as the segment's own removal
+    /// records would.
+    mutating func visit(removals ids: [(UInt64, UInt64)]) {
+        for (hi, lo) in ids { removedIds.append((events.count, hi, lo)) }
+    }
+
+    /// Marks the end of the tail (see ``removalsSinceMark``).
+    mutating func markTailEnd() { tailMark = removedIds.count }
+
+    /// The removal ids taken in since ``markTailEnd()`` (those of the segments after the tail),
+    /// before ``resolve()``.
+    var removalsSinceMark: [(UInt64, UInt64)] {
+        removedIds[min(tailMark, removedIds.count)...].map { ($0.hi, $0.lo) }
+    }
+
     /// The event of an add record (``resolve()`` finds an id added twice).
     private mutating func append(
         hi: UInt64, lo: UInt64, name: String, timestampMs: Int64, sameAnonymous: Bool, flags: UInt8, requires: UInt8,
@@ -187,6 +204,21 @@ struct QuickIndex {
             if events[k].notice { notices -= 1 }
             removed += 1
         }
+    }
+
+    /// Whether an event with id `id` is queued (after ``resolve()``).
+    func isQueued(_ id: CompactEventId) -> Bool {
+        guard case .uuid(let hi, let lo) = id else { return false }
+        return slot.contains(hi, lo)
+    }
+
+    /// The indexed events still queued, in order, and the dead frames (after ``resolve()``; as
+    /// ``finish(into:)`` without a state).
+    mutating func finishEvents() -> (events: [QueuedEvent], dead: Int) {
+        var queued = events
+        events = []
+        if removed > 0 { queued.removeAll { !$0.inQueue } }
+        return (queued, frames - queued.count)
     }
 
     /// Puts the indexed events into `s`, which holds none (as
@@ -316,6 +348,18 @@ struct EventIdSlots {
         return true
     }
 
+    /// Whether the id is there.
+    func contains(_ h: UInt64, _ l: UInt64) -> Bool {
+        let mask = slots.count - 1
+        let f = EventIdSlots.fingerprint(h, l)
+        var i = Int(truncatingIfNeeded: (l &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+        while slots[i] != 0 {
+            if slots[i] != EventIdSlots.removed, slots[i] >> 32 == f, ids[Int(slots[i] & 0xFFFF_FFFF) - 1] == (h, l) { return true }
+            i = (i + 1) & mask
+        }
+        return false
+    }
+
     /// Removes the id; its index, or `nil` when it is not there.
     mutating func remove(_ h: UInt64, _ l: UInt64) -> Int? {
         let mask = slots.count - 1
@@ -343,8 +387,12 @@ struct EventIdSlots {
 extension ScoreClient {
     /// Step 1 for a file store (see the comment at the top): the identity, then the queue log
     /// indexed as it is read. `nil` when the careful load must run.
-    static func loadQuickly(_ store: FileScoreStore, fallbackAnonymousId: () -> String)
-        -> (FileScoreStore.FramedContents, StoredIdentity, storedAnon: String, scratch: ClientState)?
+    /// With `lazy` (the launch's inputs), sealed segments may be left unloaded (`LaunchTail.swift`):
+    /// they are returned as the tail, with the removal ids of the segments after them. When the
+    /// events read show that the plan does not hold (the queue could reach its cap), the load runs
+    /// again without it.
+    static func loadQuickly(_ store: FileScoreStore, fallbackAnonymousId: () -> String, lazy: LaunchTailPlan.Inputs? = nil)
+        -> (FileScoreStore.FramedContents, StoredIdentity, storedAnon: String, scratch: ClientState, tail: LazyTail?)?
     {
         guard store.opensQuickly else { return nil }
         let identity = parseIdentity(store.loadIdentity())
@@ -352,19 +400,42 @@ extension ScoreClient {
         guard !store.storedDataProtected else { return nil }
         let storedAnon = identity.anonymousId ?? fallbackAnonymousId()
         var index = QuickIndex(anonymousId: storedAnon, epoch: 0)
+        var inputs = lazy
+        inputs?.headEvents = store.launchHeadEvents
+        var plan: LaunchTailPlan?
+        var deferredCount = 0
         guard
             let framed = store.loadFollowingLengths(
                 expect: { index.expect(fileBytes: $0) },
                 visit: { location, payload, checksum in
                     index.visit(location: location, payload: payload, checksum: checksum)
                 },
-                indexed: { segment, seal in index.visit(seal: seal, segment: segment) })
+                indexed: { segment, seal in index.visit(seal: seal, segment: segment) },
+                chooseTail: inputs.map { inputs in
+                    { sealed in
+                        guard case .success(let p) = LaunchTailPlan.plan(sealed: sealed, inputs) else { return [] }
+                        plan = p
+                        return p.tail
+                    }
+                },
+                deferred: { _, summary in
+                    index.visit(removals: summary.removals)
+                    deferredCount += 1
+                    if let plan, deferredCount == plan.tail.count { index.markTailEnd() }
+                })
         else { return nil }
+        let tail = plan.map { plan in
+            LazyTail(segments: plan.tail, adds: plan.tailAdds, storedAnonymousId: storedAnon, laterRemovals: index.removalsSinceMark)
+        }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }
         var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
         index.finish(into: &scratch)
-        return (framed, identity, storedAnon, scratch)
+        if let t = tail, let inputs, !LaunchTailPlan.fits(adds: scratch.queue.count + t.adds + inputs.recorded, inputs) {
+            // The cap could be reached: read every segment.
+            return loadQuickly(store, fallbackAnonymousId: { storedAnon })
+        }
+        return (framed, identity, storedAnon, scratch, tail)
     }
 
     /// The damaged frames of a quick load: the locations of their records, and the diagnostic.

@@ -292,7 +292,10 @@ extension ScoreClient {
             }
             return
         }
-        if s.queue.count - s.noticeCount >= maxQueueSize {
+        if let t = s.tail {
+            // The tail's events are not in memory: the cap is applied when it is spliced.
+            if s.queue.count - s.noticeCount + t.adds >= maxQueueSize { s.tail?.capReached = true }
+        } else if s.queue.count - s.noticeCount >= maxQueueSize {
             if let i = s.queue.firstIndex(where: { !$0.critical && !$0.notice }) {
                 s.counts.shed += 1
                 removeFromQueue(&s, [s.queue[i]])

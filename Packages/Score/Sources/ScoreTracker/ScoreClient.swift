@@ -224,6 +224,8 @@ public final class ScoreClient: Sendable {
             publishView(&s)
             // The stored events are not in the queue yet: they leave when the load merges them.
             if !s.loaded { s.withdrawnBeforeLoad |= withdrawn }
+            // The lazy launch's tail: its events leave when it is spliced.
+            s.tail?.withdrawn |= withdrawn
             if added != 0 && hasAutoFlushWork(&s) { armAutoFlushIfIdle(&s) }
             if withdrawn != 0 {
                 let gone = s.queue.filter { $0.requires & withdrawn != 0 }

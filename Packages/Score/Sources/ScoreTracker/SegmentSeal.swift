@@ -29,18 +29,29 @@ import TrackerCore
 ///   read as before. The index built from a seal is the one its frames give.
 /// - Readers of earlier versions ignore the record (an unknown kind is no event).
 ///
-/// Payload: `S`, then the body, then the body's length (`UInt32`, little-endian) and the magic
-/// `SQI1`. Body: where the frames end, frame count, name table, anonymous-id table, then per
-/// frame its kind (0 empty, 1 add, 2 removal) and payload length, an add's id, timestamp,
-/// flags, required categories, name and anonymous id (table indexes), a removal's canonical
-/// UUID ids.
+/// Payload (`SQI2`, written since issue 35 item 3's lazy launch): `S`, the body, the summary
+/// (``Summary``), then the footer: the summary's length and its own CRC-32 (`UInt32`s,
+/// little-endian), the length of everything between `S` and the last 8 bytes (`UInt32`) and the
+/// magic `SQI2`. Body: where the frames end, frame count, name table, anonymous-id table, then
+/// per frame its kind (0 empty, 1 add, 2 removal) and payload length, an add's id, timestamp,
+/// flags, required categories, name and anonymous id (table indexes), a removal's id count (its
+/// canonical UUID ids are the summary's, in order). The summary can be read alone
+/// (``readSummary(path:)``: the footer, the frame's header and the summary, never the adds),
+/// checked by its own CRC; the frame's checksum covers it too.
+///
+/// The earlier payload (`SQI1`, still read): `S`, the body with each removal's ids in place, the
+/// body's length and `SQI1`; it has no summary (``readSummary(path:)`` gives `nil`: a launch reads
+/// such a segment as before).
 struct SegmentSeal: Equatable {
     /// The seal record's kind byte (`S`).
     static let kind: UInt8 = 83
-    static let magic: [UInt8] = Array("SQI1".utf8)
-    /// The kind byte of a compaction's padding frame (`SegmentedQueueLog.compact(_:keeping:)`):
-    /// zeros over the records it dropped, no record.
-    static let paddingKind: UInt8 = 0
+    /// The magic of the seals written now (with a summary).
+    static let magic: [UInt8] = Array("SQI2".utf8)
+    /// The magic of the seals of earlier versions (no summary).
+    static let magicV1: [UInt8] = Array("SQI1".utf8)
+    /// The footer's size after a `SQI2` seal's summary (summary length, summary CRC, stated
+    /// length, magic).
+    static let footerBytes = 16
 
     struct Add: Equatable {
         var hi: UInt64
@@ -226,29 +237,16 @@ struct SegmentSeal: Equatable {
     /// The seal record's payload (see the type's comment): integers as LEB128 varints, each
     /// frame by its payload's length (its offset follows from the previous frames', the first at
     /// 0), timestamps as the zigzag difference from the previous add's; about 25 bytes an add.
-    func payload() -> [UInt8] {
+    /// `legacy: true` writes the earlier `SQI1` form (no summary; tests of the migration).
+    func payload(legacy: Bool = false) -> [UInt8] {
         var o: [UInt8] = [SegmentSeal.kind]
         o.reserveCapacity(64 + frames.count * 28)
-        func varint(_ v: UInt64) {
-            var v = v
-            while v >= 0x80 {
-                o.append(UInt8(truncatingIfNeeded: v) | 0x80)
-                v >>= 7
-            }
-            o.append(UInt8(v))
-        }
-        func int(_ v: Int) { varint(UInt64(max(0, v))) }
-        func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { o.append(contentsOf: $0) } }
-        func bytes(_ v: [UInt8]) {
-            int(v.count)
-            o.append(contentsOf: v)
-        }
-        int(end)
-        int(frames.count)
-        int(names.count)
-        for n in names { bytes(n) }
-        int(anonymousIds.count)
-        for a in anonymousIds { bytes(a) }
+        SegmentSeal.int(end, &o)
+        SegmentSeal.int(frames.count, &o)
+        SegmentSeal.int(names.count, &o)
+        for n in names { SegmentSeal.bytes(n, &o) }
+        SegmentSeal.int(anonymousIds.count, &o)
+        for a in anonymousIds { SegmentSeal.bytes(a, &o) }
         var lastTs: Int64 = 0
         for (i, f) in frames.enumerated() {
             let next = i + 1 < frames.count ? frames[i + 1].offset : end
@@ -256,114 +254,132 @@ struct SegmentSeal: Equatable {
             switch f {
             case .empty:
                 o.append(0)
-                int(length)
+                SegmentSeal.int(length, &o)
             case .add(_, let a):
                 o.append(1)
-                int(length)
-                u64(a.hi)
-                u64(a.lo)
+                SegmentSeal.int(length, &o)
+                SegmentSeal.u64(a.hi, &o)
+                SegmentSeal.u64(a.lo, &o)
                 let d = a.timestampMs &- lastTs
                 lastTs = a.timestampMs
-                varint(UInt64(bitPattern: (d << 1) ^ (d >> 63)))
+                SegmentSeal.varint(UInt64(bitPattern: (d << 1) ^ (d >> 63)), &o)
                 o.append(a.flags)
                 o.append(a.requires)
-                int(a.name)
-                int(a.anonymousId)
+                SegmentSeal.int(a.name, &o)
+                SegmentSeal.int(a.anonymousId, &o)
             case .remove(_, let ids):
                 o.append(2)
-                int(length)
-                int(ids.count)
-                for (hi, lo) in ids {
-                    u64(hi)
-                    u64(lo)
+                SegmentSeal.int(length, &o)
+                SegmentSeal.int(ids.count, &o)
+                // `SQI2`: the ids are the summary's.
+                if legacy {
+                    for (hi, lo) in ids {
+                        SegmentSeal.u64(hi, &o)
+                        SegmentSeal.u64(lo, &o)
+                    }
                 }
             }
         }
+        if legacy {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: o.count - 1).littleEndian) { o.append(contentsOf: $0) }
+            o.append(contentsOf: SegmentSeal.magicV1)
+            return o
+        }
+        let summary = SegmentSeal.encode(self.summary)
+        o.append(contentsOf: summary)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: summary.count).littleEndian) { o.append(contentsOf: $0) }
+        withUnsafeBytes(of: CRC32.checksum(summary).littleEndian) { o.append(contentsOf: $0) }
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: o.count - 1).littleEndian) { o.append(contentsOf: $0) }
         o.append(contentsOf: SegmentSeal.magic)
         return o
     }
 
-    /// Reads a seal record's payload; `nil` when it is not one, or is not whole.
+    static func varint(_ v: UInt64, _ o: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            o.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        o.append(UInt8(v))
+    }
+
+    static func int(_ v: Int, _ o: inout [UInt8]) { varint(UInt64(max(0, v)), &o) }
+
+    static func u64(_ v: UInt64, _ o: inout [UInt8]) { withUnsafeBytes(of: v.littleEndian) { o.append(contentsOf: $0) } }
+
+    private static func bytes(_ v: [UInt8], _ o: inout [UInt8]) {
+        int(v.count, &o)
+        o.append(contentsOf: v)
+    }
+
+    /// Reads a seal record's payload (`SQI2` or `SQI1`); `nil` when it is not one, or is not
+    /// whole (a `SQI2` summary that fails its own checksum included).
     static func decode(_ p: UnsafeBufferPointer<UInt8>) -> SegmentSeal? {
-        guard p.count >= 1 + 5 + 8, p[0] == kind, Array(p[(p.count - 4)...]) == magic else { return nil }
-        var at = 1
-        let bodyEnd = p.count - 8
-        func varint() -> UInt64? {
-            var v: UInt64 = 0
-            var shift: UInt64 = 0
-            while at < bodyEnd && shift < 64 {
-                let b = p[at]
-                at += 1
-                v |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { return v }
-                shift += 7
-            }
-            return nil
-        }
-        func int() -> Int? {
-            guard let v = varint(), v <= UInt64(Int32.max) else { return nil }
-            return Int(v)
-        }
-        func u64() -> UInt64? {
-            guard at + 8 <= bodyEnd else { return nil }
-            var v: UInt64 = 0
-            for k in 0..<8 { v |= UInt64(p[at + k]) << (8 * k) }
-            at += 8
-            return v
-        }
-        func u8() -> UInt8? {
-            guard at < bodyEnd else { return nil }
-            at += 1
-            return p[at - 1]
-        }
-        func bytes() -> [UInt8]? {
-            guard let n = int(), n <= bodyEnd - at else { return nil }
-            at += n
-            return Array(p[(at - n)..<at])
-        }
+        guard p.count >= 1 + 5 + 8, p[0] == kind else { return nil }
+        let tail = Array(p[(p.count - 4)...])
+        let v2 = tail == magic
+        guard v2 || tail == magicV1 else { return nil }
         var stated: UInt32 = 0
-        for k in 0..<4 { stated |= UInt32(p[bodyEnd + k]) << (8 * k) }
-        guard Int(stated) == bodyEnd - 1 else { return nil }
+        for k in 0..<4 { stated |= UInt32(p[p.count - 8 + k]) << (8 * k) }
+        guard Int(stated) == p.count - 9 else { return nil }
+        var bodyEnd = p.count - 8
+        var summary: Summary?
+        if v2 {
+            guard p.count >= 1 + footerBytes else { return nil }
+            let (length, crc) = summaryFooter(UnsafeBufferPointer(rebasing: p[(p.count - footerBytes)...]))
+            bodyEnd = p.count - footerBytes - length
+            guard length >= 0, bodyEnd >= 1 else { return nil }
+            let bytes = UnsafeBufferPointer(rebasing: p[bodyEnd..<(p.count - footerBytes)])
+            guard CRC32.checksum(bytes) == crc, let m = decodeSummary(bytes) else { return nil }
+            summary = m
+        }
+        var r = Reader(p: p, at: 1, end: bodyEnd)
         var seal = SegmentSeal()
-        guard let end = int(), let frameCount = int(), frameCount <= bodyEnd - at, let nameCount = int(),
-            nameCount <= bodyEnd - at
+        guard let end = r.int(), let frameCount = r.int(), frameCount <= bodyEnd - r.at, let nameCount = r.int(),
+            nameCount <= bodyEnd - r.at
         else { return nil }
         seal.end = end
         for _ in 0..<nameCount {
-            guard let n = bytes() else { return nil }
+            guard let n = r.bytes() else { return nil }
             seal.names.append(n)
         }
-        guard let anonCount = int(), anonCount <= bodyEnd - at else { return nil }
+        guard let anonCount = r.int(), anonCount <= bodyEnd - r.at else { return nil }
         for _ in 0..<anonCount {
-            guard let a = bytes() else { return nil }
+            guard let a = r.bytes() else { return nil }
             seal.anonymousIds.append(a)
         }
         seal.frames.reserveCapacity(frameCount)
         var offset = 0
         var lastTs: Int64 = 0
+        var nextRemoval = 0
         for _ in 0..<frameCount {
-            guard let kind = u8(), let length = int() else { return nil }
+            guard let kind = r.u8(), let length = r.int() else { return nil }
             switch kind {
             case 0:
                 seal.frames.append(.empty(offset: offset))
             case 1:
-                guard let hi = u64(), let lo = u64(), let zz = varint(), let flags = u8(), let requires = u8(), let name = int(),
-                    let anon = int(), name < seal.names.count, anon < seal.anonymousIds.count
+                guard let hi = r.u64(), let lo = r.u64(), let d = r.zigzag(), let flags = r.u8(), let requires = r.u8(),
+                    let name = r.int(), let anon = r.int(), name < seal.names.count, anon < seal.anonymousIds.count
                 else { return nil }
-                let d = Int64(bitPattern: zz >> 1) ^ -Int64(bitPattern: zz & 1)
                 lastTs = lastTs &+ d
                 seal.frames.append(
                     .add(
                         offset: offset,
                         Add(hi: hi, lo: lo, timestampMs: lastTs, flags: flags, requires: requires, name: name, anonymousId: anon)))
             case 2:
-                guard let n = int(), n <= (bodyEnd - at) / 16 else { return nil }
+                guard let n = r.int() else { return nil }
                 var ids: [(UInt64, UInt64)] = []
-                ids.reserveCapacity(n)
-                for _ in 0..<n {
-                    guard let hi = u64(), let lo = u64() else { return nil }
-                    ids.append((hi, lo))
+                if let summary {
+                    guard n <= summary.removals.count - nextRemoval else { return nil }
+                    ids = Array(summary.removals[nextRemoval..<(nextRemoval + n)])
+                    nextRemoval += n
+                } else {
+                    guard n <= (bodyEnd - r.at) / 16 else { return nil }
+                    ids.reserveCapacity(n)
+                    for _ in 0..<n {
+                        guard let hi = r.u64(), let lo = r.u64() else { return nil }
+                        ids.append((hi, lo))
+                    }
                 }
                 seal.frames.append(.remove(offset: offset, ids: ids))
             default:
@@ -371,7 +387,12 @@ struct SegmentSeal: Equatable {
             }
             offset += AppendLog.frameOverhead + length
         }
-        guard at == bodyEnd, offset == end else { return nil }
+        guard r.at == bodyEnd, offset == end else { return nil }
+        if let summary {
+            // Its removals are the frames' (its counts were taken from the same frames when it was
+            // written, and the frame's checksum covers both).
+            guard nextRemoval == summary.removals.count, summary.end == end else { return nil }
+        }
         return seal
     }
 
@@ -387,7 +408,9 @@ struct SegmentSeal: Equatable {
         let size = Int(lseek(fd, 0, SEEK_END))
         guard size >= AppendLog.frameOverhead + 16 else { return nil }
         var footer = [UInt8](repeating: 0, count: 8)
-        guard preadAll(fd, &footer, at: size - 8), Array(footer[4...]) == magic else { return nil }
+        guard preadAll(fd, &footer, at: size - 8), Array(footer[4...]) == magic || Array(footer[4...]) == magicV1 else {
+            return nil
+        }
         let body = Int(UInt32(footer[0]) | UInt32(footer[1]) << 8 | UInt32(footer[2]) << 16 | UInt32(footer[3]) << 24)
         let payloadCount = 1 + body + 8
         let frameStart = size - payloadCount - AppendLog.frameOverhead
@@ -432,7 +455,7 @@ struct SegmentSeal: Equatable {
         return true
     }
 
-    private static func preadAll(_ fd: Int32, _ buffer: inout [UInt8], at offset: Int) -> Bool {
+    static func preadAll(_ fd: Int32, _ buffer: inout [UInt8], at offset: Int) -> Bool {
         var done = 0
         let count = buffer.count
         while done < count {

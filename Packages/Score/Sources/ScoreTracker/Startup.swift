@@ -40,25 +40,45 @@ extension ScoreClient {
     func waitUntilLoaded() {
         switch claimLoad() {
         case .done: return
-        case .run: loadStored()
+        case .run: loadStored(inline: true)
         case .wait: loadDone.wait()
         }
     }
 
     /// Reads the store and merges what it holds into the state (see the comment at the top).
-    func loadStored() {
+    /// `inline`: on the thread of an `inspect()` that waits for it (no tail is left unloaded).
+    func loadStored(inline: Bool = false) {
         var contents = ScoreStoreContents()
         var loadFailed = false
         var loadProtected = false
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
-        let quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint) }
+        // The lazy launch (`LaunchTail.swift`): later sealed segments may be left unloaded. Not
+        // for a load an `inspect()` runs (it waits for every segment all the same).
+        let lazy =
+            inline
+            ? nil
+            : state.withLock { s in
+                LaunchTailPlan.Inputs(
+                    nowMs: clock.nowMs(), retentionMs: retentionMs, maxQueueSize: maxQueueSize,
+                    withdrawnBeforeLoad: s.withdrawnBeforeLoad, recorded: s.queue.count)
+            }
+        var quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint, lazy: lazy) }
+        if let (_, _, anon, indexed, tail) = quickly, tail != nil, let file = store as? FileScoreStore {
+            // The merge would decide on the stored events (a cap, a notice cap, an expired
+            // event): every segment is read (and checked) before it.
+            let (recorded, notices) = state.withLock { s in (s.queue.count, s.noticeCount) }
+            if mergeDecidesOnStoredFields(indexed, recorded: recorded, recordedNotices: notices, nowMs: clock.nowMs()) {
+                quickly = ScoreClient.loadQuickly(file, fallbackAnonymousId: { anon })
+            }
+        }
         var quick = quickly?.0
+        let tail = quickly?.tail
         let identity: StoredIdentity
         let storedAnon: String
         var scratch: ClientState
         var checkedDamage: LoadedFrameDamage?
-        if let (framed, quickIdentity, anon, indexed) = quickly {
+        if let (framed, quickIdentity, anon, indexed, _) = quickly {
             identity = quickIdentity
             storedAnon = anon
             scratch = indexed
@@ -84,7 +104,7 @@ extension ScoreClient {
 
         let (pendingFlush, background, starts) = state.withLock { s in
             s.load.merged(quick: quickly != nil, checking: quick != nil)
-            return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon)
+            return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon, tail: tail)
         }
         start(starts)
         var diagnostics: [Diagnostic] = []
@@ -137,6 +157,26 @@ extension ScoreClient {
             scheduler.spawn { [self] in startPending(pendingFlush, background) }
         }
         if let damage = checkLoadedFrames(framed) { diagnostics.append(damage) }
+        guard tail != nil else {
+            finishQuickLoad(diagnostics)
+            return
+        }
+        // The lazy launch's tail is read and spliced in a step of its own (`LaunchSplice.swift`);
+        // `inspect()` waits for it, as for the check.
+        let found = diagnostics
+        if scheduler is SystemScheduler {
+            ScoreClient.syncThread.run { [self] in finishQuickLoad(found + spliceTail()) }
+        } else {
+            let hook = (store as? FileScoreStore)?.beforeSplice
+            scheduler.spawnIO { [self] in
+                await hook?()
+                finishQuickLoad(found + spliceTail())
+            }
+        }
+    }
+
+    /// The end of a quick load: its check (and the splice of a lazy launch's tail) done.
+    private func finishQuickLoad(_ diagnostics: [Diagnostic]) {
         state.withLock { $0.load.checkEnded() }
         loadDone.leave()
         reclaimSegmentsIfDue()
@@ -171,7 +211,7 @@ extension ScoreClient {
 
     private func mergeLoaded(
         _ s: inout ClientState, scratch: ClientState, contents: ScoreStoreContents,
-        identity: StoredIdentity, storedAnon: String
+        identity: StoredIdentity, storedAnon: String, tail: LazyTail?
     )
         -> (PendingFlush, [DeferredBackground], WriterStarts)
     {
@@ -196,6 +236,9 @@ extension ScoreClient {
         s.noticeCount = scratch.noticeCount
         s.writer.deadRecords = scratch.writer.deadRecords
         s.writer.clearBacklog()
+        s.tail = tail
+        // Withdrawn while the load ran: the tail's events leave when it is spliced.
+        s.tail?.withdrawn |= s.withdrawnBeforeLoad
         if s.withdrawnBeforeLoad != 0 {
             let withdrawn = s.withdrawnBeforeLoad
             let gone = s.queue.filter { $0.requires & withdrawn != 0 }

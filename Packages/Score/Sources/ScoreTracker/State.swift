@@ -14,6 +14,12 @@ final class Flight: @unchecked Sendable {
     /// The timeout of the wait for the removal (``FlushMachine/Phase/awaitingRemoval(ticket:ok:)``).
     var removalTimer: TimerToken?
     var backgroundTasks: [(AppLifecycleSource, BackgroundTaskID)] = []
+    /// Selected while the lazy launch's tail was unloaded (`LaunchTail.swift`): the best-effort
+    /// events after the tail wait in `afterTail`, and join the selection after the tail's when it
+    /// is spliced; `parkedForTail`: the selection ran out before that (the flush waits for it).
+    var deferredForTail = false
+    var afterTail: [QueuedEvent] = []
+    var parkedForTail = false
 
     init(id: Int, machine: FlushMachine) {
         self.id = id
@@ -125,6 +131,8 @@ struct ClientState {
     var flushBeforeLoad = PendingFlush()
     /// Background flushes asked for before the load.
     var backgroundBeforeLoad: [DeferredBackground] = []
+    /// The lazy launch's tail while it is unloaded (`LaunchTail.swift`).
+    var tail: LazyTail?
 
     init(consent: ConsentState, anonymousId: String, sessionId: String) {
         self.consent = consent
@@ -177,6 +185,8 @@ struct EventQueue: RandomAccessCollection {
     subscript(i: Int) -> QueuedEvent { storage[i] }
 
     mutating func append(_ e: QueuedEvent) { storage.append(e) }
+    /// Inserts `events` before index `i` (an index of this collection, or its end).
+    mutating func insert(contentsOf events: [QueuedEvent], at i: Int) { storage.insert(contentsOf: events, at: i) }
     mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
 
     /// Removes the event at `i` (an index of this collection); a front cut-off moves the removed

@@ -195,6 +195,11 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     /// Whether start-up may use the quick read (``loadFollowingLengths(expect:visit:indexed:)``): not for a store
     /// whose log opening a test replaced, so that its faults reach the load.
     let opensQuickly: Bool
+    /// How many queued events a lazy launch reads at least before leaving the later sealed
+    /// segments unloaded (`LaunchTailPlan`; tests lower it).
+    let launchHeadEvents: Int
+    /// Runs at the start of the lazy launch's splice step, before the tail is read (tests).
+    let beforeSplice: (@Sendable () async -> Void)?
 
     /// The queue log's first segment's path (`queue.log`, the single log of earlier versions;
     /// later segments are `queue.<n>.log` beside it).
@@ -216,6 +221,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
         self.opensQuickly = true
+        self.launchHeadEvents = LaunchTailPlan.defaultHeadEvents
+        self.beforeSplice = nil
         self.segments = SegmentedQueueLog(directory: directory, sync: sync)
     }
 
@@ -228,11 +235,18 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
         self.opensQuickly = true
+        self.launchHeadEvents = LaunchTailPlan.defaultHeadEvents
+        self.beforeSplice = nil
         self.segments = SegmentedQueueLog(directory: directory, sync: sync)
     }
 
-    /// A store whose queue log's segments roll at `segmentBytes`, for tests.
-    init(directory: String, sync: Bool = true, segmentBytes: Int) {
+    /// A store whose queue log's segments roll at `segmentBytes`, for tests; a lazy launch's
+    /// head holds `launchHeadEvents` events at least, and `beforeSplice` runs before its tail is
+    /// read.
+    init(
+        directory: String, sync: Bool = true, segmentBytes: Int, launchHeadEvents: Int = LaunchTailPlan.defaultHeadEvents,
+        beforeSplice: (@Sendable () async -> Void)? = nil
+    ) {
         self.directory = directory
         self.sync = sync
         self.location = nil
@@ -240,6 +254,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = { path, sync in try AppendLog.open(path: path, sync: sync) }
         self.beforeSync = nil
         self.opensQuickly = true
+        self.launchHeadEvents = launchHeadEvents
+        self.beforeSplice = beforeSplice
         self.segments = SegmentedQueueLog(directory: directory, sync: sync, segmentBytes: segmentBytes)
     }
 
@@ -256,6 +272,8 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
         self.openForAppending = openForAppending
         self.beforeSync = beforeSync
         self.opensQuickly = false
+        self.launchHeadEvents = LaunchTailPlan.defaultHeadEvents
+        self.beforeSplice = nil
         self.segments = SegmentedQueueLog(directory: directory, sync: sync, openSegment: openForAppending)
     }
 
@@ -363,7 +381,9 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
     func loadFollowingLengths(
         expect: (_ fileBytes: Int) -> Void = { _ in },
         visit: (_ location: ScoreRecordLocation, _ payload: UnsafeBufferPointer<UInt8>, _ checksum: UInt32) -> Bool,
-        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false }
+        indexed: (_ segment: Int, _ seal: SegmentSeal) -> Bool = { _, _ in false },
+        chooseTail: ((_ sealed: [(segment: Int, summary: SegmentSeal.Summary?)]) -> [Int])? = nil,
+        deferred: (_ segment: Int, _ summary: SegmentSeal.Summary) -> Void = { _, _ in }
     ) -> FramedContents? {
         guard opensQuickly else { return nil }
         return lock.withLock { _ -> FramedContents? in
@@ -372,7 +392,7 @@ public final class FileScoreStore: ScoreStore, @unchecked Sendable {
                     expect: expect,
                     visit: { n, offset, payload, checksum in
                         visit(ScoreRecordLocation(generation: n, offset: offset), payload, checksum)
-                    }, indexed: indexed)
+                    }, indexed: indexed, chooseTail: chooseTail, deferred: deferred)
             else { return nil }
             opened = true
             return FramedContents(segments: followed)
