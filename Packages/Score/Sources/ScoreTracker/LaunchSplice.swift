@@ -22,10 +22,11 @@ extension ScoreClient {
     /// Reads the tail and splices it (see the comment at the top); the diagnostics to report.
     func spliceTail() -> [Diagnostic] {
         guard let file = store as? FileScoreStore, let unloaded = state.withLock({ $0.tail }) else { return [] }
-        let (events, dead, damage, isTailId) = ScoreClient.indexTail(unloaded, file: file)
+        let (events, dead, damage, isTailId, unreadable) = ScoreClient.indexTail(unloaded, file: file)
         let resume: Int? = state.withLock { s in
             guard let t = s.tail else { return nil }
             s.tail = nil
+            if !unreadable.isEmpty { s.writer.reclaimHeld = true }
             // An id queued already (a stored one added again in the tail): kept where it is.
             var twice = Set<CompactEventId>()
             for e in s.queue where e.location != nil && isTailId(e.id) { twice.insert(e.id) }
@@ -55,7 +56,16 @@ extension ScoreClient {
             return resume
         }
         if let id = resume { scheduler.spawn { [self] in sendNextBatch(id) } }
-        return damage.map { [$0] } ?? []
+        var diagnostics = damage.map { [$0] } ?? []
+        if let (count, error) = unreadable.first.map({ (unreadable.count, $0.error) }) {
+            diagnostics.append(
+                Diagnostic(
+                    code: "storage",
+                    message:
+                        "\(count) segment(s) of the stored queue could not be read (\(error)): their events stay on disk for the next launch, and no queue space is reclaimed until then"
+                ))
+        }
+        return diagnostics
     }
 
     /// The queue cap applied after a splice (the queue reached it while the tail was unloaded):
@@ -79,7 +89,8 @@ extension ScoreClient {
     /// The tail's queued events in order, the dead records among its frames, and a diagnostic
     /// when damaged records were skipped (see the comment at the top).
     static func indexTail(_ t: LazyTail, file: FileScoreStore) -> (
-        events: [QueuedEvent], dead: Int, damage: Diagnostic?, isTailId: (CompactEventId) -> Bool
+        events: [QueuedEvent], dead: Int, damage: Diagnostic?, isTailId: (CompactEventId) -> Bool,
+        unreadable: [(segment: Int, error: String)]
     ) {
         var index = QuickIndex(anonymousId: t.storedAnonymousId, epoch: 0)
         index.expect(fileBytes: t.adds * QuickIndex.bytesPerEventEstimate)
@@ -102,15 +113,24 @@ extension ScoreClient {
             if index.resolve() {
                 let (events, dead) = index.finishEvents()
                 let ids = index
-                return (events, dead, nil, { ids.isQueued($0) })
+                return (events, dead, nil, { ids.isQueued($0) }, [])
             }
         }
         // The careful reading: each segment's intact records, then the later removals.
         var records: [[UInt8]] = []
         var locations: [ScoreRecordLocation] = []
         var damage = AppendLog.Damage.none
+        var unreadable: [(segment: Int, error: String)] = []
         for n in t.segments {
-            guard let bytes = try? FileIO.readBytes(file.segments.path(n)) else { continue }
+            let bytes: [UInt8]
+            do {
+                // Gone (nil): nothing of it to keep.
+                guard let read = try FileIO.readBytes(file.segments.path(n)) else { continue }
+                bytes = read
+            } catch {
+                unreadable.append((n, "\(error)"))
+                continue
+            }
             let scan = AppendLog.scan(bytes)
             records += scan.records
             locations += scan.offsets.map { ScoreRecordLocation(generation: n, offset: $0) }
@@ -127,7 +147,7 @@ extension ScoreClient {
         let ids = Set(scratch.queue.map(\.id))
         return (
             Array(scratch.queue), max(0, scratch.writer.deadRecords - (t.laterRemovals.isEmpty ? 0 : 1)), diagnostic,
-            { ids.contains($0) }
+            { ids.contains($0) }, unreadable
         )
     }
 }

@@ -113,6 +113,10 @@ struct QueueWriterMachine {
     /// A reclamation was asked for while one ran (refused: one at a time): asked again when that
     /// one ends, whatever it deleted (its live set may predate the removals that asked).
     var reclaimAsked = false
+    /// A segment of the lazy launch's tail could not be read (`LaunchSplice.swift`): its events
+    /// are only on disk, and nothing in memory keeps its segment, so no segment is deleted or
+    /// compacted for the rest of the run (the next launch reads it again).
+    var reclaimHeld = false
 
     init(napsUs: [Int]) { self.napsUs = napsUs }
 

@@ -190,7 +190,7 @@ extension ScoreClient {
                 s.writer.dropLater.append(contentsOf: toDrop)
                 if !leftMeanwhile.isEmpty { ScoreClient.logRemoval(&s, leftMeanwhile) }
                 // Not while a quick load's check runs: it finds damaged events by their location.
-                if !compact, !s.checkPending, s.writer.deadRecords > ScoreClient.compactionMinDead,
+                if !compact, !s.reclamationBlocked, s.writer.deadRecords > ScoreClient.compactionMinDead,
                     s.writer.deadRecords > ScoreClient.compactionDeadPerLive * s.queue.count
                 {
                     compact = true
@@ -198,7 +198,7 @@ extension ScoreClient {
                 // A file store deletes whole segments: as soon as the oldest one can hold no
                 // queued event (the oldest queued event lies in a later one), without waiting
                 // for the dead records to pile up (a deletion is cheap: nothing is rewritten).
-                if !compact, !s.checkPending, appended, let file = store as? FileScoreStore,
+                if !compact, !s.reclamationBlocked, appended, let file = store as? FileScoreStore,
                     file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
                 {
                     compact = true
@@ -366,7 +366,7 @@ extension ScoreClient {
     func reclaimSegmentsIfDue() {
         guard let file = store as? FileScoreStore else { return }
         state.withLock { s in
-            guard s.loaded, !s.checkPending,
+            guard s.loaded, !s.reclamationBlocked,
                 file.segments.hasSegmentBefore(s.queue.first.map { $0.location?.generation ?? Int.min } ?? Int.max)
             else { return }
             guard !s.writer.compacting else {

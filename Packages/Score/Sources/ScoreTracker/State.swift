@@ -122,6 +122,9 @@ struct ClientState {
     var loadedQuickly: Bool { load.loadedQuickly }
     /// Whether a quick load's records are still being checked (`inspect()` waits for it).
     var checkPending: Bool { load.checkPending }
+    /// Whether no segment may be deleted or compacted now: a quick load's check runs (it finds
+    /// damaged events by their location), or a tail segment could not be read this run.
+    var reclamationBlocked: Bool { load.checkPending || writer.reclaimHeld }
     /// The anonymous id for the events recorded before the load when the store holds none,
     /// minted by a `reset()` before the load (see `ScoreClient.reset()`).
     var fallbackAnonymousId: String?

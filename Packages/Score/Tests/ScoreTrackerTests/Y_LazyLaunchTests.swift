@@ -319,6 +319,58 @@ import TrackerCoreTestKit
         #expect(sent == queued)
     }
 
+    /// Fails every read of the lazy launch's tail segments once armed (an I/O error at the splice).
+    final class UnreadableTail: FileFaultPolicy, @unchecked Sendable {
+        let paths = Locked<Set<String>>([])
+        func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+            guard call == .openForReading || call == .read else { return nil }
+            return paths.withLock { $0.contains(path) } ? EIO : nil
+        }
+    }
+
+    /// SC321: a tail segment that cannot be read at the splice (an I/O error) is reported and kept
+    /// on disk: no reclamation runs in that launch (its events are not in memory, so nothing would
+    /// keep its segment), and the next launch sends its events once. Before, the splice skipped
+    /// it silently and the reclamation then deleted it with its events.
+    @Test func SC321_aTailSegmentThatCannotBeReadIsReportedAndKept() async throws {
+        let dir = L.tempDir("sc321")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let queued = try await L.chain(dir, events: 300)
+        let policy = UnreadableTail()
+        let installed = FileFaults.install(policy, under: dir)
+        defer { installed.remove() }
+        let storeRef = Locked<FileScoreStore?>(nil)
+        let store = Self.store(dir) {
+            guard let store = storeRef.withLock({ $0 }) else { return }
+            let log = SegmentedQueueLog(directory: dir, sync: false)
+            policy.paths.withLock { $0 = Set(store.segments.launchRead.deferred.map { log.path($0) }) }
+        }
+        storeRef.withLock { $0 = store }
+        let h = Harness(store: store, holdsOutsideWork: true)
+        let c = h.client(maxQueueSize: 10_000, granted: true)
+        await h.settle()
+        let deferred = store.segments.launchRead.deferred
+        try #require(!deferred.isEmpty)
+        h.tx.answerAll(.status(200))
+        for _ in 0..<6 { await Self.flushHeld(h, c) }
+        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
+        await h.settle()
+        #expect(h.diagnostics.all.contains { $0.code == "storage" && $0.message.contains("could not be read") })
+        let firstRun = h.tx.batches.flatMap { $0 }
+        #expect(firstRun.count < queued.count && Set(firstRun).isSubset(of: Set(queued)))
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        for n in deferred { #expect(FileManager.default.fileExists(atPath: log.path(n)), "segment \(n) kept") }
+        // The next launch, the disk readable again: the rest is sent, once.
+        installed.remove()
+        let h2 = Harness(store: Self.store(dir))
+        let c2 = h2.client(maxQueueSize: 10_000, granted: true)
+        h2.tx.answerAll(.status(200))
+        for _ in 0..<6 { await h2.flush(c2) }
+        let secondRun = h2.tx.batches.flatMap { $0 }
+        #expect(Set(firstRun).isDisjoint(with: Set(secondRun)))
+        #expect(Set(firstRun + secondRun) == Set(queued))
+    }
+
     @Test func SC319_theCapReachedWhileTheTailIsUnloadedIsAppliedAtTheSplice() async throws {
         let dir = L.tempDir("sc319")
         defer { try? FileManager.default.removeItem(atPath: dir) }
