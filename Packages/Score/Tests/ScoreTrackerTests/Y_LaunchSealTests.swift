@@ -303,9 +303,20 @@ import TrackerCoreTestKit
         }
         await h.advance(ScoreClient.queueSyncIntervalMs + 1)
         await h.settle()
-        let first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
-        let loaded = try first.open()
-        let newest = try #require(loaded.segments.last)
+        let removal = QueueRecord.remove(["00000000-0000-4000-8000-000000000000"])
+        var first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
+        var loaded = try first.open()
+        var newest = try #require(loaded.segments.last)
+        if loaded.locations.filter({ $0.generation == newest }).count < 2 {
+            // A damaged last record reads as a torn tail (cut, not skipped): the newest segment
+            // gets a record after it (the writer's batching decides how many it holds; the test
+            // failed when it held one).
+            _ = try first.submit([removal])
+            first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
+            loaded = try first.open()
+            newest = try #require(loaded.segments.last)
+        }
+        try #require(loaded.locations.filter { $0.generation == newest }.count >= 2)
         let index = try #require(loaded.locations.firstIndex { $0.generation == newest })
         let victim = loaded.locations[index]
         var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: first.path(newest))))
@@ -319,7 +330,6 @@ import TrackerCoreTestKit
         let reopened = try log.open()
         #expect(reopened.records.count == loaded.records.count - 1)
         // Fill it with valid removals (of an id never queued) until it rolls.
-        let removal = QueueRecord.remove(["00000000-0000-4000-8000-000000000000"])
         while log.segments.last == newest { _ = try log.submit([removal]) }
         log.sealPending()
         #expect(SegmentSeal.read(path: log.path(newest)) == nil, "the seal indexed a record that fails its checksum")
