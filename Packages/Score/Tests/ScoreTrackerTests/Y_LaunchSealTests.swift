@@ -208,21 +208,25 @@ import TrackerCoreTestKit
         #expect(SegmentSeal.build(path: other) == nil)
     }
 
+    /// Flips a byte inside the first add record of sealed segment `n` (its envelope, after the
+    /// seal was written: the seal still reads, the record fails its checksum).
+    static func damageFirstAdd(ofSealed n: Int, in dir: String) throws {
+        let victim = SegmentedQueueLog(directory: dir, sync: false).path(n)
+        let seal = try #require(SegmentSeal.read(path: victim))
+        let offset = try #require(
+            seal.frames.lazy.compactMap { frame -> Int? in if case .add(let o, _) = frame { o } else { nil } }.first,
+            "no add in the segment")
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: victim)))
+        bytes[offset + AppendLog.frameOverhead + 100] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: victim))
+    }
+
     @Test func SC264_aRecordDamagedAfterItsSealIsDroppedWhenReadBack() async throws {
         let dir = Self.tempDir("sc264")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let queued = try await Self.chain(dir, events: 200)
         let segments = SegmentedQueueLog.listSegments(dir)
-        let log = SegmentedQueueLog(directory: dir, sync: false)
-        let victim = log.path(segments[1])
-        let seal = try #require(SegmentSeal.read(path: victim))
-        guard case .add(let offset, _)? = seal.frames.first(where: { if case .add = $0 { true } else { false } }) else {
-            Issue.record("no add in the segment")
-            return
-        }
-        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: victim)))
-        bytes[offset + AppendLog.frameOverhead + 100] ^= 0x20
-        try Data(bytes).write(to: URL(fileURLWithPath: victim))
+        try Self.damageFirstAdd(ofSealed: segments[1], in: dir)
         let intact = Set(try queuedIdsOnDisk(dir))
         let damagedId = try #require(queued.first { !intact.contains($0) })
         let (read, depth, _, sent, h) = await Self.relaunchAndSend(dir)
@@ -237,16 +241,7 @@ import TrackerCoreTestKit
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let queued = try await Self.chain(dir, events: 200)
         let segments = SegmentedQueueLog.listSegments(dir)
-        let log = SegmentedQueueLog(directory: dir, sync: false)
-        let victim = log.path(segments[1])
-        let seal = try #require(SegmentSeal.read(path: victim))
-        guard case .add(let offset, _)? = seal.frames.first(where: { if case .add = $0 { true } else { false } }) else {
-            Issue.record("no add in the segment")
-            return
-        }
-        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: victim)))
-        bytes[offset + AppendLog.frameOverhead + 100] ^= 0x20
-        try Data(bytes).write(to: URL(fileURLWithPath: victim))
+        try Self.damageFirstAdd(ofSealed: segments[1], in: dir)
         // A cap of 200: the merge would shed, so every record is checked before it.
         let h = Harness(store: Self.store(dir))
         let c = h.client(maxQueueSize: 200, granted: true)

@@ -87,15 +87,21 @@ public final class StandardFileStorage: KeyValueStorage, Sendable {
                 c.resume(
                     with: Result {
                         if prepared.value { return }
-                        #if canImport(Darwin)
-                            try AppleStorageDirectory.apply(location, to: directory)
-                        #else
-                            _ = location
-                            try FileIO.ensureDirectory(directory)
-                        #endif
+                        try Self.prepareFolder(directory, location: location)
                         prepared.withLock { $0 = true }
                     })
             }
         }
+    }
+
+    /// Creates `directory` with `location`'s policy (on Apple platforms its protection class and
+    /// backup exclusion; elsewhere just the folder). Blocking: call it off the caller's thread.
+    static func prepareFolder(_ directory: String, location: StorageLocation) throws {
+        #if canImport(Darwin)
+            try AppleStorageDirectory.apply(location, to: directory)
+        #else
+            _ = location
+            try FileIO.ensureDirectory(directory)
+        #endif
     }
 }

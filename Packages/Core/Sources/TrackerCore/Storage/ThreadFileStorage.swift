@@ -35,12 +35,7 @@ public final class ThreadFileStorage: KeyValueStorage, Sendable {
         guard let standard = storage as? StandardFileStorage else { return nil }
         let (directory, location) = (standard.directory, standard.location)
         return ThreadFileStorage(files: FileKeyValueStorage(directory: directory), thread: thread) {
-            #if canImport(Darwin)
-                try AppleStorageDirectory.apply(location, to: directory)
-            #else
-                _ = location
-                try FileIO.ensureDirectory(directory)
-            #endif
+            try StandardFileStorage.prepareFolder(directory, location: location)
         }
     }
 
