@@ -203,9 +203,21 @@ extension ScoreClient {
     /// waits for the load, so that it shows the stored events and identity.
     public func inspect() -> InspectSnapshot {
         waitUntilLoaded()
+        while true {
+            waitForTailUnlessCounted()
+            if let snapshot = snapshot() { return snapshot }
+        }
+    }
+
+    /// The snapshot, or `nil` when a tail left unloaded at launch can no longer be counted (see
+    /// `LaunchSplice.swift`): its splice is waited for first.
+    private func snapshot() -> InspectSnapshot? {
         let now = clock.nowMs()
-        return state.withLock { s in
-            let oldest = s.queue.map(\.timestampMs).min()
+        return state.withLock { s -> InspectSnapshot? in
+            // The tail's events, counted from its seals (none critical, none a notice).
+            let tail = s.tail?.counted
+            if let t = s.tail, !t.countHolds { return nil }
+            let oldest = [s.queue.map(\.timestampMs).min(), tail?.oldestMs].compactMap { $0 }.min()
             let linkState: String
             if let uid = s.userId {
                 linkState = s.linked.contains(linkKey(s.anonymousId, uid)) ? "linked" : "pending"
@@ -222,7 +234,7 @@ extension ScoreClient {
                         "advertising": s.counts.droppedByCategory[2],
                     ]),
                 queue: .init(
-                    depth: s.queue.count, maxSize: maxQueueSize, retentionHours: privacy.retentionHours,
+                    depth: s.queue.count + (tail?.live ?? 0), maxSize: maxQueueSize, retentionHours: privacy.retentionHours,
                     oldestAgeSeconds: oldest.map { Int(max(0, now - $0) / 1000) },
                     critical: s.queue.reduce(0) { $0 + ($1.critical ? 1 : 0) }, criticalLost: s.counts.criticalLost,
                     shed: s.counts.shed, expired: s.counts.expired, invalid: s.counts.invalid),

@@ -7,30 +7,82 @@ import TrackerCore
 // run, exactly as if the launch had read them:
 //
 // - the removals of the segments after the tail apply to them (those of the tail's own segments
-//   are in their seals); an event queued already (its id added again by a rewrite killed before
-//   deleting the older segments) is not queued twice;
+//   are in their seals); an event the launch's load queued already (its id added again by a
+//   rewrite killed before deleting the older segments) is not queued twice, even when it was
+//   sent since;
 // - the categories withdrawn while the tail was unloaded remove its events requiring them (their
 //   removal is logged); retention applies to them; when the queue reached its cap meanwhile
 //   (counting the tail's adds), the cap is applied now, the oldest best-effort events shed first;
 // - a flush selected while the tail was unloaded sends the tail's events next, then the
 //   best-effort events after the tail it had selected, and goes on if it was waiting for them.
 //
+// Before it, once the head is checked, the launch counts the tail's events from its seals
+// (`TailCount`) and the load ends: `inspect()` answers from the count while the tail is unloaded
+// (issue 35: "ready" flat in queue depth). When the count cannot say what the splice will queue
+// (not counted, a category its events require withdrawn, the cap reached), `inspect()` waits for
+// the splice, or runs it itself when the background step has not taken it yet.
+//
 // Runs on the sync thread with the system scheduler (never on Swift's shared pool), as a step of
-// the scheduler otherwise (tests drive it). `inspect()` waits for it; no segment is deleted or
-// compacted before it (the load's check phase lasts until it ends).
+// the scheduler otherwise (tests drive it). No segment is deleted or compacted before it ends
+// (`ClientState.reclamationBlocked`).
 extension ScoreClient {
+    /// Takes the splice of the tail (see ``LazyTail/claimed``): the tail, or `nil` when there is
+    /// none or another step took it.
+    func claimSplice() -> LazyTail? {
+        state.withLock { s in
+            guard let t = s.tail, !t.claimed else { return nil }
+            s.tail?.claimed = true
+            return t
+        }
+    }
+
+    /// Splices the tail taken with ``claimSplice()``, then ends the launch's background work
+    /// (reclamation, diagnostics, seals). The tail is read again, not taken from the count's
+    /// reading: a segment that no longer reads is found here (and kept, SC321).
+    func spliceAndFinish(_ unloaded: LazyTail) {
+        let diagnostics = spliceTail(unloaded)
+        tailDone.leave()
+        reclaimSegmentsIfDue()
+        for d in diagnostics { diagnose(d) }
+        sealSegmentsFoundUnsealed()
+    }
+
+    /// `inspect()`'s wait for the tail: none when there is no tail or its count holds; else the
+    /// splice, run here when no step has taken it yet (an `inspect()` on the sync thread, where
+    /// the background step waits behind it), waited for otherwise.
+    func waitForTailUnlessCounted() {
+        enum Step {
+            case done
+            case wait
+            case run(LazyTail)
+        }
+        let step: Step = state.withLock { s in
+            guard let t = s.tail, !t.countHolds else { return .done }
+            if t.claimed { return .wait }
+            s.tail?.claimed = true
+            return .run(t)
+        }
+        switch step {
+        case .done: return
+        case .wait: tailDone.wait()
+        case .run(let t): spliceAndFinish(t)
+        }
+    }
+
     /// Reads the tail and splices it (see the comment at the top); the diagnostics to report.
-    func spliceTail() -> [Diagnostic] {
-        guard let file = store as? FileScoreStore, let unloaded = state.withLock({ $0.tail }) else { return [] }
-        let (events, dead, damage, isTailId, unreadable) = ScoreClient.indexTail(unloaded, file: file)
+    func spliceTail(_ unloaded: LazyTail) -> [Diagnostic] {
+        guard let file = store as? FileScoreStore else { return [] }
+        let (events, dead, damage, unreadable) = ScoreClient.indexTail(unloaded, file: file)
         let resume: Int? = state.withLock { s in
             guard let t = s.tail else { return nil }
             s.tail = nil
             if !unreadable.isEmpty { s.writer.reclaimHeld = true }
-            // An id queued already (a stored one added again in the tail): kept where it is.
-            var twice = Set<CompactEventId>()
-            for e in s.queue where e.location != nil && isTailId(e.id) { twice.insert(e.id) }
-            let fresh = twice.isEmpty ? events : events.filter { !twice.contains($0.id) }
+            // An id the launch's load queued already (a stored one added again in the tail): not
+            // queued twice (as the count, `TailCount`, leaves it out).
+            let fresh = events.filter { e in
+                guard case .uuid(let hi, let lo) = e.id else { return true }
+                return !t.loaded.contains(hi, lo)
+            }
             let at = s.queue.firstIndex { !t.isBefore($0) } ?? s.queue.endIndex
             s.queue.insert(contentsOf: fresh, at: at)
             for e in fresh where e.notice { s.noticeCount += 1 }
@@ -89,8 +141,7 @@ extension ScoreClient {
     /// The tail's queued events in order, the dead records among its frames, and a diagnostic
     /// when damaged records were skipped (see the comment at the top).
     static func indexTail(_ t: LazyTail, file: FileScoreStore) -> (
-        events: [QueuedEvent], dead: Int, damage: Diagnostic?, isTailId: (CompactEventId) -> Bool,
-        unreadable: [(segment: Int, error: String)]
+        events: [QueuedEvent], dead: Int, damage: Diagnostic?, unreadable: [(segment: Int, error: String)]
     ) {
         var index = QuickIndex(anonymousId: t.storedAnonymousId, epoch: 0)
         index.expect(fileBytes: t.adds * QuickIndex.bytesPerEventEstimate)
@@ -112,8 +163,7 @@ extension ScoreClient {
             index.visit(removals: t.laterRemovals)
             if index.resolve() {
                 let (events, dead) = index.finishEvents()
-                let ids = index
-                return (events, dead, nil, { ids.isQueued($0) }, [])
+                return (events, dead, nil, [])
             }
         }
         // The careful reading: each segment's intact records, then the later removals.
@@ -144,10 +194,6 @@ extension ScoreClient {
         var scratch = ClientState(consent: .none, anonymousId: t.storedAnonymousId, sessionId: "")
         loadQueue(records, locations: locations, into: &scratch)
         let diagnostic = damage.hasSkippedRegions ? queueDamaged(bytes: damage.skippedBytes, regions: damage.skippedRegions) : nil
-        let ids = Set(scratch.queue.map(\.id))
-        return (
-            Array(scratch.queue), max(0, scratch.writer.deadRecords - (t.laterRemovals.isEmpty ? 0 : 1)), diagnostic,
-            { ids.contains($0) }, unreadable
-        )
+        return (Array(scratch.queue), max(0, scratch.writer.deadRecords - (t.laterRemovals.isEmpty ? 0 : 1)), diagnostic, unreadable)
     }
 }

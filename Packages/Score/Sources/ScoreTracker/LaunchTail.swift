@@ -1,3 +1,5 @@
+import TrackerCore
+
 /// The lazy launch (issue 35 item 3): a launch over many sealed segments reads the events of the
 /// oldest ones (the head, what the first batches need) and of the unsealed newest ones, and
 /// leaves the sealed segments between them unloaded (the tail) until a background step reads
@@ -112,13 +114,163 @@ struct LazyTail: Sendable {
     /// Whether the queue reached its cap (counting the tail's adds) while it was unloaded: the
     /// cap is applied when it is spliced.
     var capReached = false
+    /// The ids queued by the launch's load (the head's and the newest segments'): a tail event
+    /// with one of them is queued already (see `LaunchSplice.swift`).
+    var loaded = EventIdSlots()
+    /// Its events as the splice will queue them, counted from its seals before the splice (see
+    /// ``TailCount``); `nil` until then, or when they could not be counted.
+    var counted: TailCount?
+    /// Whether a step took the splice (the background step, or an `inspect()` that could not
+    /// answer from ``counted``).
+    var claimed = false
 
     /// Its first segment: a queued event located before it is before the tail.
     var first: Int { segments[0] }
+
+    /// Whether ``counted`` still says what the splice will queue: nothing it decides on changed
+    /// meanwhile (no category its events require withdrawn, the cap not reached).
+    var countHolds: Bool {
+        guard let c = counted else { return false }
+        return withdrawn & c.requires == 0 && !capReached
+    }
 
     /// Whether `e` lies before the tail (an event of the head).
     func isBefore(_ e: QueuedEvent) -> Bool {
         guard let location = e.location else { return false }
         return location.generation < first
+    }
+}
+
+/// The tail's events as the splice will queue them (issue 35's "ready" at launch), counted from
+/// the tail's seals without building its events: `inspect()` answers from it while the tail is
+/// still unloaded, so that a launch is ready once the head is checked, whatever the queue's
+/// depth. Exact: the seals' adds and removals in order with the removals of the segments after
+/// the tail, as the splice's index applies them, less the events queued by the launch's load
+/// already (the splice skips them); `nil` (not counted: `inspect()` waits for the splice) when
+/// a seal does not read or an id is added twice while queued (the splice then reads the
+/// segments' records one by one, which the count does not follow).
+struct TailCount: Equatable, Sendable {
+    /// The events the splice will queue.
+    var live = 0
+    /// The oldest of their timestamps (`nil` when none).
+    var oldestMs: Int64?
+    /// The OR of their required categories.
+    var requires: UInt8 = 0
+
+    /// The count of `tail` from its seals (oldest first, `nil` for one that did not read).
+    static func of(_ tail: LazyTail, seals: [SegmentSeal?]) -> TailCount? {
+        guard seals.count == tail.segments.count else { return nil }
+        var counter = Counter(expected: tail.adds)
+        for seal in seals {
+            guard let seal else { return nil }
+            for f in seal.frames { counter.take(f) }
+        }
+        return counter.finish(tail)
+    }
+
+    /// The count of `tail` from the seals of its segments' files (`path(n)`), each walked as it
+    /// is read, never decoded whole (the launch's; the same count as ``of(_:seals:)``).
+    static func read(_ tail: LazyTail, path: (Int) -> String) -> TailCount? {
+        var counter = Counter(expected: tail.adds)
+        for n in tail.segments {
+            guard let (frame, frameStart) = SegmentSeal.readFrame(path: path(n)) else { return nil }
+            var end = -1
+            let whole = frame.withUnsafeBufferPointer { all in
+                SegmentSeal.walk(
+                    UnsafeBufferPointer(rebasing: all[AppendLog.frameOverhead...]), tables: { e, _, _, _ in end = e },
+                    frame: { counter.take($0) })
+            }
+            guard whole, end == frameStart else { return nil }
+        }
+        return counter.finish(tail)
+    }
+
+    /// The adds and removals of a tail's seals in order (see ``TailCount``): the adds in an
+    /// array, found by id through an open-addressing table of their indexes (over the id's low
+    /// word, which is random in a UUID), built for this one pass.
+    struct Counter {
+        private struct Entry {
+            var hi: UInt64
+            var lo: UInt64
+            var timestampMs: Int64
+            var requires: UInt8
+            var removed: Bool
+        }
+        private var entries: [Entry] = []
+        /// Index + 1 of an entry (0: empty); a removed entry stays in place (a later add of the
+        /// same id takes its slot).
+        private var table: [Int32]
+        private let mask: Int
+        /// An id added twice while queued: not counted.
+        private var twice = false
+
+        init(expected: Int) {
+            var size = 1_024
+            while size < expected * 2 { size <<= 1 }
+            table = [Int32](repeating: 0, count: size)
+            mask = size - 1
+            entries.reserveCapacity(expected)
+        }
+
+        /// The slot of `id`'s entry, or the empty slot where it goes.
+        @inline(__always)
+        private func slot(_ hi: UInt64, _ lo: UInt64) -> Int {
+            var i = Int(truncatingIfNeeded: ((lo ^ hi) &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+            return table.withUnsafeBufferPointer { t in
+                entries.withUnsafeBufferPointer { e in
+                    while t[i] != 0 {
+                        let k = Int(t[i]) - 1
+                        if e[k].lo == lo && e[k].hi == hi { return i }
+                        i = (i + 1) & mask
+                    }
+                    return i
+                }
+            }
+        }
+
+        mutating func take(_ f: SegmentSeal.Frame) {
+            guard !twice else { return }
+            switch f {
+            case .empty:
+                return
+            case .add(_, let a):
+                let i = slot(a.hi, a.lo)
+                if table[i] != 0 && !entries[Int(table[i]) - 1].removed {
+                    twice = true
+                    return
+                }
+                guard entries.count < Int(Int32.max) else {
+                    twice = true
+                    return
+                }
+                entries.append(Entry(hi: a.hi, lo: a.lo, timestampMs: a.timestampMs, requires: a.requires, removed: false))
+                table[i] = Int32(entries.count)
+                // More adds than the summaries said (the table's size): not counted.
+                if entries.count * 2 > table.count { twice = true }
+            case .remove(_, let r):
+                for (hi, lo) in r { remove(hi, lo) }
+            }
+        }
+
+        private mutating func remove(_ hi: UInt64, _ lo: UInt64) {
+            let i = slot(hi, lo)
+            if table[i] != 0 { entries[Int(table[i]) - 1].removed = true }
+        }
+
+        /// After the seals: the removals of the segments after the tail, then the count, less
+        /// the events the launch's load queued already; `nil` for an id added twice.
+        mutating func finish(_ tail: LazyTail) -> TailCount? {
+            guard !twice else { return nil }
+            for (hi, lo) in tail.laterRemovals { remove(hi, lo) }
+            var out = TailCount()
+            var oldest = Int64.max
+            for e in entries where !e.removed && !tail.loaded.contains(e.hi, e.lo) {
+                out.live += 1
+                oldest = min(oldest, e.timestampMs)
+                out.requires |= e.requires
+            }
+            if out.live > 0 { out.oldestMs = oldest }
+            return out
+        }
     }
 }

@@ -206,6 +206,9 @@ struct QuickIndex {
         }
     }
 
+    /// The ids of the events queued (after ``resolve()``).
+    var queuedIds: EventIdSlots { slot }
+
     /// Whether an event with id `id` is queued (after ``resolve()``).
     func isQueued(_ id: CompactEventId) -> Bool {
         guard case .uuid(let hi, let lo) = id else { return false }
@@ -424,11 +427,12 @@ extension ScoreClient {
                     if let plan, deferredCount == plan.tail.count { index.markTailEnd() }
                 })
         else { return nil }
-        let tail = plan.map { plan in
+        var tail = plan.map { plan in
             LazyTail(segments: plan.tail, adds: plan.tailAdds, storedAnonymousId: storedAnon, laterRemovals: index.removalsSinceMark)
         }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }
+        tail?.loaded = index.queuedIds
         var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
         index.finish(into: &scratch)
         if let t = tail, let inputs, !LaunchTailPlan.fits(adds: scratch.queue.count + t.adds + inputs.recorded, inputs) {

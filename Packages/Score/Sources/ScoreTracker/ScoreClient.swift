@@ -80,6 +80,8 @@ public final class ScoreClient: Sendable {
     let view: Locked<RecordingView>
     /// Left once the start-up load is merged (see `loadStored()`); `inspect()` waits on it.
     let loadDone = DispatchGroup()
+    /// Left once the lazy launch's tail is spliced (entered when a launch leaves one unloaded).
+    let tailDone = DispatchGroup()
     /// The `consent` diagnostic and the stored consent (`ConsentKeeper.swift`).
     let consentKeeper: ConsentKeeper
 

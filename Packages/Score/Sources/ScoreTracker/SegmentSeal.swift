@@ -315,85 +315,105 @@ struct SegmentSeal: Equatable {
     /// Reads a seal record's payload (`SQI2` or `SQI1`); `nil` when it is not one, or is not
     /// whole (a `SQI2` summary that fails its own checksum included).
     static func decode(_ p: UnsafeBufferPointer<UInt8>) -> SegmentSeal? {
-        guard p.count >= 1 + 5 + 8, p[0] == kind else { return nil }
+        var seal = SegmentSeal()
+        let whole = walk(
+            p,
+            tables: { end, names, anonymousIds, frameCount in
+                (seal.end, seal.names, seal.anonymousIds) = (end, names, anonymousIds)
+                seal.frames.reserveCapacity(frameCount)
+            },
+            frame: { seal.frames.append($0) })
+        return whole ? seal : nil
+    }
+
+    /// Walks a seal record's payload (`SQI2` or `SQI1`) without keeping its frames: `tables`
+    /// gets where the frames end, the name and anonymous-id tables and the frame count, then
+    /// `frame` each frame in order (an add's name and anonymous id are table indexes, checked).
+    /// `false` when the payload is not a seal or is not whole (a `SQI2` summary that fails its
+    /// own checksum included; the frames visited so far are then to be dropped).
+    static func walk(
+        _ p: UnsafeBufferPointer<UInt8>, tables: (_ end: Int, _ names: [[UInt8]], _ anonymousIds: [[UInt8]], _ frameCount: Int) -> Void,
+        frame: (Frame) -> Void
+    ) -> Bool {
+        guard p.count >= 1 + 5 + 8, p[0] == kind else { return false }
         let tail = Array(p[(p.count - 4)...])
         let v2 = tail == magic
-        guard v2 || tail == magicV1 else { return nil }
+        guard v2 || tail == magicV1 else { return false }
         var stated: UInt32 = 0
         for k in 0..<4 { stated |= UInt32(p[p.count - 8 + k]) << (8 * k) }
-        guard Int(stated) == p.count - 9 else { return nil }
+        guard Int(stated) == p.count - 9 else { return false }
         var bodyEnd = p.count - 8
         var summary: Summary?
         if v2 {
-            guard p.count >= 1 + footerBytes else { return nil }
+            guard p.count >= 1 + footerBytes else { return false }
             let (length, crc) = summaryFooter(UnsafeBufferPointer(rebasing: p[(p.count - footerBytes)...]))
             bodyEnd = p.count - footerBytes - length
-            guard length >= 0, bodyEnd >= 1 else { return nil }
+            guard length >= 0, bodyEnd >= 1 else { return false }
             let bytes = UnsafeBufferPointer(rebasing: p[bodyEnd..<(p.count - footerBytes)])
-            guard CRC32.checksum(bytes) == crc, let m = decodeSummary(bytes) else { return nil }
+            guard CRC32.checksum(bytes) == crc, let m = decodeSummary(bytes) else { return false }
             summary = m
         }
         var r = Reader(p: p, at: 1, end: bodyEnd)
-        var seal = SegmentSeal()
         guard let end = r.int(), let frameCount = r.int(), frameCount <= bodyEnd - r.at, let nameCount = r.int(),
             nameCount <= bodyEnd - r.at
-        else { return nil }
-        seal.end = end
+        else { return false }
+        var names: [[UInt8]] = []
         for _ in 0..<nameCount {
-            guard let n = r.bytes() else { return nil }
-            seal.names.append(n)
+            guard let n = r.bytes() else { return false }
+            names.append(n)
         }
-        guard let anonCount = r.int(), anonCount <= bodyEnd - r.at else { return nil }
+        guard let anonCount = r.int(), anonCount <= bodyEnd - r.at else { return false }
+        var anonymousIds: [[UInt8]] = []
         for _ in 0..<anonCount {
-            guard let a = r.bytes() else { return nil }
-            seal.anonymousIds.append(a)
+            guard let a = r.bytes() else { return false }
+            anonymousIds.append(a)
         }
-        seal.frames.reserveCapacity(frameCount)
+        tables(end, names, anonymousIds, frameCount)
         var offset = 0
         var lastTs: Int64 = 0
         var nextRemoval = 0
         for _ in 0..<frameCount {
-            guard let kind = r.u8(), let length = r.int() else { return nil }
+            guard let kind = r.u8(), let length = r.int() else { return false }
             switch kind {
             case 0:
-                seal.frames.append(.empty(offset: offset))
+                frame(.empty(offset: offset))
             case 1:
                 guard let hi = r.u64(), let lo = r.u64(), let d = r.zigzag(), let flags = r.u8(), let requires = r.u8(),
-                    let name = r.int(), let anon = r.int(), name < seal.names.count, anon < seal.anonymousIds.count
-                else { return nil }
+                    let name = r.int(), let anon = r.int(), name < nameCount, anon < anonCount
+                else { return false }
                 lastTs = lastTs &+ d
-                seal.frames.append(
+                frame(
                     .add(
                         offset: offset,
                         Add(hi: hi, lo: lo, timestampMs: lastTs, flags: flags, requires: requires, name: name, anonymousId: anon)))
             case 2:
-                guard let n = r.int() else { return nil }
+                guard let n = r.int() else { return false }
                 var ids: [(UInt64, UInt64)] = []
                 if let summary {
-                    guard n <= summary.removals.count - nextRemoval else { return nil }
+                    guard n <= summary.removals.count - nextRemoval else { return false }
                     ids = Array(summary.removals[nextRemoval..<(nextRemoval + n)])
                     nextRemoval += n
                 } else {
-                    guard n <= (bodyEnd - r.at) / 16 else { return nil }
+                    guard n <= (bodyEnd - r.at) / 16 else { return false }
                     ids.reserveCapacity(n)
                     for _ in 0..<n {
-                        guard let hi = r.u64(), let lo = r.u64() else { return nil }
+                        guard let hi = r.u64(), let lo = r.u64() else { return false }
                         ids.append((hi, lo))
                     }
                 }
-                seal.frames.append(.remove(offset: offset, ids: ids))
+                frame(.remove(offset: offset, ids: ids))
             default:
-                return nil
+                return false
             }
             offset += AppendLog.frameOverhead + length
         }
-        guard r.at == bodyEnd, offset == end else { return nil }
+        guard r.at == bodyEnd, offset == end else { return false }
         if let summary {
             // Its removals are the frames' (its counts were taken from the same frames when it was
             // written, and the frame's checksum covers both).
-            guard nextRemoval == summary.removals.count, summary.end == end else { return nil }
+            guard nextRemoval == summary.removals.count, summary.end == end else { return false }
         }
-        return seal
+        return true
     }
 
     // MARK: - Files
@@ -402,6 +422,19 @@ struct SegmentSeal: Equatable {
     /// footer, then the frame), checked against its frame's checksum and header; `nil` when the
     /// file ends with no intact seal.
     static func read(path: String) -> SegmentSeal? {
+        guard let (frame, frameStart) = readFrame(path: path) else { return nil }
+        return frame.withUnsafeBufferPointer { all -> SegmentSeal? in
+            guard let seal = decode(UnsafeBufferPointer(rebasing: all[AppendLog.frameOverhead...])), seal.end == frameStart else {
+                return nil
+            }
+            return seal
+        }
+    }
+
+    /// The seal frame at the end of the segment file at `path` (its header, then its payload),
+    /// checked against its checksum and header, and where it starts (see ``read(path:)``); `nil`
+    /// when the file ends with no intact seal frame.
+    static func readFrame(path: String) -> (frame: [UInt8], frameStart: Int)? {
         let fd = FileFaults.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { _ = FileFaults.close(fd) }
@@ -420,11 +453,10 @@ struct SegmentSeal: Equatable {
         let len = Int(UInt32(frame[0]) | UInt32(frame[1]) << 8 | UInt32(frame[2]) << 16 | UInt32(frame[3]) << 24)
         let crc = UInt32(frame[4]) | UInt32(frame[5]) << 8 | UInt32(frame[6]) << 16 | UInt32(frame[7]) << 24
         guard len == payloadCount else { return nil }
-        return frame.withUnsafeBufferPointer { all -> SegmentSeal? in
-            let payload = UnsafeBufferPointer(rebasing: all[AppendLog.frameOverhead...])
-            guard CRC32.checksum(payload) == crc, let seal = decode(payload), seal.end == frameStart else { return nil }
-            return seal
+        let intact = frame.withUnsafeBufferPointer { all in
+            CRC32.checksum(UnsafeBufferPointer(rebasing: all[AppendLog.frameOverhead...])) == crc
         }
+        return intact ? (frame, frameStart) : nil
     }
 
     /// Appends the seal to the segment file at `path`, which must still end where the sealed

@@ -102,6 +102,8 @@ extension ScoreClient {
             ScoreClient.loadQueue(contents.queueRecords, locations: contents.queueLocations, into: &scratch)
         }
 
+        // A tail left unloaded: `inspect()` may wait for its splice (see `LaunchSplice.swift`).
+        if tail != nil { tailDone.enter() }
         let (pendingFlush, background, starts) = state.withLock { s in
             s.load.merged(quick: quickly != nil, checking: quick != nil)
             return mergeLoaded(&s, scratch: scratch, contents: contents, identity: identity, storedAnon: storedAnon, tail: tail)
@@ -145,6 +147,14 @@ extension ScoreClient {
             // `inspect()` waits until here: its caller sees the load's diagnostics too (a handler
             // that calls `inspect()` does not wait: the state is marked loaded).
             loadDone.leave()
+            if let tail, let file = store as? FileScoreStore {
+                // (The merge's rules were found to decide on the stored events after the plan:
+                // the tail is spliced all the same.)
+                startPending(pendingFlush, background)
+                countTail(tail, file)
+                spliceInBackground(file)
+                return
+            }
             reclaimSegmentsIfDue()
             startPending(pendingFlush, background)
             sealSegmentsFoundUnsealed()
@@ -157,25 +167,44 @@ extension ScoreClient {
             scheduler.spawn { [self] in startPending(pendingFlush, background) }
         }
         if let damage = checkLoadedFrames(framed) { diagnostics.append(damage) }
-        guard tail != nil else {
+        guard let tail, let file = store as? FileScoreStore else {
             finishQuickLoad(diagnostics)
             return
         }
-        // The lazy launch's tail is read and spliced in a step of its own (`LaunchSplice.swift`);
-        // `inspect()` waits for it, as for the check.
-        let found = diagnostics
+        // The lazy launch's tail: counted from its seals, then the load ends (`inspect()`
+        // answers from the count); it is read and spliced in a step of its own
+        // (`LaunchSplice.swift`).
+        countTail(tail, file)
+        state.withLock { $0.load.checkEnded() }
+        loadDone.leave()
+        for d in diagnostics { diagnose(d) }
+        spliceInBackground(file)
+    }
+
+    /// Counts the lazy launch's tail from its seals (``TailCount``), for `inspect()`. (Run after
+    /// the head's check, not beside the head's load: on two cores that delays the first request.)
+    private func countTail(_ tail: LazyTail, _ file: FileScoreStore) {
+        let counted = TailCount.read(tail) { file.segments.path($0) }
+        state.withLock { $0.tail?.counted = counted }
+    }
+
+    /// Starts the step that reads and splices the lazy launch's tail (`LaunchSplice.swift`),
+    /// unless an `inspect()` took it meanwhile.
+    private func spliceInBackground(_ file: FileScoreStore) {
         if scheduler is SystemScheduler {
-            ScoreClient.syncThread.run { [self] in finishQuickLoad(found + spliceTail()) }
+            ScoreClient.syncThread.run { [self] in
+                if let t = claimSplice() { spliceAndFinish(t) }
+            }
         } else {
-            let hook = (store as? FileScoreStore)?.beforeSplice
+            let hook = file.beforeSplice
             scheduler.spawnIO { [self] in
                 await hook?()
-                finishQuickLoad(found + spliceTail())
+                if let t = claimSplice() { spliceAndFinish(t) }
             }
         }
     }
 
-    /// The end of a quick load: its check (and the splice of a lazy launch's tail) done.
+    /// The end of a quick load that left no tail unloaded: its check done.
     private func finishQuickLoad(_ diagnostics: [Diagnostic]) {
         state.withLock { $0.load.checkEnded() }
         loadDone.leave()
@@ -189,7 +218,7 @@ extension ScoreClient {
     /// system scheduler), where the seals of rolled segments and the reclamations run too, so it
     /// never holds the load, the writer or an early `inspect()`, and never runs beside a
     /// reclamation that could rename a compacted file under it.
-    private func sealSegmentsFoundUnsealed() {
+    func sealSegmentsFoundUnsealed() {
         guard let file = store as? FileScoreStore, file.segments.hasSegmentsToSeal else { return }
         let seal: @Sendable () -> Void = { file.segments.sealPending() }
         if scheduler is SystemScheduler {

@@ -123,8 +123,9 @@ struct ClientState {
     /// Whether a quick load's records are still being checked (`inspect()` waits for it).
     var checkPending: Bool { load.checkPending }
     /// Whether no segment may be deleted or compacted now: a quick load's check runs (it finds
-    /// damaged events by their location), or a tail segment could not be read this run.
-    var reclamationBlocked: Bool { load.checkPending || writer.reclaimHeld }
+    /// damaged events by their location), the lazy launch's tail is not spliced yet (nothing in
+    /// memory keeps its segments), or a tail segment could not be read this run.
+    var reclamationBlocked: Bool { load.checkPending || tail != nil || writer.reclaimHeld }
     /// The anonymous id for the events recorded before the load when the store holds none,
     /// minted by a `reset()` before the load (see `ScoreClient.reset()`).
     var fallbackAnonymousId: String?

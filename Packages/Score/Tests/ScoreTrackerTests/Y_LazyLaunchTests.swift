@@ -23,11 +23,12 @@ import TrackerCoreTestKit
 ///   SC316 — events recorded and a flush selected while the tail is unloaded: the tail is
 ///           spliced at its place (FIFO: the tail's events go before the newest segment's and
 ///           before those recorded in this run); consent withdrawn meanwhile removes the tail's
-///           events requiring it; `inspect()` waits for the splice (a load that `inspect()` runs
+///           events requiring it; `inspect()` then waits for the splice (SC323; a load that `inspect()` runs
 ///           itself leaves nothing unloaded).
 ///   SC317 — each fallback rule through the client, beside a launch that leaves the tail
 ///           unloaded (a `SQI1` seal, a seal cut off by a kill
-///           between a roll and its seal, a critical event in the tail, consent withdrawn before
+///           between a roll and its seal, a critical event in the tail, a `delivery_failed`
+///           notice in the tail, consent withdrawn before
 ///           the load, an event past retention, a cap the queue could reach): every segment is
 ///           read and every event is sent once, as before.
 ///   SC318 — a tail seal damaged in its adds (its summary intact): the splice reads that
@@ -236,7 +237,7 @@ import TrackerCoreTestKit
 
     @Test func SC317_eachFallbackRuleReadsEverySegment() async throws {
         // `lazy`: no rule applies (the tail is left unloaded), for comparison.
-        enum Case: CaseIterable { case lazy, sqi1, cutSeal, criticalInTail, withdrawn, retention, cap }
+        enum Case: CaseIterable { case lazy, sqi1, cutSeal, criticalInTail, noticeInTail, withdrawn, retention, cap }
         for k in Case.allCases {
             let dir = L.tempDir("sc317")
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -269,6 +270,35 @@ import TrackerCoreTestKit
                 await h.settle()
                 let all = try queuedIdsOnDisk(dir)
                 queued = [E(301)] + all.filter { $0 != E(301) }
+            case .noticeInTail:
+                // A `delivery_failed` notice (a copy of an event's record with the notice flag
+                // and an id of its own) in a later segment, 60 events rolling past it.
+                let nlog = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: L.segmentBytes)
+                _ = try nlog.open()
+                let seal = try #require(SegmentSeal.read(path: log.path(segments[1])))
+                guard case .add(let offset, _)? = seal.frames.first else { throw CancellationError() }
+                var record = try #require(try nlog.read(at: ScoreRecordLocation(generation: segments[1], offset: offset)))
+                record[1] |= 2
+                let text = String(decoding: record[3...], as: UTF8.self)
+                let idRange = try #require(text.range(of: #""eventId":""#))
+                let oldId = String(text[idRange.upperBound...].prefix(36))
+                record = Array(record[..<3]) + Array(text.replacingOccurrences(of: oldId, with: E(999)).utf8)
+                _ = try nlog.submit([record])
+                let h = Harness(store: L.store(dir))
+                for _ in 0..<300 { _ = h.ids.newEventId(nowMs: 0) }
+                let c = h.client(maxQueueSize: 10_000, granted: true)
+                for i in 0..<60 {
+                    c.pv()
+                    if i % 10 == 9 { await h.settle() }
+                }
+                await h.advance(ScoreClient.queueSyncIntervalMs + 1)
+                await h.settle()
+                queued = try queuedIdsOnDisk(dir)
+                try #require(queued.contains(E(999)) && queued.count == 361)
+                let plan = LaunchTailPlan.plan(
+                    sealed: SegmentedQueueLog.listSegments(dir).dropLast().map { ($0, SegmentSeal.readSummary(path: log.path($0))) },
+                    LaunchTailPlan.Inputs(nowMs: T0, retentionMs: 72 * 3_600_000, maxQueueSize: 10_000, headEvents: 50))
+                if case .failure(.notices) = plan {} else { Issue.record("the plan leaves the notice's segment unloaded: \(plan)") }
             case .withdrawn:
                 break
             case .retention:
@@ -293,6 +323,10 @@ import TrackerCoreTestKit
                 #expect(depth == 0 && sent.isEmpty, "\(k)")
             case .retention:
                 #expect(sent.isEmpty && depth == 0, "\(k)")
+            case .noticeInTail:
+                // Every event once (the notice keeps its place among the stored events).
+                #expect(Set(sent) == Set(queued) && sent.count == queued.count, "\(k)")
+                #expect(depth == queued.count, "\(k)")
             default:
                 #expect(sent == queued, "\(k)")
                 #expect(depth == queued.count, "\(k)")

@@ -1,0 +1,251 @@
+import Foundation
+import Testing
+import TrackerCore
+import TrackerCoreTestKit
+
+@testable import ScoreTracker
+
+/// "Ready" at a lazy launch (issue 35): once the head is checked, the launch counts the tail's
+/// events from its seals (`TailCount`) and `inspect()` answers from that count while the tail is
+/// still unloaded, so that the first `inspect()` no longer waits for the splice.
+///
+///   SC322 — `inspect()` called while the tail is unloaded (from the splice's hook, before the
+///           splice) answers without splicing, with the queue figures the splice then gives and a
+///           launch that reads every segment gives: over a plain chain; with removals of tail
+///           events in a tail segment and in the newest one, and of an id no segment holds; with
+///           tail events added again in the newest segment (a rewrite killed before deleting the
+///           older segments), which count once.
+///   SC323 — when the count cannot say what the splice will queue (consent withdrawn meanwhile,
+///           or a tail seal that no longer reads), `inspect()` runs the splice itself and the
+///           background step, finding it taken, does not splice again: every event is sent once.
+///   SC324 — the count itself, without I/O: adds and removals in order (a removal applies to the
+///           adds before it, an id removed then added again counts), the removals of the later
+///           segments, the ids the launch's load queued already left out, the oldest timestamp
+///           and the categories of the events counted; `nil` for a seal missing or an id added
+///           twice while queued.
+@Suite struct LaunchReadyTests {
+    typealias L = LaunchSealTests
+    typealias LZ = LazyLaunchTests
+
+    /// What the splice's hook saw: `inspect()`'s queue figures, and whether the tail was still
+    /// unloaded (and counted) once it answered.
+    struct Seen: Sendable {
+        var queue: InspectSnapshot.Queue
+        var unloaded: Bool
+        var counted: Bool
+    }
+
+    /// Relaunches over `dir` (head 50) with `during` run in the splice's hook, then `inspect()`
+    /// called there; what the hook saw, the client and its harness (settled).
+    static func relaunchInspectingBeforeSplice(
+        _ dir: String, startMs: Int64 = T0 + 120_000, during: @escaping @Sendable (ScoreClient) -> Void = { _ in }
+    ) async -> (seen: Seen?, store: FileScoreStore, c: ScoreClient, h: Harness) {
+        let ref = Locked<ScoreClient?>(nil)
+        let seen = Locked<Seen?>(nil)
+        let store = LZ.store(dir) {
+            guard let c = ref.withLock({ $0 }) else { return }
+            during(c)
+            let q = c.inspect().queue
+            let (unloaded, counted) = c.state.withLock { s in (s.tail != nil, s.tail?.counted != nil) }
+            seen.withLock { $0 = Seen(queue: q, unloaded: unloaded, counted: counted) }
+        }
+        let h = Harness(store: store, startMs: startMs, holdsOutsideWork: true)
+        for _ in 0..<1_000 { _ = h.ids.newEventId(nowMs: 0) }
+        let c = h.client(maxQueueSize: 10_000, granted: true)
+        ref.withLock { $0 = c }
+        await h.settle()
+        return (seen.withLock { $0 }, store, c, h)
+    }
+
+    /// The queue a launch that reads every segment shows (`inspect()` runs the load itself), over
+    /// a copy of `dir` (the launch reclaims the space of the events removed).
+    static func readingEverySegment(_ dir: String) async throws -> InspectSnapshot.Queue {
+        let copy = dir + "-copy"
+        try FileManager.default.copyItem(atPath: dir, toPath: copy)
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let h = Harness(store: L.store(copy), startMs: T0 + 120_000, holdsOutsideWork: true)
+        let queue = h.client(maxQueueSize: 10_000, granted: true).inspect().queue
+        await h.settle()
+        return queue
+    }
+
+    /// Waits (boundedly, settling `h`) until every segment of `dir` but the newest has a seal
+    /// with a summary, and no compaction's temporary file is left.
+    static func awaitSealed(_ dir: String, _ h: Harness) async throws {
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        func done() -> Bool {
+            let listing = SegmentedQueueLog.listDirectory(dir)
+            return listing.temporaries.isEmpty
+                && listing.segments.dropLast().allSatisfy { SegmentSeal.readSummary(path: log.path($0)) != nil }
+        }
+        var rounds = 0
+        while !done() && rounds < 1_000 {
+            await h.settle()
+            await Task.yield()
+            rounds += 1
+        }
+        try #require(done(), "every sealed segment has its summary")
+    }
+
+    /// The location of the add record of each of `ids` in the sealed segments of `dir`.
+    static func locations(of ids: [String], in dir: String) -> [ScoreRecordLocation] {
+        let log = SegmentedQueueLog(directory: dir, sync: false)
+        var found: [String: ScoreRecordLocation] = [:]
+        for n in SegmentedQueueLog.listSegments(dir) {
+            guard let seal = SegmentSeal.read(path: log.path(n)) else { continue }
+            for case .add(let offset, let a) in seal.frames {
+                let id = CompactEventId.uuid(a.hi, a.lo).string
+                if ids.contains(id) { found[id] = ScoreRecordLocation(generation: n, offset: offset) }
+            }
+        }
+        return ids.compactMap { found[$0] }
+    }
+
+    @Test func SC322_inspectAnswersFromTheTailsCountBeforeTheSplice() async throws {
+        enum Case: CaseIterable { case plain, removals, addedAgain }
+        for k in Case.allCases {
+            let dir = L.tempDir("sc322")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var queued = try await L.chain(dir, events: 300)
+            switch k {
+            case .plain:
+                break
+            case .removals:
+                // A removal record that ends in a tail segment: ten tail events and an id no
+                // segment holds; 200 more events, a minute later, roll past it.
+                let log = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: L.segmentBytes)
+                _ = try log.open()
+                _ = try log.submit([QueueRecord.remove(Array(queued[100..<110]) + [E(99_999)])])
+                let h2 = Harness(store: L.store(dir))
+                for _ in 0..<300 { _ = h2.ids.newEventId(nowMs: 0) }
+                let c2 = h2.client(maxQueueSize: 10_000, granted: true)
+                _ = c2.inspect()
+                await h2.advance(60_000)
+                for i in 0..<200 {
+                    c2.pv()
+                    if i % 10 == 9 { await h2.settle() }
+                }
+                await h2.advance(ScoreClient.queueSyncIntervalMs + 1)
+                await h2.settle()
+                // Its background work (seals, space reclamation) runs outside the harness's
+                // hold: done once every segment but the newest has a summary again.
+                try await Self.awaitSealed(dir, h2)
+                // Then a removal in the newest segment: ten more tail events, and every event of
+                // the two oldest segments, the launch's head (the oldest events still queued are
+                // then the tail's).
+                let log3 = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: L.segmentBytes)
+                _ = try log3.open()
+                let head = SegmentedQueueLog.listSegments(dir).prefix(2).flatMap { n in
+                    (SegmentSeal.read(path: log3.path(n))?.frames ?? []).compactMap { f -> String? in
+                        guard case .add(_, let a) = f else { return nil }
+                        return CompactEventId.uuid(a.hi, a.lo).string
+                    }
+                }
+                try #require(head.count >= 50 && Set(head).isDisjoint(with: queued[200..<210]))
+                _ = try log3.submit([QueueRecord.remove(Array(queued[200..<210]) + head)])
+                queued = try queuedIdsOnDisk(dir)
+                try #require(queued.count == 480 - head.count)
+            case .addedAgain:
+                // Five tail events added again in the newest segment, as a rewrite killed before
+                // deleting the older segments leaves them.
+                let again = Array(queued[150..<155])
+                let spots = Self.locations(of: again, in: dir)
+                try #require(spots.count == 5)
+                let log = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: L.segmentBytes)
+                _ = try log.open()
+                let records = try spots.map { try #require(try log.read(at: $0)) }
+                let at = try log.submit(records).locations
+                try #require(at.allSatisfy { $0.generation == SegmentedQueueLog.listSegments(dir).last })
+            }
+            let expected = Set(queued).count
+            let everySegment = try await Self.readingEverySegment(dir)
+            let (seen, store, c, _) = await Self.relaunchInspectingBeforeSplice(dir)
+            #expect(!store.segments.launchRead.deferred.isEmpty, "\(k)")
+            let during = try #require(seen, "\(k)")
+            #expect(during.unloaded && during.counted, "\(k): answered before the splice, from the count")
+            #expect(c.state.withLock { $0.tail == nil }, "\(k): spliced since")
+            let after = c.inspect().queue
+            #expect(during.queue == after, "\(k)")
+            #expect(after == everySegment, "\(k)")
+            #expect(after.depth == expected, "\(k)")
+            // The chain's events, two minutes old, are the oldest (the tail's, in `removals`).
+            #expect(after.oldestAgeSeconds == 120, "\(k)")
+        }
+    }
+
+    @Test func SC323_anInspectThatCannotUseTheCountSplicesItselfOnce() async throws {
+        // Consent withdrawn while the tail is unloaded: its events leave at the splice, which the
+        // `inspect()` runs.
+        let dir = L.tempDir("sc323")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try await L.chain(dir, events: 300)
+        let (seen, store, c, h) = await Self.relaunchInspectingBeforeSplice(dir) { $0.setConsent(.none) }
+        #expect(!store.segments.launchRead.deferred.isEmpty)
+        let during = try #require(seen)
+        #expect(!during.unloaded && during.queue.depth == 0)
+        #expect(c.inspect().queue.depth == 0)
+        c.grantAllConsent()
+        c.pv()
+        await LZ.flushHeld(h, c)
+        #expect(h.tx.batches.flatMap { $0 }.count == 1)
+
+        // A tail seal damaged in its adds (its summary intact): not counted; the `inspect()`
+        // splices, reading that segment's frames; every event is sent once, in order.
+        let dir2 = L.tempDir("sc323b")
+        defer { try? FileManager.default.removeItem(atPath: dir2) }
+        let queued = try await L.chain(dir2, events: 300)
+        let log = SegmentedQueueLog(directory: dir2, sync: false)
+        let victim = SegmentedQueueLog.listSegments(dir2)[3]
+        let path = log.path(victim)
+        let seal = try #require(SegmentSeal.read(path: path))
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[seal.end + AppendLog.frameOverhead + 30] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        try #require(SegmentSeal.read(path: path) == nil && SegmentSeal.readSummary(path: path) != nil)
+        let (seen2, store2, c2, h2) = await Self.relaunchInspectingBeforeSplice(dir2)
+        #expect(store2.segments.launchRead.deferred.contains(victim))
+        let during2 = try #require(seen2)
+        #expect(!during2.unloaded && during2.queue.depth == 300)
+        await LZ.flushHeld(h2, c2)
+        #expect(h2.tx.batches.flatMap { $0 } == queued)
+    }
+
+    @Test func SC324_theTailIsCountedFromItsSealsAlone() {
+        func id(_ n: Int) -> (UInt64, UInt64) {
+            guard case .uuid(let hi, let lo) = CompactEventId(E(n)) else { return (0, 0) }
+            return (hi, lo)
+        }
+        func add(_ n: Int, ms: Int64, requires: UInt8 = 1) -> SegmentSeal.Frame {
+            let (hi, lo) = id(n)
+            return .add(
+                offset: n * 100, SegmentSeal.Add(hi: hi, lo: lo, timestampMs: ms, flags: 0, requires: requires, name: 0, anonymousId: 0))
+        }
+        func seal(_ frames: [SegmentSeal.Frame]) -> SegmentSeal {
+            var s = SegmentSeal()
+            s.frames = frames
+            return s
+        }
+        func tail(adds: Int, later: [Int] = [], loaded: [Int] = []) -> LazyTail {
+            var t = LazyTail(segments: [5, 6], adds: adds, storedAnonymousId: A(1), laterRemovals: later.map(id))
+            for n in loaded { _ = t.loaded.insert(id(n).0, id(n).1) }
+            return t
+        }
+        let one = seal([add(1, ms: 500), add(2, ms: 100), add(3, ms: 300), .empty(offset: 350), add(4, ms: 400, requires: 2)])
+        // E2 removed in the next segment, E3 by a later one (and an id no segment holds), E4
+        // queued by the load already; E1 removed then added again counts once.
+        let two = seal([.remove(offset: 0, ids: [id(2), id(1)]), add(1, ms: 700), add(5, ms: 200, requires: 4)])
+        let counted = TailCount.of(tail(adds: 7, later: [3, 42], loaded: [4]), seals: [one, two])
+        #expect(counted == TailCount(live: 2, oldestMs: 200, requires: 5))
+        // Without the later removals and the load's ids.
+        #expect(TailCount.of(tail(adds: 7), seals: [one, two]) == TailCount(live: 4, oldestMs: 200, requires: 7))
+        // A removal applies to the adds before it only.
+        let removedFirst = seal([.remove(offset: 0, ids: [id(9)]), add(9, ms: 50)])
+        var single = tail(adds: 1)
+        single.segments = [5]
+        #expect(TailCount.of(single, seals: [removedFirst]) == TailCount(live: 1, oldestMs: 50, requires: 1))
+        // Not counted: a seal that did not read, an id added twice while queued.
+        #expect(TailCount.of(tail(adds: 7), seals: [one, nil]) == nil)
+        #expect(TailCount.of(tail(adds: 7), seals: [one, seal([add(3, ms: 1)])]) == nil)
+        #expect(TailCount.of(tail(adds: 7), seals: [one]) == nil)
+    }
+}
