@@ -71,7 +71,12 @@ extension ScoreClient {
 
     /// Reads the tail and splices it (see the comment at the top); the diagnostics to report.
     func spliceTail(_ unloaded: LazyTail) -> [Diagnostic] {
-        guard let file = store as? FileScoreStore else { return [] }
+        guard let file = store as? FileScoreStore else {
+            // (Never: only a file store's load leaves a tail.) Dropped, so that no `inspect()`
+            // waits for it.
+            state.withLock { $0.tail = nil }
+            return []
+        }
         let (events, dead, damage, unreadable) = ScoreClient.indexTail(unloaded, file: file)
         let resume: Int? = state.withLock { s in
             guard let t = s.tail else { return nil }
