@@ -51,6 +51,7 @@ import TrackerCoreTestKit
         }
         await h.advance(ScoreClient.queueSyncIntervalMs + 1)
         await h.settle()  // nothing of this client still runs when the caller reads the files
+        try await LaunchReadyTests.awaitSealed(dir, h)
         let ids = try queuedIdsOnDisk(dir)
         #expect(ids.count == n)
         _ = c
@@ -298,6 +299,7 @@ import TrackerCoreTestKit
         }
         await h.advance(ScoreClient.queueSyncIntervalMs + 1)
         await h.settle()
+        try await LaunchReadyTests.awaitSealed(dir, h)
         let removal = QueueRecord.remove(["00000000-0000-4000-8000-000000000000"])
         var first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
         var loaded = try first.open()

@@ -163,6 +163,7 @@ import TrackerCoreTestKit
         }
         await h2.advance(ScoreClient.queueSyncIntervalMs + 1)
         await h2.settle()
+        try await LaunchReadyTests.awaitSealed(dir, h2)
         more = try queuedIdsOnDisk(dir).suffix(200)
         let segments = SegmentedQueueLog.listSegments(dir)
         #expect(L.sealed(dir).contains(removalSegment))
@@ -268,6 +269,7 @@ import TrackerCoreTestKit
                 }
                 await h.advance(ScoreClient.queueSyncIntervalMs + 1)
                 await h.settle()
+                try await LaunchReadyTests.awaitSealed(dir, h)
                 let all = try queuedIdsOnDisk(dir)
                 queued = [E(301)] + all.filter { $0 != E(301) }
             case .noticeInTail:
@@ -293,6 +295,7 @@ import TrackerCoreTestKit
                 }
                 await h.advance(ScoreClient.queueSyncIntervalMs + 1)
                 await h.settle()
+                try await LaunchReadyTests.awaitSealed(dir, h)
                 queued = try queuedIdsOnDisk(dir)
                 try #require(queued.contains(E(999)) && queued.count == 361)
                 let plan = LaunchTailPlan.plan(
@@ -442,6 +445,7 @@ import TrackerCoreTestKit
         }
         await h.advance(ScoreClient.queueSyncIntervalMs + 1)
         await h.settle()
+        try await LaunchReadyTests.awaitSealed(dir, h)
         let queued = try queuedIdsOnDisk(dir)
         #expect(queued.count == 300)
         _ = c

@@ -41,6 +41,7 @@ import TrackerCoreTestKit
         }
         await h.advance(ScoreClient.queueSyncIntervalMs + 1)
         await h.settle()
+        try await LaunchReadyTests.awaitSealed(dir, h)
         let queued = try queuedIdsOnDisk(dir)
         #expect(queued.count == after)
         _ = c
