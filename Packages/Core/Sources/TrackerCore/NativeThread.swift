@@ -1,3 +1,5 @@
+import CTrackerCurlShim
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -15,16 +17,48 @@ enum NativeThread {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
+    /// How much of the processor a thread asks for.
+    enum Priority {
+        case normal
+        /// Utility quality of service on Apple platforms (callers on Linux lower their own nice
+        /// value as they see fit).
+        case utility
+        /// Background quality of service on Apple platforms, nice 19 on Linux: runs when nothing
+        /// else wants the processor.
+        case lowest
+    }
+
     /// Starts a detached thread that runs `body`; `utility` asks for the utility quality of
     /// service on Apple platforms.
     static func start(utility: Bool = false, _ body: @escaping @Sendable () -> Void) {
-        let context = Unmanaged.passRetained(Start(body)).toOpaque()
+        let status = spawn(utility ? .utility : .normal, body)
+        precondition(status == 0, "pthread_create failed (\(status))")
+    }
+
+    /// Starts a detached thread at `priority` that runs `body`; `pthread_create`'s status (not
+    /// 0: no thread, `body` is not run).
+    static func spawn(_ priority: Priority, _ body: @escaping @Sendable () -> Void) -> Int32 {
+        #if canImport(Darwin)
+            let context = Unmanaged.passRetained(Start(body)).toOpaque()
+        #else
+            let lowest = priority == .lowest
+            let context = Unmanaged.passRetained(
+                Start {
+                    if lowest { _ = ctracker_nice_current_thread(19) }
+                    body()
+                }
+            ).toOpaque()
+        #endif
         var attr = pthread_attr_t()
         pthread_attr_init(&attr)
         defer { pthread_attr_destroy(&attr) }
         pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
         #if canImport(Darwin)
-            if utility { pthread_attr_set_qos_class_np(&attr, QOS_CLASS_UTILITY, 0) }
+            switch priority {
+            case .normal: break
+            case .utility: pthread_attr_set_qos_class_np(&attr, QOS_CLASS_UTILITY, 0)
+            case .lowest: pthread_attr_set_qos_class_np(&attr, QOS_CLASS_BACKGROUND, 0)
+            }
             var thread: pthread_t?
             let status = pthread_create(
                 &thread, &attr,
@@ -41,7 +75,8 @@ enum NativeThread {
                     return nil
                 }, context)
         #endif
-        precondition(status == 0, "pthread_create failed (\(status))")
+        if status != 0 { Unmanaged<Start>.fromOpaque(context).release() }
+        return status
     }
 }
 

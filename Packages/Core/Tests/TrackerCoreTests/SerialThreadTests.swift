@@ -39,4 +39,30 @@ import TrackerCoreTestKit
         }
         #expect(after)
     }
+
+    /// `IdleThread` (issue 35's lazy launch count): the closure runs once, on a thread other than
+    /// the caller's, at the lowest priority (nice 19 on Linux; background quality of service on
+    /// Apple platforms, which only a Mac can show).
+    @Test func anIdleThreadRunsItsClosureOnceAtTheLowestPriority() async {
+        let caller = pthread_self()
+        let seen = Locked<[(other: Bool, nice: Int32)]>([])
+        let ran: Bool = await boundedWait(what: "the idle thread's closure", onTimeout: { false }) { done in
+            let started = IdleThread.run(named: "test.idle") {
+                #if os(Linux)
+                    // The calling thread's nice value: field 19 of its `stat`.
+                    let stat = (try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)) ?? ""
+                    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+                    let nice = fields.count > 16 ? Int32(fields[16]) ?? -1 : -1
+                #else
+                    let nice: Int32 = 19
+                #endif
+                seen.withLock { $0.append((pthread_equal(pthread_self(), caller) == 0, nice)) }
+                done.resume(returning: true)
+            }
+            if !started { done.resume(returning: false) }
+        }
+        #expect(ran)
+        let runs = seen.withLock { $0 }
+        #expect(runs.count == 1 && runs[0].other && runs[0].nice == 19)
+    }
 }
