@@ -1,3 +1,4 @@
+import Dispatch
 import TrackerCore
 
 /// The lazy launch (issue 35 item 3): a launch over many sealed segments reads the events of the
@@ -120,6 +121,9 @@ struct LazyTail: Sendable {
     /// Its events as the splice will queue them, counted from its seals before the splice (see
     /// ``TailCount``); `nil` until then, or when they could not be counted.
     var counted: TailCount?
+    /// The count's first part, started beside the launch's load (see ``TailCountJob``); `nil`
+    /// once taken (or for a tail built without one: ``TailCount/read(_:path:)`` counts it).
+    var countJob: TailCountJob?
     /// Whether a step took the splice (the background step, or an `inspect()` that could not
     /// answer from ``counted``).
     var claimed = false
@@ -169,10 +173,19 @@ struct TailCount: Equatable, Sendable {
     }
 
     /// The count of `tail` from the seals of its segments' files (`path(n)`), each walked as it
-    /// is read, never decoded whole (the launch's; the same count as ``of(_:seals:)``).
+    /// is read, never decoded whole (the same count as ``of(_:seals:)``).
     static func read(_ tail: LazyTail, path: (Int) -> String) -> TailCount? {
-        var counter = Counter(expected: tail.adds)
-        for n in tail.segments {
+        guard var counter = take(segments: tail.segments, adds: tail.adds, path: path) else { return nil }
+        return counter.finish(tail)
+    }
+
+    /// The count's first part: the seals of `segments` (oldest first, `adds` add records in all)
+    /// taken in order, which needs nothing the launch's load finds (``Counter/finish(_:)`` then
+    /// applies what it found); `nil` when a seal does not read. A launch runs it beside its load
+    /// (``TailCountJob``).
+    static func take(segments: [Int], adds: Int, path: (Int) -> String) -> Counter? {
+        var counter = Counter(expected: adds)
+        for n in segments {
             guard let (frame, frameStart) = SegmentSeal.readFrame(path: path(n)) else { return nil }
             var end = -1
             let whole = frame.withUnsafeBufferPointer { all in
@@ -182,7 +195,7 @@ struct TailCount: Equatable, Sendable {
             }
             guard whole, end == frameStart else { return nil }
         }
-        return counter.finish(tail)
+        return counter
     }
 
     /// The adds and removals of a tail's seals in order (see ``TailCount``): the adds in an
@@ -271,6 +284,57 @@ struct TailCount: Equatable, Sendable {
             }
             if out.live > 0 { out.oldestMs = oldest }
             return out
+        }
+    }
+}
+
+/// The first part of a lazy launch's tail count (``TailCount/take(segments:adds:path:)``), started
+/// as soon as the launch has chosen its tail, on a thread of the lowest priority while the launch
+/// reads and checks the head: on a device with a processor free, the launch is ready after the
+/// longer of the two rather than after both, and the thread never takes a processor from the
+/// app or from the launch's first request. The launch takes the result (``result()``) before it
+/// ends: when the thread has not started by then, the launch does the work itself (a thread of
+/// this priority may wait long on a busy device); when it has, the launch waits for it. A launch
+/// that falls back to reading every segment drops the job (the thread only reads seals).
+final class TailCountJob: Sendable {
+    private enum Phase {
+        case pending
+        case running
+        case done(TailCount.Counter?)
+    }
+    private let phase = Locked<Phase>(.pending)
+    private let finished = DispatchGroup()
+    private let work: @Sendable () -> TailCount.Counter?
+
+    /// Starts the job through `run`, which runs its closure once on another thread, or never
+    /// (the launch then does the work in ``result()``).
+    init(segments: [Int], adds: Int, path: @escaping @Sendable (Int) -> String, run: (@escaping @Sendable () -> Void) -> Void) {
+        work = { TailCount.take(segments: segments, adds: adds, path: path) }
+        finished.enter()
+        run { [self] in runUnlessTaken() }
+    }
+
+    /// Does the work unless it was taken already (by the thread or by ``result()``).
+    private func runUnlessTaken() {
+        let mine = phase.withLock { p -> Bool in
+            guard case .pending = p else { return false }
+            p = .running
+            return true
+        }
+        guard mine else { return }
+        let counter = work()
+        phase.withLock { $0 = .done(counter) }
+        finished.leave()
+    }
+
+    /// The seals taken (`nil` when one did not read): done here when no thread has started on
+    /// them yet, else waited for.
+    func result() -> TailCount.Counter? {
+        runUnlessTaken()
+        finished.wait()
+        return phase.withLock { p in
+            guard case .done(let counter) = p else { return nil }
+            return counter
         }
     }
 }

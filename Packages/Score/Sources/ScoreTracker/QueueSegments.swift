@@ -87,6 +87,10 @@ final class SegmentedQueueLog: @unchecked Sendable {
         /// How the last start-up read (``openFollowingLengths(expect:visit:indexed:)``) took each
         /// segment: from its seal, or by following its frames (tests count them).
         var launchRead = LaunchRead()
+        /// The sealed segments' summaries as last known (``SummaryCache``: filled by a lazy
+        /// launch and by the seals), and whether its file lags behind them.
+        var summaries = SummaryCache()
+        var summariesUnwritten = false
     }
 
     /// How a start-up read took the segments (see ``launchRead``).
@@ -98,6 +102,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
         /// The sealed segments left unloaded (the lazy launch's tail: only their seal's summary
         /// was read; `LaunchTail.swift`).
         var deferred: [Int] = []
+        /// The sealed segments whose summary came from the summary cache (``SummaryCache``).
+        var summariesCached: [Int] = []
     }
 
     /// Opens (creating when absent) a segment for appending and reads its records: `AppendLog.open`
@@ -303,12 +309,39 @@ final class SegmentedQueueLog: @unchecked Sendable {
             guard let seal = SegmentSeal.build(path: path(n), verify: verify), state.withLock({ $0.chain.contains(n) }) else {
                 continue
             }
-            _ = SegmentSeal.write(seal, path: path(n), sync: syncs)
+            var key: SummaryCache.Key?
+            if SegmentSeal.write(seal, path: path(n), sync: syncs, key: &key), let key {
+                let summary = seal.summary
+                state.withLock { s in
+                    s.summaries.entries[n] = SummaryCache.Entry(key: key, summary: summary)
+                    s.summariesUnwritten = true
+                }
+            }
+        }
+        writeSummaryCacheIfBehind()
+    }
+
+    /// Writes the summary cache's file (``SummaryCache``) when it lags behind what this run
+    /// knows, without the segments gone since (deleted when none is left).
+    func writeSummaryCacheIfBehind() {
+        let cache: SummaryCache? = state.withLock { s in
+            guard s.summariesUnwritten else { return nil }
+            s.summariesUnwritten = false
+            s.summaries.entries = s.summaries.entries.filter { s.chain.contains($0.key) }
+            return s.summaries
+        }
+        guard let cache else { return }
+        if cache.entries.isEmpty {
+            // No sealed segment left: no file (one that cannot be deleted serves nothing).
+            _ = FileFaults.unlink(directory + "/" + SummaryCache.fileName)
+        } else if !cache.write(directory: directory) {
+            state.withLock { $0.summariesUnwritten = true }
         }
     }
 
-    /// Whether some sealed segment waits for its seal (see ``sealPending()``).
-    var hasSegmentsToSeal: Bool { state.withLock { !$0.toSeal.isEmpty } }
+    /// Whether some sealed segment waits for its seal, or the summary cache's file for an update
+    /// (see ``sealPending()``).
+    var hasSegmentsToSeal: Bool { state.withLock { !$0.toSeal.isEmpty || $0.summariesUnwritten } }
 
     /// How the last start-up read took each segment (tests).
     var launchRead: LaunchRead { state.withLock { $0.launchRead } }
@@ -461,8 +494,27 @@ final class SegmentedQueueLog: @unchecked Sendable {
         var read = LaunchRead()
         var unsealed: Set<Int> = []
         var tail: [Int: SegmentSeal.Summary] = [:]
+        var summaries = SummaryCache()
+        var summariesUnwritten = false
         if let chooseTail, numbers.count > 2 {
-            let sealed = numbers.dropLast().map { n in (segment: n, summary: SegmentSeal.readSummary(path: path(n))) }
+            // Each summary from the cache when the segment's file is the one it was taken from,
+            // else from the file (and the cache's file is written again later).
+            let cached = SummaryCache.read(directory: directory)
+            let sealed = numbers.dropLast().map { n -> (segment: Int, summary: SegmentSeal.Summary?) in
+                if let m = cached?.summary(of: n, path: path(n)) {
+                    summaries.entries[n] = cached?.entries[n]
+                    read.summariesCached.append(n)
+                    return (n, m)
+                }
+                var key: SummaryCache.Key?
+                let m = SegmentSeal.readSummary(path: path(n), key: &key)
+                if let m, let key {
+                    summaries.entries[n] = SummaryCache.Entry(key: key, summary: m)
+                    summariesUnwritten = true
+                }
+                return (n, m)
+            }
+            if cached.map({ $0.entries.count != summaries.entries.count }) ?? false { summariesUnwritten = true }
             for n in chooseTail(sealed) {
                 if let m = sealed.first(where: { $0.segment == n })?.summary { tail[n] = m }
             }
@@ -508,6 +560,8 @@ final class SegmentedQueueLog: @unchecked Sendable {
             s.openedNewest = s.chain.newest
             s.toSeal = Dictionary(uniqueKeysWithValues: unsealed.map { ($0, true) })
             s.launchRead = read
+            s.summaries = summaries
+            s.summariesUnwritten = summariesUnwritten
         }
         return out
     }

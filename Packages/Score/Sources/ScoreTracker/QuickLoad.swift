@@ -394,7 +394,10 @@ extension ScoreClient {
     /// they are returned as the tail, with the removal ids of the segments after them. When the
     /// events read show that the plan does not hold (the queue could reach its cap), the load runs
     /// again without it.
-    static func loadQuickly(_ store: FileScoreStore, fallbackAnonymousId: () -> String, lazy: LaunchTailPlan.Inputs? = nil)
+    static func loadQuickly(
+        _ store: FileScoreStore, fallbackAnonymousId: () -> String, lazy: LaunchTailPlan.Inputs? = nil,
+        countOn: @escaping (@escaping @Sendable () -> Void) -> Void = { $0() }
+    )
         -> (FileScoreStore.FramedContents, StoredIdentity, storedAnon: String, scratch: ClientState, tail: LazyTail?)?
     {
         guard store.opensQuickly else { return nil }
@@ -406,6 +409,7 @@ extension ScoreClient {
         var inputs = lazy
         inputs?.headEvents = store.launchHeadEvents
         var plan: LaunchTailPlan?
+        var job: TailCountJob?
         var deferredCount = 0
         guard
             let framed = store.loadFollowingLengths(
@@ -418,6 +422,9 @@ extension ScoreClient {
                     { sealed in
                         guard case .success(let p) = LaunchTailPlan.plan(sealed: sealed, inputs) else { return [] }
                         plan = p
+                        // The tail's count starts now, beside the head's read (`TailCountJob`).
+                        let segments = store.segments
+                        job = TailCountJob(segments: p.tail, adds: p.tailAdds, path: { segments.path($0) }, run: countOn)
                         return p.tail
                     }
                 },
@@ -428,7 +435,9 @@ extension ScoreClient {
                 })
         else { return nil }
         var tail = plan.map { plan in
-            LazyTail(segments: plan.tail, adds: plan.tailAdds, storedAnonymousId: storedAnon, laterRemovals: index.removalsSinceMark)
+            LazyTail(
+                segments: plan.tail, adds: plan.tailAdds, storedAnonymousId: storedAnon, laterRemovals: index.removalsSinceMark,
+                countJob: job)
         }
         // An id added twice: the log was opened for nothing; the careful load opens it again.
         guard index.resolve() else { return nil }

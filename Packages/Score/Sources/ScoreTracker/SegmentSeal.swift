@@ -461,8 +461,10 @@ struct SegmentSeal: Equatable {
 
     /// Appends the seal to the segment file at `path`, which must still end where the sealed
     /// frames end (nothing was appended since it was read); synced when `sync`. `false` when it
-    /// was not written (the file is cut back to its length on a failed write).
-    static func write(_ seal: SegmentSeal, path: String, sync: Bool) -> Bool {
+    /// was not written (the file is cut back to its length on a failed write). `key` gets the
+    /// identity of the file written (for ``SummaryCache``), when it was.
+    @discardableResult
+    static func write(_ seal: SegmentSeal, path: String, sync: Bool, key: UnsafeMutablePointer<SummaryCache.Key?>? = nil) -> Bool {
         let payload = seal.payload()
         var frame: [UInt8] = []
         frame.reserveCapacity(AppendLog.frameOverhead + payload.count)
@@ -484,6 +486,7 @@ struct SegmentSeal: Equatable {
             done += n
         }
         if sync && FileFaults.fsync(fd) != 0 { return false }
+        key?.pointee = SummaryCache.key(fd: fd)
         return true
     }
 

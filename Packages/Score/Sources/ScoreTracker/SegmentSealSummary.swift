@@ -185,11 +185,21 @@ extension SegmentSeal {
     /// splice: a seal damaged elsewhere then reads as none, and the segment is read from its
     /// frames or intact records). `nil` when the file ends with no intact `SQI2` seal (none, a
     /// `SQI1` one, a torn or damaged one): such a segment is read as before. One descriptor,
-    /// three calls besides its open and close. `bytesRead` adds the bytes read (tests).
-    static func readSummary(path: String, bytesRead: UnsafeMutablePointer<Int>? = nil) -> Summary? {
+    /// three calls besides its open and close. `bytesRead` adds the bytes read (tests); `key`
+    /// gets the identity of the file read (for ``SummaryCache``; one call more), when a summary
+    /// is read.
+    static func readSummary(
+        path: String, bytesRead: UnsafeMutablePointer<Int>? = nil, key: UnsafeMutablePointer<SummaryCache.Key?>? = nil
+    ) -> Summary? {
         let fd = FileFaults.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { _ = FileFaults.close(fd) }
+        guard let m = readSummary(fd: fd, bytesRead: bytesRead) else { return nil }
+        key?.pointee = SummaryCache.key(fd: fd)
+        return m
+    }
+
+    private static func readSummary(fd: Int32, bytesRead: UnsafeMutablePointer<Int>?) -> Summary? {
         let size = Int(lseek(fd, 0, SEEK_END))
         guard size >= AppendLog.frameOverhead + 1 + footerBytes else { return nil }
         let chunk = min(size, summaryChunk)

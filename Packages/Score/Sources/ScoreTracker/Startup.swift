@@ -40,30 +40,34 @@ extension ScoreClient {
     func waitUntilLoaded() {
         switch claimLoad() {
         case .done: return
-        case .run: loadStored(inline: true)
+        case .run: loadStored()
         case .wait: loadDone.wait()
         }
     }
 
     /// Reads the store and merges what it holds into the state (see the comment at the top).
-    /// `inline`: on the thread of an `inspect()` that waits for it (no tail is left unloaded).
-    func loadStored(inline: Bool = false) {
+    /// Run by the constructor's background step, or by an `inspect()` that found no step had
+    /// started it.
+    func loadStored() {
         var contents = ScoreStoreContents()
         var loadFailed = false
         var loadProtected = false
         // A file store's quick load (`QuickLoad.swift`), else the careful one.
         let mint = { [self] in state.withLock { $0.fallbackAnonymousId } ?? ids.newAnonymousId() }
-        // The lazy launch (`LaunchTail.swift`): later sealed segments may be left unloaded. Not
-        // for a load an `inspect()` runs (it waits for every segment all the same).
-        let lazy =
-            inline
-            ? nil
-            : state.withLock { s in
-                LaunchTailPlan.Inputs(
-                    nowMs: clock.nowMs(), retentionMs: retentionMs, maxQueueSize: maxQueueSize,
-                    withdrawnBeforeLoad: s.withdrawnBeforeLoad, recorded: s.queue.count)
-            }
-        var quickly = (store as? FileScoreStore).flatMap { ScoreClient.loadQuickly($0, fallbackAnonymousId: mint, lazy: lazy) }
+        // The lazy launch (`LaunchTail.swift`): later sealed segments may be left unloaded (for
+        // a load an `inspect()` runs too: it answers from the tail's count).
+        let lazy = state.withLock { s in
+            LaunchTailPlan.Inputs(
+                nowMs: clock.nowMs(), retentionMs: retentionMs, maxQueueSize: maxQueueSize,
+                withdrawnBeforeLoad: s.withdrawnBeforeLoad, recorded: s.queue.count)
+        }
+        // The lazy tail's count starts beside the load, on a thread of the lowest priority
+        // (`TailCountJob`); under a test's scheduler the load does it itself, after the head.
+        let countOn: (@escaping @Sendable () -> Void) -> Void =
+            scheduler is SystemScheduler ? { IdleThread.run(named: "score.count", $0) } : { _ in }
+        var quickly = (store as? FileScoreStore).flatMap {
+            ScoreClient.loadQuickly($0, fallbackAnonymousId: mint, lazy: lazy, countOn: countOn)
+        }
         if let (_, _, anon, indexed, tail) = quickly, tail != nil, let file = store as? FileScoreStore {
             // The merge would decide on the stored events (a cap, a notice cap, an expired
             // event): every segment is read (and checked) before it.
@@ -181,11 +185,20 @@ extension ScoreClient {
         spliceInBackground(file)
     }
 
-    /// Counts the lazy launch's tail from its seals (``TailCount``), for `inspect()`. (Run after
-    /// the head's check, not beside the head's load: on two cores that delays the first request.)
+    /// Counts the lazy launch's tail from its seals (``TailCount``), for `inspect()`: the seals
+    /// were taken beside the load (``TailCountJob``, waited for here); what the load found (the
+    /// ids it queued, the later removals) is applied now.
     private func countTail(_ tail: LazyTail, _ file: FileScoreStore) {
-        let counted = TailCount.read(tail) { file.segments.path($0) }
-        state.withLock { $0.tail?.counted = counted }
+        var counted: TailCount?
+        if let job = tail.countJob {
+            if var counter = job.result() { counted = counter.finish(tail) }
+        } else {
+            counted = TailCount.read(tail) { file.segments.path($0) }
+        }
+        state.withLock { s in
+            s.tail?.counted = counted
+            s.tail?.countJob = nil
+        }
     }
 
     /// Starts the step that reads and splices the lazy launch's tail (`LaunchSplice.swift`),

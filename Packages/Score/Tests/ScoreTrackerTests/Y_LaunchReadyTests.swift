@@ -23,6 +23,12 @@ import TrackerCoreTestKit
 ///           segments, the ids the launch's load queued already left out, the oldest timestamp
 ///           and the categories of the events counted; `nil` for a seal missing or an id added
 ///           twice while queued.
+///   SC325 — the tail's seals taken beside the load (`TailCountJob`): on a thread of the lowest
+///           priority, by the launch itself when no thread started, or before the launch asks,
+///           the count is the same; a seal that does not read gives none. Through a client on the
+///           system scheduler (where the thread runs), `inspect()` — whether it runs the load
+///           itself or waits for the constructor's step — shows the depth a launch reading every
+///           segment shows, and every event is spliced once.
 @Suite struct LaunchReadyTests {
     typealias L = LaunchSealTests
     typealias LZ = LazyLaunchTests
@@ -57,14 +63,16 @@ import TrackerCoreTestKit
         return (seen.withLock { $0 }, store, c, h)
     }
 
-    /// The queue a launch that reads every segment shows (`inspect()` runs the load itself), over
-    /// a copy of `dir` (the launch reclaims the space of the events removed).
+    /// The queue a launch that reads every segment shows (its head, 1,000 events, holds them
+    /// all), over a copy of `dir` (the launch reclaims the space of the events removed).
     static func readingEverySegment(_ dir: String) async throws -> InspectSnapshot.Queue {
         let copy = dir + "-copy"
         try FileManager.default.copyItem(atPath: dir, toPath: copy)
         defer { try? FileManager.default.removeItem(atPath: copy) }
-        let h = Harness(store: L.store(copy), startMs: T0 + 120_000, holdsOutsideWork: true)
+        let store = L.store(copy)
+        let h = Harness(store: store, startMs: T0 + 120_000, holdsOutsideWork: true)
         let queue = h.client(maxQueueSize: 10_000, granted: true).inspect().queue
+        #expect(store.segments.launchRead.deferred.isEmpty)
         await h.settle()
         return queue
     }
@@ -143,6 +151,9 @@ import TrackerCoreTestKit
                 }
                 try #require(head.count >= 50 && Set(head).isDisjoint(with: queued[200..<210]))
                 _ = try log3.submit([QueueRecord.remove(Array(queued[200..<210]) + head)])
+                // (When the record did not fit, the segment it rolled past is sealed, as the
+                // SDK's sync would: whether it fits depends on how the client batched its appends.)
+                log3.sealPending()
                 queued = try queuedIdsOnDisk(dir)
                 try #require(queued.count == 480 - head.count)
             case .addedAgain:
@@ -155,6 +166,7 @@ import TrackerCoreTestKit
                 _ = try log.open()
                 let records = try spots.map { try #require(try log.read(at: $0)) }
                 let at = try log.submit(records).locations
+                log.sealPending()
                 try #require(at.allSatisfy { $0.generation == SegmentedQueueLog.listSegments(dir).last })
             }
             let expected = Set(queued).count
@@ -247,5 +259,65 @@ import TrackerCoreTestKit
         #expect(TailCount.of(tail(adds: 7), seals: [one, nil]) == nil)
         #expect(TailCount.of(tail(adds: 7), seals: [one, seal([add(3, ms: 1)])]) == nil)
         #expect(TailCount.of(tail(adds: 7), seals: [one]) == nil)
+    }
+
+    @Test func SC325_theTailsSealsAreTakenBesideTheLoadAlike() async throws {
+        let dir = L.tempDir("sc325")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let queued = try await L.chain(dir, events: 300)
+        let log = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: L.segmentBytes)
+        let segments = SegmentedQueueLog.listSegments(dir)
+        let tailSegments = Array(segments.dropLast().dropFirst(2))
+        let adds = tailSegments.compactMap { SegmentSeal.readSummary(path: log.path($0))?.adds }.reduce(0, +)
+        try #require(tailSegments.count >= 2 && adds > 0)
+        let tail = LazyTail(segments: tailSegments, adds: adds, storedAnonymousId: A(1), laterRemovals: [])
+        let expected = try #require(TailCount.read(tail) { log.path($0) })
+        #expect(expected.live == adds)
+        let path: @Sendable (Int) -> String = { log.path($0) }
+        let onThread = TailCountJob(segments: tailSegments, adds: adds, path: path) { IdleThread.run(named: "test.count", $0) }
+        let taken = TailCountJob(segments: tailSegments, adds: adds, path: path) { _ in }
+        let before = TailCountJob(segments: tailSegments, adds: adds, path: path) { $0() }
+        for job in [onThread, taken, before] {
+            var counter = try #require(job.result())
+            #expect(counter.finish(tail) == expected)
+        }
+        let missing = TailCountJob(segments: tailSegments + [9_999], adds: adds, path: path) { IdleThread.run(named: "test.count", $0) }
+        #expect(missing.result() == nil)
+
+        // Through clients on the system scheduler: `inspect()` at once (it may run the load
+        // itself), and after the constructor's step had time to start.
+        for atOnce in [true, false] {
+            let copy = dir + "-\(atOnce)"
+            try FileManager.default.copyItem(atPath: dir, toPath: copy)
+            defer { try? FileManager.default.removeItem(atPath: copy) }
+            let h = Harness()
+            let store = LZ.store(copy)
+            var config = ScoreConfiguration(publishableKey: "pk", siteId: "site", endpoint: "https://score.test")
+            config.store = store
+            config.transport = h.tx
+            config.clock = h.clock
+            config.maxQueueSize = 10_000
+            let c = ScoreClient(configuration: config)
+            if !atOnce {
+                let started: Bool = await boundedWait(what: "the launch's step", onTimeout: { false }) { done in
+                    DispatchQueue.global().async {
+                        c.loadDone.wait()
+                        done.resume(returning: true)
+                    }
+                }
+                #expect(started)
+            }
+            #expect(c.inspect().queue.depth == queued.count, "\(atOnce)")
+            #expect(store.segments.launchRead.deferred == tailSegments, "\(atOnce)")
+            // The splice (on the sync thread), then whatever it queued there, done.
+            let spliced: Bool = await boundedWait(what: "the splice", onTimeout: { false }) { done in
+                DispatchQueue.global().async {
+                    c.tailDone.wait()
+                    ScoreClient.syncThread.run { done.resume(returning: true) }
+                }
+            }
+            #expect(spliced)
+            #expect(c.state.withLock { $0.tail == nil && $0.queue.map(\.id.string) == queued }, "\(atOnce)")
+        }
     }
 }

@@ -24,7 +24,7 @@ import TrackerCoreTestKit
 ///           spliced at its place (FIFO: the tail's events go before the newest segment's and
 ///           before those recorded in this run); consent withdrawn meanwhile removes the tail's
 ///           events requiring it; `inspect()` then waits for the splice (SC323; a load that `inspect()` runs
-///           itself leaves nothing unloaded).
+///           itself leaves the tail unloaded too, and answers from its count).
 ///   SC317 — each fallback rule through the client, beside a launch that leaves the tail
 ///           unloaded (a `SQI1` seal, a seal cut off by a kill
 ///           between a roll and its seal, a critical event in the tail, a `delivery_failed`
@@ -219,12 +219,14 @@ import TrackerCoreTestKit
         let store2 = Self.store(dir2) {
             ref2.withLock { $0 }?.setConsent(.none)
         }
-        // A load `inspect()` runs itself (it waits for every segment) leaves nothing unloaded.
+        // A load `inspect()` runs itself leaves the tail unloaded too, and answers from its count.
         let inlineStore = Self.store(dir2)
         let hi = Harness(store: inlineStore, holdsOutsideWork: true)
-        #expect(hi.client(maxQueueSize: 10_000, granted: true).inspect().queue.depth == 300)
-        #expect(inlineStore.segments.launchRead.deferred.isEmpty && !inlineStore.segments.launchRead.fromSeals.isEmpty)
+        let ci = hi.client(maxQueueSize: 10_000, granted: true)
+        #expect(ci.inspect().queue.depth == 300)
+        #expect(!inlineStore.segments.launchRead.deferred.isEmpty)
         await hi.settle()
+        #expect(ci.inspect().queue.depth == 300)
         let h2 = Harness(store: store2, holdsOutsideWork: true)
         let c2 = h2.client(maxQueueSize: 10_000, granted: true)
         ref2.withLock { $0 = c2 }
