@@ -127,6 +127,18 @@ import TrackerCoreTestKit
         try Self.expectCacheMatches(full)
     }
 
+    /// `cache`'s summaries of `dir`'s sealed segments under the identities of their files in
+    /// `copy` (a copy of `dir`).
+    static func copied(_ cache: SummaryCache, from dir: String, to copy: String) throws -> SummaryCache {
+        let log = SegmentedQueueLog(directory: copy, sync: false)
+        var out = SummaryCache()
+        for n in SegmentedQueueLog.listSegments(dir).dropLast() {
+            let key = try #require(SummaryCache.key(path: log.path(n)))
+            out.entries[n] = SummaryCache.Entry(key: key, summary: try #require(cache.entries[n]).summary)
+        }
+        return out
+    }
+
     @Test func SC328_anEntryServesOnlyTheFileItWasTakenFrom() async throws {
         let dir = L.tempDir("sc328")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -143,11 +155,7 @@ import TrackerCoreTestKit
         let believed = dir + "-believed"
         try FileManager.default.copyItem(atPath: dir, toPath: believed)
         defer { try? FileManager.default.removeItem(atPath: believed) }
-        var here = SummaryCache()
-        for n in segments.dropLast() {
-            let key = try #require(SummaryCache.key(path: log.path(n).replacingOccurrences(of: dir, with: believed)))
-            here.entries[n] = SummaryCache.Entry(key: key, summary: try #require(cache.entries[n]).summary)
-        }
+        let here = try Self.copied(cache, from: dir, to: believed)
         #expect(here.write(directory: believed))
         let (read1, depth1, sent1) = await Self.relaunch(believed)
         #expect(read1.summariesCached == Array(segments.dropLast()))
@@ -158,11 +166,7 @@ import TrackerCoreTestKit
         let moved = dir + "-moved"
         try FileManager.default.copyItem(atPath: dir, toPath: moved)
         defer { try? FileManager.default.removeItem(atPath: moved) }
-        var elsewhere = SummaryCache()
-        for n in segments.dropLast() {
-            let key = try #require(SummaryCache.key(path: log.path(n).replacingOccurrences(of: dir, with: moved)))
-            elsewhere.entries[n] = SummaryCache.Entry(key: key, summary: try #require(cache.entries[n]).summary)
-        }
+        var elsewhere = try Self.copied(cache, from: dir, to: moved)
         elsewhere.entries[doctored]?.key.inode &+= 1
         #expect(elsewhere.write(directory: moved))
         let (read2, depth2, sent2) = await Self.relaunch(moved)
@@ -174,11 +178,7 @@ import TrackerCoreTestKit
         let compacted = dir + "-compacted"
         try FileManager.default.copyItem(atPath: dir, toPath: compacted)
         defer { try? FileManager.default.removeItem(atPath: compacted) }
-        var before = SummaryCache()
-        for n in segments.dropLast() {
-            let key = try #require(SummaryCache.key(path: log.path(n).replacingOccurrences(of: dir, with: compacted)))
-            before.entries[n] = SummaryCache.Entry(key: key, summary: try #require(cache.entries[n]).summary)
-        }
+        let before = try Self.copied(cache, from: dir, to: compacted)
         #expect(before.write(directory: compacted))
         let target = log.path(doctored).replacingOccurrences(of: dir, with: compacted)
         try FileManager.default.copyItem(atPath: target, toPath: target + ".tmp")
