@@ -399,11 +399,12 @@ func scoreBenchCases() -> [BenchCase] {
                 // wrote (`queue.summaries`, checked against each segment file's inode, size and
                 // times) describes no file of the copy: before each round at 100,000 events, one
                 // launch over the copy writes it again, as the run that wrote the files did.
-                // `send_100k_uncached_*` skips that (the first launch after an update from a
-                // version without the cache). At 10,000 events (9 segments) reading the cache
-                // costs what reading the summaries does, and the extra launch a round was seen
-                // to slow the next one's first request by about 0.3 ms (with the cache read or
-                // not), so those rounds stay uncached.
+                // `send_100k_uncached_*`, in the rounds between, deletes it again after that
+                // launch (the first launch after an update from a version without the cache): the
+                // same extra launch before each (it was seen to slow the next launch's first
+                // request by about 0.3 ms, cache or not), so the difference is the cache's. At
+                // 10,000 events (9 segments) reading the cache costs what reading the summaries
+                // does: those rounds have no extra launch and no cache.
                 var send = [Double]()
                 var sendCold = [Double]()
                 var sendUncached = [Double]()
@@ -412,16 +413,19 @@ func scoreBenchCases() -> [BenchCase] {
                 #else
                     let coldRounds = 0
                 #endif
-                let uncachedRounds = n >= 100_000 ? 5 : 0
+                let uncachedRounds = n >= 100_000 ? rounds : 0
                 for round in 0..<(rounds + coldRounds + uncachedRounds) {
-                    let cold = round >= rounds && round < rounds + coldRounds
-                    let uncached = round >= rounds + coldRounds
+                    let cold = uncachedRounds == 0 && round >= rounds
+                    let uncached = uncachedRounds > 0 && round % 2 == 1
                     let copy = tempDir("launch-\(tag)-copy")
                     defer { try? FileManager.default.removeItem(atPath: copy) }
                     for f in queueLogFiles(dir) + ["identity.json"] {
                         try? FileManager.default.copyItem(atPath: dir + "/" + f, toPath: copy + "/" + f)
                     }
-                    if n >= 100_000 && !uncached { writeSummaryCache(copy, cap: cap) }
+                    if n >= 100_000 {
+                        writeSummaryCache(copy, cap: cap)
+                        if uncached { try? FileManager.default.removeItem(atPath: copy + "/queue.summaries") }
+                    }
                     if cold {
                         for f in queueLogFiles(copy) + ["identity.json", "queue.summaries"] { evictFromPageCache(copy + "/" + f) }
                     }
