@@ -79,6 +79,13 @@ import TrackerCoreTestKit
 
     /// Waits (boundedly, settling `h`) until every segment of `dir` but the newest has a seal
     /// with a summary, and no compaction's temporary file is left.
+    /// The queue log's sync (the client's timer), then ``awaitSealed(_:_:)``.
+    static func syncAndAwaitSealed(_ dir: String, _ h: Harness) async throws {
+        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
+        await h.settle()
+        try await awaitSealed(dir, h)
+    }
+
     static func awaitSealed(_ dir: String, _ h: Harness) async throws {
         let log = SegmentedQueueLog(directory: dir, sync: false)
         func done() -> Bool {
@@ -133,11 +140,9 @@ import TrackerCoreTestKit
                     c2.pv()
                     if i % 10 == 9 { await h2.settle() }
                 }
-                await h2.advance(ScoreClient.queueSyncIntervalMs + 1)
-                await h2.settle()
                 // Its background work (seals, space reclamation) runs outside the harness's
                 // hold: done once every segment but the newest has a summary again.
-                try await Self.awaitSealed(dir, h2)
+                try await Self.syncAndAwaitSealed(dir, h2)
                 // Then a removal in the newest segment: ten more tail events, and every event of
                 // the two oldest segments, the launch's head (the oldest events still queued are
                 // then the tail's).

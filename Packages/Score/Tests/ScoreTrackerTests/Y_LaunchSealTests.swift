@@ -49,9 +49,8 @@ import TrackerCoreTestKit
             c.pv()
             if i % 10 == 9 { await h.settle() }
         }
-        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
-        await h.settle()  // nothing of this client still runs when the caller reads the files
-        try await LaunchReadyTests.awaitSealed(dir, h)
+        // Nothing of this client still runs when the caller reads the files.
+        try await LaunchReadyTests.syncAndAwaitSealed(dir, h)
         let ids = try queuedIdsOnDisk(dir)
         #expect(ids.count == n)
         _ = c
@@ -297,9 +296,7 @@ import TrackerCoreTestKit
             c.pv()
             if i % 10 == 9 { await h.settle() }
         }
-        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
-        await h.settle()
-        try await LaunchReadyTests.awaitSealed(dir, h)
+        try await LaunchReadyTests.syncAndAwaitSealed(dir, h)
         let removal = QueueRecord.remove(["00000000-0000-4000-8000-000000000000"])
         var first = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: LaunchSealTests.segmentBytes)
         var loaded = try first.open()

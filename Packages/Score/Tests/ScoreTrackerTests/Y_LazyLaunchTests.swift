@@ -161,9 +161,7 @@ import TrackerCoreTestKit
             c2.pv()
             if i % 10 == 9 { await h2.settle() }
         }
-        await h2.advance(ScoreClient.queueSyncIntervalMs + 1)
-        await h2.settle()
-        try await LaunchReadyTests.awaitSealed(dir, h2)
+        try await LaunchReadyTests.syncAndAwaitSealed(dir, h2)
         more = try queuedIdsOnDisk(dir).suffix(200)
         let segments = SegmentedQueueLog.listSegments(dir)
         #expect(L.sealed(dir).contains(removalSegment))
@@ -269,9 +267,7 @@ import TrackerCoreTestKit
                     c.pv()
                     if i % 10 == 9 { await h.settle() }
                 }
-                await h.advance(ScoreClient.queueSyncIntervalMs + 1)
-                await h.settle()
-                try await LaunchReadyTests.awaitSealed(dir, h)
+                try await LaunchReadyTests.syncAndAwaitSealed(dir, h)
                 let all = try queuedIdsOnDisk(dir)
                 queued = [E(301)] + all.filter { $0 != E(301) }
             case .noticeInTail:
@@ -295,9 +291,7 @@ import TrackerCoreTestKit
                     c.pv()
                     if i % 10 == 9 { await h.settle() }
                 }
-                await h.advance(ScoreClient.queueSyncIntervalMs + 1)
-                await h.settle()
-                try await LaunchReadyTests.awaitSealed(dir, h)
+                try await LaunchReadyTests.syncAndAwaitSealed(dir, h)
                 queued = try queuedIdsOnDisk(dir)
                 try #require(queued.contains(E(999)) && queued.count == 361)
                 let plan = LaunchTailPlan.plan(
@@ -445,9 +439,7 @@ import TrackerCoreTestKit
             c.pv()
             if i % 10 == 9 { await h.settle() }
         }
-        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
-        await h.settle()
-        try await LaunchReadyTests.awaitSealed(dir, h)
+        try await LaunchReadyTests.syncAndAwaitSealed(dir, h)
         let queued = try queuedIdsOnDisk(dir)
         #expect(queued.count == 300)
         _ = c

@@ -39,9 +39,7 @@ import TrackerCoreTestKit
             c.pv()
             if i % 10 == 9 { await h.settle() }
         }
-        await h.advance(ScoreClient.queueSyncIntervalMs + 1)
-        await h.settle()
-        try await LaunchReadyTests.awaitSealed(dir, h)
+        try await LaunchReadyTests.syncAndAwaitSealed(dir, h)
         let queued = try queuedIdsOnDisk(dir)
         #expect(queued.count == after)
         _ = c
