@@ -117,7 +117,8 @@ struct SummaryCache: Equatable, Sendable {
     static func decode(_ bytes: [UInt8]) -> SummaryCache? {
         guard bytes.count >= magic.count + 8, Array(bytes[0..<magic.count]) == magic else { return nil }
         let body = bytes.count - 4
-        guard CRC32.checksum(Array(bytes[0..<body])) == u32(bytes, body) else { return nil }
+        let crc = bytes.withUnsafeBufferPointer { CRC32.checksum(UnsafeBufferPointer(rebasing: $0[0..<body])) }
+        guard crc == u32(bytes, body) else { return nil }
         var at = magic.count
         func take32() -> UInt32? {
             guard at + 4 <= body else { return nil }
@@ -156,14 +157,7 @@ struct SummaryCache: Equatable, Sendable {
 
     /// The cache file of `directory`; `nil` when there is none or it does not check.
     static func read(directory: String) -> SummaryCache? {
-        let fd = FileFaults.open(directory + "/" + fileName, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = FileFaults.close(fd) }
-        let size = Int(lseek(fd, 0, SEEK_END))
-        // (At most about 150 bytes an entry, and a chain of a few hundred segments.)
-        guard size > 0, size <= 16 << 20 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: size)
-        guard SegmentSeal.preadAll(fd, &bytes, at: 0) else { return nil }
+        guard let bytes = try? FileIO.readBytes(directory + "/" + fileName) else { return nil }
         return decode(bytes)
     }
 
@@ -176,15 +170,9 @@ struct SummaryCache: Equatable, Sendable {
         let temp = final + ".tmp"
         let fd = FileFaults.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { FileFaults.write(fd, $0.baseAddress! + done, bytes.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            done += n
-        }
+        let written = (try? FileIO.writeAll(fd, bytes)) != nil
         _ = FileFaults.close(fd)
-        guard done == bytes.count, FileFaults.rename(temp, final) == 0 else {
+        guard written, FileFaults.rename(temp, final) == 0 else {
             _ = FileFaults.unlink(temp)
             return false
         }
