@@ -74,7 +74,8 @@ test-packages:
 	  fi; \
 	done
 
-# Every package's tests under ThreadSanitizer (separate build directory).
+# Every package's tests under ThreadSanitizer (separate build directory). A failing run prints
+# ThreadSanitizer's reports last, whole and then in short (Tools/scripts/tsan-test.sh).
 # Each package keeps its own build directory here and in test-all: in a directory shared between
 # packages, `#if canImport(OnboardingTracker)` in RocalyticsClient's examples sees the module the
 # Onboarding package built there and compiles code whose link then fails (and a target could import
@@ -83,13 +84,13 @@ test-tsan: deps
 	@set -e; for p in $(PACKAGES); do \
 	  if [ -f Packages/$$p/Package.swift ]; then \
 	    echo "== swift test --sanitize=thread: $$p"; \
-	    $(SWIFT) test --package-path Packages/$$p --sanitize=thread --scratch-path Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
+	    SWIFT=$(SWIFT) Tools/scripts/tsan-test.sh Packages/$$p Packages/$$p/.build-tsan $(SWIFT_TEST_FLAGS); \
 	  fi; \
 	done
 	@echo "== swift test --sanitize=thread: Integration"
-	@$(SWIFT) test --package-path Integration --sanitize=thread --scratch-path Integration/.build-tsan $(SWIFT_TEST_FLAGS)
+	@SWIFT=$(SWIFT) Tools/scripts/tsan-test.sh Integration Integration/.build-tsan $(SWIFT_TEST_FLAGS)
 	@echo "== swift test --sanitize=thread: Reliability"
-	@$(SWIFT) test --package-path Reliability --sanitize=thread --scratch-path Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
+	@SWIFT=$(SWIFT) Tools/scripts/tsan-test.sh Reliability Reliability/.build-tsan $(SWIFT_TEST_FLAGS)
 
 # The reliability suite with much longer crash and property loops (SOAK=1).
 test-soak: deps
