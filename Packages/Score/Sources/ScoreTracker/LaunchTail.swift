@@ -295,7 +295,8 @@ struct TailCount: Equatable, Sendable {
 /// app or from the launch's first request. The launch takes the result (``result()``) before it
 /// ends: when the thread has not started by then, the launch does the work itself (a thread of
 /// this priority may wait long on a busy device); when it has, the launch waits for it. A launch
-/// that falls back to reading every segment drops the job (the thread only reads seals).
+/// that falls back to reading every segment cancels the job (``cancel()``): a thread that has not
+/// started on it does nothing.
 final class TailCountJob: Sendable {
     private enum Phase {
         case pending
@@ -325,6 +326,18 @@ final class TailCountJob: Sendable {
         let counter = work()
         phase.withLock { $0 = .done(counter) }
         finished.leave()
+    }
+
+    /// Drops the job (a launch that reads every segment after all): a thread that has not
+    /// started on it yet does nothing; one that has ends as it would have (it only reads seals).
+    /// ``result()`` then gives `nil`.
+    func cancel() {
+        let mine = phase.withLock { p -> Bool in
+            guard case .pending = p else { return false }
+            p = .done(nil)
+            return true
+        }
+        if mine { finished.leave() }
     }
 
     /// The seals taken (`nil` when one did not read): done here when no thread has started on

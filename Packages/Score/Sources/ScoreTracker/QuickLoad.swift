@@ -410,6 +410,10 @@ extension ScoreClient {
         inputs?.headEvents = store.launchHeadEvents
         var plan: LaunchTailPlan?
         var job: TailCountJob?
+        // A job not handed over with the tail (a return without one, or the fallback's second
+        // load) is cancelled: its thread, if not started yet, reads nothing.
+        var handedOver = false
+        defer { if !handedOver { job?.cancel() } }
         var deferredCount = 0
         guard
             let framed = store.loadFollowingLengths(
@@ -445,9 +449,11 @@ extension ScoreClient {
         var scratch = ClientState(consent: .none, anonymousId: storedAnon, sessionId: "")
         index.finish(into: &scratch)
         if let t = tail, let inputs, !LaunchTailPlan.fits(adds: scratch.queue.count + t.adds + inputs.recorded, inputs) {
-            // The cap could be reached: read every segment.
+            // The cap could be reached: read every segment (the job cancelled first).
+            job?.cancel()
             return loadQuickly(store, fallbackAnonymousId: { storedAnon })
         }
+        handedOver = true
         return (framed, identity, storedAnon, scratch, tail)
     }
 

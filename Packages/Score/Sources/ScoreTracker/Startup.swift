@@ -73,6 +73,7 @@ extension ScoreClient {
             // event): every segment is read (and checked) before it.
             let (recorded, notices) = state.withLock { s in (s.queue.count, s.noticeCount) }
             if mergeDecidesOnStoredFields(indexed, recorded: recorded, recordedNotices: notices, nowMs: clock.nowMs()) {
+                tail?.countJob?.cancel()
                 quickly = ScoreClient.loadQuickly(file, fallbackAnonymousId: { anon })
             }
         }

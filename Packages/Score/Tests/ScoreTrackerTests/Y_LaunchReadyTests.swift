@@ -29,6 +29,10 @@ import TrackerCoreTestKit
 ///           system scheduler (where the thread runs), `inspect()` — whether it runs the load
 ///           itself or waits for the constructor's step — shows the depth a launch reading every
 ///           segment shows, and every event is spliced once.
+///   SC329 — a job dropped is cancelled (`TailCountJob.cancel()`): a thread that starts on it
+///           afterwards reads no file, and its result is none; a job already done keeps its count.
+///           A quick load that chose a tail and then finds the cap could be reached (it reads
+///           every segment instead) cancels the job it started: its thread reads nothing.
 @Suite struct LaunchReadyTests {
     typealias L = LaunchSealTests
     typealias LZ = LazyLaunchTests
@@ -324,5 +328,58 @@ import TrackerCoreTestKit
             #expect(spliced)
             #expect(c.state.withLock { $0.tail == nil && $0.queue.map(\.id.string) == queued }, "\(atOnce)")
         }
+    }
+
+    /// Counts the opens for reading under a directory (the files a count's thread reads).
+    final class CountOpens: FileFaultPolicy, @unchecked Sendable {
+        let opens = Locked(0)
+        func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
+            if call == .openForReading { opens.withLock { $0 += 1 } }
+            return nil
+        }
+    }
+
+    @Test func SC329_aDroppedJobIsCancelledAndItsThreadReadsNothing() async throws {
+        let dir = L.tempDir("sc329")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try await L.chain(dir, events: 300)
+        let log = SegmentedQueueLog(directory: dir, sync: false, segmentBytes: L.segmentBytes)
+        let segments = SegmentedQueueLog.listSegments(dir)
+        let tailSegments = Array(segments.dropLast().dropFirst(2))
+        let sealedAdds = segments.dropLast().compactMap { SegmentSeal.readSummary(path: log.path($0))?.adds }.reduce(0, +)
+        let path: @Sendable (Int) -> String = { log.path($0) }
+        let policy = CountOpens()
+        let installed = FileFaults.install(policy, under: dir)
+        defer { installed.remove() }
+
+        // The job's closure held until after `cancel()`, then run: nothing read, no result.
+        let held = Locked<[@Sendable () -> Void]>([])
+        let cancelled = TailCountJob(segments: tailSegments, adds: 1, path: path) { run in held.withLock { $0.append(run) } }
+        cancelled.cancel()
+        for run in held.withLock({ $0 }) { run() }
+        #expect(policy.opens.withLock { $0 } == 0)
+        #expect(cancelled.result() == nil)
+        // Done before: cancelling changes nothing.
+        let done = TailCountJob(segments: tailSegments, adds: 1, path: path) { $0() }
+        #expect(policy.opens.withLock { $0 } == tailSegments.count)
+        done.cancel()
+        #expect(done.result() != nil)
+
+        // A quick load that chose a tail, then found that the cap could be reached (the newest
+        // segment's events are not in the sealed segments' adds the plan counted): it reads
+        // every segment, and the job it started reads nothing once its thread runs.
+        held.withLock { $0 = [] }
+        let store = LZ.store(dir)
+        let inputs = LaunchTailPlan.Inputs(
+            nowMs: T0 + 120_000, retentionMs: 30 * 86_400_000, maxQueueSize: sealedAdds + LaunchTailPlan.capMargin,
+            headEvents: 50)
+        let loaded = ScoreClient.loadQuickly(store, fallbackAnonymousId: { A(1) }, lazy: inputs) { run in held.withLock { $0.append(run) } }
+        let started = held.withLock { $0 }
+        try #require(started.count == 1, "the plan chose a tail and started its job")
+        #expect(loaded != nil && loaded?.tail == nil, "every segment read")
+        #expect(store.segments.launchRead.deferred.isEmpty)
+        policy.opens.withLock { $0 = 0 }
+        started[0]()
+        #expect(policy.opens.withLock { $0 } == 0)
     }
 }
