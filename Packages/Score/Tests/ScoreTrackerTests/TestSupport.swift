@@ -128,9 +128,13 @@ final class LC: AppLifecycleSource, @unchecked Sendable {
     private let lock = NSLock()
     private var handler: (@Sendable (AppLifecycleEvent) -> Void)?
     private var _state: AppLifecycleState
-    private(set) var begins: [Int64] = []
-    private(set) var ends: [Int64] = []
+    private var begun: [Int64] = []
+    private var ended: [Int64] = []
     private var next = 0
+    /// When each background task began and ended (read under the lock: a client's thread may
+    /// be adding to them).
+    var begins: [Int64] { lock.withLock { begun } }
+    var ends: [Int64] { lock.withLock { ended } }
 
     init(clock: ManualClock, state: AppLifecycleState) {
         self.clock = clock
@@ -142,12 +146,12 @@ final class LC: AppLifecycleSource, @unchecked Sendable {
     func stopObserving() { lock.withLock { handler = nil } }
     func beginBackgroundTask() -> BackgroundTaskID {
         lock.withLock {
-            begins.append(clock.nowMs())
+            begun.append(clock.nowMs())
             next += 1
             return BackgroundTaskID(rawValue: next)
         }
     }
-    func endBackgroundTask(_ id: BackgroundTaskID) { lock.withLock { ends.append(clock.nowMs()) } }
+    func endBackgroundTask(_ id: BackgroundTaskID) { lock.withLock { ended.append(clock.nowMs()) } }
 
     func emit(_ e: AppLifecycleEvent) async {
         let h: (@Sendable (AppLifecycleEvent) -> Void)? = lock.withLock {
