@@ -330,15 +330,6 @@ import TrackerCoreTestKit
         }
     }
 
-    /// Counts the opens for reading under a directory (the files a count's thread reads).
-    final class CountOpens: FileFaultPolicy, @unchecked Sendable {
-        let opens = Locked(0)
-        func fault(_ call: FileCall, path: String, bytes: Int) -> Int32? {
-            if call == .openForReading { opens.withLock { $0 += 1 } }
-            return nil
-        }
-    }
-
     @Test func SC329_aDroppedJobIsCancelledAndItsThreadReadsNothing() async throws {
         let dir = L.tempDir("sc329")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -348,20 +339,21 @@ import TrackerCoreTestKit
         let tailSegments = Array(segments.dropLast().dropFirst(2))
         let sealedAdds = segments.dropLast().compactMap { SegmentSeal.readSummary(path: log.path($0))?.adds }.reduce(0, +)
         let path: @Sendable (Int) -> String = { log.path($0) }
-        let policy = CountOpens()
-        let installed = FileFaults.install(policy, under: dir)
-        defer { installed.remove() }
+        // Healthy: it only counts the calls (the files a count's thread opens).
+        let files = FaultyFileSystem(directory: dir)
+        defer { files.uninstall() }
+        func opens() -> Int { files.calls(.openForReading) }
 
         // The job's closure held until after `cancel()`, then run: nothing read, no result.
         let held = Locked<[@Sendable () -> Void]>([])
         let cancelled = TailCountJob(segments: tailSegments, adds: 1, path: path) { run in held.withLock { $0.append(run) } }
         cancelled.cancel()
         for run in held.withLock({ $0 }) { run() }
-        #expect(policy.opens.withLock { $0 } == 0)
+        #expect(opens() == 0)
         #expect(cancelled.result() == nil)
         // Done before: cancelling changes nothing.
         let done = TailCountJob(segments: tailSegments, adds: 1, path: path) { $0() }
-        #expect(policy.opens.withLock { $0 } == tailSegments.count)
+        #expect(opens() == tailSegments.count)
         done.cancel()
         #expect(done.result() != nil)
 
@@ -378,8 +370,8 @@ import TrackerCoreTestKit
         try #require(started.count == 1, "the plan chose a tail and started its job")
         #expect(loaded != nil && loaded?.tail == nil, "every segment read")
         #expect(store.segments.launchRead.deferred.isEmpty)
-        policy.opens.withLock { $0 = 0 }
+        let before = opens()
         started[0]()
-        #expect(policy.opens.withLock { $0 } == 0)
+        #expect(opens() == before)
     }
 }
